@@ -1,0 +1,47 @@
+// Package database is the boundary between the application and PostgreSQL.
+// It opens the pool, applies the embedded migrations, runs transactions, and
+// translates driver errors into the few errors the rest of the code acts on,
+// so that no pgx type or SQLSTATE string travels further up.
+package database
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"exactlyonce/internal/db"
+)
+
+// DB is the application's handle on the database: the pool plus queries that
+// run outside any explicit transaction (each statement commits on its own).
+type DB struct {
+	Pool *pgxpool.Pool
+	*db.Queries
+}
+
+// New wraps a pool. Every query issued through the result, or through the
+// *db.Queries handed to an InTx function, has its errors translated.
+func New(pool *pgxpool.Pool) *DB {
+	return &DB{Pool: pool, Queries: db.New(translating{pool})}
+}
+
+// Open connects to url and checks the server answers before returning, so a
+// wrong DATABASE_URL fails at start-up rather than on the first request.
+func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// The parse error can quote the URL, password included: say less.
+		return nil, errors.New("open database: DATABASE_URL is not a valid PostgreSQL connection string")
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return pool, nil
+}

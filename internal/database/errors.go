@@ -1,0 +1,65 @@
+package database
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"exactlyonce/internal/db"
+)
+
+// Errors the rest of the application can test for with errors.Is.
+var (
+	// ErrNotFound means a query that returns one row found none.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict means a unique or primary key constraint refused a row.
+	ErrConflict = errors.New("already exists")
+)
+
+// translate maps the driver's errors onto the package's errors while keeping
+// the original in the chain for logs.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
+		return errors.Join(ErrConflict, err)
+	}
+	return err
+}
+
+// translating wraps the connection sqlc's generated code talks to, so that
+// every generated query returns translated errors without hand-written
+// wrappers around each one.
+type translating struct{ db.DBTX }
+
+func (t translating) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	tag, err := t.DBTX.Exec(ctx, sql, args...)
+	return tag, translate(err)
+}
+
+func (t translating) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	rows, err := t.DBTX.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return translatingRows{rows}, nil
+}
+
+func (t translating) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return translatingRow{t.DBTX.QueryRow(ctx, sql, args...)}
+}
+
+type translatingRow struct{ pgx.Row }
+
+func (r translatingRow) Scan(dest ...any) error { return translate(r.Row.Scan(dest...)) }
+
+type translatingRows struct{ pgx.Rows }
+
+func (r translatingRows) Err() error { return translate(r.Rows.Err()) }

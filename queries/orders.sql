@@ -1,0 +1,51 @@
+-- name: FinishOrder :one
+-- The last step of a successful order, in one statement and so in one
+-- transaction: mark the key finished with the response to replay and write
+-- the order, but only if this attempt still holds the key's lock token. When
+-- a newer attempt has taken the key over, the UPDATE matches no row, the
+-- INSERT has nothing to select from, and the statement returns no row.
+WITH finished AS (
+    UPDATE idempotency_keys
+    SET status = 'finished', response_code = @response_code::int, response_body = @response_body
+    WHERE idempotency_keys.customer_id = @customer_id AND idempotency_keys.key = @key
+      AND status = 'started' AND lock_token = @lock_token
+    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_body
+),
+inserted AS (
+    INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
+    SELECT customer_id, @order_id, key, @amount, @currency, @charge_id, @items
+    FROM finished
+    RETURNING id
+)
+SELECT finished.response_body FROM finished, inserted;
+
+-- name: FinishOrderUnguarded :one
+-- NEVER USE IN THE ORDER FLOW. The finish as naive implementations write it:
+-- it trusts that the caller still owns the key and checks neither the status
+-- nor the lock token. It exists so that a test can show the second order
+-- this lets through when a slow attempt finishes after its key was taken over.
+WITH finished AS (
+    UPDATE idempotency_keys
+    SET status = 'finished', response_code = @response_code::int, response_body = @response_body
+    WHERE idempotency_keys.customer_id = @customer_id AND idempotency_keys.key = @key
+    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_body
+),
+inserted AS (
+    INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
+    SELECT customer_id, @order_id, key, @amount, @currency, @charge_id, @items
+    FROM finished
+    RETURNING id
+)
+SELECT finished.response_body FROM finished, inserted;
+
+-- name: GetOrder :one
+SELECT id, customer_id, idempotency_key, amount, currency, charge_id, items, created_at
+FROM orders
+WHERE customer_id = @customer_id AND id = @id;
+
+-- name: ListOrders :many
+SELECT id, customer_id, idempotency_key, amount, currency, charge_id, items, created_at
+FROM orders
+WHERE customer_id = @customer_id
+ORDER BY id DESC
+LIMIT @max_rows;
