@@ -1,4 +1,6 @@
 -- name: ClaimKey :one
+-- lock_remaining is measured by the database clock: negative or zero means
+-- the lock has expired. The application server's clock never judges a lock.
 -- The first step of every order, in one round trip. It inserts the key as
 -- started and locked by this request; if the key already exists it reports
 -- the row as this statement's snapshot sees it. A row another transaction
@@ -8,13 +10,13 @@ WITH inserted AS (
     INSERT INTO idempotency_keys (customer_id, key, fingerprint, locked_until, lock_token)
     VALUES (@customer_id, @key, @fingerprint, now() + @lock_for::interval, @lock_token)
     ON CONFLICT (customer_id, key) DO NOTHING
-    RETURNING true AS inserted, fingerprint, status, false AS lock_expired,
-              locked_until, response_code, response_body
+    RETURNING true AS inserted, fingerprint, status,
+              (locked_until - now())::interval AS lock_remaining, response_code, response_body
 )
-SELECT inserted, fingerprint, status, lock_expired, locked_until, response_code, response_body
+SELECT inserted, fingerprint, status, lock_remaining, response_code, response_body
 FROM inserted
 UNION ALL
-SELECT false, k.fingerprint, k.status, k.locked_until <= now(), k.locked_until, k.response_code, k.response_body
+SELECT false, k.fingerprint, k.status, (k.locked_until - now())::interval, k.response_code, k.response_body
 FROM idempotency_keys k
 WHERE k.customer_id = @customer_id AND k.key = @key
   AND NOT EXISTS (SELECT FROM inserted);
@@ -22,7 +24,7 @@ WHERE k.customer_id = @customer_id AND k.key = @key
 -- name: LockKey :one
 -- Locks an existing key for the rest of the transaction so that deciding to
 -- take it over and doing so cannot interleave with another request.
-SELECT fingerprint, status, locked_until <= now() AS lock_expired, locked_until,
+SELECT fingerprint, status, (locked_until - now())::interval AS lock_remaining,
        response_code, response_body
 FROM idempotency_keys
 WHERE customer_id = @customer_id AND key = @key
@@ -44,3 +46,10 @@ SET status = 'finished', response_code = @response_code::int, response_body = @r
 WHERE customer_id = @customer_id AND key = @key
   AND status = 'started' AND lock_token = @lock_token
 RETURNING response_body;
+
+-- name: GetKey :one
+-- A key as an operator (or a test) inspects it.
+SELECT customer_id, key, status, locked_until, (locked_until - now())::interval AS lock_remaining,
+       lock_token, response_code, created_at
+FROM idempotency_keys
+WHERE customer_id = @customer_id AND key = @key;

@@ -39,12 +39,12 @@ inserted AS (
 SELECT finished.response_body FROM finished, inserted;
 
 -- name: GetOrder :one
-SELECT id, customer_id, idempotency_key, amount, currency, charge_id, items, created_at
+SELECT *
 FROM orders
 WHERE customer_id = @customer_id AND id = @id;
 
 -- name: ListOrders :many
-SELECT id, customer_id, idempotency_key, amount, currency, charge_id, items, created_at
+SELECT *
 FROM orders
 WHERE customer_id = @customer_id
 ORDER BY id DESC

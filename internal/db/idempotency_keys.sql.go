@@ -18,13 +18,13 @@ WITH inserted AS (
     INSERT INTO idempotency_keys (customer_id, key, fingerprint, locked_until, lock_token)
     VALUES ($1, $2, $3, now() + $4::interval, $5)
     ON CONFLICT (customer_id, key) DO NOTHING
-    RETURNING true AS inserted, fingerprint, status, false AS lock_expired,
-              locked_until, response_code, response_body
+    RETURNING true AS inserted, fingerprint, status,
+              (locked_until - now())::interval AS lock_remaining, response_code, response_body
 )
-SELECT inserted, fingerprint, status, lock_expired, locked_until, response_code, response_body
+SELECT inserted, fingerprint, status, lock_remaining, response_code, response_body
 FROM inserted
 UNION ALL
-SELECT false, k.fingerprint, k.status, k.locked_until <= now(), k.locked_until, k.response_code, k.response_body
+SELECT false, k.fingerprint, k.status, (k.locked_until - now())::interval, k.response_code, k.response_body
 FROM idempotency_keys k
 WHERE k.customer_id = $1 AND k.key = $2
   AND NOT EXISTS (SELECT FROM inserted)
@@ -39,15 +39,16 @@ type ClaimKeyParams struct {
 }
 
 type ClaimKeyRow struct {
-	Inserted     bool
-	Fingerprint  []byte
-	Status       string
-	LockExpired  bool
-	LockedUntil  time.Time
-	ResponseCode *int32
-	ResponseBody json.RawMessage
+	Inserted      bool
+	Fingerprint   []byte
+	Status        string
+	LockRemaining time.Duration
+	ResponseCode  *int32
+	ResponseBody  json.RawMessage
 }
 
+// lock_remaining is measured by the database clock: negative or zero means
+// the lock has expired. The application server's clock never judges a lock.
 // The first step of every order, in one round trip. It inserts the key as
 // started and locked by this request; if the key already exists it reports
 // the row as this statement's snapshot sees it. A row another transaction
@@ -66,8 +67,7 @@ func (q *Queries) ClaimKey(ctx context.Context, arg ClaimKeyParams) (ClaimKeyRow
 		&i.Inserted,
 		&i.Fingerprint,
 		&i.Status,
-		&i.LockExpired,
-		&i.LockedUntil,
+		&i.LockRemaining,
 		&i.ResponseCode,
 		&i.ResponseBody,
 	)
@@ -105,8 +105,48 @@ func (q *Queries) FinishKey(ctx context.Context, arg FinishKeyParams) (json.RawM
 	return response_body, err
 }
 
+const getKey = `-- name: GetKey :one
+SELECT customer_id, key, status, locked_until, (locked_until - now())::interval AS lock_remaining,
+       lock_token, response_code, created_at
+FROM idempotency_keys
+WHERE customer_id = $1 AND key = $2
+`
+
+type GetKeyParams struct {
+	CustomerID uuid.UUID
+	Key        string
+}
+
+type GetKeyRow struct {
+	CustomerID    uuid.UUID
+	Key           string
+	Status        string
+	LockedUntil   time.Time
+	LockRemaining time.Duration
+	LockToken     uuid.UUID
+	ResponseCode  *int32
+	CreatedAt     time.Time
+}
+
+// A key as an operator (or a test) inspects it.
+func (q *Queries) GetKey(ctx context.Context, arg GetKeyParams) (GetKeyRow, error) {
+	row := q.db.QueryRow(ctx, getKey, arg.CustomerID, arg.Key)
+	var i GetKeyRow
+	err := row.Scan(
+		&i.CustomerID,
+		&i.Key,
+		&i.Status,
+		&i.LockedUntil,
+		&i.LockRemaining,
+		&i.LockToken,
+		&i.ResponseCode,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const lockKey = `-- name: LockKey :one
-SELECT fingerprint, status, locked_until <= now() AS lock_expired, locked_until,
+SELECT fingerprint, status, (locked_until - now())::interval AS lock_remaining,
        response_code, response_body
 FROM idempotency_keys
 WHERE customer_id = $1 AND key = $2
@@ -119,12 +159,11 @@ type LockKeyParams struct {
 }
 
 type LockKeyRow struct {
-	Fingerprint  []byte
-	Status       string
-	LockExpired  bool
-	LockedUntil  time.Time
-	ResponseCode *int32
-	ResponseBody json.RawMessage
+	Fingerprint   []byte
+	Status        string
+	LockRemaining time.Duration
+	ResponseCode  *int32
+	ResponseBody  json.RawMessage
 }
 
 // Locks an existing key for the rest of the transaction so that deciding to
@@ -135,8 +174,7 @@ func (q *Queries) LockKey(ctx context.Context, arg LockKeyParams) (LockKeyRow, e
 	err := row.Scan(
 		&i.Fingerprint,
 		&i.Status,
-		&i.LockExpired,
-		&i.LockedUntil,
+		&i.LockRemaining,
 		&i.ResponseCode,
 		&i.ResponseBody,
 	)

@@ -8,7 +8,6 @@ package db
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -116,7 +115,7 @@ func (q *Queries) FinishOrderUnguarded(ctx context.Context, arg FinishOrderUngua
 }
 
 const getOrder = `-- name: GetOrder :one
-SELECT id, customer_id, idempotency_key, amount, currency, charge_id, items, created_at
+SELECT customer_id, id, idempotency_key, amount, currency, charge_id, items, created_at
 FROM orders
 WHERE customer_id = $1 AND id = $2
 `
@@ -126,23 +125,12 @@ type GetOrderParams struct {
 	ID         uuid.UUID
 }
 
-type GetOrderRow struct {
-	ID             uuid.UUID
-	CustomerID     uuid.UUID
-	IdempotencyKey string
-	Amount         int64
-	Currency       string
-	ChargeID       string
-	Items          json.RawMessage
-	CreatedAt      time.Time
-}
-
-func (q *Queries) GetOrder(ctx context.Context, arg GetOrderParams) (GetOrderRow, error) {
+func (q *Queries) GetOrder(ctx context.Context, arg GetOrderParams) (Order, error) {
 	row := q.db.QueryRow(ctx, getOrder, arg.CustomerID, arg.ID)
-	var i GetOrderRow
+	var i Order
 	err := row.Scan(
-		&i.ID,
 		&i.CustomerID,
+		&i.ID,
 		&i.IdempotencyKey,
 		&i.Amount,
 		&i.Currency,
@@ -154,7 +142,7 @@ func (q *Queries) GetOrder(ctx context.Context, arg GetOrderParams) (GetOrderRow
 }
 
 const listOrders = `-- name: ListOrders :many
-SELECT id, customer_id, idempotency_key, amount, currency, charge_id, items, created_at
+SELECT customer_id, id, idempotency_key, amount, currency, charge_id, items, created_at
 FROM orders
 WHERE customer_id = $1
 ORDER BY id DESC
@@ -166,29 +154,18 @@ type ListOrdersParams struct {
 	MaxRows    int32
 }
 
-type ListOrdersRow struct {
-	ID             uuid.UUID
-	CustomerID     uuid.UUID
-	IdempotencyKey string
-	Amount         int64
-	Currency       string
-	ChargeID       string
-	Items          json.RawMessage
-	CreatedAt      time.Time
-}
-
-func (q *Queries) ListOrders(ctx context.Context, arg ListOrdersParams) ([]ListOrdersRow, error) {
+func (q *Queries) ListOrders(ctx context.Context, arg ListOrdersParams) ([]Order, error) {
 	rows, err := q.db.Query(ctx, listOrders, arg.CustomerID, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []ListOrdersRow
+	var items []Order
 	for rows.Next() {
-		var i ListOrdersRow
+		var i Order
 		if err := rows.Scan(
-			&i.ID,
 			&i.CustomerID,
+			&i.ID,
 			&i.IdempotencyKey,
 			&i.Amount,
 			&i.Currency,

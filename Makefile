@@ -1,0 +1,48 @@
+# Run `make` or `make help` for the list of targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+SQLC  := go tool -modfile=tools/go.mod sqlc
+TEMPL := go tool templ
+
+.PHONY: help
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z\/-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: run
+run: ## serve on http://127.0.0.1:8080 (local PostgreSQL unless DATABASE_URL is set)
+	LOCAL_DB="$(CURDIR)/.data/postgres" DEMO="$${DEMO:-1}" go run ./cmd/web
+
+.PHONY: test
+test: deps verify vet ## everything CI checks: generated code, vet, all tests with -race
+	go test -race -count=1 -timeout 20m ./...
+
+.PHONY: test/short
+test/short: ## the tests without -race, for a quick loop
+	go test -count=1 ./...
+
+.PHONY: bench
+bench: ## benchmarks (compare figures within one run only)
+	go test -run '^$$' -bench . -benchmem -count 3 ./...
+
+.PHONY: generate
+generate: ## regenerate sqlc and templ code
+	$(SQLC) generate
+	$(TEMPL) generate -log-level error
+
+.PHONY: verify
+verify: ## fail when generated code is not what the generators make from the sources
+	@scripts/verify-generated
+
+.PHONY: vet
+vet: ## go vet and gofmt
+	go vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
+
+.PHONY: deps
+deps: ## install the system packages the tests need, when missing (as root)
+	@scripts/install-deps
+
+.PHONY: db-stop
+db-stop: ## stop the project-local PostgreSQL that `make run` started
+	go run ./cmd/web stop-local-db 2>/dev/null || true

@@ -1,0 +1,203 @@
+// Package apptest starts the whole application on a fresh database behind a
+// real HTTP server, for tests that exercise it the way clients do.
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"exactlyonce/internal/app"
+	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/db"
+	"exactlyonce/internal/pgtest"
+)
+
+// Harness is one running application.
+type Harness struct {
+	URL string
+	App *app.App
+	DB  *database.DB
+}
+
+// Option changes the application's configuration before it starts.
+type Option func(*app.Config)
+
+// New starts the application on a database of its own and stops it when the
+// test ends. Demo mode is on; logs go to stderr only when TEST_LOG is set.
+func New(tb testing.TB, opts ...Option) *Harness {
+	tb.Helper()
+	pool := pgtest.NewPool(tb)
+	d := database.New(pool)
+	if err := catalog.Seed(context.Background(), d.Queries); err != nil {
+		tb.Fatalf("seed catalog: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("listen: %v", err)
+	}
+	cfg := app.Config{
+		BaseURL:         "http://" + ln.Addr().String(),
+		LockTimeout:     30 * time.Second,
+		ProviderTimeout: 5 * time.Second,
+		Demo:            true,
+		Log:             testLogger(),
+	}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	a := app.New(pool, cfg)
+	srv := httptest.NewUnstartedServer(a.Echo)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	tb.Cleanup(srv.Close)
+	return &Harness{URL: srv.URL, App: a, DB: d}
+}
+
+func testLogger() *slog.Logger {
+	if os.Getenv("TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// Response is an HTTP response read whole.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into v, failing the test if it is not JSON.
+func (r Response) JSON(tb testing.TB, v any) {
+	tb.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		tb.Fatalf("decode %d response %q: %v", r.Status, r.Body, err)
+	}
+}
+
+// Do sends a request and reads the response. headers alternate name, value.
+func (h *Harness) Do(tb testing.TB, method, path, body string, headers ...string) Response {
+	tb.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = bytes.NewBufferString(body)
+	}
+	req, err := http.NewRequest(method, h.URL+path, rd)
+	if err != nil {
+		tb.Fatalf("new request: %v", err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Add(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		// Not Fatalf: Do is called from goroutines in concurrency tests.
+		tb.Errorf("%s %s: %v", method, path, err)
+		return Response{}
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Errorf("read %s %s: %v", method, path, err)
+	}
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// Customer is a registered API customer.
+type Customer struct {
+	ID    uuid.UUID
+	Token string
+}
+
+// NewCustomer registers a customer through the API.
+func (h *Harness) NewCustomer(tb testing.TB) Customer {
+	tb.Helper()
+	r := h.Do(tb, http.MethodPost, "/api/customers", `{"name":"test"}`)
+	if r.Status != http.StatusCreated {
+		tb.Fatalf("create customer: got %d %s, want 201", r.Status, r.Body)
+	}
+	var out struct {
+		ID    uuid.UUID `json:"id"`
+		Token string    `json:"token"`
+	}
+	r.JSON(tb, &out)
+	return Customer{ID: out.ID, Token: out.Token}
+}
+
+// PlaceOrder posts an order body with an Idempotency-Key (omitted when key is "").
+func (h *Harness) PlaceOrder(tb testing.TB, c Customer, key, body string) Response {
+	tb.Helper()
+	headers := []string{"Authorization", "Bearer " + c.Token}
+	if key != "" {
+		headers = append(headers, "Idempotency-Key", key)
+	}
+	return h.Do(tb, http.MethodPost, "/api/orders", body, headers...)
+}
+
+// SetProvider sets the fake provider's fault for the following charges.
+func (h *Harness) SetProvider(tb testing.TB, delay time.Duration, fail string) {
+	tb.Helper()
+	body, _ := json.Marshal(map[string]any{"delay_ms": delay.Milliseconds(), "fail": fail})
+	r := h.Do(tb, http.MethodPut, "/api/demo/provider", string(body))
+	if r.Status != http.StatusOK {
+		tb.Fatalf("set provider: got %d %s", r.Status, r.Body)
+	}
+}
+
+// Stats are the totals the demo stats endpoint reports, read from the database.
+type Stats = db.DemoStatsRow
+
+// Stats reads the totals straight from the database.
+func (h *Harness) Stats(tb testing.TB) Stats {
+	tb.Helper()
+	s, err := h.DB.DemoStats(context.Background())
+	if err != nil {
+		tb.Fatalf("stats: %v", err)
+	}
+	return s
+}
+
+// WantStats fails the test unless there are exactly charges and orders.
+func (h *Harness) WantStats(tb testing.TB, charges, orders int64) {
+	tb.Helper()
+	s := h.Stats(tb)
+	if s.Charges != charges || s.Orders != orders {
+		tb.Errorf("got %d charges and %d orders, want %d and %d", s.Charges, s.Orders, charges, orders)
+	}
+}
+
+// WaitLockExpired waits until the database clock says the key's lock has
+// expired. It polls the condition itself rather than sleeping a guess.
+func (h *Harness) WaitLockExpired(tb testing.TB, c Customer, key string) {
+	tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		k, err := h.DB.GetKey(context.Background(), db.GetKeyParams{CustomerID: c.ID, Key: key})
+		if err != nil {
+			tb.Fatalf("get key: %v", err)
+		}
+		if k.LockRemaining <= 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("lock of key %q still held after 30s", key)
+		}
+		time.Sleep(min(k.LockRemaining, 50*time.Millisecond))
+	}
+}

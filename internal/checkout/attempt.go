@@ -1,0 +1,60 @@
+package checkout
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+
+	"exactlyonce/internal/catalog"
+)
+
+// Order is what a shopper asks for. The amount is not part of it: it is
+// computed from the catalog.
+type Order struct {
+	Items []catalog.Item
+	// Card is the card number to charge. It is passed to the provider and
+	// never stored, logged or echoed; only its last four digits are kept.
+	Card string
+}
+
+// Attempt is one request to place an order under an idempotency key.
+type Attempt struct {
+	CustomerID uuid.UUID
+	Key        string
+	// Fingerprint identifies the request (see Fingerprint); the same key
+	// with another fingerprint is refused with ErrKeyReused.
+	Fingerprint []byte
+	Order       Order
+	// LockFor overrides the engine's LockTimeout for this attempt; zero
+	// keeps the default.
+	LockFor time.Duration
+}
+
+// Result is the outcome of an attempt: the response to send, exactly as
+// stored for replays.
+type Result struct {
+	// Status is 201 for a placed order or 402 for a declined payment.
+	Status int
+	// Body is a Receipt (201) or a problem.Problem (402), as JSON.
+	Body json.RawMessage
+	// Replayed is true when the outcome was stored by an earlier attempt.
+	Replayed bool
+}
+
+// Receipt is the body of a placed order, stored and replayed verbatim.
+type Receipt struct {
+	OrderID  uuid.UUID      `json:"order_id"`
+	ChargeID string         `json:"charge_id"`
+	Amount   int64          `json:"amount"`
+	Currency string         `json:"currency"`
+	Status   string         `json:"status"`
+	Items    []catalog.Line `json:"items"`
+}
+
+// Receipt decodes the body of a 201 result.
+func (r Result) Receipt() (Receipt, error) {
+	var rc Receipt
+	err := json.Unmarshal(r.Body, &rc)
+	return rc, err
+}

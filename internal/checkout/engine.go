@@ -1,0 +1,84 @@
+// Package checkout places an order exactly once, however often the request
+// that asks for it is retried, double-submitted or raced. Every attempt runs
+// through three phases, one file each:
+//
+//  1. claim.go  — claim the (customer, key) pair, or learn that it is taken,
+//     finished (replay), or reused for another request.
+//  2. charge.go — charge the card with a provider key derived from ours, so
+//     the provider turns our own retries into one charge.
+//  3. finish.go — write the order and the response to replay in one
+//     statement, only if this attempt still holds the key's lock token.
+//
+// The JSON API and the browser checkout both call Engine.Place; they differ
+// only in how they read the request and render the Result.
+package checkout
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/payment"
+)
+
+// Payments charges cards. *payment.Client satisfies it.
+type Payments interface {
+	Charge(ctx context.Context, req payment.ChargeRequest) (payment.Charge, error)
+}
+
+// Hooks let tests force an interleaving of concurrent attempts (a barrier in
+// a hook) instead of hoping sleeps produce it. Nil hooks are skipped.
+type Hooks struct {
+	// AfterClaim runs once an attempt owns the key, before it charges.
+	AfterClaim func(ctx context.Context, c Claimed)
+	// BeforeFinish runs after the provider answered definitely (a charge or
+	// a decline), before the finish statement.
+	BeforeFinish func(ctx context.Context, c Claimed)
+}
+
+// Claimed describes an attempt that owns its key, for hooks.
+type Claimed struct {
+	CustomerID uuid.UUID
+	Key        string
+	// TakenOver is true when the attempt took the key over from an earlier
+	// attempt whose lock had expired.
+	TakenOver bool
+}
+
+// Config tunes an Engine.
+type Config struct {
+	// LockTimeout is how long a claim keeps a key before a retry may take
+	// it over. Set it above the slowest normal provider call.
+	LockTimeout time.Duration
+	// FinishTimeout bounds the finish statement, which runs even if the
+	// client has gone away (see Place).
+	FinishTimeout time.Duration
+	Hooks         Hooks
+}
+
+// Engine runs the order flow. It is safe for concurrent use.
+type Engine struct {
+	db       *database.DB
+	catalog  *catalog.Catalog
+	payments Payments
+	cfg      Config
+	// finish writes the order and the key's response. It is a field only so
+	// that a test can swap in the unguarded finish and show what it breaks.
+	finish finishFunc
+}
+
+// New returns an engine.
+func New(d *database.DB, cat *catalog.Catalog, payments Payments, cfg Config) *Engine {
+	if cfg.FinishTimeout == 0 {
+		cfg.FinishTimeout = 10 * time.Second
+	}
+	e := &Engine{db: d, catalog: cat, payments: payments, cfg: cfg}
+	e.finish = e.guardedFinish
+	return e
+}
+
+// LockTimeout is the default time a claim holds a key.
+func (e *Engine) LockTimeout() time.Duration { return e.cfg.LockTimeout }

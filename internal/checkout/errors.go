@@ -1,0 +1,42 @@
+package checkout
+
+import (
+	"errors"
+	"time"
+
+	"exactlyonce/internal/payment"
+)
+
+// ErrKeyReused means the key was first used for a different request. It is
+// a client bug, and replaying the other request's answer would hide it.
+var ErrKeyReused = errors.New("idempotency key reused with a different request")
+
+// ErrLockLost means this attempt outlived its lock and a newer attempt took
+// the key over; the finish matched no row and wrote nothing.
+var ErrLockLost = errors.New("lock lost to a newer attempt")
+
+// InvalidOrderError is a request the engine refused before claiming the key;
+// nothing was stored and the key is still free.
+type InvalidOrderError struct{ Reason string }
+
+func (e *InvalidOrderError) Error() string { return e.Reason }
+
+// InProgressError means another attempt holds the key's lock.
+type InProgressError struct {
+	// RetryAfter is how long the lock still holds, by the database clock.
+	RetryAfter time.Duration
+}
+
+func (e *InProgressError) Error() string { return "a request with this key is in progress" }
+
+// ProviderError means the provider's answer is unknown or missing. Nothing
+// was stored and the key stays started, so a retry after RetryAfter takes
+// it over and resumes; the provider's own deduplication makes that safe.
+type ProviderError struct {
+	Reason     payment.Reason
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *ProviderError) Error() string { return "payment provider: " + e.Err.Error() }
+func (e *ProviderError) Unwrap() error { return e.Err }

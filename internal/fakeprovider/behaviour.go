@@ -1,0 +1,149 @@
+package fakeprovider
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Fault is a failure the provider injects into create-charge calls. Its
+// value is its name, as the demo API spells it. The zero value "" means
+// FaultNone.
+type Fault string
+
+// The faults, each losing a different part of a call.
+const (
+	// FaultNone processes calls normally.
+	FaultNone Fault = "none"
+	// FaultBeforeCharge answers 500 without charging: a clean failure.
+	FaultBeforeCharge Fault = "before_charge"
+	// FaultAfterCharge charges, then answers 500: the money moved but the
+	// response is lost.
+	FaultAfterCharge Fault = "after_charge"
+	// FaultDecline records a declined charge and answers 402, whatever the card.
+	FaultDecline Fault = "decline"
+	// FaultTimeout hangs until the client gives up (at most MaxHang), then
+	// charges anyway: a timeout does not mean the call failed.
+	FaultTimeout Fault = "timeout"
+)
+
+var faults = []Fault{FaultNone, FaultBeforeCharge, FaultAfterCharge, FaultDecline, FaultTimeout}
+
+// Limits on injected slowness, so that a forgotten setting cannot hold
+// handler goroutines forever.
+const (
+	// MaxDelay is the longest Behaviour.Delay accepted.
+	MaxDelay = 60 * time.Second
+	// MaxHang is how long FaultTimeout waits for the client to give up before
+	// charging and answering normally.
+	MaxHang = 60 * time.Second
+)
+
+// ParseFault returns the fault named s, one of none, before_charge,
+// after_charge, decline or timeout.
+func ParseFault(s string) (Fault, error) {
+	for _, f := range faults {
+		if s == string(f) {
+			return f, nil
+		}
+	}
+	names := make([]string, len(faults))
+	for i, f := range faults {
+		names[i] = string(f)
+	}
+	return FaultNone, fmt.Errorf("unknown fault %q: want one of %s", s, strings.Join(names, ", "))
+}
+
+// String returns the fault's name, "none" for the zero value.
+func (f Fault) String() string {
+	if f == "" {
+		return string(FaultNone)
+	}
+	return string(f)
+}
+
+// normal spells the zero value out, so that Behaviour() and JSON always
+// name the fault.
+func (f Fault) normal() Fault { return Fault(f.String()) }
+
+// UnmarshalText decodes a fault name, rejecting unknown ones.
+func (f *Fault) UnmarshalText(text []byte) error {
+	parsed, err := ParseFault(string(text))
+	if err != nil {
+		return err
+	}
+	*f = parsed
+	return nil
+}
+
+// Behaviour is how the provider treats the create-charge calls it receives
+// until it is changed. The zero value is a healthy provider. In JSON it reads
+// {"delay_ms": 0, "fail": "none"}, the body of the demo API.
+type Behaviour struct {
+	// Delay is waited before each call is processed, stopping early if the
+	// client gives up (in which case nothing is charged).
+	Delay time.Duration
+	// Fail is the fault injected after the delay.
+	Fail Fault
+}
+
+// behaviourJSON is Behaviour on the wire: whole milliseconds are what a
+// person types into a demo, and a Duration would marshal as nanoseconds.
+type behaviourJSON struct {
+	DelayMS int64 `json:"delay_ms"`
+	Fail    Fault `json:"fail"`
+}
+
+// Validate reports whether the provider would accept b.
+func (b Behaviour) Validate() error {
+	if b.Delay < 0 || b.Delay > MaxDelay {
+		return fmt.Errorf("delay must be between 0 and %d ms", MaxDelay.Milliseconds())
+	}
+	_, err := ParseFault(b.Fail.String())
+	return err
+}
+
+// MarshalJSON encodes b as {"delay_ms": …, "fail": …}.
+func (b Behaviour) MarshalJSON() ([]byte, error) {
+	return json.Marshal(behaviourJSON{DelayMS: b.Delay.Milliseconds(), Fail: b.Fail.normal()})
+}
+
+// UnmarshalJSON decodes {"delay_ms": …, "fail": …}; a missing field means
+// zero (no delay, no fault). Unknown fields are refused so that a misspelt
+// "fault" is an error rather than a silent return to health.
+func (b *Behaviour) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var w behaviourJSON
+	if err := dec.Decode(&w); err != nil {
+		return fmt.Errorf("behaviour: %w", err)
+	}
+	// Checked here, before the multiplication can overflow.
+	if w.DelayMS < 0 || w.DelayMS > MaxDelay.Milliseconds() {
+		return fmt.Errorf("behaviour: delay_ms must be between 0 and %d", MaxDelay.Milliseconds())
+	}
+	*b = Behaviour{Delay: time.Duration(w.DelayMS) * time.Millisecond, Fail: w.Fail.normal()}
+	return nil
+}
+
+// SetBehaviour changes how the following create-charge calls are treated.
+// Calls already received keep the behaviour they arrived under.
+func (p *Provider) SetBehaviour(b Behaviour) error {
+	if err := b.Validate(); err != nil {
+		return fmt.Errorf("set behaviour: %w", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b.Fail = b.Fail.normal()
+	p.behaviour = b
+	return nil
+}
+
+// Behaviour returns the current behaviour.
+func (p *Provider) Behaviour() Behaviour {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.behaviour
+}

@@ -1,0 +1,151 @@
+package fakeprovider
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/db"
+)
+
+// detachedRecordTimeout bounds the write a timed-out call still makes after
+// its client has gone.
+const detachedRecordTimeout = 10 * time.Second
+
+var errKeyReused = &apiError{
+	Status:  http.StatusBadRequest,
+	Type:    typeIdempotency,
+	Code:    "idempotency_key_reused",
+	Message: "Keys for idempotent requests can only be used with the same parameters they were first used with.",
+}
+
+// createCharge serves POST /v1/charges.
+func (p *Provider) createCharge(c echo.Context) error {
+	key := c.Request().Header.Get("Idempotency-Key")
+	if key == "" {
+		return invalidRequest("idempotency_key_missing", "", "The Idempotency-Key header is required.")
+	}
+	if len(key) > maxKeyLength {
+		return invalidRequest("idempotency_key_invalid", "", "The Idempotency-Key header is longer than 255 characters.")
+	}
+	params, err := readChargeParams(c)
+	if err != nil {
+		return err
+	}
+
+	ctx := c.Request().Context()
+	// One snapshot per call, so that a change of behaviour mid-call cannot
+	// mix the delay of one setting with the fault of another.
+	b := p.Behaviour()
+	if err := sleep(ctx, b.Delay); err != nil {
+		// The client gave up before processing began: nothing was charged.
+		return fmt.Errorf("delay: %w", err)
+	}
+
+	status := statusSucceeded
+	if params.card == DeclinedCard || b.Fail == FaultDecline {
+		status = statusDeclined
+	}
+
+	switch b.Fail {
+	case FaultBeforeCharge:
+		return p.inject(ctx, b.Fail)
+	case FaultTimeout:
+		hangCtx, cancel := context.WithTimeout(ctx, MaxHang)
+		<-hangCtx.Done()
+		cancel()
+		// The charge goes through even though the client has gone: a timeout
+		// tells the client nothing about the outcome, which is exactly what
+		// the application must cope with.
+		var cancelRecord context.CancelFunc
+		ctx, cancelRecord = context.WithTimeout(context.WithoutCancel(ctx), detachedRecordTimeout)
+		defer cancelRecord()
+	}
+
+	ch, replayed, err := p.record(ctx, key, params, status)
+	if err != nil {
+		return err
+	}
+	p.log.InfoContext(ctx, "fakeprovider: charge", "charge", ch.ID, "status", ch.Status,
+		"amount", ch.Amount, "currency", ch.Currency, "card_last4", ch.CardLast4, "replayed", replayed)
+	if b.Fail == FaultAfterCharge {
+		return p.inject(ctx, b.Fail)
+	}
+
+	code, body := createAnswer(ch)
+	if replayed {
+		c.Response().Header().Set("Idempotent-Replayed", "true")
+	}
+	return c.JSONBlob(code, body)
+}
+
+// record charges once per key: it inserts the charge, or, when the key has
+// been used before, returns the charge made then, provided the parameters are
+// the same. replayed reports the latter.
+func (p *Provider) record(ctx context.Context, key string, params chargeParams, status string) (ch db.ProviderCharge, replayed bool, err error) {
+	id, err := newChargeID()
+	if err != nil {
+		return db.ProviderCharge{}, false, err
+	}
+	hash := params.hash()
+	ch, err = p.db.ProviderCreateCharge(ctx, db.ProviderCreateChargeParams{
+		ID:             id,
+		IdempotencyKey: key,
+		ParamsHash:     hash,
+		Amount:         params.amount,
+		Currency:       params.currency,
+		CardLast4:      params.last4(),
+		Description:    params.description,
+		Status:         status,
+	})
+	if err == nil {
+		return ch, false, nil
+	}
+	if !errors.Is(err, database.ErrNotFound) {
+		return db.ProviderCharge{}, false, fmt.Errorf("create charge: %w", err)
+	}
+	// ON CONFLICT DO NOTHING inserted no row: the key is taken. When a
+	// concurrent call holds it, the insert waited for that call to commit, so
+	// its row is visible to this next statement.
+	ch, err = p.db.ProviderChargeByKey(ctx, key)
+	if err != nil {
+		return db.ProviderCharge{}, false, fmt.Errorf("charge by key: %w", err)
+	}
+	if subtle.ConstantTimeCompare(ch.ParamsHash, hash) != 1 {
+		return db.ProviderCharge{}, false, errKeyReused
+	}
+	return ch, true, nil
+}
+
+// inject answers with the 500 of fault f.
+func (p *Provider) inject(ctx context.Context, f Fault) error {
+	p.log.InfoContext(ctx, "fakeprovider: injected fault", "fault", f.String())
+	return &apiError{
+		Status:  http.StatusInternalServerError,
+		Type:    typeAPI,
+		Code:    "injected_fault",
+		Message: "Injected fault: " + f.String() + ".",
+	}
+}
+
+// sleep waits d, or less if ctx ends first, in which case it returns ctx's
+// error.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,66 @@
+// Package fakeprovider is a stand-in for a card payment provider such as
+// Stripe, served by the web binary itself so that the demo needs nothing
+// outside it. Like a real provider it honours idempotency keys (one charge per
+// key, replayed on every retry) and keeps its charges in Postgres, so they
+// outlive a crash of the web process. Injected faults (see Behaviour) lose
+// responses on purpose, which is what the rest of the application is built to
+// survive.
+package fakeprovider
+
+import (
+	"crypto/sha256"
+	"log/slog"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/database"
+)
+
+// Provider serves the charges API. Its handlers are safe for concurrent use.
+type Provider struct {
+	db  *database.DB
+	log *slog.Logger
+	// secretSum is the SHA-256 of the bearer secret: comparing fixed-length
+	// digests keeps the comparison constant-time even in the secret's length.
+	secretSum [sha256.Size]byte
+	noSecret  bool
+
+	mu        sync.Mutex
+	behaviour Behaviour
+}
+
+// New returns a provider that keeps its charges in db and accepts requests
+// bearing secret. An empty secret refuses every request rather than accepting
+// an empty bearer token.
+func New(db *database.DB, secret string, opts ...Option) *Provider {
+	p := &Provider{
+		db:        db,
+		log:       slog.Default(),
+		secretSum: sha256.Sum256([]byte(secret)),
+		noSecret:  secret == "",
+		behaviour: Behaviour{Fail: FaultNone},
+	}
+	for _, opt := range opts {
+		opt(p)
+	}
+	return p
+}
+
+// Option configures a Provider.
+type Option func(*Provider)
+
+// WithLogger makes the provider log to log instead of slog.Default().
+func WithLogger(log *slog.Logger) Option {
+	return func(p *Provider) { p.log = log }
+}
+
+// Register mounts the API on g, typically e.Group("/provider"). Errors from
+// these routes are answered in the provider's own error shape, not by the
+// application's error handler.
+func (p *Provider) Register(g *echo.Group) {
+	g.Use(p.renderErrors, p.authenticate)
+	g.POST("/v1/charges", p.createCharge)
+	g.GET("/v1/charges", p.chargeByKey)
+	g.GET("/v1/charges/:id", p.chargeByID)
+}

@@ -1,0 +1,45 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/db"
+	"exactlyonce/internal/problem"
+)
+
+const maxNameLength = 100
+
+// createCustomer registers a shopper and returns its bearer token, the only
+// time the token is ever shown: the database keeps only its hash.
+func (h *Handler) createCustomer(c echo.Context) error {
+	var req struct {
+		Name string `json:"name"`
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	if len(body) > 0 {
+		if err := decodeStrict(body, &req); err != nil {
+			return err
+		}
+	}
+	if utf8.RuneCountInString(req.Name) > maxNameLength {
+		return newAPIError(problem.InvalidRequest, fmt.Sprintf("name must be at most %d characters", maxNameLength))
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return fmt.Errorf("customer id: %w", err)
+	}
+	token, hash := newToken()
+	err = h.db.CreateCustomer(c.Request().Context(), db.CreateCustomerParams{ID: id, Name: req.Name, TokenHash: hash})
+	if err != nil {
+		return fmt.Errorf("create customer: %w", err)
+	}
+	return c.JSON(http.StatusCreated, map[string]string{"id": id.String(), "token": token})
+}

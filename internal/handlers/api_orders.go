@@ -1,0 +1,138 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/db"
+	"exactlyonce/internal/problem"
+)
+
+// orderRoute is the route fingerprinted with every API order, so a key
+// first used here cannot be replayed by another endpoint.
+const orderRoute = "/api/orders"
+
+// defaultCard is the fake provider's always-succeeding test card, charged
+// when an API client names none.
+const defaultCard = "4242424242424242"
+
+type orderRequest struct {
+	Items []catalog.Item `json:"items"`
+	// Card is optional and only meaningful to the fake provider.
+	Card string `json:"card,omitempty"`
+}
+
+// placeOrder is POST /api/orders: the idempotent order endpoint.
+func (h *Handler) placeOrder(c echo.Context) error {
+	key, err := parseIdempotencyKey(c.Request().Header.Values("Idempotency-Key"))
+	if err != nil {
+		return err
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req orderRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return err
+	}
+	fp, err := checkout.Fingerprint(http.MethodPost, orderRoute, body)
+	if err != nil {
+		return newAPIError(problem.InvalidRequest, "the body is not valid JSON")
+	}
+	if req.Card == "" {
+		req.Card = defaultCard
+	}
+	res, err := h.checkout.Place(c.Request().Context(), checkout.Attempt{
+		CustomerID: customerID(c), Key: key, Fingerprint: fp,
+		Order: checkout.Order{Items: req.Items, Card: req.Card},
+	})
+	if err != nil {
+		return err
+	}
+	return writeResult(c, res)
+}
+
+// writeResult sends an engine result as stored: the same status and the
+// same bytes the first time and on every replay, marked when replayed.
+func writeResult(c echo.Context, res checkout.Result) error {
+	header := c.Response().Header()
+	if res.Replayed {
+		header.Set("Idempotent-Replayed", "true")
+	}
+	if res.Status == http.StatusCreated {
+		receipt, err := res.Receipt()
+		if err != nil {
+			return fmt.Errorf("decode stored receipt: %w", err)
+		}
+		header.Set(echo.HeaderLocation, "/api/orders/"+receipt.OrderID.String())
+		return c.Blob(res.Status, echo.MIMEApplicationJSON, res.Body)
+	}
+	return c.Blob(res.Status, problem.ContentType, res.Body)
+}
+
+// orderView is an order as GET returns it: the receipt plus when it was made.
+type orderView struct {
+	checkout.Receipt
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func newOrderView(o db.Order) (orderView, error) {
+	v := orderView{
+		Receipt: checkout.Receipt{
+			OrderID: o.ID, ChargeID: o.ChargeID, Amount: o.Amount, Currency: o.Currency, Status: "paid",
+		},
+		CreatedAt: o.CreatedAt,
+	}
+	if err := json.Unmarshal(o.Items, &v.Items); err != nil {
+		return orderView{}, fmt.Errorf("decode order items: %w", err)
+	}
+	return v, nil
+}
+
+// getOrder is GET /api/orders/:id. Another customer's order is a 404, not a
+// 403: its existence is none of the caller's business.
+func (h *Handler) getOrder(c echo.Context) error {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return newAPIError(problem.NotFound, "no such order")
+	}
+	o, err := h.db.GetOrder(c.Request().Context(), db.GetOrderParams{CustomerID: customerID(c), ID: id})
+	if errors.Is(err, database.ErrNotFound) {
+		return newAPIError(problem.NotFound, "no such order")
+	}
+	if err != nil {
+		return fmt.Errorf("get order: %w", err)
+	}
+	v, err := newOrderView(o)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v)
+}
+
+// listOrders is GET /api/orders: the caller's latest orders, newest first.
+func (h *Handler) listOrders(c echo.Context) error {
+	rows, err := h.db.ListOrders(c.Request().Context(), db.ListOrdersParams{CustomerID: customerID(c), MaxRows: 100})
+	if err != nil {
+		return fmt.Errorf("list orders: %w", err)
+	}
+	views := make([]orderView, 0, len(rows))
+	for _, o := range rows {
+		v, err := newOrderView(o)
+		if err != nil {
+			return err
+		}
+		views = append(views, v)
+	}
+	return c.JSON(http.StatusOK, views)
+}

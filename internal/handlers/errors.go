@@ -1,0 +1,103 @@
+package handlers
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/payment"
+	"exactlyonce/internal/problem"
+)
+
+// apiError is an error a handler returns to answer with a given problem.
+type apiError struct {
+	kind       problem.Kind
+	detail     string
+	retryAfter time.Duration
+}
+
+func (e *apiError) Error() string { return e.kind.Title + ": " + e.detail }
+
+func newAPIError(kind problem.Kind, detail string) *apiError {
+	return &apiError{kind: kind, detail: detail}
+}
+
+// handleError is the one place errors become responses. Client errors are
+// logged as warnings, everything else as an error with the request id;
+// users never see the text of an unexpected error.
+func (h *Handler) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	ae := toAPIError(err)
+	log := h.log.With("request_id", c.Response().Header().Get(echo.HeaderXRequestID),
+		"method", c.Request().Method, "route", c.Path())
+	if ae.kind.Status >= 500 {
+		log.Error("request failed", "status", ae.kind.Status, "err", err)
+	} else {
+		log.Warn("request refused", "status", ae.kind.Status, "problem", ae.kind.Slug)
+	}
+	if ae.retryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(ae.retryAfter)))
+	}
+	if ae.kind.Status == http.StatusUnauthorized {
+		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="api"`)
+	}
+	p := ae.kind.New(ae.detail)
+	if err := c.Blob(p.Status, problem.ContentType, p.JSON()); err != nil {
+		log.Error("write error response", "err", err)
+	}
+}
+
+// toAPIError maps every error the handlers and the engine return onto a problem.
+func toAPIError(err error) *apiError {
+	var (
+		ae         *apiError
+		invalid    *checkout.InvalidOrderError
+		inProgress *checkout.InProgressError
+		provider   *checkout.ProviderError
+		he         *echo.HTTPError
+	)
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &invalid):
+		return newAPIError(problem.InvalidRequest, invalid.Reason)
+	case errors.Is(err, checkout.ErrKeyReused):
+		return newAPIError(problem.KeyReused, "this Idempotency-Key was first sent with a different method, route or body")
+	case errors.As(err, &inProgress):
+		return &apiError{kind: problem.KeyInUse, detail: "an earlier request with this Idempotency-Key has not finished yet", retryAfter: inProgress.RetryAfter}
+	case errors.Is(err, checkout.ErrLockLost):
+		return &apiError{kind: problem.LockLost, detail: "a newer attempt with this Idempotency-Key took the operation over", retryAfter: time.Second}
+	case errors.As(err, &provider):
+		kind := problem.ProviderFailed
+		switch provider.Reason {
+		case payment.ReasonTimeout:
+			kind = problem.ProviderTimeout
+		case payment.ReasonUnreachable:
+			kind = problem.ProviderUnavailable
+		}
+		return &apiError{kind: kind, detail: "the outcome of the payment is not known yet", retryAfter: provider.RetryAfter}
+	case errors.As(err, &he):
+		switch he.Code {
+		case http.StatusNotFound:
+			return newAPIError(problem.NotFound, "no such route")
+		case http.StatusMethodNotAllowed:
+			return newAPIError(problem.MethodNotAllowed, "")
+		case http.StatusRequestEntityTooLarge:
+			return newAPIError(problem.InvalidRequest, "the body is too large")
+		}
+	}
+	return newAPIError(problem.Internal, "")
+}
+
+// retryAfterSeconds rounds up: telling a client to come back before the lock
+// expires only earns it another 409.
+func retryAfterSeconds(d time.Duration) int {
+	return max(1, int(math.Ceil(d.Seconds())))
+}

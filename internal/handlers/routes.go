@@ -1,0 +1,26 @@
+package handlers
+
+import "github.com/labstack/echo/v4"
+
+// Register adds every route of the shop to e.
+func (h *Handler) Register(e *echo.Echo) {
+	e.HTTPErrorHandler = h.handleError
+
+	api := e.Group("/api")
+	api.POST("/customers", h.createCustomer)
+	api.GET("/products", h.listProducts)
+
+	orders := api.Group("/orders", h.requireCustomer)
+	orders.POST("", h.placeOrder)
+	orders.GET("", h.listOrders)
+	orders.GET("/:id", h.getOrder)
+
+	if h.provider != nil {
+		demo := api.Group("/demo")
+		demo.GET("/provider", h.getProviderBehaviour)
+		demo.PUT("/provider", h.setProviderBehaviour)
+		demo.GET("/stats", h.demoStats)
+	}
+
+	e.GET("/problems/:slug", h.describeProblem)
+}

@@ -1,0 +1,105 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+)
+
+// ErrNoCharge means the provider holds no charge for an idempotency key:
+// the call that used it never reached the point of charging.
+var ErrNoCharge = errors.New("no charge with that idempotency key")
+
+// DeclinedError means the provider refused the card. It is a definite
+// outcome: no money moved, and retrying with the same key replays it.
+type DeclinedError struct {
+	ChargeID string // the declined charge, recorded by the provider
+	Message  string // the provider's explanation, fit to show the shopper
+}
+
+func (e *DeclinedError) Error() string {
+	return fmt.Sprintf("card declined (charge %s): %s", e.ChargeID, e.Message)
+}
+
+// Reason says why the provider was unavailable.
+type Reason int
+
+// The reasons, from which a caller picks its own status: 504, 503, 502.
+const (
+	// ReasonTimeout: no answer in time (the per-call timeout or the caller's
+	// deadline), or the caller cancelled. The charge may have happened.
+	ReasonTimeout Reason = iota + 1
+	// ReasonUnreachable: no connection could be made, so the request was never
+	// sent and nothing was charged.
+	ReasonUnreachable
+	// ReasonFailed: the provider answered 5xx or something unreadable, or the
+	// connection broke after the request was sent. The charge may have
+	// happened.
+	ReasonFailed
+)
+
+func (r Reason) String() string {
+	switch r {
+	case ReasonTimeout:
+		return "timeout"
+	case ReasonUnreachable:
+		return "unreachable"
+	case ReasonFailed:
+		return "failed"
+	}
+	return fmt.Sprintf("Reason(%d)", int(r))
+}
+
+// UnavailableError means the call did not produce a usable answer. Except for
+// ReasonUnreachable the outcome is unknown: retry with the same idempotency
+// key, or ask FindCharge.
+type UnavailableError struct {
+	Reason Reason
+	Status int   // the provider's HTTP status, or 0 if it did not answer
+	Err    error // the cause; may be nil
+}
+
+func (e *UnavailableError) Error() string {
+	msg := "payment provider " + e.Reason.String()
+	if e.Status != 0 {
+		msg += fmt.Sprintf(" (status %d)", e.Status)
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// ProviderError is an answer the provider should never have had to give:
+// a 4xx other than a decline, such as a rejected parameter, an idempotency
+// key reused with other parameters, or a wrong secret. It points at a bug or
+// a misconfiguration on our side.
+type ProviderError struct {
+	Status  int
+	Type    string // the provider's error type, e.g. idempotency_error
+	Message string
+}
+
+func (e *ProviderError) Error() string {
+	return fmt.Sprintf("payment provider refused the request (status %d, %s): %s", e.Status, e.Type, e.Message)
+}
+
+// unavailable classifies a failure to get an answer.
+func unavailable(ctx context.Context, err error) *UnavailableError {
+	var opErr *net.OpError
+	var netErr net.Error
+	switch {
+	// Checked first: a failed dial, even a timed-out one, means the request
+	// never left, which is worth more to the caller than why.
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return &UnavailableError{Reason: ReasonUnreachable, Err: err}
+	case ctx.Err() != nil, errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
+		errors.As(err, &netErr) && netErr.Timeout():
+		return &UnavailableError{Reason: ReasonTimeout, Err: err}
+	default:
+		return &UnavailableError{Reason: ReasonFailed, Err: err}
+	}
+}
