@@ -42,7 +42,3 @@ vet: ## go vet and gofmt
 .PHONY: deps
 deps: ## install the system packages the tests need, when missing (as root)
 	@scripts/install-deps
-
-.PHONY: db-stop
-db-stop: ## stop the project-local PostgreSQL that `make run` started
-	go run ./cmd/web stop-local-db 2>/dev/null || true

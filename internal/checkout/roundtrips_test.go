@@ -1,0 +1,125 @@
+package checkout_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/db"
+	"exactlyonce/internal/payment"
+	"exactlyonce/internal/pgtest"
+)
+
+// statementCounter counts the statements a pool sends, BEGIN and COMMIT
+// included: each is one round trip to PostgreSQL.
+type statementCounter struct{ n atomic.Int64 }
+
+func (s *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	s.n.Add(1)
+	return ctx
+}
+
+func (s *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// instantPayments answers every charge at once, so that what is measured is
+// the engine's own work against the database. It stands in for the provider,
+// not for the database.
+type instantPayments struct{ n atomic.Int64 }
+
+func (p *instantPayments) Charge(_ context.Context, req payment.ChargeRequest) (payment.Charge, error) {
+	return payment.Charge{ID: fmt.Sprintf("ch_%d", p.n.Add(1)), Amount: req.Amount, Currency: req.Currency, Status: "succeeded"}, nil
+}
+
+// newCountedEngine returns an engine on a fresh database whose pool counts
+// statements, a customer to order for, and the counter.
+func newCountedEngine(tb testing.TB) (*checkout.Engine, uuid.UUID, *statementCounter) {
+	tb.Helper()
+	counter := &statementCounter{}
+	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = counter
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	d := database.New(pool)
+	ctx := context.Background()
+	if err := catalog.Seed(ctx, d.Queries); err != nil {
+		tb.Fatal(err)
+	}
+	customer := uuid.New()
+	if err := d.CreateCustomer(ctx, db.CreateCustomerParams{ID: customer, Name: "bench"}); err != nil {
+		tb.Fatal(err)
+	}
+	cat := catalog.New(d.Queries, time.Hour)
+	if _, err := cat.Products(ctx); err != nil { // warm the catalog
+		tb.Fatal(err)
+	}
+	return checkout.New(d, cat, &instantPayments{}, checkout.Config{LockTimeout: 30 * time.Second}), customer, counter
+}
+
+func attempt(customer uuid.UUID, key string) checkout.Attempt {
+	return checkout.Attempt{
+		CustomerID: customer, Key: key, Fingerprint: []byte("fp"),
+		Order: checkout.Order{Items: []catalog.Item{{SKU: "mug-espresso", Quantity: 1}}, Card: "4242424242424242"},
+	}
+}
+
+func TestRoundTrips(t *testing.T) {
+	t.Parallel()
+	e, customer, counter := newCountedEngine(t)
+	ctx := context.Background()
+
+	counter.n.Store(0)
+	if res, err := e.Place(ctx, attempt(customer, "k")); err != nil || res.Status != 201 {
+		t.Fatalf("new order: got %v, %v", res.Status, err)
+	}
+	if got := counter.n.Load(); got != 2 {
+		t.Errorf("new order: got %d round trips, want 2 (claim, finish)", got)
+	}
+
+	counter.n.Store(0)
+	if res, err := e.Place(ctx, attempt(customer, "k")); err != nil || !res.Replayed {
+		t.Fatalf("replay: got %+v, %v", res, err)
+	}
+	if got := counter.n.Load(); got != 1 {
+		t.Errorf("replay: got %d round trips, want 1", got)
+	}
+}
+
+// BenchmarkPlace compares a new order with a replay of a finished one, on
+// one database in one run; compare the two lines with each other, not with
+// another run's.
+func BenchmarkPlace(b *testing.B) {
+	e, customer, _ := newCountedEngine(b)
+	ctx := context.Background()
+	b.Run("new", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := e.Place(ctx, attempt(customer, fmt.Sprintf("new-%d", i))); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	if _, err := e.Place(ctx, attempt(customer, "replayed")); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("replay", func(b *testing.B) {
+		for b.Loop() {
+			if res, err := e.Place(ctx, attempt(customer, "replayed")); err != nil || !res.Replayed {
+				b.Fatal(res, err)
+			}
+		}
+	})
+}
