@@ -21,7 +21,8 @@ import (
 // Options say where a server keeps its data and how it runs.
 type Options struct {
 	// DataDir holds the cluster. The server log (DataDir+".log") and the
-	// socket directory (DataDir+".sock") are kept beside it.
+	// socket directory (DataDir+".sock", or one under /tmp when that path is
+	// too long for a socket) are kept beside it.
 	DataDir string
 	// Throwaway trades durability for speed (no fsync) and ties a cluster
 	// that Start creates to this process: once the process exits, however it
@@ -42,7 +43,11 @@ type Server struct {
 
 // Start makes sure a server is running on opts.DataDir and returns it. It is
 // idempotent: a running server is reused, a stopped cluster is started, and
-// only a missing or empty directory is initialized.
+// only a missing or empty directory is initialized. Unless Throwaway, the
+// server keeps running after this process exits, for the next Start to reuse.
+//
+// PostgreSQL refuses to run as root, so as root the server runs as the OS
+// user postgres, which must be able to reach DataDir (see UsableDataDir).
 func Start(ctx context.Context, opts Options) (*Server, error) {
 	s, err := start(ctx, opts)
 	if err != nil {
@@ -72,15 +77,15 @@ func start(ctx context.Context, opts Options) (*Server, error) {
 		return attach(r, dataDir)
 	}
 
-	if err := os.MkdirAll(filepath.Dir(dataDir), 0o755); err != nil {
-		return nil, err
-	}
 	if r.owner != nil {
 		// Caught here, the problem gets a message that names its cause;
 		// initdb would only report a permission error on some path.
 		if b := blocker(dataDir, *r.owner); b != "" {
 			return nil, fmt.Errorf("user postgres cannot enter %s, so cannot reach %s: choose a data directory with UsableDataDir", b, dataDir)
 		}
+	}
+	if err := os.MkdirAll(filepath.Dir(dataDir), 0o755); err != nil {
+		return nil, err
 	}
 
 	if _, err := os.Stat(filepath.Join(dataDir, "PG_VERSION")); errors.Is(err, fs.ErrNotExist) {

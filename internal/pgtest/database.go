@@ -14,7 +14,7 @@ func NewDatabase(tb testing.TB) string {
 	if env.admin == nil {
 		tb.Fatal("pgtest: call pgtest.Main from the package's TestMain")
 	}
-	name := "test_" + randomHex()
+	name := "test_" + randomName()
 	if _, err := env.admin.Exec(tb.Context(), "CREATE DATABASE "+ident(name)+" TEMPLATE "+ident(env.template)); err != nil {
 		tb.Fatalf("create test database: %v", err)
 	}

@@ -1,19 +1,21 @@
 // Package pgtest gives each integration test a PostgreSQL database of its own,
-// migrated and empty. Main starts a throwaway server for the test binary and
-// migrates a template database once; NewPool then copies the template for
-// every test, which takes milliseconds, so tests can run in parallel without
-// seeing each other's rows.
+// migrated and empty, so that tests can run in parallel without seeing each
+// other's rows. Main starts a throwaway server for the test binary and
+// migrates a template database once; NewPool then copies the template, which
+// is much quicker than migrating.
 //
 // Set TEST_DATABASE_URL to a superuser URL to use an existing server instead.
+// Databases named template_app_* and test_* that a crashed test binary left
+// there can be dropped.
 package pgtest
 
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,16 +59,15 @@ func run(m *testing.M) int {
 }
 
 func setUp(ctx context.Context) (teardown func(), err error) {
-	// Undo whatever was set up when a later step fails.
 	var undo []func()
-	teardown = func() {
+	undoAll := func() {
 		for i := len(undo) - 1; i >= 0; i-- {
 			undo[i]()
 		}
 	}
 	defer func() {
 		if err != nil {
-			teardown()
+			undoAll()
 		}
 	}()
 
@@ -86,7 +87,7 @@ func setUp(ctx context.Context) (teardown func(), err error) {
 	} else {
 		// Other test binaries may share the server, and a database that is
 		// being copied cannot also be migrated: each gets its own template.
-		env.template += "_" + randomHex()
+		env.template += "_" + randomName()
 	}
 	if env.server, err = url.Parse(adminURL); err != nil || (env.server.Scheme != "postgres" && env.server.Scheme != "postgresql") {
 		return nil, fmt.Errorf("TEST_DATABASE_URL must be a postgres:// URL")
@@ -107,7 +108,7 @@ func setUp(ctx context.Context) (teardown func(), err error) {
 	if err := migrate(ctx, databaseURL(env.template)); err != nil {
 		return nil, err
 	}
-	return teardown, nil
+	return undoAll, nil
 }
 
 // startServer starts a throwaway server in a new directory under /tmp (not
@@ -121,6 +122,9 @@ func startServer(ctx context.Context) (*localpg.Server, error) {
 	began := time.Now()
 	srv, err := localpg.Start(ctx, localpg.Options{DataDir: dir, Throwaway: true})
 	if err != nil {
+		// Only if Start failed before initdb is the directory still empty;
+		// otherwise the watchdog Start armed deletes it.
+		os.Remove(dir)
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "pgtest: started PostgreSQL in %s (%.1fs)\n", dir, time.Since(began).Seconds())
@@ -155,8 +159,6 @@ func dropDatabase(name string) error {
 
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
 
-func randomHex() string {
-	b := make([]byte, 8)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
+// randomName returns a suffix that makes a database name unique, in lower
+// case so that it needs no quoting in psql.
+func randomName() string { return strings.ToLower(rand.Text()) }
