@@ -2,54 +2,130 @@
 -- lock_remaining is measured by the database clock: negative or zero means
 -- the lock has expired. The application server's clock never judges a lock.
 -- The first step of every order, in one round trip. It inserts the key as
--- started and locked by this request; if the key already exists it reports
--- the row as this statement's snapshot sees it. A row another transaction
--- committed after that snapshot is invisible here, so "no row at all" means
--- "look again with LockKey".
+-- started and locked by this request, with the priced order the completer
+-- needs and a new operation id, and records the "claimed" event; if the key
+-- already exists it reports the row as this statement's snapshot sees it. A
+-- row another transaction committed after that snapshot is invisible here,
+-- so "no row at all" means "look again with LockKey".
 WITH inserted AS (
-    INSERT INTO idempotency_keys (customer_id, key, fingerprint, locked_until, lock_token)
-    VALUES (@customer_id, @key, @fingerprint, now() + @lock_for::interval, @lock_token)
+    INSERT INTO idempotency_keys (customer_id, key, fingerprint, locked_until, lock_token, request, operation_id)
+    VALUES (@customer_id, @key, @fingerprint, now() + @lock_for::interval, @lock_token, @request, @operation_id)
     ON CONFLICT (customer_id, key) DO NOTHING
-    RETURNING true AS inserted, fingerprint, status,
-              (locked_until - now())::interval AS lock_remaining, response_code, response_body
+    RETURNING true AS inserted, customer_id, key, fingerprint, status, locked_until,
+              (locked_until - now())::interval AS lock_remaining, response_code, response_body, operation_id
+),
+claimed AS (
+    INSERT INTO key_events (customer_id, key, event, detail)
+    SELECT customer_id, key, 'claimed', jsonb_build_object('locked_until', locked_until)
+    FROM inserted
 )
-SELECT inserted, fingerprint, status, lock_remaining, response_code, response_body
+SELECT inserted, fingerprint, status, lock_remaining, response_code, response_body, operation_id
 FROM inserted
 UNION ALL
-SELECT false, k.fingerprint, k.status, (k.locked_until - now())::interval, k.response_code, k.response_body
+SELECT false, k.fingerprint, k.status, (k.locked_until - now())::interval, k.response_code, k.response_body,
+       k.operation_id
 FROM idempotency_keys k
 WHERE k.customer_id = @customer_id AND k.key = @key
   AND NOT EXISTS (SELECT FROM inserted);
 
 -- name: LockKey :one
 -- Locks an existing key for the rest of the transaction so that deciding to
--- take it over and doing so cannot interleave with another request.
+-- take it over and doing so cannot interleave with another request. A
+-- takeover resumes the operation with the request the key was claimed for.
 SELECT fingerprint, status, (locked_until - now())::interval AS lock_remaining,
-       response_code, response_body
+       response_code, response_body, operation_id, request
 FROM idempotency_keys
 WHERE customer_id = @customer_id AND key = @key
 FOR UPDATE;
 
 -- name: TakeOverKey :exec
--- Hands a started key whose lock expired to a new attempt. The new token is
--- what makes any finish by the previous holder match no row.
-UPDATE idempotency_keys
-SET lock_token = @lock_token,
-    locked_until = now() + @lock_for::interval
-WHERE customer_id = @customer_id AND key = @key AND status = 'started';
+-- Hands a started key whose lock expired to a new attempt, and records the
+-- "taken_over" event. The new token is what makes any finish by the previous
+-- holder match no row.
+WITH taken AS (
+    UPDATE idempotency_keys
+    SET lock_token = @lock_token,
+        locked_until = now() + @lock_for::interval
+    WHERE idempotency_keys.customer_id = @customer_id AND idempotency_keys.key = @key
+      AND status = 'started'
+    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.locked_until
+)
+INSERT INTO key_events (customer_id, key, event, detail)
+SELECT customer_id, key, 'taken_over', jsonb_build_object('by', 'request', 'locked_until', locked_until)
+FROM taken;
 
--- name: FinishKey :one
--- Stores a definite outcome that wrote no order (a declined card), but only
--- for the attempt that still holds the key.
+-- name: TakeOverStuckKey :one
+-- The completer's claim: one started key whose lock has expired and whose
+-- client has had grace to retry, taken over exactly as a retry would (a new
+-- lock token) and recorded as "taken_over". SKIP LOCKED passes over a key
+-- that a retry or another completer is deciding about right now, so several
+-- instances never wait for each other; the re-check of the WHERE clause on
+-- the locked row (READ COMMITTED) drops a key taken over meanwhile.
+WITH stuck AS (
+    SELECT s.customer_id, s.key
+    FROM idempotency_keys s
+    WHERE s.status = 'started' AND s.locked_until <= now() AND s.request IS NOT NULL
+      AND s.created_at <= now() - @grace::interval
+    ORDER BY s.locked_until
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+),
+taken AS (
+    UPDATE idempotency_keys k
+    SET lock_token = @lock_token,
+        locked_until = now() + @lock_for::interval
+    FROM stuck
+    WHERE k.customer_id = stuck.customer_id AND k.key = stuck.key AND k.status = 'started'
+    RETURNING k.customer_id, k.key, k.request, k.operation_id, k.locked_until
+),
+logged AS (
+    INSERT INTO key_events (customer_id, key, event, detail)
+    SELECT customer_id, key, 'taken_over', jsonb_build_object('by', 'completer', 'locked_until', locked_until)
+    FROM taken
+)
+SELECT customer_id, key, request, operation_id FROM taken;
+
+-- name: RenewLock :one
+-- The heartbeat of an attempt waiting on the provider: it extends the lock
+-- only while the key is still started and carries this attempt's token. No
+-- row means a newer attempt took the key over, and this one must stop.
 UPDATE idempotency_keys
-SET status = 'finished', response_code = @response_code::int, response_body = @response_body
+SET locked_until = now() + @lock_for::interval
 WHERE customer_id = @customer_id AND key = @key
   AND status = 'started' AND lock_token = @lock_token
-RETURNING response_body;
+RETURNING locked_until;
+
+-- name: FinishKey :one
+-- Stores a definite outcome that wrote no order (a declined card, a payment
+-- the completer found was never made), but only for the attempt that still
+-- holds the key, and records the event ("finished", or "recovered" when the
+-- completer finishes it).
+WITH finished AS (
+    UPDATE idempotency_keys
+    SET status = 'finished', response_code = @response_code::int, response_body = @response_body
+    WHERE idempotency_keys.customer_id = @customer_id AND idempotency_keys.key = @key
+      AND status = 'started' AND lock_token = @lock_token
+    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_code,
+              idempotency_keys.response_body
+),
+logged AS (
+    INSERT INTO key_events (customer_id, key, event, detail)
+    SELECT customer_id, key, @event::text, @detail::jsonb || jsonb_build_object('status', response_code)
+    FROM finished
+)
+SELECT response_body FROM finished;
 
 -- name: GetKey :one
 -- A key as an operator (or a test) inspects it.
 SELECT customer_id, key, status, locked_until, (locked_until - now())::interval AS lock_remaining,
-       lock_token, response_code, created_at
+       lock_token, response_code, created_at, operation_id
 FROM idempotency_keys
 WHERE customer_id = @customer_id AND key = @key;
+
+-- name: ListKeyEvents :many
+-- One key's audit trail, oldest first, across every life of the key.
+SELECT event, at, detail
+FROM key_events
+WHERE customer_id = @customer_id AND key = @key
+ORDER BY id
+LIMIT @max_rows;

@@ -1,21 +1,29 @@
 -- name: FinishOrder :one
 -- The last step of a successful order, in one statement and so in one
--- transaction: mark the key finished with the response to replay and write
--- the order, but only if this attempt still holds the key's lock token. When
--- a newer attempt has taken the key over, the UPDATE matches no row, the
--- INSERT has nothing to select from, and the statement returns no row.
+-- transaction: mark the key finished with the response to replay, write the
+-- order and record the event ("finished", or "recovered" when the completer
+-- finishes it), but only if this attempt still holds the key's lock token.
+-- When a newer attempt has taken the key over, the UPDATE matches no row, the
+-- INSERTs have nothing to select from, and the statement returns no row.
 WITH finished AS (
     UPDATE idempotency_keys
     SET status = 'finished', response_code = @response_code::int, response_body = @response_body
     WHERE idempotency_keys.customer_id = @customer_id AND idempotency_keys.key = @key
       AND status = 'started' AND lock_token = @lock_token
-    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_body
+    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_code,
+              idempotency_keys.response_body
 ),
 inserted AS (
     INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
     SELECT customer_id, @order_id, key, @amount, @currency, @charge_id, @items
     FROM finished
     RETURNING id
+),
+logged AS (
+    INSERT INTO key_events (customer_id, key, event, detail)
+    SELECT finished.customer_id, finished.key, @event::text,
+           @detail::jsonb || jsonb_build_object('status', finished.response_code, 'order_id', inserted.id)
+    FROM finished, inserted
 )
 SELECT finished.response_body FROM finished, inserted;
 

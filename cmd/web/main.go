@@ -1,19 +1,18 @@
 // Command web serves the shop: the browser checkout, the JSON API and the
-// fake payment provider, on one address. It only wires parts together; see
-// package app for what is wired.
+// fake payment provider, on one address, with the background completer and
+// sweeper. It only wires parts together; see package app for what is wired.
+//
+// `web sweep` runs one pass of the sweeper and exits, for cron.
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -21,30 +20,41 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/config"
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/localpg"
+	"exactlyonce/internal/logging"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx); err != nil {
+	if err := run(ctx, os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "web:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context) error {
+func run(ctx context.Context, args []string) error {
 	cfg, err := config.Load()
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg.LogFormat)
+	log := logging.New(os.Stderr, cfg.LogFormat, cfg.LogLevel)
 
 	pool, err := openDatabase(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
+	// Deferred first, so it runs last: after Serve has stopped the server
+	// and the background workers.
 	defer pool.Close()
+
+	if len(args) > 0 && args[0] == "sweep" {
+		sweeper := lifecycle.NewSweeper(database.New(pool), lifecycle.SweeperConfig{Retention: cfg.KeyRetention}, nil, log)
+		sw, err := sweeper.Pass(ctx)
+		log.Info("sweep", "keys", sw.Keys, "events", sw.Events, "another_instance_sweeping", sw.Busy)
+		return err
+	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -56,25 +66,16 @@ func run(ctx context.Context) error {
 		ProviderTimeout: cfg.ProviderTimeout,
 		Demo:            cfg.Demo,
 		Log:             log,
+
+		KeyRetention:      cfg.KeyRetention,
+		CompleterGrace:    cfg.CompleterGrace,
+		CompleterInterval: cfg.CompleterInterval,
+		SweepInterval:     cfg.SweepInterval,
+		SessionSecret:     cfg.SessionSecret,
 	})
-	srv := &http.Server{Handler: a.Echo, ReadHeaderTimeout: 10 * time.Second}
-
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	log.Info("serving", "url", "http://"+ln.Addr().String(), "demo", cfg.Demo, "lock_timeout", cfg.LockTimeout)
-
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	log.Info("shutting down", "deadline", cfg.ShutdownTimeout)
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	return nil
+	log.Info("serving", "url", "http://"+ln.Addr().String(), "demo", cfg.Demo, "lock_timeout", cfg.LockTimeout,
+		"key_retention", cfg.KeyRetention)
+	return a.Serve(ctx, ln, cfg.ShutdownTimeout)
 }
 
 // openDatabase connects to DATABASE_URL, or starts the project-local server
@@ -109,11 +110,4 @@ func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*pg
 		return nil, err
 	}
 	return pool, nil
-}
-
-func newLogger(format string) *slog.Logger {
-	if format == "json" {
-		return slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, nil))
 }

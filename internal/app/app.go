@@ -5,6 +5,7 @@
 package app
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
@@ -18,6 +19,9 @@ import (
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/fakeprovider"
 	"exactlyonce/internal/handlers"
+	"exactlyonce/internal/lab"
+	"exactlyonce/internal/lifecycle"
+	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
 )
 
@@ -34,14 +38,38 @@ type Config struct {
 	// Hooks are passed to the checkout engine; tests use them.
 	Hooks checkout.Hooks
 	Log   *slog.Logger
+
+	// KeyRetention is how long a key is kept after its creation (default
+	// 24 h); published at /api/idempotency-policy.
+	KeyRetention time.Duration
+	// CompleterGrace is how long a key is left to its client's retries
+	// before the completer may settle it (see checkout.CompleterConfig).
+	CompleterGrace time.Duration
+	// CompleterInterval and SweepInterval space the background passes that
+	// StartWorkers runs; zero disables a worker (tests run passes directly).
+	CompleterInterval time.Duration
+	SweepInterval     time.Duration
+	// SessionSecret signs the browser shop's cookies and checkout form
+	// keys; empty means a random one, good for this process only.
+	SessionSecret string
 }
+
+// DefaultKeyRetention is the retention window when none is configured.
+const DefaultKeyRetention = 24 * time.Hour
 
 // App is the assembled application.
 type App struct {
-	Echo     *echo.Echo
-	DB       *database.DB
-	Checkout *checkout.Engine
-	Provider *fakeprovider.Provider
+	Echo      *echo.Echo
+	DB        *database.DB
+	Checkout  *checkout.Engine
+	Provider  *fakeprovider.Provider
+	Metrics   *metrics.Metrics
+	Completer *checkout.Completer
+	Sweeper   *lifecycle.Sweeper
+	// Lab runs the double-click lab's scenarios; nil unless Demo is on.
+	Lab *lab.Runner
+
+	cfg Config
 }
 
 // catalogMaxAge is how stale the in-memory catalog may get.
@@ -57,20 +85,53 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	secret := randomSecret()
 	provider := fakeprovider.New(d, secret, fakeprovider.WithLogger(cfg.Log))
 	payments := payment.NewClient(cfg.BaseURL+"/provider", secret, cfg.ProviderTimeout)
-	engine := checkout.New(d, cat, payments, checkout.Config{LockTimeout: cfg.LockTimeout, Hooks: cfg.Hooks})
+	if cfg.KeyRetention <= 0 {
+		cfg.KeyRetention = DefaultKeyRetention
+	}
+	m := metrics.New()
+	hooks := cfg.Hooks
+	var labRunner *lab.Runner
+	if cfg.Demo {
+		// The lab sends its scenarios' requests to this server's own API,
+		// and stalls an attempt's lease through the engine's hook.
+		labRunner = lab.New(cfg.BaseURL, d, provider, cfg.Log)
+		hooks.BeforeRenew = bothHooks(labRunner.BeforeRenew, cfg.Hooks.BeforeRenew)
+	}
+	engine := checkout.New(d, cat, payments, checkout.Config{
+		LockTimeout: cfg.LockTimeout, Hooks: hooks, Metrics: m, Log: cfg.Log,
+	})
+	completer := checkout.NewCompleter(engine, payments, checkout.CompleterConfig{Grace: cfg.CompleterGrace})
+	sweeper := lifecycle.NewSweeper(d, lifecycle.SweeperConfig{Retention: cfg.KeyRetention}, m, cfg.Log)
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	useMiddleware(e, cfg.Log)
+	useMiddleware(e, cfg.Log, m)
 
-	deps := handlers.Deps{DB: d, Catalog: cat, Checkout: engine, Log: cfg.Log}
+	deps := handlers.Deps{DB: d, Catalog: cat, Checkout: engine, Log: cfg.Log,
+		Lifecycle: handlers.Lifecycle{Retention: cfg.KeyRetention, Metrics: m.Handler()}}
 	if cfg.Demo {
 		deps.Provider = provider
+		deps.Lab = labRunner
 	}
+	deps.Sessions, deps.FormKeys = browserSessions(cfg)
 	handlers.New(deps).Register(e)
 	provider.Register(e.Group("/provider"))
 
-	return &App{Echo: e, DB: d, Checkout: engine, Provider: provider}
+	return &App{
+		Echo: e, DB: d, Checkout: engine, Provider: provider,
+		Metrics: m, Completer: completer, Sweeper: sweeper, Lab: labRunner, cfg: cfg,
+	}
+}
+
+// bothHooks runs first, then second when there is one.
+func bothHooks(first, second func(context.Context, checkout.Claimed)) func(context.Context, checkout.Claimed) {
+	if second == nil {
+		return first
+	}
+	return func(ctx context.Context, c checkout.Claimed) {
+		first(ctx, c)
+		second(ctx, c)
+	}
 }
 
 func randomSecret() string {

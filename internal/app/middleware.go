@@ -3,17 +3,31 @@ package app
 import (
 	"context"
 	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"exactlyonce/internal/logging"
+	"exactlyonce/internal/metrics"
 )
 
 // useMiddleware installs what every request goes through: a request id,
-// one access-log line, and recovery from panics into the error handler.
-// The log line names the route, never headers or bodies, so tokens, keys
-// and card numbers cannot reach it.
-func useMiddleware(e *echo.Echo, log *slog.Logger) {
-	e.Use(middleware.RequestID())
+// also carried in the request's context for the lines other packages log,
+// a latency metric, one access-log line, and recovery from panics into the
+// error handler. The log line names the route, never headers or bodies, so
+// tokens, keys and card numbers cannot reach it.
+func useMiddleware(e *echo.Echo, log *slog.Logger, m *metrics.Metrics) {
+	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{
+		RequestIDHandler: func(c echo.Context, id string) {
+			c.SetRequest(c.Request().WithContext(logging.WithRequestID(c.Request().Context(), id)))
+		},
+	}))
+	// Outside the logger, whose HandleError has written the error response
+	// by the time this reads the status.
+	e.Use(observeLatency(m))
 	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		LogStatus: true, LogLatency: true, LogMethod: true, LogURIPath: true, LogRequestID: true, LogRoutePath: true,
 		HandleError: true,
@@ -30,4 +44,34 @@ func useMiddleware(e *echo.Echo, log *slog.Logger) {
 		},
 	}))
 	e.Use(middleware.Recover())
+}
+
+// observeLatency times each request by its route template (c.Path(), such as
+// /api/orders/:id), never the raw path, so that the number of series stays
+// bounded whatever clients request.
+func observeLatency(m *metrics.Metrics) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			began := time.Now()
+			err := next(c)
+			route := c.Path()
+			if route == "" {
+				route = "unmatched"
+			}
+			m.HTTPRequests.WithLabelValues(methodLabel(c.Request().Method), route, strconv.Itoa(c.Response().Status)).
+				Observe(time.Since(began).Seconds())
+			return err
+		}
+	}
+}
+
+// methodLabel keeps the method label bounded too: a client can send any
+// token as a method.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return method
+	}
+	return "other"
 }

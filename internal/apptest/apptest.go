@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/catalog"
@@ -38,7 +39,13 @@ type Option func(*app.Config)
 // test ends. Demo mode is on; logs go to stderr only when TEST_LOG is set.
 func New(tb testing.TB, opts ...Option) *Harness {
 	tb.Helper()
-	pool := pgtest.NewPool(tb)
+	return NewOnPool(tb, pgtest.NewPool(tb), opts...)
+}
+
+// NewOnPool is New on a database the test already has, such as one another
+// Harness used: a second process, or the same one restarted.
+func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
+	tb.Helper()
 	d := database.New(pool)
 	if err := catalog.Seed(context.Background(), d.Queries); err != nil {
 		tb.Fatalf("seed catalog: %v", err)

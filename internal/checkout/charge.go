@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -18,21 +19,33 @@ import (
 // over, the background completer — derives the same key, so the provider
 // turns them all into one charge. Hashing keeps the client's key, which we
 // do not control, out of a third party's logs and within its length limit.
-func ProviderKey(customerID uuid.UUID, key string) string {
-	sum := sha256.Sum256([]byte(customerID.String() + "\x00" + key))
+//
+// operation is the key's operation id, new each time the key is created:
+// once a key has expired and is used again it is a new operation, and must
+// not be answered with the old operation's charge. The nil UUID (keys
+// claimed before operation ids existed) derives the key those were charged
+// with.
+func ProviderKey(customerID uuid.UUID, key string, operation uuid.UUID) string {
+	material := customerID.String() + "\x00" + key
+	if operation != uuid.Nil {
+		material += "\x00" + operation.String()
+	}
+	sum := sha256.Sum256([]byte(material))
 	return "order_" + hex.EncodeToString(sum[:])
 }
 
 // charge is phase 2: the external call. Its error is a *ProviderError when
 // the outcome is unknown, a *payment.DeclinedError when it is a definite no.
-func (e *Engine) charge(ctx context.Context, a Attempt, priced catalog.Priced) (payment.Charge, error) {
+func (e *Engine) charge(ctx context.Context, a Attempt, c claim, priced catalog.Priced) (payment.Charge, error) {
+	began := time.Now()
 	ch, err := e.payments.Charge(ctx, payment.ChargeRequest{
-		IdempotencyKey: ProviderKey(a.CustomerID, a.Key),
+		IdempotencyKey: ProviderKey(a.CustomerID, a.Key, c.operation),
 		Amount:         priced.Amount,
 		Currency:       priced.Currency,
 		Card:           a.Order.Card,
 		Description:    fmt.Sprintf("order for customer %s", a.CustomerID),
 	})
+	e.metrics.ObserveProvider("charge", providerResult(ctx, ch, err), began)
 	var unavailable *payment.UnavailableError
 	if errors.As(err, &unavailable) {
 		// The key stays started and locked: a retry before the lock expires
@@ -41,4 +54,29 @@ func (e *Engine) charge(ctx context.Context, a Attempt, priced catalog.Priced) (
 		return payment.Charge{}, &ProviderError{Reason: unavailable.Reason, RetryAfter: e.lockFor(a), Err: err}
 	}
 	return ch, err
+}
+
+// providerResult is the result label of a provider call's metric.
+func providerResult(ctx context.Context, ch payment.Charge, err error) string {
+	var (
+		declined    *payment.DeclinedError
+		unavailable *payment.UnavailableError
+	)
+	switch {
+	case err == nil && ch.Status == payment.StatusDeclined:
+		return "declined"
+	case err == nil:
+		return "succeeded"
+	case ctx.Err() != nil:
+		// Our side stopped the call: a lost lease or a shutdown, not the
+		// provider's doing.
+		return "cancelled"
+	case errors.As(err, &declined):
+		return "declined"
+	case errors.Is(err, payment.ErrNoCharge):
+		return "no_charge"
+	case errors.As(err, &unavailable):
+		return "unavailable"
+	}
+	return "error"
 }

@@ -10,14 +10,34 @@ import (
 
 	"github.com/google/uuid"
 
+	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
+	"exactlyonce/internal/metrics"
 )
 
 // claim is this attempt's hold on a key.
 type claim struct {
 	token     uuid.UUID
 	takenOver bool
+	// byCompleter marks the completer's claims: their finishes are recorded
+	// as "recovered" and their losses counted apart.
+	byCompleter bool
+	// operation is the key's operation id, from which the provider key is
+	// derived (see ProviderKey).
+	operation uuid.UUID
+	// resumed is the order as priced when the key was first claimed, set on
+	// a takeover: the operation resumes with the amount the first attempt
+	// may already have charged, even if prices have changed since.
+	resumed *catalog.Priced
+}
+
+// holder names who holds the claim, for metrics.
+func (c claim) holder() string {
+	if c.byCompleter {
+		return metrics.HolderCompleter
+	}
+	return metrics.HolderRequest
 }
 
 // keyState is a key row as a claim sees it.
@@ -27,6 +47,7 @@ type keyState struct {
 	lockRemaining time.Duration // by the database clock; <= 0 means expired
 	responseCode  *int32
 	responseBody  json.RawMessage
+	operation     uuid.UUID
 }
 
 // claimKey is phase 1. It returns a claim when this attempt now owns the
@@ -37,11 +58,18 @@ type keyState struct {
 // everything except a takeover, because a fingerprint never changes and a
 // finished key never goes back to started. A takeover, and a row too new for
 // ClaimKey's snapshot, go through lockAndClaim.
-func (e *Engine) claimKey(ctx context.Context, a Attempt) (claim, *Result, error) {
-	token := uuid.New() // random, not time-ordered: nobody should guess it
+//
+// The claim stores the priced order with the key, for the completer.
+func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced) (claim, *Result, error) {
+	request, err := encodeRequest(priced)
+	if err != nil {
+		return claim{}, nil, err
+	}
+	token := uuid.New()     // random, not time-ordered: nobody should guess it
+	operation := uuid.New() // used only if this claim creates the key
 	row, err := e.db.ClaimKey(ctx, db.ClaimKeyParams{
 		CustomerID: a.CustomerID, Key: a.Key, Fingerprint: a.Fingerprint,
-		LockFor: e.lockFor(a), LockToken: token,
+		LockFor: e.lockFor(a), LockToken: token, Request: request, OperationID: operation,
 	})
 	switch {
 	case errors.Is(err, database.ErrNotFound):
@@ -52,9 +80,9 @@ func (e *Engine) claimKey(ctx context.Context, a Attempt) (claim, *Result, error
 	case err != nil:
 		return claim{}, nil, fmt.Errorf("claim key: %w", err)
 	case row.Inserted:
-		return claim{token: token}, nil, nil
+		return claim{token: token, operation: row.OperationID}, nil, nil
 	}
-	state := keyState{row.Fingerprint, row.Status, row.LockRemaining, row.ResponseCode, row.ResponseBody}
+	state := keyState{row.Fingerprint, row.Status, row.LockRemaining, row.ResponseCode, row.ResponseBody, row.OperationID}
 	if canTakeOver(a, state) {
 		return e.lockAndClaim(ctx, a, token)
 	}
@@ -75,7 +103,7 @@ func (e *Engine) lockAndClaim(ctx context.Context, a Attempt, token uuid.UUID) (
 		if err != nil {
 			return fmt.Errorf("lock key: %w", err)
 		}
-		state := keyState{row.Fingerprint, row.Status, row.LockRemaining, row.ResponseCode, row.ResponseBody}
+		state := keyState{row.Fingerprint, row.Status, row.LockRemaining, row.ResponseCode, row.ResponseBody, row.OperationID}
 		if !canTakeOver(a, state) {
 			replay, err = decide(a, state)
 			return err
@@ -86,7 +114,14 @@ func (e *Engine) lockAndClaim(ctx context.Context, a Attempt, token uuid.UUID) (
 		if err != nil {
 			return fmt.Errorf("take over key: %w", err)
 		}
-		c = claim{token: token, takenOver: true}
+		c = claim{token: token, takenOver: true, operation: state.operation}
+		if row.Request != nil {
+			priced, err := decodeRequest(row.Request)
+			if err != nil {
+				return err
+			}
+			c.resumed = &priced
+		}
 		return nil
 	})
 	return c, replay, err

@@ -11,16 +11,24 @@
 //
 // The JSON API and the browser checkout both call Engine.Place; they differ
 // only in how they read the request and render the Result.
+//
+// While the provider call is in flight the attempt renews its lock (lease.go),
+// so a slow provider does not let a retry take over a live attempt. Keys
+// whose attempts died are finished by the Completer (complete.go), which
+// takes them over the way a retry would and reuses the same finish.
 package checkout
 
 import (
 	"context"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
 )
 
@@ -34,6 +42,13 @@ type Payments interface {
 type Hooks struct {
 	// AfterClaim runs once an attempt owns the key, before it charges.
 	AfterClaim func(ctx context.Context, c Claimed)
+	// BeforeCharge runs inside the lease, just before the provider call (a
+	// charge, or the completer's look-up). Its ctx is the call's: it is
+	// cancelled when a renewal finds the lock taken over.
+	BeforeCharge func(ctx context.Context, c Claimed)
+	// BeforeRenew runs before each renewal of the lock; blocking in it
+	// stands for a process too stalled to renew.
+	BeforeRenew func(ctx context.Context, c Claimed)
 	// BeforeFinish runs after the provider answered definitely (a charge or
 	// a decline), before the finish statement.
 	BeforeFinish func(ctx context.Context, c Claimed)
@@ -46,6 +61,9 @@ type Claimed struct {
 	// TakenOver is true when the attempt took the key over from an earlier
 	// attempt whose lock had expired.
 	TakenOver bool
+	// ByCompleter is true for the completer's attempts, which always take
+	// a key over.
+	ByCompleter bool
 }
 
 // Config tunes an Engine.
@@ -57,6 +75,11 @@ type Config struct {
 	// client has gone away (see Place).
 	FinishTimeout time.Duration
 	Hooks         Hooks
+	// Metrics receives the engine's counters; nil counts into a registry
+	// nobody reads.
+	Metrics *metrics.Metrics
+	// Log receives claim outcomes and lost locks; nil discards them.
+	Log *slog.Logger
 }
 
 // Engine runs the order flow. It is safe for concurrent use.
@@ -65,9 +88,15 @@ type Engine struct {
 	catalog  *catalog.Catalog
 	payments Payments
 	cfg      Config
+	metrics  *metrics.Metrics
+	log      *slog.Logger
 	// finish writes the order and the key's response. It is a field only so
 	// that a test can swap in the unguarded finish and show what it breaks.
 	finish finishFunc
+
+	// abandoned is closed by Abandon; attempts in flight watch it.
+	abandoned   chan struct{}
+	abandonOnce sync.Once
 }
 
 // New returns an engine.
@@ -75,9 +104,28 @@ func New(d *database.DB, cat *catalog.Catalog, payments Payments, cfg Config) *E
 	if cfg.FinishTimeout == 0 {
 		cfg.FinishTimeout = 10 * time.Second
 	}
-	e := &Engine{db: d, catalog: cat, payments: payments, cfg: cfg}
+	e := &Engine{
+		db: d, catalog: cat, payments: payments, cfg: cfg,
+		metrics: cfg.Metrics, log: cfg.Log, abandoned: make(chan struct{}),
+	}
+	if e.metrics == nil {
+		e.metrics = metrics.New()
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
 	e.finish = e.guardedFinish
 	return e
+}
+
+// Abandon makes every attempt in flight stop at once, wherever it is, and
+// every later one fail with ErrAbandoned. Their keys stay started, locked
+// until their lease runs out; the completer or a retry resolves them then.
+// Shutdown calls it when in-flight requests outlive the grace period: a
+// process that is going away must not leave work running that nothing will
+// wait for.
+func (e *Engine) Abandon() {
+	e.abandonOnce.Do(func() { close(e.abandoned) })
 }
 
 // LockTimeout is the default time a claim holds a key.

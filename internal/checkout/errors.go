@@ -15,6 +15,20 @@ var ErrKeyReused = errors.New("idempotency key reused with a different request")
 // the key over; the finish matched no row and wrote nothing.
 var ErrLockLost = errors.New("lock lost to a newer attempt")
 
+// ErrAbandoned means the process is shutting down and gave up on the attempt
+// where it was (see Engine.Abandon). Place returns it as an *AbandonedError.
+var ErrAbandoned = errors.New("attempt abandoned by shutdown")
+
+// AbandonedError is ErrAbandoned with when to retry. Nothing was stored by
+// the attempt; its key, if it claimed one, stays started until its lock
+// expires, and a retry after that resumes the operation.
+type AbandonedError struct {
+	RetryAfter time.Duration
+}
+
+func (e *AbandonedError) Error() string { return ErrAbandoned.Error() }
+func (e *AbandonedError) Unwrap() error { return ErrAbandoned }
+
 // InvalidOrderError is a request the engine refused before claiming the key;
 // nothing was stored and the key is still free.
 type InvalidOrderError struct{ Reason string }

@@ -12,6 +12,7 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
+	"exactlyonce/internal/logging"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/problem"
 )
@@ -44,13 +45,15 @@ func (e *Engine) finishOrder(ctx context.Context, a Attempt, c claim, priced cat
 	if err != nil {
 		return Result{}, fmt.Errorf("encode items: %w", err)
 	}
+	event, detail := c.finishEvent(outcomeCharged)
 	stored, err := e.finish(ctx, db.FinishOrderParams{
 		ResponseCode: http.StatusCreated, ResponseBody: body,
 		CustomerID: a.CustomerID, Key: a.Key, LockToken: c.token,
 		OrderID: orderID, Amount: priced.Amount, Currency: priced.Currency, ChargeID: ch.ID, Items: items,
+		Event: event, Detail: detail,
 	})
 	if errors.Is(err, database.ErrNotFound) {
-		return Result{}, ErrLockLost
+		return Result{}, e.lostFinish(ctx, a, c)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("finish order: %w", err)
@@ -63,15 +66,58 @@ func (e *Engine) finishOrder(ctx context.Context, a Attempt, c claim, priced cat
 func (e *Engine) finishDeclined(ctx context.Context, a Attempt, c claim, declined *payment.DeclinedError) (Result, error) {
 	p := problem.PaymentDeclined.New(declined.Message)
 	p.ChargeID = declined.ChargeID
+	return e.finishWithProblem(ctx, a, c, p, outcomeDeclined)
+}
+
+// finishNotCompleted stores the completer's finding that the provider holds
+// no charge for the operation: the attempt that claimed the key died before
+// charging. The key is closed with a final answer rather than left for a
+// client that may never return; from now on nothing charges under it, and a
+// retry is told to start a new operation with a new key.
+func (e *Engine) finishNotCompleted(ctx context.Context, a Attempt, c claim) (Result, error) {
+	p := problem.PaymentNotCompleted.New("the request that started this payment was interrupted before anything was charged")
+	return e.finishWithProblem(ctx, a, c, p, outcomeNotCompleted)
+}
+
+// finishWithProblem stores a final answer that wrote no order.
+func (e *Engine) finishWithProblem(ctx context.Context, a Attempt, c claim, p problem.Problem, outcome string) (Result, error) {
+	event, detail := c.finishEvent(outcome)
 	stored, err := e.db.FinishKey(ctx, db.FinishKeyParams{
-		ResponseCode: http.StatusPaymentRequired, ResponseBody: p.JSON(),
+		ResponseCode: int32(p.Status), ResponseBody: p.JSON(),
 		CustomerID: a.CustomerID, Key: a.Key, LockToken: c.token,
+		Event: event, Detail: detail,
 	})
 	if errors.Is(err, database.ErrNotFound) {
-		return Result{}, ErrLockLost
+		return Result{}, e.lostFinish(ctx, a, c)
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("finish declined: %w", err)
+		return Result{}, fmt.Errorf("finish key: %w", err)
 	}
-	return Result{Status: http.StatusPaymentRequired, Body: stored}, nil
+	return Result{Status: p.Status, Body: stored}, nil
+}
+
+// How an operation ended, in audit events and the completer's metrics.
+const (
+	outcomeCharged      = "charged"
+	outcomeDeclined     = "declined"
+	outcomeNotCompleted = "not_completed"
+)
+
+// finishEvent is the audit event a finish records: "finished" by a request,
+// "recovered" (with what the completer found) by the completer.
+func (c claim) finishEvent(outcome string) (event string, detail json.RawMessage) {
+	if !c.byCompleter {
+		return "finished", json.RawMessage(`{}`)
+	}
+	detail, _ = json.Marshal(map[string]string{"outcome": outcome})
+	return "recovered", detail
+}
+
+// lostFinish accounts for a finish that matched no row: a newer attempt took
+// the key over, and this one wrote nothing.
+func (e *Engine) lostFinish(ctx context.Context, a Attempt, c claim) error {
+	e.metrics.FinishesLost.WithLabelValues(c.holder()).Inc()
+	e.log.WarnContext(ctx, "finish lost to a newer attempt; nothing written",
+		logging.Key(a.Key), "customer_id", a.CustomerID, "holder", c.holder())
+	return ErrLockLost
 }

@@ -3,8 +3,12 @@ package checkout
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"time"
 
 	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/logging"
+	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
 )
 
@@ -13,9 +17,15 @@ import (
 // It returns a Result for every outcome that is stored and replayed (a placed
 // order, a declined card), and an error for every outcome that is not:
 // *InvalidOrderError, ErrKeyReused, *InProgressError, ErrLockLost,
-// *ProviderError, or an unexpected failure. None of those errors stores
-// anything, so the same key can be retried.
+// *ProviderError, *AbandonedError, or an unexpected failure. None of those
+// errors stores anything, so the same key can be retried.
 func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
+	select {
+	case <-e.abandoned:
+		// Claiming now would only leave one more key for the completer.
+		return Result{}, &AbandonedError{RetryAfter: time.Second}
+	default:
+	}
 	// Validate and price before claiming: a bad request must not consume
 	// the key, so the client can fix it and resend with the same key.
 	priced, err := e.catalog.Price(ctx, a.Order.Items)
@@ -27,12 +37,16 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 		return Result{}, err
 	}
 
-	c, replay, err := e.claimKey(ctx, a)
+	c, replay, err := e.claimKey(ctx, a, priced)
+	e.countClaim(ctx, a, c, replay, err)
 	if err != nil {
 		return Result{}, err
 	}
 	if replay != nil {
 		return *replay, nil
+	}
+	if c.resumed != nil {
+		priced = *c.resumed
 	}
 	claimed := Claimed{CustomerID: a.CustomerID, Key: a.Key, TakenOver: c.takenOver}
 	if h := e.cfg.Hooks.AfterClaim; h != nil {
@@ -42,10 +56,27 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 	// This attempt owns the key now. If the client hangs up, finishing is
 	// still better than leaving a charge without its order, so the rest is
 	// detached from the request's cancellation; the provider client and
-	// FinishTimeout bound it instead.
-	ctx = context.WithoutCancel(ctx)
+	// FinishTimeout bound it instead, and only a shutdown cuts it short.
+	ctx, cancel := e.detach(ctx)
+	defer cancel(nil)
+	res, err := e.chargeAndFinish(ctx, a, c, claimed, priced)
+	if err != nil && errors.Is(context.Cause(ctx), ErrAbandoned) {
+		return Result{}, &AbandonedError{RetryAfter: e.lockFor(a)}
+	}
+	return res, err
+}
 
-	ch, err := e.charge(ctx, a, priced)
+// chargeAndFinish is phases 2 and 3 of an attempt that owns its key.
+func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claimed Claimed, priced catalog.Priced) (Result, error) {
+	var ch payment.Charge
+	err := e.withLease(ctx, a.CustomerID, a.Key, c, e.lockFor(a), claimed, func(ctx context.Context) error {
+		if h := e.cfg.Hooks.BeforeCharge; h != nil {
+			h(ctx, claimed)
+		}
+		var err error
+		ch, err = e.charge(ctx, a, c, priced)
+		return err
+	})
 	var declined *payment.DeclinedError
 	if err != nil && !errors.As(err, &declined) {
 		return Result{}, err
@@ -59,4 +90,43 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 		return e.finishDeclined(ctx, a, c, declined)
 	}
 	return e.finishOrder(ctx, a, c, priced, ch)
+}
+
+// detach returns a context that keeps ctx's values (the request id) but not
+// its cancellation, and that Abandon cancels with ErrAbandoned.
+func (e *Engine) detach(ctx context.Context) (context.Context, context.CancelCauseFunc) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	go func() {
+		select {
+		case <-e.abandoned:
+			cancel(ErrAbandoned)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// countClaim records a claim's outcome in the metrics and the log.
+func (e *Engine) countClaim(ctx context.Context, a Attempt, c claim, replay *Result, err error) {
+	var (
+		inProgress *InProgressError
+		outcome    string
+		level      = slog.LevelDebug
+	)
+	switch {
+	case errors.Is(err, ErrKeyReused):
+		outcome, level = metrics.ClaimMismatch, slog.LevelInfo
+	case errors.As(err, &inProgress):
+		outcome = metrics.ClaimConflict
+	case err != nil:
+		return // not an outcome of the claim: the database failed
+	case replay != nil:
+		outcome = metrics.ClaimReplay
+	case c.takenOver:
+		outcome, level = metrics.ClaimTakeover, slog.LevelInfo
+	default:
+		outcome = metrics.ClaimNew
+	}
+	e.metrics.Claims.WithLabelValues(outcome).Inc()
+	e.log.Log(ctx, level, "claim", "outcome", outcome, logging.Key(a.Key), "customer_id", a.CustomerID)
 }

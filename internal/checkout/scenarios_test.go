@@ -134,7 +134,7 @@ func TestProviderFailsAfterCharging(t *testing.T) {
 	}
 	var receipt checkout.Receipt
 	retry.JSON(t, &receipt)
-	charge, err := h.DB.ProviderChargeByKey(context.Background(), checkout.ProviderKey(c.ID, "k-1"))
+	charge, err := h.DB.ProviderChargeByKey(context.Background(), h.ProviderKey(t, c, "k-1"))
 	if err != nil {
 		t.Fatalf("provider charge: %v", err)
 	}
@@ -150,29 +150,26 @@ func TestProviderFailsAfterCharging(t *testing.T) {
 
 // slowOriginal runs the article's stalled-request scenario: a 2 s provider, a
 // 1 s lock, the original taken over by a retry. Hooks fix the order of
-// events: the retry claims before the original finishes, and the original
-// finishes before the retry does. It returns the two responses.
+// events: the original stalls after its charge (its lease is renewed only
+// while the provider call is in flight, so its lock then expires), the retry
+// takes over and charges, the original finishes, and the retry finishes
+// last. It returns the two responses.
 func slowOriginal(t *testing.T, unguarded bool) (h *apptest.Harness, original, retry apptest.Response) {
 	t.Helper()
 	var (
-		originalClaimed = make(chan struct{})
-		retryClaimed    = make(chan struct{})
+		originalCharged = make(chan struct{})
+		retryCharged    = make(chan struct{})
 		originalReplied = make(chan struct{})
 	)
 	h = apptest.New(t, func(cfg *app.Config) {
 		cfg.LockTimeout = time.Second
-		cfg.Hooks.AfterClaim = func(_ context.Context, c checkout.Claimed) {
-			if c.TakenOver {
-				close(retryClaimed)
-			} else {
-				close(originalClaimed)
-			}
-		}
 		cfg.Hooks.BeforeFinish = func(_ context.Context, c checkout.Claimed) {
 			if c.TakenOver {
+				close(retryCharged)
 				waitOrTimeout(t, originalReplied) // the retry finishes last...
 			} else {
-				waitOrTimeout(t, retryClaimed) // ...the original after the takeover
+				close(originalCharged)
+				waitOrTimeout(t, retryCharged) // ...the original after the takeover
 			}
 		}
 	})
@@ -188,7 +185,9 @@ func slowOriginal(t *testing.T, unguarded bool) (h *apptest.Harness, original, r
 		original = h.PlaceOrder(t, c, "slow", oneMug)
 		close(originalReplied)
 	}()
-	waitOrTimeout(t, originalClaimed)
+	// Only once the original's provider call is over: until then its
+	// heartbeat renews the lock, even one that lapsed under load.
+	waitOrTimeout(t, originalCharged)
 	h.WaitLockExpired(t, c, "slow")
 	retry = h.PlaceOrder(t, c, "slow", oneMug)
 	<-done

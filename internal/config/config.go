@@ -5,9 +5,12 @@ package config
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"time"
+
+	"exactlyonce/internal/logging"
 )
 
 // Config is every setting of the web binary.
@@ -31,6 +34,24 @@ type Config struct {
 	// ShutdownTimeout is how long in-flight requests get to finish on
 	// SIGTERM before they are cut off.
 	ShutdownTimeout time.Duration
+	// LogLevel is debug, info, warn or error.
+	LogLevel slog.Level
+	// KeyRetention is how long an idempotency key is kept after its
+	// creation; then the sweeper deletes it (if finished) and the same key
+	// starts a new operation.
+	KeyRetention time.Duration
+	// CompleterInterval spaces the completer's passes over stuck keys.
+	CompleterInterval time.Duration
+	// CompleterGrace is how long after its creation a key is left to its
+	// client's retries before the completer may settle it.
+	CompleterGrace time.Duration
+	// SweepInterval spaces the sweeper's passes over expired keys.
+	SweepInterval time.Duration
+	// SessionSecret signs the browser shoppers' cookies and the keys of
+	// their checkout forms: any string, ideally 32 random bytes in hex.
+	// Every instance behind one address needs the same one. When empty, a
+	// random secret is made at start and sessions do not survive a restart.
+	SessionSecret string
 }
 
 // Load reads the environment.
@@ -40,6 +61,8 @@ func Load() (Config, error) {
 		LocalDB:     os.Getenv("LOCAL_DB"),
 		Addr:        getenv("ADDR", "127.0.0.1:8080"),
 		LogFormat:   getenv("LOG_FORMAT", "text"),
+		// Read as given: it is hashed into keys, so its form does not matter.
+		SessionSecret: os.Getenv("SESSION_SECRET"),
 	}
 	var err error
 	if c.LockTimeout, err = duration("LOCK_TIMEOUT", 30*time.Second); err != nil {
@@ -53,6 +76,33 @@ func Load() (Config, error) {
 	}
 	if c.Demo, err = boolean("DEMO", false); err != nil {
 		return c, err
+	}
+	if c.LogLevel, err = logging.ParseLevel(getenv("LOG_LEVEL", "info")); err != nil {
+		return c, fmt.Errorf("LOG_LEVEL: %w", err)
+	}
+	if c.KeyRetention, err = duration("KEY_RETENTION", 24*time.Hour); err != nil {
+		return c, err
+	}
+	if c.CompleterInterval, err = duration("COMPLETER_INTERVAL", 10*time.Second); err != nil {
+		return c, err
+	}
+	if c.CompleterGrace, err = duration("COMPLETER_GRACE", time.Minute); err != nil {
+		return c, err
+	}
+	if c.SweepInterval, err = duration("SWEEP_INTERVAL", time.Minute); err != nil {
+		return c, err
+	}
+	if c.CompleterGrace <= c.ProviderTimeout {
+		// The completer takes "no charge" for a final answer: by then the
+		// attempt's own provider call must have ended.
+		return c, fmt.Errorf("COMPLETER_GRACE (%s) must be longer than PROVIDER_TIMEOUT (%s)",
+			c.CompleterGrace, c.ProviderTimeout)
+	}
+	if c.KeyRetention <= c.CompleterGrace+c.LockTimeout {
+		// A key must outlive its chance of being settled by a retry or the
+		// completer, or clients would be told to stop retrying too early.
+		return c, fmt.Errorf("KEY_RETENTION (%s) must be longer than COMPLETER_GRACE plus LOCK_TIMEOUT (%s)",
+			c.KeyRetention, c.CompleterGrace+c.LockTimeout)
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c, fmt.Errorf(`LOG_FORMAT: want "text" or "json", got %q`, c.LogFormat)

@@ -15,16 +15,22 @@ import (
 
 const claimKey = `-- name: ClaimKey :one
 WITH inserted AS (
-    INSERT INTO idempotency_keys (customer_id, key, fingerprint, locked_until, lock_token)
-    VALUES ($1, $2, $3, now() + $4::interval, $5)
+    INSERT INTO idempotency_keys (customer_id, key, fingerprint, locked_until, lock_token, request, operation_id)
+    VALUES ($1, $2, $3, now() + $4::interval, $5, $6, $7)
     ON CONFLICT (customer_id, key) DO NOTHING
-    RETURNING true AS inserted, fingerprint, status,
-              (locked_until - now())::interval AS lock_remaining, response_code, response_body
+    RETURNING true AS inserted, customer_id, key, fingerprint, status, locked_until,
+              (locked_until - now())::interval AS lock_remaining, response_code, response_body, operation_id
+),
+claimed AS (
+    INSERT INTO key_events (customer_id, key, event, detail)
+    SELECT customer_id, key, 'claimed', jsonb_build_object('locked_until', locked_until)
+    FROM inserted
 )
-SELECT inserted, fingerprint, status, lock_remaining, response_code, response_body
+SELECT inserted, fingerprint, status, lock_remaining, response_code, response_body, operation_id
 FROM inserted
 UNION ALL
-SELECT false, k.fingerprint, k.status, (k.locked_until - now())::interval, k.response_code, k.response_body
+SELECT false, k.fingerprint, k.status, (k.locked_until - now())::interval, k.response_code, k.response_body,
+       k.operation_id
 FROM idempotency_keys k
 WHERE k.customer_id = $1 AND k.key = $2
   AND NOT EXISTS (SELECT FROM inserted)
@@ -36,6 +42,8 @@ type ClaimKeyParams struct {
 	Fingerprint []byte
 	LockFor     time.Duration
 	LockToken   uuid.UUID
+	Request     json.RawMessage
+	OperationID uuid.UUID
 }
 
 type ClaimKeyRow struct {
@@ -45,15 +53,17 @@ type ClaimKeyRow struct {
 	LockRemaining time.Duration
 	ResponseCode  *int32
 	ResponseBody  json.RawMessage
+	OperationID   uuid.UUID
 }
 
 // lock_remaining is measured by the database clock: negative or zero means
 // the lock has expired. The application server's clock never judges a lock.
 // The first step of every order, in one round trip. It inserts the key as
-// started and locked by this request; if the key already exists it reports
-// the row as this statement's snapshot sees it. A row another transaction
-// committed after that snapshot is invisible here, so "no row at all" means
-// "look again with LockKey".
+// started and locked by this request, with the priced order the completer
+// needs and a new operation id, and records the "claimed" event; if the key
+// already exists it reports the row as this statement's snapshot sees it. A
+// row another transaction committed after that snapshot is invisible here,
+// so "no row at all" means "look again with LockKey".
 func (q *Queries) ClaimKey(ctx context.Context, arg ClaimKeyParams) (ClaimKeyRow, error) {
 	row := q.db.QueryRow(ctx, claimKey,
 		arg.CustomerID,
@@ -61,6 +71,8 @@ func (q *Queries) ClaimKey(ctx context.Context, arg ClaimKeyParams) (ClaimKeyRow
 		arg.Fingerprint,
 		arg.LockFor,
 		arg.LockToken,
+		arg.Request,
+		arg.OperationID,
 	)
 	var i ClaimKeyRow
 	err := row.Scan(
@@ -70,16 +82,26 @@ func (q *Queries) ClaimKey(ctx context.Context, arg ClaimKeyParams) (ClaimKeyRow
 		&i.LockRemaining,
 		&i.ResponseCode,
 		&i.ResponseBody,
+		&i.OperationID,
 	)
 	return i, err
 }
 
 const finishKey = `-- name: FinishKey :one
-UPDATE idempotency_keys
-SET status = 'finished', response_code = $1::int, response_body = $2
-WHERE customer_id = $3 AND key = $4
-  AND status = 'started' AND lock_token = $5
-RETURNING response_body
+WITH finished AS (
+    UPDATE idempotency_keys
+    SET status = 'finished', response_code = $1::int, response_body = $2
+    WHERE idempotency_keys.customer_id = $3 AND idempotency_keys.key = $4
+      AND status = 'started' AND lock_token = $5
+    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_code,
+              idempotency_keys.response_body
+),
+logged AS (
+    INSERT INTO key_events (customer_id, key, event, detail)
+    SELECT customer_id, key, $6::text, $7::jsonb || jsonb_build_object('status', response_code)
+    FROM finished
+)
+SELECT response_body FROM finished
 `
 
 type FinishKeyParams struct {
@@ -88,10 +110,14 @@ type FinishKeyParams struct {
 	CustomerID   uuid.UUID
 	Key          string
 	LockToken    uuid.UUID
+	Event        string
+	Detail       json.RawMessage
 }
 
-// Stores a definite outcome that wrote no order (a declined card), but only
-// for the attempt that still holds the key.
+// Stores a definite outcome that wrote no order (a declined card, a payment
+// the completer found was never made), but only for the attempt that still
+// holds the key, and records the event ("finished", or "recovered" when the
+// completer finishes it).
 func (q *Queries) FinishKey(ctx context.Context, arg FinishKeyParams) (json.RawMessage, error) {
 	row := q.db.QueryRow(ctx, finishKey,
 		arg.ResponseCode,
@@ -99,6 +125,8 @@ func (q *Queries) FinishKey(ctx context.Context, arg FinishKeyParams) (json.RawM
 		arg.CustomerID,
 		arg.Key,
 		arg.LockToken,
+		arg.Event,
+		arg.Detail,
 	)
 	var response_body json.RawMessage
 	err := row.Scan(&response_body)
@@ -107,7 +135,7 @@ func (q *Queries) FinishKey(ctx context.Context, arg FinishKeyParams) (json.RawM
 
 const getKey = `-- name: GetKey :one
 SELECT customer_id, key, status, locked_until, (locked_until - now())::interval AS lock_remaining,
-       lock_token, response_code, created_at
+       lock_token, response_code, created_at, operation_id
 FROM idempotency_keys
 WHERE customer_id = $1 AND key = $2
 `
@@ -126,6 +154,7 @@ type GetKeyRow struct {
 	LockToken     uuid.UUID
 	ResponseCode  *int32
 	CreatedAt     time.Time
+	OperationID   uuid.UUID
 }
 
 // A key as an operator (or a test) inspects it.
@@ -141,13 +170,55 @@ func (q *Queries) GetKey(ctx context.Context, arg GetKeyParams) (GetKeyRow, erro
 		&i.LockToken,
 		&i.ResponseCode,
 		&i.CreatedAt,
+		&i.OperationID,
 	)
 	return i, err
 }
 
+const listKeyEvents = `-- name: ListKeyEvents :many
+SELECT event, at, detail
+FROM key_events
+WHERE customer_id = $1 AND key = $2
+ORDER BY id
+LIMIT $3
+`
+
+type ListKeyEventsParams struct {
+	CustomerID uuid.UUID
+	Key        string
+	MaxRows    int32
+}
+
+type ListKeyEventsRow struct {
+	Event  string
+	At     time.Time
+	Detail json.RawMessage
+}
+
+// One key's audit trail, oldest first, across every life of the key.
+func (q *Queries) ListKeyEvents(ctx context.Context, arg ListKeyEventsParams) ([]ListKeyEventsRow, error) {
+	rows, err := q.db.Query(ctx, listKeyEvents, arg.CustomerID, arg.Key, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListKeyEventsRow
+	for rows.Next() {
+		var i ListKeyEventsRow
+		if err := rows.Scan(&i.Event, &i.At, &i.Detail); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const lockKey = `-- name: LockKey :one
 SELECT fingerprint, status, (locked_until - now())::interval AS lock_remaining,
-       response_code, response_body
+       response_code, response_body, operation_id, request
 FROM idempotency_keys
 WHERE customer_id = $1 AND key = $2
 FOR UPDATE
@@ -164,10 +235,13 @@ type LockKeyRow struct {
 	LockRemaining time.Duration
 	ResponseCode  *int32
 	ResponseBody  json.RawMessage
+	OperationID   uuid.UUID
+	Request       json.RawMessage
 }
 
 // Locks an existing key for the rest of the transaction so that deciding to
-// take it over and doing so cannot interleave with another request.
+// take it over and doing so cannot interleave with another request. A
+// takeover resumes the operation with the request the key was claimed for.
 func (q *Queries) LockKey(ctx context.Context, arg LockKeyParams) (LockKeyRow, error) {
 	row := q.db.QueryRow(ctx, lockKey, arg.CustomerID, arg.Key)
 	var i LockKeyRow
@@ -177,15 +251,54 @@ func (q *Queries) LockKey(ctx context.Context, arg LockKeyParams) (LockKeyRow, e
 		&i.LockRemaining,
 		&i.ResponseCode,
 		&i.ResponseBody,
+		&i.OperationID,
+		&i.Request,
 	)
 	return i, err
 }
 
-const takeOverKey = `-- name: TakeOverKey :exec
+const renewLock = `-- name: RenewLock :one
 UPDATE idempotency_keys
-SET lock_token = $1,
-    locked_until = now() + $2::interval
-WHERE customer_id = $3 AND key = $4 AND status = 'started'
+SET locked_until = now() + $1::interval
+WHERE customer_id = $2 AND key = $3
+  AND status = 'started' AND lock_token = $4
+RETURNING locked_until
+`
+
+type RenewLockParams struct {
+	LockFor    time.Duration
+	CustomerID uuid.UUID
+	Key        string
+	LockToken  uuid.UUID
+}
+
+// The heartbeat of an attempt waiting on the provider: it extends the lock
+// only while the key is still started and carries this attempt's token. No
+// row means a newer attempt took the key over, and this one must stop.
+func (q *Queries) RenewLock(ctx context.Context, arg RenewLockParams) (time.Time, error) {
+	row := q.db.QueryRow(ctx, renewLock,
+		arg.LockFor,
+		arg.CustomerID,
+		arg.Key,
+		arg.LockToken,
+	)
+	var locked_until time.Time
+	err := row.Scan(&locked_until)
+	return locked_until, err
+}
+
+const takeOverKey = `-- name: TakeOverKey :exec
+WITH taken AS (
+    UPDATE idempotency_keys
+    SET lock_token = $1,
+        locked_until = now() + $2::interval
+    WHERE idempotency_keys.customer_id = $3 AND idempotency_keys.key = $4
+      AND status = 'started'
+    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.locked_until
+)
+INSERT INTO key_events (customer_id, key, event, detail)
+SELECT customer_id, key, 'taken_over', jsonb_build_object('by', 'request', 'locked_until', locked_until)
+FROM taken
 `
 
 type TakeOverKeyParams struct {
@@ -195,8 +308,9 @@ type TakeOverKeyParams struct {
 	Key        string
 }
 
-// Hands a started key whose lock expired to a new attempt. The new token is
-// what makes any finish by the previous holder match no row.
+// Hands a started key whose lock expired to a new attempt, and records the
+// "taken_over" event. The new token is what makes any finish by the previous
+// holder match no row.
 func (q *Queries) TakeOverKey(ctx context.Context, arg TakeOverKeyParams) error {
 	_, err := q.db.Exec(ctx, takeOverKey,
 		arg.LockToken,
@@ -205,4 +319,61 @@ func (q *Queries) TakeOverKey(ctx context.Context, arg TakeOverKeyParams) error 
 		arg.Key,
 	)
 	return err
+}
+
+const takeOverStuckKey = `-- name: TakeOverStuckKey :one
+WITH stuck AS (
+    SELECT s.customer_id, s.key
+    FROM idempotency_keys s
+    WHERE s.status = 'started' AND s.locked_until <= now() AND s.request IS NOT NULL
+      AND s.created_at <= now() - $1::interval
+    ORDER BY s.locked_until
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+),
+taken AS (
+    UPDATE idempotency_keys k
+    SET lock_token = $2,
+        locked_until = now() + $3::interval
+    FROM stuck
+    WHERE k.customer_id = stuck.customer_id AND k.key = stuck.key AND k.status = 'started'
+    RETURNING k.customer_id, k.key, k.request, k.operation_id, k.locked_until
+),
+logged AS (
+    INSERT INTO key_events (customer_id, key, event, detail)
+    SELECT customer_id, key, 'taken_over', jsonb_build_object('by', 'completer', 'locked_until', locked_until)
+    FROM taken
+)
+SELECT customer_id, key, request, operation_id FROM taken
+`
+
+type TakeOverStuckKeyParams struct {
+	Grace     time.Duration
+	LockToken uuid.UUID
+	LockFor   time.Duration
+}
+
+type TakeOverStuckKeyRow struct {
+	CustomerID  uuid.UUID
+	Key         string
+	Request     json.RawMessage
+	OperationID uuid.UUID
+}
+
+// The completer's claim: one started key whose lock has expired and whose
+// client has had grace to retry, taken over exactly as a retry would (a new
+// lock token) and recorded as "taken_over". SKIP LOCKED passes over a key
+// that a retry or another completer is deciding about right now, so several
+// instances never wait for each other; the re-check of the WHERE clause on
+// the locked row (READ COMMITTED) drops a key taken over meanwhile.
+func (q *Queries) TakeOverStuckKey(ctx context.Context, arg TakeOverStuckKeyParams) (TakeOverStuckKeyRow, error) {
+	row := q.db.QueryRow(ctx, takeOverStuckKey, arg.Grace, arg.LockToken, arg.LockFor)
+	var i TakeOverStuckKeyRow
+	err := row.Scan(
+		&i.CustomerID,
+		&i.Key,
+		&i.Request,
+		&i.OperationID,
+	)
+	return i, err
 }

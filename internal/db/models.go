@@ -11,6 +11,12 @@ import (
 	"github.com/google/uuid"
 )
 
+type CartItem struct {
+	CustomerID uuid.UUID
+	Sku        string
+	Quantity   int32
+}
+
 type Customer struct {
 	ID        uuid.UUID
 	Name      string
@@ -28,6 +34,17 @@ type IdempotencyKey struct {
 	ResponseCode *int32
 	ResponseBody json.RawMessage
 	CreatedAt    time.Time
+	Request      json.RawMessage
+	OperationID  uuid.UUID
+}
+
+type KeyEvent struct {
+	ID         int64
+	CustomerID uuid.UUID
+	Key        string
+	Event      string
+	At         time.Time
+	Detail     json.RawMessage
 }
 
 type Order struct {

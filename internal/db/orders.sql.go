@@ -18,13 +18,20 @@ WITH finished AS (
     SET status = 'finished', response_code = $1::int, response_body = $2
     WHERE idempotency_keys.customer_id = $3 AND idempotency_keys.key = $4
       AND status = 'started' AND lock_token = $5
-    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_body
+    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_code,
+              idempotency_keys.response_body
 ),
 inserted AS (
     INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
     SELECT customer_id, $6, key, $7, $8, $9, $10
     FROM finished
     RETURNING id
+),
+logged AS (
+    INSERT INTO key_events (customer_id, key, event, detail)
+    SELECT finished.customer_id, finished.key, $11::text,
+           $12::jsonb || jsonb_build_object('status', finished.response_code, 'order_id', inserted.id)
+    FROM finished, inserted
 )
 SELECT finished.response_body FROM finished, inserted
 `
@@ -40,13 +47,16 @@ type FinishOrderParams struct {
 	Currency     string
 	ChargeID     string
 	Items        json.RawMessage
+	Event        string
+	Detail       json.RawMessage
 }
 
 // The last step of a successful order, in one statement and so in one
-// transaction: mark the key finished with the response to replay and write
-// the order, but only if this attempt still holds the key's lock token. When
-// a newer attempt has taken the key over, the UPDATE matches no row, the
-// INSERT has nothing to select from, and the statement returns no row.
+// transaction: mark the key finished with the response to replay, write the
+// order and record the event ("finished", or "recovered" when the completer
+// finishes it), but only if this attempt still holds the key's lock token.
+// When a newer attempt has taken the key over, the UPDATE matches no row, the
+// INSERTs have nothing to select from, and the statement returns no row.
 func (q *Queries) FinishOrder(ctx context.Context, arg FinishOrderParams) (json.RawMessage, error) {
 	row := q.db.QueryRow(ctx, finishOrder,
 		arg.ResponseCode,
@@ -59,6 +69,8 @@ func (q *Queries) FinishOrder(ctx context.Context, arg FinishOrderParams) (json.
 		arg.Currency,
 		arg.ChargeID,
 		arg.Items,
+		arg.Event,
+		arg.Detail,
 	)
 	var response_body json.RawMessage
 	err := row.Scan(&response_body)

@@ -52,9 +52,13 @@ func (h *Handler) placeOrder(c echo.Context) error {
 	if req.Card == "" {
 		req.Card = defaultCard
 	}
+	lockFor, err := h.demoLockFor(c)
+	if err != nil {
+		return err
+	}
 	res, err := h.checkout.Place(c.Request().Context(), checkout.Attempt{
 		CustomerID: customerID(c), Key: key, Fingerprint: fp,
-		Order: checkout.Order{Items: req.Items, Card: req.Card},
+		Order: checkout.Order{Items: req.Items, Card: req.Card}, LockFor: lockFor,
 	})
 	if err != nil {
 		return err

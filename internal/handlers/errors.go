@@ -29,9 +29,15 @@ func newAPIError(kind problem.Kind, detail string) *apiError {
 
 // handleError is the one place errors become responses. Client errors are
 // logged as warnings, everything else as an error with the request id;
-// users never see the text of an unexpected error.
+// users never see the text of an unexpected error. Machine clients get
+// problem+json; every other path is a page a person sees, and gets one
+// (page_errors.go).
 func (h *Handler) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
+		return
+	}
+	if !isAPIPath(c.Request().URL.Path) {
+		h.handlePageError(err, c)
 		return
 	}
 	ae := toAPIError(err)
@@ -61,6 +67,7 @@ func toAPIError(err error) *apiError {
 		invalid    *checkout.InvalidOrderError
 		inProgress *checkout.InProgressError
 		provider   *checkout.ProviderError
+		abandoned  *checkout.AbandonedError
 		he         *echo.HTTPError
 	)
 	switch {
@@ -74,6 +81,8 @@ func toAPIError(err error) *apiError {
 		return &apiError{kind: problem.KeyInUse, detail: "an earlier request with this Idempotency-Key has not finished yet", retryAfter: inProgress.RetryAfter}
 	case errors.Is(err, checkout.ErrLockLost):
 		return &apiError{kind: problem.LockLost, detail: "a newer attempt with this Idempotency-Key took the operation over", retryAfter: time.Second}
+	case errors.As(err, &abandoned):
+		return &apiError{kind: problem.ShuttingDown, detail: "the server stopped before this request finished", retryAfter: abandoned.RetryAfter}
 	case errors.As(err, &provider):
 		kind := problem.ProviderFailed
 		switch provider.Reason {

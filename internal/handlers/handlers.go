@@ -1,7 +1,8 @@
-// Package handlers is the HTTP face of the shop: the JSON API, the demo
-// controls and the error handler that turns every returned error into a
-// response. Handlers only translate between HTTP and the checkout engine;
-// the order logic lives in package checkout.
+// Package handlers is the HTTP face of the shop: the JSON API, the browser
+// pages (page_*.go, checkout_*.go), the demo controls and the error handler
+// that turns every returned error into a response: problem+json for the
+// API, an HTML page for a person. Handlers only translate between HTTP and
+// the checkout engine; the order logic lives in package checkout.
 package handlers
 
 import (
@@ -11,6 +12,9 @@ import (
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/formkey"
+	"exactlyonce/internal/lab"
+	"exactlyonce/internal/session"
 )
 
 // Handler holds the dependencies of every route.
@@ -22,6 +26,14 @@ type Handler struct {
 	// controls set; nil when demo mode is off.
 	provider *fakeprovider.Provider
 	log      *slog.Logger
+	// lifecycle is what the operations routes serve.
+	lifecycle Lifecycle
+	// sessions and formKeys serve the browser pages: the shopper's cookies
+	// and the keys minted into checkout forms.
+	sessions *session.Store
+	formKeys *formkey.Signer
+	// lab runs the double-click lab; nil when demo mode is off.
+	lab *lab.Runner
 }
 
 // Deps are the dependencies New needs.
@@ -32,9 +44,20 @@ type Deps struct {
 	// Provider enables the demo controls when non-nil.
 	Provider *fakeprovider.Provider
 	Log      *slog.Logger
+	// Lifecycle is the key retention policy and the metrics, served by
+	// the operations routes (health.go, policy.go).
+	Lifecycle Lifecycle
+	// Sessions and FormKeys are the browser shop's signed cookies and
+	// checkout form keys.
+	Sessions *session.Store
+	FormKeys *formkey.Signer
+	// Lab enables the double-click lab (/lab) when non-nil.
+	Lab *lab.Runner
 }
 
 // New returns a Handler.
 func New(d Deps) *Handler {
-	return &Handler{db: d.DB, catalog: d.Catalog, checkout: d.Checkout, provider: d.Provider, log: d.Log}
+	return &Handler{db: d.DB, catalog: d.Catalog, checkout: d.Checkout, provider: d.Provider, log: d.Log,
+		lifecycle: d.Lifecycle, sessions: d.Sessions, formKeys: d.FormKeys,
+		lab: d.Lab}
 }

@@ -5,6 +5,9 @@ import "github.com/labstack/echo/v4"
 // Register adds every route of the shop to e.
 func (h *Handler) Register(e *echo.Echo) {
 	e.HTTPErrorHandler = h.handleError
+	e.Use(securityHeaders())
+	h.registerPages(e)
+	h.registerLab(e)
 
 	api := e.Group("/api")
 	api.POST("/customers", h.createCustomer)
@@ -15,6 +18,9 @@ func (h *Handler) Register(e *echo.Echo) {
 	orders.GET("", h.listOrders)
 	orders.GET("/:id", h.getOrder)
 
+	api.GET("/idempotency-policy", h.idempotencyPolicy)
+	api.GET("/keys/:key/events", h.keyEvents, h.requireCustomer)
+
 	if h.provider != nil {
 		demo := api.Group("/demo")
 		demo.GET("/provider", h.getProviderBehaviour)
@@ -23,4 +29,8 @@ func (h *Handler) Register(e *echo.Echo) {
 	}
 
 	e.GET("/problems/:slug", h.describeProblem)
+
+	e.GET("/healthz", h.healthz)
+	e.GET("/readyz", h.readyz)
+	e.GET("/metrics", echo.WrapHandler(h.lifecycle.Metrics))
 }

@@ -26,12 +26,16 @@ var (
 		"This Idempotency-Key was already used for a different request. A key identifies one operation: generate a new key for a new operation."}
 	UnsupportedMediaType = Kind{"unsupported-media-type", "Unsupported media type", http.StatusUnsupportedMediaType,
 		"Send the body as application/json."}
+	PaymentNotCompleted = Kind{"payment-not-completed", "Payment not completed", http.StatusPaymentRequired,
+		"The request that started this payment was interrupted (the server stopped, or the payment provider failed) before anything was charged, and no retry came back within the grace period, so the server closed the operation: nothing was charged, and nothing will be under this Idempotency-Key. This outcome is final for the key and is replayed on retries; to try again, start a new operation with a new key."}
 	ProviderFailed = Kind{"provider-failed", "Payment provider error", http.StatusBadGateway,
-		"The payment provider failed and the outcome of the payment is not known yet. Nothing was stored; retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice."}
+		"The payment provider failed and the outcome of the payment is not known yet. Nothing was stored; retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice. If no retry comes, the server settles the key itself: the order is completed if the payment went through, otherwise the key answers payment-not-completed."}
 	ProviderUnavailable = Kind{"provider-unavailable", "Payment provider unavailable", http.StatusServiceUnavailable,
 		"The payment provider could not be reached. Retry with the same Idempotency-Key after Retry-After seconds."}
 	ProviderTimeout = Kind{"provider-timeout", "Payment provider timeout", http.StatusGatewayTimeout,
-		"The payment provider did not answer in time; the payment may or may not have happened. Retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice."}
+		"The payment provider did not answer in time; the payment may or may not have happened. Retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice. If no retry comes, the server settles the key itself: the order is completed if the payment went through, otherwise the key answers payment-not-completed."}
+	ShuttingDown = Kind{"shutting-down", "Server shutting down", http.StatusServiceUnavailable,
+		"The server stopped while processing this request, before it finished. Nothing was stored by this attempt; retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice."}
 	Internal = Kind{"internal", "Internal error", http.StatusInternalServerError,
 		"Something went wrong on our side. It has been logged. Retrying with the same Idempotency-Key is safe."}
 )
@@ -40,4 +44,5 @@ var (
 var Kinds = []Kind{
 	InvalidRequest, MissingKey, InvalidKey, Unauthorized, PaymentDeclined, NotFound, MethodNotAllowed,
 	KeyInUse, LockLost, KeyReused, UnsupportedMediaType, ProviderFailed, ProviderUnavailable, ProviderTimeout, Internal,
+	PaymentNotCompleted, ShuttingDown,
 }

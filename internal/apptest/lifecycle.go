@@ -1,0 +1,131 @@
+package apptest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/db"
+)
+
+// Key reads a key's row as an operator would.
+func (h *Harness) Key(tb testing.TB, c Customer, key string) db.GetKeyRow {
+	tb.Helper()
+	k, err := h.DB.GetKey(context.Background(), db.GetKeyParams{CustomerID: c.ID, Key: key})
+	if err != nil {
+		tb.Fatalf("get key %q: %v", key, err)
+	}
+	return k
+}
+
+// ProviderKey is the idempotency key the shop sends the provider for the
+// current operation of key.
+func (h *Harness) ProviderKey(tb testing.TB, c Customer, key string) string {
+	tb.Helper()
+	return checkout.ProviderKey(c.ID, key, h.Key(tb, c, key).OperationID)
+}
+
+// Backdate moves a key's creation, and its audit events, back by d, as if
+// it had been made that long ago. Tests of expiry use it instead of waiting
+// out a retention window; no query of the application does this, so it is
+// SQL of the test's own.
+func (h *Harness) Backdate(tb testing.TB, c Customer, key string, d time.Duration) {
+	tb.Helper()
+	ctx := context.Background()
+	_, err := h.DB.Pool.Exec(ctx, `UPDATE idempotency_keys SET created_at = created_at - $3::interval
+		WHERE customer_id = $1 AND key = $2`, c.ID, key, d)
+	if err == nil {
+		_, err = h.DB.Pool.Exec(ctx, `UPDATE key_events SET at = at - $3::interval
+			WHERE customer_id = $1 AND key = $2`, c.ID, key, d)
+	}
+	if err != nil {
+		tb.Fatalf("backdate key %q: %v", key, err)
+	}
+}
+
+// KeyEvent is one entry of a key's audit trail as the API returns it.
+type KeyEvent struct {
+	Event  string         `json:"event"`
+	At     time.Time      `json:"at"`
+	Detail map[string]any `json:"detail"`
+}
+
+// KeyEvents reads a key's audit trail through the API.
+func (h *Harness) KeyEvents(tb testing.TB, c Customer, key string) []KeyEvent {
+	tb.Helper()
+	r := h.Do(tb, http.MethodGet, "/api/keys/"+key+"/events", "", "Authorization", "Bearer "+c.Token)
+	if r.Status != http.StatusOK {
+		tb.Fatalf("key events: got %d %s, want 200", r.Status, r.Body)
+	}
+	var events []KeyEvent
+	r.JSON(tb, &events)
+	return events
+}
+
+// EventNames lists the event names of a trail, in order.
+func EventNames(events []KeyEvent) []string {
+	names := make([]string, len(events))
+	for i, e := range events {
+		names[i] = e.Event
+	}
+	return names
+}
+
+// Metric reads /metrics and returns the value of the sample named name whose
+// labels include every name=value pair of labels, or 0 when there is none
+// (a counter that never moved is not exported).
+func (h *Harness) Metric(tb testing.TB, name string, labels ...string) float64 {
+	tb.Helper()
+	r := h.Do(tb, http.MethodGet, "/metrics", "")
+	if r.Status != http.StatusOK {
+		tb.Fatalf("metrics: got %d %s", r.Status, r.Body)
+	}
+	want := map[string]string{}
+	for i := 0; i+1 < len(labels); i += 2 {
+		want[labels[i]] = labels[i+1]
+	}
+	sc := bufio.NewScanner(bytes.NewReader(r.Body))
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		series, value, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		metric, labelText, _ := strings.Cut(series, "{")
+		if metric != name || !hasLabels(strings.TrimSuffix(labelText, "}"), want) {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			tb.Fatalf("metrics: bad sample %q", line)
+		}
+		return v
+	}
+	return 0
+}
+
+// hasLabels reports whether the exposition label text (a="x",b="y")
+// includes every pair of want. Label values here never hold commas.
+func hasLabels(text string, want map[string]string) bool {
+	got := map[string]string{}
+	for _, pair := range strings.Split(text, ",") {
+		if k, v, ok := strings.Cut(pair, "="); ok {
+			got[k] = strings.Trim(v, `"`)
+		}
+	}
+	for k, v := range want {
+		if got[k] != v {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,183 @@
+package browsertest_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// stepTimeout bounds one step of a test (a navigation, a wait); the browser
+// itself lives as long as the test.
+const stepTimeout = 30 * time.Second
+
+// chromium returns the browser to run, or "" when none is installed.
+func chromium() string {
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// newBrowser starts a headless Chromium with a profile of its own for the
+// test and returns the context of its first tab. The browser belongs to
+// this context, which has no deadline; steps take their timeouts from
+// child contexts (see step).
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	path := chromium()
+	if path == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not installed; under CI the browser tests must run (`make deps` installs it)")
+		}
+		t.Skip("chromium is not installed: skipping the browser tests (install it with `make deps`, or apt-get install chromium)")
+	}
+	profile, err := os.MkdirTemp("", "browsertest-profile-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { removeProfile(profile) })
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(profile),
+		chromedp.Headless,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.WindowSize(1280, 900),
+		// This machine's network refuses connections the browser would
+		// make in the background; asking for none keeps it quiet and fast.
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-default-apps", true),
+	}
+	if os.Geteuid() == 0 {
+		// Chromium refuses to run as root with its sandbox on.
+		opts = append(opts, chromedp.NoSandbox)
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(func() {
+		cancelCtx()
+		cancelAlloc()
+	})
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// removeProfile deletes a browser profile. The browser's child processes
+// can still write to it for a moment after it stops, so try a few times.
+func removeProfile(dir string) {
+	for range 50 {
+		if err := os.RemoveAll(dir); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// do runs steps with the step timeout, failing the test on error.
+func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, stepTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// run runs one action with the step timeout and returns its value.
+func run[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, stepTimeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+// waitFor evaluates a JavaScript condition until it holds. It tolerates the
+// errors of an evaluation cut short by a navigation, which is what this
+// waits through.
+func waitFor(t *testing.T, ctx context.Context, what, condition string) {
+	t.Helper()
+	deadline := time.Now().Add(stepTimeout)
+	var last error
+	for time.Now().Before(deadline) {
+		stepCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		ok, err := chromedp.Run(stepCtx, chromedp.Evaluate[bool](`!!(`+condition+`)`))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		if err != nil {
+			last = err
+		}
+		if errors.Is(ctx.Err(), context.Canceled) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s: still false after %s (last error: %v)", what, stepTimeout, last)
+}
+
+// repoRoot is the module root, two levels above this package.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// screenshot saves a PNG of the whole page under artifacts/screenshots (git
+// ignored). When docName is set it also becomes docs/screenshots/docName,
+// the picture the README shows, but only if that file is missing or
+// UPDATE_SCREENSHOTS=1: a test run should not dirty the work tree.
+func screenshot(t *testing.T, ctx context.Context, name, docName string) {
+	t.Helper()
+	savePNG(t, run(t, ctx, "screenshot "+name, chromedp.FullScreenshot(100)), name, docName)
+}
+
+// savePNG stores a screenshot as screenshot describes.
+func savePNG(t *testing.T, png []byte, name, docName string) {
+	t.Helper()
+	dir := filepath.Join(repoRoot(t), "artifacts", "screenshots")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if docName == "" {
+		return
+	}
+	doc := filepath.Join(repoRoot(t), "docs", "screenshots", docName)
+	if _, err := os.Stat(doc); err == nil && os.Getenv("UPDATE_SCREENSHOTS") != "1" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(doc), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(doc, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

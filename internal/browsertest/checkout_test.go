@@ -1,0 +1,160 @@
+package browsertest_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"exactlyonce/internal/apptest"
+)
+
+// The two SKUs the tests buy.
+const (
+	mug  = "mug-espresso"
+	book = "book-retries"
+)
+
+// shopToCheckout puts a mug and a book in the cart through the catalog,
+// opens the checkout page, types the succeeding test card and returns the
+// key the form was rendered with.
+func shopToCheckout(t *testing.T, ctx context.Context, h *apptest.Harness) string {
+	t.Helper()
+	do(t, ctx, "open the shop", chromedp.Navigate(h.URL+"/"))
+	for _, sku := range []string{mug, book} {
+		do(t, ctx, "add "+sku, chromedp.Navigate(h.URL+"/"))
+		do(t, ctx, "click add "+sku, chromedp.Click(chromedp.CSS(`[data-testid=product][data-sku="`+sku+`"] button`)))
+		waitFor(t, ctx, "cart shows "+sku, `location.pathname === "/cart" && document.querySelector('[data-testid=cart-line][data-sku="`+sku+`"]')`)
+	}
+	do(t, ctx, "go to checkout", chromedp.Click(chromedp.CSS(`[data-testid=go-to-checkout]`)))
+	waitFor(t, ctx, "checkout page", `location.pathname === "/checkout" && document.querySelector('[data-testid=pay]')`)
+	do(t, ctx, "type the card", chromedp.SendKeys(chromedp.CSS(`[data-testid=card]`), "4242 4242 4242 4242"))
+	return run(t, ctx, "read the key", chromedp.Evaluate[string](`document.querySelector('[data-testid=idempotency-key]').value`))
+}
+
+// doubleClickPay clicks the pay button twice, 150 ms apart (a quick
+// double-click), from page script: two clicks from the driver across a
+// navigation are flaky, and these reach the browser's form submission the
+// way a person's do. The gap lets the first request leave the browser
+// before the second submission cancels it. With busyState false the form loses its data-busy attribute first,
+// so the page script leaves the button enabled and both clicks submit.
+func doubleClickPay(t *testing.T, ctx context.Context, busyState bool) {
+	t.Helper()
+	script := `(() => {
+		const form = document.querySelector('[data-testid=checkout-form]');
+		if (!` + strconv.FormatBool(busyState) + `) form.removeAttribute('data-busy');
+		const pay = form.querySelector('[data-testid=pay]');
+		pay.click();
+		setTimeout(() => pay.click(), 150);
+	})()`
+	do(t, ctx, "double-click pay", chromedp.Evaluate[chromedp.Void](script))
+}
+
+// waitForReceipt waits for a receipt page and returns its order id.
+func waitForReceipt(t *testing.T, ctx context.Context, extra string) string {
+	t.Helper()
+	cond := `location.pathname.startsWith("/orders/") && document.querySelector('[data-testid=receipt]')`
+	if extra != "" {
+		cond += " && " + extra
+	}
+	waitFor(t, ctx, "receipt", cond)
+	return strings.TrimSpace(run(t, ctx, "read the order id", chromedp.Text(chromedp.CSS(`[data-testid=order-id]`))))
+}
+
+func TestDoubleClickPayChargesOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		busyState bool
+		// posts is how many pay requests must reach the server.
+		wantPosts func(int) bool
+	}{
+		{"with the busy state", true, func(n int) bool { return n == 1 }},
+		{"button left enabled", false, func(n int) bool { return n >= 2 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := apptest.New(t)
+			ctx := newBrowser(t)
+			key := shopToCheckout(t, ctx, h)
+			if tc.busyState {
+				screenshot(t, ctx, "checkout.png", "checkout.png")
+			}
+			// The first attempt is still at the provider when the second
+			// click's request arrives.
+			h.SetProvider(t, time.Second, "none")
+			doubleClickPay(t, ctx, tc.busyState)
+
+			orderID := waitForReceipt(t, ctx, "")
+			if tc.busyState {
+				screenshot(t, ctx, "receipt.png", "receipt.png")
+			}
+			if n := waitForPosts(t, h, tc.wantPosts); !tc.wantPosts(n) {
+				t.Errorf("got %d pay requests at the server", n)
+			}
+			h.WantStats(t, 1, 1)
+
+			// Back to the checkout page, and pay again: the browser shows
+			// the same form, with the same key, and the order is replayed.
+			do(t, ctx, "go back", chromedp.Evaluate[chromedp.Void](`history.back()`))
+			waitFor(t, ctx, "checkout page again", `location.pathname === "/checkout" && document.querySelector('[data-testid=pay]') && !document.querySelector('[data-testid=pay]').disabled`)
+			if again := run(t, ctx, "read the key", chromedp.Evaluate[string](`document.querySelector('[data-testid=idempotency-key]').value`)); again != key {
+				t.Fatalf("back on the checkout page: got key %q, want the form's key %q", again, key)
+			}
+			do(t, ctx, "pay again", chromedp.Evaluate[chromedp.Void](`(() => {
+				document.querySelector('[data-testid=card]').value = '4242424242424242';
+				document.querySelector('[data-testid=pay]').click();
+			})()`))
+			again := waitForReceipt(t, ctx, `location.search.includes("replayed=1") && document.querySelector('[data-testid=already-placed]')`)
+			if again != orderID {
+				t.Errorf("back and pay again: got order %s, want the same order %s", again, orderID)
+			}
+			screenshot(t, ctx, "receipt-"+strings.ReplaceAll(tc.name, " ", "-")+"-replayed.png", "")
+			h.WantStats(t, 1, 1)
+		})
+	}
+}
+
+// waitForPosts reads how many POST /checkout requests the server has
+// answered, from its request metrics, until want accepts the count or two
+// seconds pass: the request the browser dropped for the second click ends
+// on the server a moment after the receipt shows.
+func waitForPosts(t *testing.T, h *apptest.Harness, want func(int) bool) int {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		n := postCheckouts(t, h)
+		if want(n) || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func postCheckouts(t *testing.T, h *apptest.Harness) int {
+	t.Helper()
+	r := h.Do(t, http.MethodGet, "/metrics", "")
+	if r.Status != http.StatusOK {
+		t.Fatalf("metrics: got %d", r.Status)
+	}
+	total := 0
+	sc := bufio.NewScanner(bytes.NewReader(r.Body))
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "exactlyonce_http_request_duration_seconds_count{") ||
+			!strings.Contains(line, `method="POST"`) || !strings.Contains(line, `route="/checkout"`) {
+			continue
+		}
+		_, value, _ := strings.Cut(line, " ")
+		n, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			t.Fatalf("metrics: bad sample %q", line)
+		}
+		total += int(n)
+	}
+	return total
+}

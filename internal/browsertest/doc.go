@@ -1,0 +1,9 @@
+// Package browsertest drives the browser checkout in headless Chromium with
+// chromedp, against the whole application on a fresh database, to show what
+// the handler tests cannot: a real browser double-clicking the pay button,
+// cancelling its first request for the second, and going Back to a form it
+// restores from its cache. The package holds only tests.
+//
+// Without Chromium the tests skip, except under CI (CI=true), where a
+// missing browser is a failure: `make test` installs it.
+package browsertest

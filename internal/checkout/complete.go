@@ -1,0 +1,171 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/db"
+	"exactlyonce/internal/logging"
+	"exactlyonce/internal/payment"
+)
+
+// ChargeFinder looks a charge up by the idempotency key it was made with.
+// *payment.Client satisfies it.
+type ChargeFinder interface {
+	FindCharge(ctx context.Context, idempotencyKey string) (payment.Charge, error)
+}
+
+// CompleterConfig tunes a Completer.
+type CompleterConfig struct {
+	// Grace is how long after its creation a key is left to its client's
+	// retries before the completer may take it over. A retry resumes the
+	// operation and can still charge; the completer can only look, and
+	// closes a key with no charge for good.
+	Grace time.Duration
+	// Batch bounds the keys one pass takes over.
+	Batch int
+}
+
+// Completer finishes operations whose attempt died: keys left started with
+// an expired lock (the process stopped after charging, the provider timed
+// out) whose client has not come back. It takes each over exactly as a retry
+// would, with a new lock token, asks the provider for the charge made with
+// the operation's derived key, and finishes the key the way the attempt
+// would have: the order for a charge, the decline for a declined one, and
+// payment-not-completed when there is none. Every write goes through the
+// engine's guarded finish, so a retry racing the completer for the same key
+// still yields one order and one charge, and so do completers on several
+// instances, which never wait for each other (SKIP LOCKED).
+type Completer struct {
+	e      *Engine
+	finder ChargeFinder
+	cfg    CompleterConfig
+}
+
+// NewCompleter returns a completer that finishes keys with e.
+func NewCompleter(e *Engine, finder ChargeFinder, cfg CompleterConfig) *Completer {
+	if cfg.Batch <= 0 {
+		cfg.Batch = 10
+	}
+	return &Completer{e: e, finder: finder, cfg: cfg}
+}
+
+// Pass takes over and settles up to the batch size of stuck keys, one at a
+// time, so that each key's lock is as fresh as its work. It returns how many
+// keys it took over. A key it could not settle (the provider is down) keeps
+// the completer's lock until it expires, and a later pass or a retry tries
+// again; only a database failure ends the pass early.
+func (p *Completer) Pass(ctx context.Context) (int, error) {
+	n := 0
+	for n < p.cfg.Batch {
+		took, err := p.recoverOne(ctx)
+		if err != nil {
+			return n, err
+		}
+		if !took {
+			break
+		}
+		n++
+	}
+	return n, nil
+}
+
+// recoverOne takes over one stuck key and settles it. It reports false when
+// there was no key to take.
+func (p *Completer) recoverOne(ctx context.Context) (bool, error) {
+	e := p.e
+	token := uuid.New()
+	row, err := e.db.TakeOverStuckKey(ctx, db.TakeOverStuckKeyParams{
+		Grace: p.cfg.Grace, LockToken: token, LockFor: e.cfg.LockTimeout,
+	})
+	if errors.Is(err, database.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("take over stuck key: %w", err)
+	}
+	a := Attempt{CustomerID: row.CustomerID, Key: row.Key}
+	c := claim{token: token, takenOver: true, byCompleter: true, operation: row.OperationID}
+	outcome, err := p.settle(ctx, a, c, row)
+	e.metrics.Recoveries.WithLabelValues(outcome).Inc()
+	log := e.log.With(logging.Key(a.Key), "customer_id", a.CustomerID, "outcome", outcome)
+	switch {
+	case errors.Is(err, ErrLockLost):
+		log.InfoContext(ctx, "completer: a retry settled the key first")
+	case err != nil:
+		log.WarnContext(ctx, "completer: key left for later", "err", err)
+	default:
+		log.InfoContext(ctx, "completer: key recovered")
+	}
+	return true, nil
+}
+
+// settle finishes a key the completer holds, and names the outcome.
+func (p *Completer) settle(ctx context.Context, a Attempt, c claim, row db.TakeOverStuckKeyRow) (string, error) {
+	e := p.e
+	priced, err := decodeRequest(row.Request)
+	if err != nil {
+		return "error", err
+	}
+	claimed := Claimed{CustomerID: a.CustomerID, Key: a.Key, TakenOver: true, ByCompleter: true}
+	if h := e.cfg.Hooks.AfterClaim; h != nil {
+		h(ctx, claimed)
+	}
+
+	var ch payment.Charge
+	err = e.withLease(ctx, a.CustomerID, a.Key, c, e.cfg.LockTimeout, claimed, func(ctx context.Context) error {
+		if h := e.cfg.Hooks.BeforeCharge; h != nil {
+			h(ctx, claimed)
+		}
+		began := time.Now()
+		var err error
+		ch, err = p.finder.FindCharge(ctx, ProviderKey(a.CustomerID, a.Key, c.operation))
+		e.metrics.ObserveProvider("find", providerResult(ctx, ch, err), began)
+		return err
+	})
+	noCharge := errors.Is(err, payment.ErrNoCharge)
+	switch {
+	case errors.Is(err, ErrLockLost):
+		return "lost", err
+	case err != nil && !noCharge:
+		return "error", fmt.Errorf("find charge: %w", err)
+	case !noCharge && (ch.Amount != priced.Amount || ch.Currency != priced.Currency):
+		// The provider key is derived from this operation alone, so this
+		// is a bug: writing an order for an amount nobody was charged
+		// would hide it.
+		return "error", fmt.Errorf("charge %s is for %d %s, the order for %d %s", ch.ID, ch.Amount, ch.Currency, priced.Amount, priced.Currency)
+	}
+
+	if h := e.cfg.Hooks.BeforeFinish; h != nil {
+		h(ctx, claimed)
+	}
+	// Having learned the outcome, write it even if the pass is being
+	// stopped: it is one short statement, and it spares the next instance
+	// asking the provider again.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.FinishTimeout)
+	defer cancel()
+	var outcome string
+	switch {
+	case noCharge:
+		outcome = outcomeNotCompleted
+		_, err = e.finishNotCompleted(ctx, a, c)
+	case ch.Status == payment.StatusDeclined:
+		outcome = outcomeDeclined
+		_, err = e.finishDeclined(ctx, a, c, &payment.DeclinedError{ChargeID: ch.ID, Message: "The card was declined."})
+	default:
+		outcome = outcomeCharged
+		_, err = e.finishOrder(ctx, a, c, priced, ch)
+	}
+	switch {
+	case errors.Is(err, ErrLockLost):
+		return "lost", err
+	case err != nil:
+		return "error", err
+	}
+	return outcome, nil
+}

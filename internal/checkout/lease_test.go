@@ -1,0 +1,111 @@
+package checkout_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"exactlyonce/internal/app"
+	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/problem"
+)
+
+func TestLeaseRenewalKeepsSlowCallsKey(t *testing.T) {
+	t.Parallel()
+	// The original waits inside its provider call until its lock has been
+	// renewed well beyond the 3 s it claimed: without the heartbeat a retry
+	// would take over now. (A lock this long leaves the heartbeat, every
+	// second, room for a loaded machine's delays.)
+	const lock = 3 * time.Second
+	charging, release := make(chan struct{}), make(chan struct{})
+	h := apptest.New(t, func(cfg *app.Config) {
+		cfg.LockTimeout = lock
+		cfg.Hooks.BeforeCharge = func(_ context.Context, c checkout.Claimed) {
+			if !c.TakenOver {
+				close(charging)
+				waitOrTimeout(t, release)
+			}
+		}
+	})
+	c := h.NewCustomer(t)
+	replied := make(chan apptest.Response)
+	go func() { replied <- h.PlaceOrder(t, c, "slow", oneMug) }()
+	waitOrTimeout(t, charging)
+
+	deadline := time.Now().Add(20 * time.Second)
+	for k := h.Key(t, c, "slow"); !k.LockedUntil.After(k.CreatedAt.Add(lock + lock/2)); k = h.Key(t, c, "slow") {
+		if time.Now().After(deadline) {
+			t.Fatalf("lock not renewed: locked until %v, created %v", k.LockedUntil, k.CreatedAt)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r := h.PlaceOrder(t, c, "slow", oneMug); r.Status != problem.KeyInUse.Status || r.Header.Get("Retry-After") == "" {
+		t.Errorf("retry during the call: got %d %s, want 409 request-in-progress", r.Status, r.Body)
+	}
+	close(release)
+	if r := <-replied; r.Status != http.StatusCreated {
+		t.Errorf("original: got %d %s, want 201", r.Status, r.Body)
+	}
+	h.WantStats(t, 1, 1)
+	if got := h.Metric(t, "exactlyonce_lease_renewals_total", "result", "renewed"); got < 1 {
+		t.Errorf("got %v renewals in /metrics, want at least 1", got)
+	}
+}
+
+func TestRenewalStopsAfterTakeover(t *testing.T) {
+	t.Parallel()
+	// The original's heartbeat stalls (a paused process) until a retry has
+	// taken the key over; its next renewal finds the token gone, which must
+	// cancel the original's provider call and end it with 409.
+	originalCharging, retryClaimed := make(chan struct{}), make(chan struct{})
+	cause := make(chan error, 1)
+	h := apptest.New(t, func(cfg *app.Config) {
+		cfg.LockTimeout = time.Second
+		cfg.Hooks.AfterClaim = func(_ context.Context, c checkout.Claimed) {
+			if c.TakenOver {
+				close(retryClaimed)
+			}
+		}
+		cfg.Hooks.BeforeRenew = func(_ context.Context, c checkout.Claimed) {
+			if !c.TakenOver {
+				waitOrTimeout(t, retryClaimed)
+			}
+		}
+		cfg.Hooks.BeforeCharge = func(ctx context.Context, c checkout.Claimed) {
+			if c.TakenOver {
+				return
+			}
+			close(originalCharging)
+			select {
+			case <-ctx.Done():
+				cause <- context.Cause(ctx)
+			case <-time.After(20 * time.Second):
+				cause <- errors.New("the provider call was not cancelled")
+			}
+		}
+	})
+	c := h.NewCustomer(t)
+	replied := make(chan apptest.Response)
+	go func() { replied <- h.PlaceOrder(t, c, "k", oneMug) }()
+	waitOrTimeout(t, originalCharging)
+	h.WaitLockExpired(t, c, "k")
+
+	retry := h.PlaceOrder(t, c, "k", oneMug)
+	if retry.Status != http.StatusCreated {
+		t.Errorf("retry: got %d %s, want 201", retry.Status, retry.Body)
+	}
+	if err := <-cause; !errors.Is(err, checkout.ErrLockLost) {
+		t.Errorf("original's call: got cause %v, want ErrLockLost", err)
+	}
+	if r := <-replied; r.Status != problem.LockLost.Status {
+		t.Errorf("original: got %d %s, want 409 request-superseded", r.Status, r.Body)
+	}
+	// The original stopped before it reached the provider.
+	h.WantStats(t, 1, 1)
+	if got := h.Metric(t, "exactlyonce_lease_renewals_total", "result", "lost"); got != 1 {
+		t.Errorf("got %v lost renewals in /metrics, want 1", got)
+	}
+}

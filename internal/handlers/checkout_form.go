@@ -1,0 +1,117 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/checkout"
+	"exactlyonce/views"
+)
+
+// checkoutRoute is fingerprinted with every browser order. Keys are scoped
+// per shopper as API keys are per token, and the route in the fingerprint
+// keeps one from ever answering for the other.
+const checkoutRoute = "/checkout"
+
+// submission is a pay form as posted: the key minted with the form, the
+// snapshot of the cart it showed, the amount it showed, and the card.
+type submission struct {
+	key    string
+	sig    string
+	items  []catalog.Item
+	amount int64
+	// card is the number as typed with spaces and dashes taken out; it is
+	// checked by cardProblem, not here, so that a typo can be answered with
+	// the same form.
+	card string
+}
+
+var malformedForm = &pageError{status: http.StatusBadRequest, title: "Form incomplete",
+	message: "This checkout form arrived incomplete or altered, so nothing was charged. Start a new checkout from your cart.",
+	action:  newCheckout}
+
+// readSubmission reads a pay form. The amount is read only to be compared
+// with the catalog's: what is charged is always computed on the server, and
+// the form's amount is the shopper's agreement to it.
+func readSubmission(c echo.Context) (submission, error) {
+	form, err := c.FormParams()
+	if err != nil {
+		return submission{}, malformedForm
+	}
+	s := submission{
+		key:  strings.TrimSpace(form.Get("idempotency_key")),
+		sig:  form.Get("key_sig"),
+		card: strings.NewReplacer(" ", "", "-", "").Replace(form.Get("card")),
+	}
+	skus, quantities := form["sku"], form["quantity"]
+	if len(skus) == 0 || len(skus) != len(quantities) || len(skus) > catalog.MaxLines {
+		return submission{}, malformedForm
+	}
+	for i, sku := range skus {
+		q, err := strconv.Atoi(quantities[i])
+		if err != nil {
+			return submission{}, malformedForm
+		}
+		s.items = append(s.items, catalog.Item{SKU: sku, Quantity: q})
+	}
+	if s.amount, err = strconv.ParseInt(form.Get("amount"), 10, 64); err != nil {
+		return submission{}, malformedForm
+	}
+	return s, nil
+}
+
+// cardProblem says what is wrong with the card number, in words for the
+// field, or "" when it is plausible. The provider has the last word.
+func (s submission) cardProblem() string {
+	if len(s.card) < 12 || len(s.card) > 19 || strings.Trim(s.card, "0123456789") != "" {
+		return "Enter a card number of 12 to 19 digits, such as one of the test cards."
+	}
+	return ""
+}
+
+func (s submission) last4() string { return s.card[len(s.card)-4:] }
+
+// fingerprint identifies the order the form asks for: its lines, the amount
+// it showed and the card's last four digits. Not the whole card number: a
+// digest of one is as good as the number (see fakeprovider's params hash),
+// so it must not be stored. A form changed after its key was first used
+// gets another fingerprint, and the engine refuses it (ErrKeyReused).
+func (s submission) fingerprint() ([]byte, error) {
+	items := slices.Clone(s.items)
+	slices.SortStableFunc(items, func(a, b catalog.Item) int { return strings.Compare(a.SKU, b.SKU) })
+	body, err := json.Marshal(struct {
+		Items     []catalog.Item `json:"items"`
+		Amount    int64          `json:"amount"`
+		CardLast4 string         `json:"card_last4"`
+	}{items, s.amount, s.last4()})
+	if err != nil {
+		return nil, fmt.Errorf("encode order: %w", err)
+	}
+	return checkout.Fingerprint(http.MethodPost, checkoutRoute, body)
+}
+
+// retryForm is the pay form again, with the same key, snapshot and amount:
+// sending it continues the same order. The card is not echoed; the shopper
+// types it again and is reminded which one it was.
+func (s submission) retryForm(csrf string) views.CheckoutForm {
+	f := views.CheckoutForm{CSRF: csrf, Key: s.key, KeySig: s.sig, Amount: s.amount, Items: formItems(s.items)}
+	if s.cardProblem() == "" {
+		f.CardHint = "ending in " + s.last4()
+	}
+	return f
+}
+
+func formItems(items []catalog.Item) []views.FormItem {
+	out := make([]views.FormItem, len(items))
+	for i, it := range items {
+		out[i] = views.FormItem{SKU: it.SKU, Quantity: it.Quantity}
+	}
+	return out
+}

@@ -1,0 +1,84 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/db"
+	"exactlyonce/internal/problem"
+	"exactlyonce/views"
+)
+
+// checkoutStatus is GET /checkout/status?key=…, where the processing page
+// refreshes to: the receipt once the order is placed, the declined page if
+// it was declined, the processing page again while it runs. It reads the
+// key scoped to the shopper, so another shopper's key is not found and
+// reveals nothing.
+func (h *Handler) checkoutStatus(c echo.Context) error {
+	id, ok := shopper(c)
+	key := c.QueryParam("key")
+	if !ok || key == "" {
+		return notFoundPage("order in progress")
+	}
+	ctx := c.Request().Context()
+	row, err := h.db.ShopperKey(ctx, db.ShopperKeyParams{CustomerID: id, Key: key})
+	if errors.Is(err, database.ErrNotFound) {
+		return notFoundPage("order in progress")
+	}
+	if err != nil {
+		return fmt.Errorf("read key: %w", err)
+	}
+	if row.Status == "finished" {
+		// Replayed (the cart is not touched again) and joined (the shopper
+		// sent the order once; no "already placed" note).
+		return h.answerResult(c, id, checkout.Result{Status: int(*row.ResponseCode), Body: row.ResponseBody, Replayed: true}, true)
+	}
+	if row.LockRemaining > 0 {
+		return renderProcessing(c, key, nil)
+	}
+	// Nobody holds the order any more: the attempt stopped without an
+	// answer (the provider failed, the server restarted) and no retry has
+	// come. The completer will settle it in time; meanwhile the shopper may
+	// resume it, under the same key, with the cart as it is now (if that is
+	// not what the key was used for, the engine refuses it).
+	items, err := h.cartItems(ctx, id)
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return renderProcessing(c, key, nil)
+	}
+	priced, err := h.catalog.Price(ctx, items)
+	if err != nil {
+		return err
+	}
+	retry := views.CheckoutForm{
+		CSRF: csrfToken(c), Key: key, KeySig: h.formKeys.Sign(id, key),
+		Items: formItems(items), Amount: priced.Amount,
+	}
+	return renderProcessing(c, key, &retry)
+}
+
+// renderDeclined renders a stored 402: a declined card, or an operation the
+// server closed without a charge. Both are final for the key; a new
+// checkout, with a new key, is the way to try again.
+func renderDeclined(c echo.Context, body json.RawMessage, replayed bool) error {
+	var p problem.Problem
+	if err := json.Unmarshal(body, &p); err != nil {
+		return fmt.Errorf("decode stored problem: %w", err)
+	}
+	page := views.DeclinedPage{Title: "Payment declined", Message: p.Detail, ChargeID: p.ChargeID,
+		Replayed: replayed, Again: "Try again with another card"}
+	if p.Type != "/problems/"+problem.PaymentDeclined.Slug {
+		page.Title = "Payment not completed"
+		page.Message = "The payment stopped before your card was charged, and it cannot be resumed."
+		page.Again = "Start a new checkout"
+	}
+	return render(c, http.StatusPaymentRequired, views.Declined(page))
+}

@@ -1,0 +1,249 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/db"
+	"exactlyonce/internal/formkey"
+	"exactlyonce/views"
+)
+
+const (
+	// holdFor is how long a second submit waits for the attempt already
+	// running before it answers with the processing page. It covers a
+	// usual provider call, so a double-click ends on the receipt with no
+	// page in between, and stays far below the time a browser or a proxy
+	// gives a request.
+	holdFor = 3 * time.Second
+	// pollEvery is how often a waiting submit reads the key. One indexed
+	// read by primary key per tick, for a few seconds at most.
+	pollEvery = 100 * time.Millisecond
+	// claimTimeout bounds what Place does before it owns the key (pricing
+	// and the claim), which runs detached from the request (see place).
+	claimTimeout = 15 * time.Second
+)
+
+var sessionEnded = &pageError{status: http.StatusForbidden, title: "Your session has ended",
+	message: "This checkout form belongs to a session your browser no longer has, so nothing was charged. Your cart may be empty now; start again from the shop.",
+	action:  backToShop}
+
+// submitCheckout is POST /checkout: the browser's way into the same claim →
+// provider → finish engine as the API, scoped to the shopper. Every way of
+// sending one form twice ends on its one order: the second submit of a
+// double-click waits for the first, a refresh or Back-and-Pay replays it,
+// a changed form is refused.
+func (h *Handler) submitCheckout(c echo.Context) error {
+	id, ok := shopper(c)
+	if !ok {
+		return sessionEnded
+	}
+	sub, err := readSubmission(c)
+	if err != nil {
+		return err
+	}
+	if err := h.checkFormKey(id, sub); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	priced, err := h.catalog.Price(ctx, sub.items)
+	if err != nil {
+		return err
+	}
+	if problem := sub.cardProblem(); problem != "" {
+		form := sub.retryForm(csrfToken(c))
+		form.CardError = problem
+		return renderCheckout(c, http.StatusBadRequest, priced, form)
+	}
+	if priced.Amount != sub.amount {
+		// A key already in use is the engine's to judge: the same form
+		// (prices changed since) is replayed or resumed, a changed one
+		// refused. A new key must not charge an amount the shopper did
+		// not see.
+		_, err := h.db.ShopperKey(ctx, db.ShopperKeyParams{CustomerID: id, Key: sub.key})
+		if errors.Is(err, database.ErrNotFound) {
+			return &pageError{status: http.StatusConflict, title: "Prices have changed",
+				message: "The total of your order is not the one this form showed, so nothing was charged. Check the new total and pay again.",
+				action:  newCheckout}
+		}
+		if err != nil {
+			return fmt.Errorf("read key: %w", err)
+		}
+	}
+	fp, err := sub.fingerprint()
+	if err != nil {
+		return err
+	}
+	return h.placeFromPage(c, sub, checkout.Attempt{
+		CustomerID: id, Key: sub.key, Fingerprint: fp,
+		Order: checkout.Order{Items: sub.items, Card: sub.card},
+	})
+}
+
+// checkFormKey refuses a key this server did not mint for this shopper, or
+// minted too long ago for its stored answer to be trusted to still exist.
+func (h *Handler) checkFormKey(id uuid.UUID, sub submission) error {
+	err := h.formKeys.Check(id, sub.key, sub.sig, time.Now())
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, formkey.ErrMissing):
+		return &pageError{status: http.StatusBadRequest, title: "Form incomplete",
+			message: "This checkout form arrived without its order key, so nothing was charged. Start a new checkout.",
+			action:  newCheckout, err: err}
+	case errors.Is(err, formkey.ErrExpired):
+		return &pageError{status: http.StatusBadRequest, title: "This checkout form has expired",
+			message: fmt.Sprintf("Checkout forms are valid for %s, so this one was refused and nothing was charged. If you paid with it earlier, your order is in your orders.", h.formKeys.TTL()),
+			action:  views.Link{Href: "/orders", Label: "See your orders"}, err: err}
+	default:
+		return &pageError{status: http.StatusForbidden, title: "This form is not yours",
+			message: "This checkout form was not made for your session, for instance because it comes from another browser. Nothing was charged.",
+			action:  newCheckout, err: err}
+	}
+}
+
+// placeFromPage places the order and answers the browser. When another
+// attempt holds the key — the first submit of a double-click — it waits for
+// that attempt's outcome and answers with it; past holdFor it answers with
+// the processing page, which keeps waiting without holding a request open.
+func (h *Handler) placeFromPage(c echo.Context, sub submission, a checkout.Attempt) error {
+	deadline := time.Now().Add(holdFor)
+	joined := false
+	for {
+		res, err := h.place(c.Request().Context(), a)
+		var inProgress *checkout.InProgressError
+		if !errors.As(err, &inProgress) && !errors.Is(err, checkout.ErrLockLost) {
+			return h.answerAttempt(c, a.CustomerID, sub, res, err, joined)
+		}
+		joined = true
+		if !h.awaitKey(c.Request().Context(), a.CustomerID, a.Key, deadline) {
+			return renderProcessing(c, a.Key, nil)
+		}
+	}
+}
+
+// place runs one attempt detached from the request's cancellation. A
+// double-click makes the browser drop the first request for the second; the
+// first must still claim its key and go on, or the second would find the
+// key claimed by an attempt that stopped, and wait out its lock.
+func (h *Handler) place(ctx context.Context, a checkout.Attempt) (checkout.Result, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
+	return h.checkout.Place(ctx, a)
+}
+
+// awaitKey polls the key until the attempt holding it has finished or let
+// its lock expire (true: ask the engine again), or until the deadline or
+// the request's end (false).
+func (h *Handler) awaitKey(ctx context.Context, id uuid.UUID, key string, deadline time.Time) bool {
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(pollEvery):
+		}
+		row, err := h.db.ShopperKey(ctx, db.ShopperKeyParams{CustomerID: id, Key: key})
+		if err != nil {
+			// Not found cannot happen (a key is never deleted while
+			// locked); any error is for the engine to meet and report.
+			return true
+		}
+		if row.Status == "finished" || row.LockRemaining <= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// answerAttempt turns the engine's answer into a page. Errors that are not
+// an outcome of the order (a changed form, an invalid cart) go to the error
+// handler.
+func (h *Handler) answerAttempt(c echo.Context, id uuid.UUID, sub submission, res checkout.Result, err error, joined bool) error {
+	var (
+		provider  *checkout.ProviderError
+		abandoned *checkout.AbandonedError
+	)
+	switch {
+	case err == nil:
+		return h.answerResult(c, id, res, joined)
+	case errors.As(err, &provider):
+		return renderOutage(c, toAPIError(err).kind.Status, provider.RetryAfter, sub.retryForm(csrfToken(c)))
+	case errors.As(err, &abandoned):
+		// The server is stopping; the attempt is as unsettled as after a
+		// provider failure, and the same retry resumes it.
+		return renderOutage(c, http.StatusServiceUnavailable, abandoned.RetryAfter, sub.retryForm(csrfToken(c)))
+	}
+	return err
+}
+
+// answerResult answers a stored outcome: a placed order with 303 to its
+// receipt (post/redirect/get), a declined payment with its page.
+//
+// joined means this request did not place the order but waited for the
+// attempt that did, as the second submit of a double-click does: the
+// shopper asked once, so the receipt carries no "already placed" note.
+func (h *Handler) answerResult(c echo.Context, id uuid.UUID, res checkout.Result, joined bool) error {
+	note := res.Replayed && !joined
+	switch res.Status {
+	case http.StatusCreated:
+		receipt, err := res.Receipt()
+		if err != nil {
+			return fmt.Errorf("decode stored receipt: %w", err)
+		}
+		if !res.Replayed {
+			h.removeOrderedFromCart(c.Request().Context(), id, receipt)
+		}
+		target := "/orders/" + receipt.OrderID.String()
+		if note {
+			target += "?replayed=1"
+		}
+		return seeOther(c, target)
+	case http.StatusPaymentRequired:
+		return renderDeclined(c, res.Body, note)
+	}
+	return fmt.Errorf("stored result with unexpected status %d", res.Status)
+}
+
+// removeOrderedFromCart takes the ordered lines out of the cart, once, by
+// the request that placed the order; replays leave the cart alone. A
+// failure is logged, not shown: the order is placed, and that is the answer.
+func (h *Handler) removeOrderedFromCart(ctx context.Context, id uuid.UUID, receipt checkout.Receipt) {
+	skus := make([]string, len(receipt.Items))
+	for i, l := range receipt.Items {
+		skus[i] = l.SKU
+	}
+	err := h.db.RemoveCartItems(context.WithoutCancel(ctx), db.RemoveCartItemsParams{CustomerID: id, Skus: skus})
+	if err != nil {
+		h.log.Error("empty cart after order", "order_id", receipt.OrderID, "err", err)
+	}
+}
+
+// renderProcessing is the page of a submit that found its order still
+// running. It reloads /checkout/status by meta refresh, with no script.
+func renderProcessing(c echo.Context, key string, retry *views.CheckoutForm) error {
+	return render(c, http.StatusAccepted, views.Processing(views.ProcessingPage{
+		StatusURL:      "/checkout/status?key=" + url.QueryEscape(key),
+		RefreshSeconds: 1,
+		Retry:          retry,
+	}))
+}
+
+// renderOutage is the page of a payment whose outcome is unknown, with a
+// form that retries it under the same key.
+func renderOutage(c echo.Context, status int, retryAfter time.Duration, retry views.CheckoutForm) error {
+	c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(retryAfter)))
+	return render(c, status, views.Outage(views.OutagePage{
+		RetryAfterSeconds: retryAfterSeconds(retryAfter),
+		Retry:             retry,
+	}))
+}

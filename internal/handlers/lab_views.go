@@ -1,0 +1,182 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/lab"
+	"exactlyonce/internal/problem"
+	"exactlyonce/views"
+)
+
+// This file turns the lab's records into the view models of views/lab.templ.
+
+// minBar is the narrowest bar of the timeline, in thousandths of the run:
+// an attempt answered in a millisecond must still show.
+const minBar = 6
+
+func expectation(sc lab.Scenario) string {
+	return fmt.Sprintf("%s · %s", countNoun(sc.WantCharges, "charge"), countNoun(sc.WantOrders, "order"))
+}
+
+func countNoun(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func scenarioTitle(id string) string {
+	if sc, ok := lab.ScenarioByID(id); ok {
+		return sc.Title
+	}
+	return "an earlier run"
+}
+
+func labResult(run lab.Run) views.LabResult {
+	r := views.LabResult{
+		ScenarioID: run.Scenario, Ran: true, Running: run.Running,
+		Charges: run.Charges, Orders: run.Orders, AsExpected: run.AsExpected,
+		Notes: run.Notes, Error: run.Error,
+	}
+	if run.CustomerID != [16]byte{} {
+		r.Shopper = run.CustomerID.String()[:8]
+		r.InspectURL = "/lab?" + url.Values{"customer": {run.CustomerID.String()}}.Encode() + "#inspector"
+	}
+	switch {
+	case run.Running:
+		r.Summary = fmt.Sprintf("%s so far", countNoun(int64(len(run.Attempts)), "attempt"))
+	default:
+		r.Summary = fmt.Sprintf("%s → %s, %s", countNoun(int64(len(run.Attempts)), "attempt"),
+			countNoun(run.Charges, "charge"), countNoun(run.Orders, "order"))
+		r.Duration = seconds(run.Duration)
+	}
+	total := run.Duration
+	for _, a := range run.Attempts {
+		total = max(total, a.End)
+	}
+	for _, a := range run.Attempts {
+		r.Attempts = append(r.Attempts, labAttempt(a, total))
+	}
+	return r
+}
+
+func labAttempt(a lab.Attempt, total time.Duration) views.LabAttempt {
+	end := a.End
+	if !a.Done {
+		end = total
+	}
+	v := views.LabAttempt{
+		N: a.N, Label: a.Label, Key: a.Key, Start: millis(a.Start), End: millis(a.End),
+		BarX: share(a.Start, total), InFlight: !a.Done, Replayed: a.Replayed, RetryAfter: a.RetryAfter,
+		Lock: string(a.Lock), Tone: "wait",
+	}
+	v.BarWidth = max(share(end, total)-v.BarX, minBar)
+	v.BarX = min(v.BarX, 1000-minBar)
+	if !a.Done {
+		return v
+	}
+	v.Status, v.Tone, v.Outcome = describe(a)
+	return v
+}
+
+// describe names an attempt's answer: its status, its colour, and in words.
+func describe(a lab.Attempt) (status, tone, outcome string) {
+	if a.Status == 0 {
+		return "—", "fail", a.Error
+	}
+	status = fmt.Sprint(a.Status)
+	switch {
+	case a.Replayed:
+		tone, outcome = "ok", "replayed"
+	case a.Status == http.StatusCreated:
+		tone, outcome = "ok", "created"
+	case a.Status == http.StatusConflict:
+		tone = "wait"
+	case a.Status >= 500:
+		tone = "fail"
+	default:
+		tone = "refused"
+	}
+	if outcome == "" {
+		outcome = http.StatusText(a.Status)
+		for _, k := range problem.Kinds {
+			if k.Slug == a.Problem {
+				outcome = k.Title
+			}
+		}
+	}
+	return status, tone, outcome
+}
+
+func labInspection(in lab.Inspection, scenario string, running bool) views.LabInspector {
+	v := views.LabInspector{
+		Customer: in.CustomerID.String(), Shopper: in.CustomerID.String()[:8], Scenario: scenario,
+		Running: running, Key: in.Key,
+	}
+	q := url.Values{"customer": {v.Customer}}
+	if running {
+		// While the run is in flight the page follows whichever shopper
+		// runs next, so the poll names none.
+		q = url.Values{}
+	}
+	if in.Key != "" {
+		q.Set("key", in.Key)
+	}
+	v.PollURL = "/lab/inspector?" + q.Encode()
+	for _, k := range in.Keys {
+		kv := views.LabKey{
+			Key: k.Key, Short: lab.KeyPrefix(k.Key) + "…", Status: k.Status, Token: k.TokenPrefix + "…",
+			Selected: k.Key == in.Key, Response: "—",
+			URL: "/lab?" + url.Values{"customer": {v.Customer}, "key": {k.Key}}.Encode() + "#inspector",
+		}
+		if k.ResponseCode != 0 {
+			kv.Response = fmt.Sprint(k.ResponseCode)
+		}
+		kv.Lock = clock(k.LockedUntil)
+		if k.LockRemaining > 0 {
+			kv.Lock += " (in " + seconds(k.LockRemaining) + ")"
+		} else {
+			kv.Lock += " (expired)"
+		}
+		v.Keys = append(v.Keys, kv)
+	}
+	for _, e := range in.Events {
+		v.Events = append(v.Events, views.LabEvent{At: clock(e.At), Event: e.Event, Detail: e.Detail})
+	}
+	return v
+}
+
+func labFaults(csrf string, b fakeprovider.Behaviour) views.LabFaults {
+	return views.LabFaults{
+		CSRF: csrf, DelayMS: b.Delay.Milliseconds(), Fail: b.Fail.String(),
+		Options: []views.LabOption{
+			{Value: string(fakeprovider.FaultNone), Label: "None: a healthy provider"},
+			{Value: string(fakeprovider.FaultBeforeCharge), Label: "Fail before charging (500)"},
+			{Value: string(fakeprovider.FaultAfterCharge), Label: "Charge, then lose the response (500)"},
+			{Value: string(fakeprovider.FaultDecline), Label: "Decline every card (402)"},
+			{Value: string(fakeprovider.FaultTimeout), Label: "Hang until the client gives up, then charge"},
+		},
+	}
+}
+
+// share is d as thousandths of total.
+func share(d, total time.Duration) int {
+	if total <= 0 {
+		return 0
+	}
+	return int(min(1000, d*1000/total))
+}
+
+func millis(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
+
+func seconds(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+func msToDuration(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+
+// clock is a time of day to the millisecond, in the server's zone: the
+// order of events within a run is what matters, not the date.
+func clock(t time.Time) string { return t.Local().Format("15:04:05.000") }

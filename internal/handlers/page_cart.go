@@ -1,0 +1,73 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/db"
+	"exactlyonce/views"
+)
+
+// cartPage is GET /cart: the cart priced from the catalog.
+func (h *Handler) cartPage(c echo.Context) error {
+	page := views.CartPage{CSRF: csrfToken(c), MaxQuantity: catalog.MaxQuantity}
+	id, ok := shopper(c)
+	if !ok {
+		return render(c, http.StatusOK, views.Cart(page))
+	}
+	ctx := c.Request().Context()
+	items, err := h.cartItems(ctx, id)
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		return render(c, http.StatusOK, views.Cart(page))
+	}
+	priced, err := h.catalog.Price(ctx, items)
+	if err != nil {
+		return fmt.Errorf("price cart: %w", err)
+	}
+	page.Lines = viewLines(priced.Lines, priced.Currency)
+	page.Total = views.Money(priced.Amount, priced.Currency)
+	return render(c, http.StatusOK, views.Cart(page))
+}
+
+// setCartQuantity is POST /cart with sku and quantity: it sets the line to
+// that quantity, and removes it at 0. Setting rather than adding is what
+// makes a double-click or a resent form harmless here without any key.
+func (h *Handler) setCartQuantity(c echo.Context) error {
+	ctx := c.Request().Context()
+	sku := strings.TrimSpace(c.FormValue("sku"))
+	_, known, err := h.catalog.Lookup(ctx, sku)
+	if err != nil {
+		return err
+	}
+	if !known {
+		return &pageError{status: http.StatusBadRequest, title: "Unknown product",
+			message: "The shop does not sell that product. Your cart was not changed.", action: backToShop}
+	}
+	qty, err := strconv.Atoi(strings.TrimSpace(c.FormValue("quantity")))
+	if err != nil || qty < 0 || qty > catalog.MaxQuantity {
+		return &pageError{status: http.StatusBadRequest, title: "Invalid quantity",
+			message: fmt.Sprintf("A quantity must be a whole number from 0 to %d. Your cart was not changed.", catalog.MaxQuantity),
+			action:  backToCart}
+	}
+	id, err := h.ensureShopper(c)
+	if err != nil {
+		return err
+	}
+	if qty == 0 {
+		err = h.db.RemoveCartItem(ctx, db.RemoveCartItemParams{CustomerID: id, Sku: sku})
+	} else {
+		err = h.db.SetCartQuantity(ctx, db.SetCartQuantityParams{CustomerID: id, Sku: sku, Quantity: int32(qty)})
+	}
+	if err != nil {
+		return fmt.Errorf("set cart quantity: %w", err)
+	}
+	return seeOther(c, "/cart")
+}

@@ -1,0 +1,64 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/catalog"
+	"exactlyonce/views"
+)
+
+// catalogPage is GET /: every product, with how many of each the cart holds.
+func (h *Handler) catalogPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	products, err := h.catalog.Products(ctx)
+	if err != nil {
+		return err
+	}
+	inCart := map[string]int{}
+	if id, ok := shopper(c); ok {
+		items, err := h.cartItems(ctx, id)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			inCart[it.SKU] = it.Quantity
+		}
+	}
+	page := views.CatalogPage{CSRF: csrfToken(c)}
+	for _, p := range products {
+		page.Products = append(page.Products, views.Product{
+			SKU: p.SKU, Name: p.Name, Price: views.Money(p.Price, p.Currency), InCart: inCart[p.SKU],
+		})
+	}
+	return render(c, http.StatusOK, views.Catalog(page))
+}
+
+// cartItems reads a shopper's cart, ordered by SKU.
+func (h *Handler) cartItems(ctx context.Context, id uuid.UUID) ([]catalog.Item, error) {
+	rows, err := h.db.ListCartItems(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("list cart: %w", err)
+	}
+	items := make([]catalog.Item, len(rows))
+	for i, r := range rows {
+		items[i] = catalog.Item{SKU: r.Sku, Quantity: int(r.Quantity)}
+	}
+	return items, nil
+}
+
+// viewLines formats priced lines for a page.
+func viewLines(lines []catalog.Line, currency string) []views.Line {
+	out := make([]views.Line, len(lines))
+	for i, l := range lines {
+		out[i] = views.Line{
+			SKU: l.SKU, Name: l.Name, Quantity: l.Quantity,
+			UnitPrice: views.Money(l.UnitPrice, currency), LineTotal: views.Money(l.LineTotal, currency),
+		}
+	}
+	return out
+}

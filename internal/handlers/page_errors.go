@@ -1,0 +1,124 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/checkout"
+	"exactlyonce/views"
+)
+
+// pageError is an error a page handler returns to answer with an error
+// page: a status, and words for a shopper rather than a developer.
+type pageError struct {
+	status  int
+	title   string
+	message string
+	action  views.Link
+	// err is the cause, for the log.
+	err error
+}
+
+func (e *pageError) Error() string {
+	if e.err != nil {
+		return fmt.Sprintf("%d %s: %v", e.status, e.title, e.err)
+	}
+	return fmt.Sprintf("%d %s", e.status, e.title)
+}
+
+func (e *pageError) Unwrap() error { return e.err }
+
+var (
+	backToShop = views.Link{Href: "/", Label: "Go to the shop"}
+	backToCart = views.Link{Href: "/cart", Label: "Back to your cart"}
+	// newCheckout renders a fresh form, and so mints a new key: the way
+	// out of every refusal that is final for the old one.
+	newCheckout = views.Link{Href: "/checkout", Label: "Start a new checkout"}
+)
+
+func notFoundPage(what string) *pageError {
+	return &pageError{status: http.StatusNotFound, title: "Not found",
+		message: "There is no such " + what + ", or it is not yours.", action: backToShop}
+}
+
+// isAPIPath reports whether a path belongs to a machine client (the API,
+// the fake provider, the operations endpoints), which is answered with
+// problem+json; every other path is a page a person sees.
+func isAPIPath(path string) bool {
+	for _, prefix := range []string{"/api", "/provider", "/problems", "/healthz", "/readyz", "/metrics"} {
+		if path == prefix || strings.HasPrefix(path, prefix+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// handlePageError is handleError for pages: the same logging, an HTML page.
+func (h *Handler) handlePageError(err error, c echo.Context) {
+	pe := toPageError(err)
+	log := h.log.With("request_id", c.Response().Header().Get(echo.HeaderXRequestID),
+		"method", c.Request().Method, "route", c.Path())
+	if pe.status >= 500 {
+		log.Error("request failed", "status", pe.status, "err", err)
+	} else {
+		log.Warn("request refused", "status", pe.status, "reason", pe.title)
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	page := views.Error(views.ErrorPage{Status: pe.status, Title: pe.title, Message: pe.message, Action: pe.action})
+	if rerr := render(c, pe.status, page); rerr != nil {
+		log.Error("write error page", "err", rerr)
+		// The page itself failed: a line of text is still an answer.
+		_ = c.String(pe.status, strconv.Itoa(pe.status)+" "+pe.title)
+	}
+}
+
+// toPageError maps every error a page handler and the engine return onto a
+// page. The text of an unexpected error never reaches the shopper.
+func toPageError(err error) *pageError {
+	var (
+		pe          *pageError
+		invalid     *checkout.InvalidOrderError
+		invalidCart *catalog.InvalidCartError
+		he          *echo.HTTPError
+	)
+	switch {
+	case errors.As(err, &pe):
+		return pe
+	case errors.As(err, &invalid):
+		return cannotSell(invalid.Reason, err)
+	case errors.As(err, &invalidCart):
+		return cannotSell(invalidCart.Reason, err)
+	case errors.Is(err, checkout.ErrKeyReused):
+		return &pageError{status: http.StatusUnprocessableEntity, title: "This form was changed",
+			message: "This checkout form was already used for a different order than the one it now carries, so it was refused and nothing was charged. Start a new checkout to pay for your cart as it is.",
+			action:  newCheckout, err: err}
+	case errors.As(err, &he):
+		switch he.Code {
+		case http.StatusNotFound:
+			return notFoundPage("page")
+		case http.StatusMethodNotAllowed:
+			return &pageError{status: he.Code, title: "Not allowed",
+				message: "This page cannot be used that way.", action: backToShop}
+		case http.StatusRequestEntityTooLarge:
+			return &pageError{status: he.Code, title: "Form too large",
+				message: "The form sent was larger than any order can be. Nothing was changed.", action: backToCart}
+		}
+	}
+	return &pageError{status: http.StatusInternalServerError, title: "Something went wrong",
+		message: "Something went wrong on our side and it has been logged. If you were paying, sending the same form again is safe: it can never charge you twice.",
+		action:  backToShop, err: err}
+}
+
+// cannotSell is the page of a form that asks for something the catalog
+// refuses, which a page of this shop never renders.
+func cannotSell(reason string, err error) *pageError {
+	return &pageError{status: http.StatusBadRequest, title: "This order cannot be placed",
+		message: "The form asked for something the shop cannot sell (" + reason + "). Nothing was charged.",
+		action:  backToCart, err: err}
+}

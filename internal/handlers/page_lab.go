@@ -1,0 +1,173 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/lab"
+	"exactlyonce/views"
+)
+
+// labFragmentHeader marks the lab page script's requests, which want a
+// piece of the page back instead of a redirect to all of it.
+const labFragmentHeader = "Lab-Fragment"
+
+// registerLab adds the double-click lab, on a demo server only. Its forms
+// are guarded like the shop's; it needs no shopper session, since every
+// run registers a shopper of its own.
+func (h *Handler) registerLab(e *echo.Echo) {
+	if h.lab == nil {
+		return
+	}
+	mw := []echo.MiddlewareFunc{middleware.BodyLimit(maxFormBytes), h.csrfProtection()}
+	e.GET("/lab", h.labPage, mw...)
+	e.POST("/lab/run/:scenario", h.runLabScenario, mw...)
+	e.GET("/lab/live", h.labLive, mw...)
+	e.GET("/lab/inspector", h.labInspectorPanel, mw...)
+	e.POST("/lab/provider", h.setLabProvider, mw...)
+}
+
+// labPage is GET /lab: every card with its last result, the inspector and
+// the fault panel. ?busy=1 is where a refused run lands without script.
+func (h *Handler) labPage(c echo.Context) error {
+	token := csrfToken(c)
+	page := views.LabPage{CSRF: token, Faults: labFaults(token, h.lab.Provider())}
+	switch {
+	case c.QueryParam("busy") != "":
+		page.Notice = "Another run was in flight, so this one did not start. Try again once it has finished."
+	case c.QueryParam("fault") != "":
+		page.Notice = "The fault was not changed, because a run was in flight. Try again once it has finished."
+	}
+	live, running := h.lab.Live()
+	for i, sc := range lab.Scenarios {
+		card := views.LabCard{
+			Number: i + 1, ID: sc.ID, Title: sc.Title, Setup: sc.Setup, Explanation: sc.Explanation,
+			Expect: expectation(sc), CSRF: token, Result: views.LabResult{ScenarioID: sc.ID},
+		}
+		if running && live.Scenario == sc.ID {
+			card.Result = labResult(live)
+		} else if run, ok := h.lab.Last(sc.ID); ok {
+			card.Result = labResult(run)
+		}
+		page.Cards = append(page.Cards, card)
+	}
+	in, err := h.labInspector(c)
+	if err != nil {
+		return err
+	}
+	page.Inspector = in
+	return render(c, http.StatusOK, views.Lab(page))
+}
+
+// runLabScenario is POST /lab/run/{scenario}, the Run button. It answers
+// when the run is over: the page script gets the card's new result, a
+// plain form post a redirect to the page that shows it.
+func (h *Handler) runLabScenario(c echo.Context) error {
+	id := c.Param("scenario")
+	fragment := c.Request().Header.Get(labFragmentHeader) != ""
+	run, err := h.lab.Run(c.Request().Context(), id)
+	switch {
+	case errors.Is(err, lab.ErrUnknownScenario):
+		return notFoundPage("scenario")
+	case errors.Is(err, lab.ErrBusy) && fragment:
+		return c.String(http.StatusConflict, "Another run is in flight. Try again once it has finished.")
+	case errors.Is(err, lab.ErrBusy):
+		return seeOther(c, "/lab?busy=1#scenario-"+id)
+	case err != nil:
+		return err
+	}
+	if fragment {
+		return render(c, http.StatusOK, views.LabResultPanel(labResult(run)))
+	}
+	return seeOther(c, "/lab#scenario-"+id)
+}
+
+// labLive is GET /lab/live: the result panel of the run in flight, which
+// the page script swaps in while it waits, or 204 when none is.
+func (h *Handler) labLive(c echo.Context) error {
+	run, ok := h.lab.Live()
+	if !ok {
+		return c.NoContent(http.StatusNoContent)
+	}
+	return render(c, http.StatusOK, views.LabResultPanel(labResult(run)))
+}
+
+// labInspectorPanel is GET /lab/inspector?customer=…&key=…: the inspector
+// alone, for the page script.
+func (h *Handler) labInspectorPanel(c echo.Context) error {
+	in, err := h.labInspector(c)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.LabInspectorPanel(in))
+}
+
+// labInspector reads the shopper named by ?customer, or else (or when the
+// lab no longer remembers that one) the shopper of the run in flight or of
+// the last run, and the audit trail of ?key.
+func (h *Handler) labInspector(c echo.Context) (views.LabInspector, error) {
+	ctx := c.Request().Context()
+	key := c.QueryParam("key")
+	if id, err := uuid.Parse(c.QueryParam("customer")); err == nil {
+		in, err := h.lab.Inspect(ctx, id, key)
+		if err == nil {
+			return h.labInspection(in), nil
+		}
+		if !errors.Is(err, lab.ErrNotLabShopper) {
+			return views.LabInspector{}, fmt.Errorf("inspect lab shopper: %w", err)
+		}
+	}
+	run, ok := h.lab.Latest()
+	if !ok || run.CustomerID == uuid.Nil {
+		return views.LabInspector{PollURL: "/lab/inspector"}, nil
+	}
+	in, err := h.lab.Inspect(ctx, run.CustomerID, key)
+	if err != nil {
+		return views.LabInspector{}, fmt.Errorf("inspect lab shopper: %w", err)
+	}
+	return h.labInspection(in), nil
+}
+
+// labInspection names the run an inspection's shopper belongs to.
+func (h *Handler) labInspection(in lab.Inspection) views.LabInspector {
+	scenario, running := "", false
+	if live, ok := h.lab.Live(); ok && live.CustomerID == in.CustomerID {
+		scenario, running = live.Scenario, true
+	}
+	for _, sc := range lab.Scenarios {
+		if last, ok := h.lab.Last(sc.ID); ok && last.CustomerID == in.CustomerID {
+			scenario = sc.ID
+		}
+	}
+	return labInspection(in, scenarioTitle(scenario), running)
+}
+
+// setLabProvider is POST /lab/provider, the fault panel's form.
+func (h *Handler) setLabProvider(c echo.Context) error {
+	delay, err := strconv.ParseInt(c.FormValue("delay_ms"), 10, 64)
+	if err != nil || delay < 0 || delay > fakeprovider.MaxDelay.Milliseconds() {
+		return &pageError{status: http.StatusBadRequest, title: "Latency out of range",
+			message: fmt.Sprintf("The latency must be a whole number of milliseconds from 0 to %d.", fakeprovider.MaxDelay.Milliseconds()),
+			action:  views.Link{Href: "/lab#faults", Label: "Back to the lab"}}
+	}
+	fault, err := fakeprovider.ParseFault(c.FormValue("fail"))
+	if err != nil {
+		return &pageError{status: http.StatusBadRequest, title: "Unknown fault",
+			message: "Pick one of the faults the list offers.", action: views.Link{Href: "/lab#faults", Label: "Back to the lab"}}
+	}
+	err = h.lab.SetProvider(fakeprovider.Behaviour{Delay: msToDuration(delay), Fail: fault})
+	if errors.Is(err, lab.ErrBusy) {
+		return seeOther(c, "/lab?fault=busy#faults")
+	}
+	if err != nil {
+		return fmt.Errorf("set provider: %w", err)
+	}
+	return seeOther(c, "/lab#faults")
+}

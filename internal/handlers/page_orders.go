@@ -1,0 +1,77 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/db"
+	"exactlyonce/views"
+)
+
+// timeLayout is how pages show when an order was placed.
+const timeLayout = "2 Jan 2006, 15:04 MST"
+
+// receiptPage is GET /orders/:id, visible to the order's owner only:
+// another shopper's order is not found, exactly like one that does not
+// exist. ?replayed=1 adds the note that a resent form charged nothing.
+func (h *Handler) receiptPage(c echo.Context) error {
+	id, ok := shopper(c)
+	orderID, err := uuid.Parse(c.Param("id"))
+	if !ok || err != nil {
+		return notFoundPage("order")
+	}
+	o, err := h.db.GetOrder(c.Request().Context(), db.GetOrderParams{CustomerID: id, ID: orderID})
+	if errors.Is(err, database.ErrNotFound) {
+		return notFoundPage("order")
+	}
+	if err != nil {
+		return fmt.Errorf("get order: %w", err)
+	}
+	var lines []catalog.Line
+	if err := json.Unmarshal(o.Items, &lines); err != nil {
+		return fmt.Errorf("decode order items: %w", err)
+	}
+	return render(c, http.StatusOK, views.Receipt(views.ReceiptPage{
+		OrderID:       o.ID.String(),
+		ChargeID:      o.ChargeID,
+		Amount:        views.Money(o.Amount, o.Currency),
+		PlacedAt:      o.CreatedAt.UTC().Format(timeLayout),
+		Lines:         viewLines(lines, o.Currency),
+		AlreadyPlaced: c.QueryParam("replayed") == "1",
+	}))
+}
+
+// ordersPage is GET /orders: the shopper's latest orders, newest first.
+func (h *Handler) ordersPage(c echo.Context) error {
+	var page views.OrdersPage
+	id, ok := shopper(c)
+	if !ok {
+		return render(c, http.StatusOK, views.Orders(page))
+	}
+	rows, err := h.db.ListOrders(c.Request().Context(), db.ListOrdersParams{CustomerID: id, MaxRows: 100})
+	if err != nil {
+		return fmt.Errorf("list orders: %w", err)
+	}
+	for _, o := range rows {
+		var lines []catalog.Line
+		if err := json.Unmarshal(o.Items, &lines); err != nil {
+			return fmt.Errorf("decode order items: %w", err)
+		}
+		items := 0
+		for _, l := range lines {
+			items += l.Quantity
+		}
+		page.Orders = append(page.Orders, views.OrderSummary{
+			ID: o.ID.String(), URL: "/orders/" + o.ID.String(),
+			Amount: views.Money(o.Amount, o.Currency), PlacedAt: o.CreatedAt.UTC().Format(timeLayout), Items: items,
+		})
+	}
+	return render(c, http.StatusOK, views.Orders(page))
+}

@@ -1,0 +1,218 @@
+package handlers_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/google/uuid"
+
+	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/session"
+)
+
+// testSecret is the SESSION_SECRET of page tests that need to read a
+// session cookie or mint a key themselves.
+const testSecret = "page-test-secret"
+
+// goodCard and declinedCard are the fake provider's test cards.
+const (
+	goodCard     = "4242 4242 4242 4242"
+	declinedCard = "4000000000000002"
+)
+
+// shopper is a browser without JavaScript: it keeps cookies, sends forms,
+// and does not follow redirects on its own, so tests see every 303.
+type shopper struct {
+	h      *apptest.Harness
+	client *http.Client
+}
+
+func newShopper(t *testing.T, h *apptest.Harness) *shopper {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &shopper{h: h, client: &http.Client{
+		Jar:           jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// page is a response parsed as HTML.
+type page struct {
+	status int
+	header http.Header
+	doc    *goquery.Document
+}
+
+func (s *shopper) do(t *testing.T, req *http.Request) page {
+	t.Helper()
+	resp, err := s.client.Do(req)
+	if err != nil {
+		// Not Fatalf: some tests send from goroutines.
+		t.Errorf("%s %s: %v", req.Method, req.URL.Path, err)
+		return page{doc: goquery.NewDocumentFromNode(nil)}
+	}
+	defer resp.Body.Close()
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil {
+		t.Errorf("parse %s %s: %v", req.Method, req.URL.Path, err)
+	}
+	return page{status: resp.StatusCode, header: resp.Header, doc: doc}
+}
+
+func (s *shopper) get(t *testing.T, path string) page {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.h.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.do(t, req)
+}
+
+func (s *shopper) post(t *testing.T, path string, form url.Values) page {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.h.URL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return s.do(t, req)
+}
+
+// follow loads the page a 303 points to.
+func (s *shopper) follow(t *testing.T, p page) page {
+	t.Helper()
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("got status %d (%s), want 303", p.status, p.text("error-message"))
+	}
+	return s.get(t, p.header.Get("Location"))
+}
+
+// id is the shopper's customer id, read from its session cookie.
+func (s *shopper) id(t *testing.T) uuid.UUID {
+	t.Helper()
+	u, _ := url.Parse(s.h.URL)
+	r := &http.Request{Header: http.Header{}}
+	for _, c := range s.client.Jar.Cookies(u) {
+		r.AddCookie(c)
+	}
+	id, ok := session.New([]byte(testSecret)).Shopper(r)
+	if !ok {
+		t.Fatal("no session cookie (did the test set SessionSecret to testSecret?)")
+	}
+	return id
+}
+
+// addToCart submits a product's add-to-cart form from the catalog page,
+// as a click would.
+func (s *shopper) addToCart(t *testing.T, sku string) {
+	t.Helper()
+	catalog := s.get(t, "/")
+	form := catalog.doc.Find(`[data-testid=product][data-sku="` + sku + `"] form[data-testid=add-to-cart]`)
+	if form.Length() != 1 {
+		t.Fatalf("no add-to-cart form for %s", sku)
+	}
+	if r := s.post(t, "/cart", formValues(form)); r.status != http.StatusSeeOther {
+		t.Fatalf("add %s: got %d, want 303", sku, r.status)
+	}
+}
+
+// checkoutForm loads /checkout and returns its pay form's values, with the
+// card typed in.
+func (s *shopper) checkoutForm(t *testing.T, card string) url.Values {
+	t.Helper()
+	p := s.get(t, "/checkout")
+	if p.status != http.StatusOK {
+		t.Fatalf("checkout: got %d, want 200", p.status)
+	}
+	form := p.testid("checkout-form")
+	if form.Length() != 1 {
+		t.Fatal("no checkout form")
+	}
+	v := formValues(form)
+	v.Set("card", card)
+	return v
+}
+
+func (p page) testid(id string) *goquery.Selection {
+	return p.doc.Find(`[data-testid="` + id + `"]`)
+}
+
+func (p page) text(id string) string {
+	return strings.TrimSpace(p.testid(id).Text())
+}
+
+// formValues collects the named inputs of a form, as a browser submits it.
+func formValues(form *goquery.Selection) url.Values {
+	v := url.Values{}
+	form.Find("input[name]").Each(func(_ int, in *goquery.Selection) {
+		name, _ := in.Attr("name")
+		value, _ := in.Attr("value")
+		v.Add(name, value)
+	})
+	return v
+}
+
+// wantErrorPage fails unless p is the error page with the given status.
+func wantErrorPage(t *testing.T, p page, status int) {
+	t.Helper()
+	if p.status != status {
+		t.Errorf("got status %d, want %d", p.status, status)
+	}
+	e := p.testid("error-page")
+	if e.Length() != 1 {
+		t.Fatalf("got no error page (status %d)", p.status)
+	}
+	if got, _ := e.Attr("data-status"); got != strconv.Itoa(status) {
+		t.Errorf("error page says status %q, want %d", got, status)
+	}
+	if p.text("error-message") == "" {
+		t.Error("error page without a message")
+	}
+}
+
+// wantReceipt fails unless p is the receipt of an order and returns its id.
+func wantReceipt(t *testing.T, p page) string {
+	t.Helper()
+	if p.status != http.StatusOK || p.testid("receipt").Length() != 1 {
+		t.Fatalf("got status %d and no receipt (%s)", p.status, p.text("error-message"))
+	}
+	id := p.text("order-id")
+	if _, err := uuid.Parse(id); err != nil {
+		t.Errorf("receipt order id %q: %v", id, err)
+	}
+	if p.text("charge-id") == "" || p.text("amount") == "" {
+		t.Errorf("receipt without charge id or amount")
+	}
+	return id
+}
+
+// wantNothingStored fails unless no key, charge or order exists.
+func wantNothingStored(t *testing.T, h *apptest.Harness) {
+	t.Helper()
+	if s := h.Stats(t); s.KeysStarted+s.KeysFinished+s.Charges+s.Orders != 0 {
+		t.Errorf("got %+v, want nothing stored", s)
+	}
+}
+
+// cartQuantities reads a shopper's cart from the database.
+func cartQuantities(t *testing.T, h *apptest.Harness, id uuid.UUID) map[string]int32 {
+	t.Helper()
+	rows, err := h.DB.ListCartItems(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int32{}
+	for _, r := range rows {
+		out[r.Sku] = r.Quantity
+	}
+	return out
+}

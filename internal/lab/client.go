@@ -1,0 +1,127 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// LockHeader is a request header that sets the lock timeout of one order
+// attempt, as a Go duration ("1s"). The lab sends it so that the scenarios
+// that wait for a lock to expire wait one second, not the server's thirty,
+// without shortening anyone else's locks. The order handler honours it only
+// on a demo server.
+const LockHeader = "Demo-Lock-Timeout"
+
+// apiClient sends the lab's requests to the shop's JSON API, exactly as an
+// outside client would.
+type apiClient struct {
+	baseURL string
+	http    *http.Client
+}
+
+func newAPIClient(baseURL string) *apiClient {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	// Ten concurrent attempts need ten connections; keep them for the next run.
+	t.MaxIdleConnsPerHost = 16
+	return &apiClient{baseURL: baseURL, http: &http.Client{Transport: t, Timeout: 30 * time.Second}}
+}
+
+// shopper is a customer registered through the API.
+type shopper struct {
+	ID    uuid.UUID
+	Token string
+}
+
+func (c *apiClient) newShopper(ctx context.Context, name string) (shopper, error) {
+	body, _ := json.Marshal(map[string]string{"name": name})
+	resp, err := c.do(ctx, http.MethodPost, "/api/customers", body, nil)
+	if err != nil {
+		return shopper{}, fmt.Errorf("create shopper: %w", err)
+	}
+	if resp.status != http.StatusCreated {
+		return shopper{}, fmt.Errorf("create shopper: got status %d", resp.status)
+	}
+	var out struct {
+		ID    uuid.UUID `json:"id"`
+		Token string    `json:"token"`
+	}
+	if err := json.Unmarshal(resp.body, &out); err != nil {
+		return shopper{}, fmt.Errorf("create shopper: %w", err)
+	}
+	return shopper{ID: out.ID, Token: out.Token}, nil
+}
+
+// orderResponse is what the lab reads from an order response.
+type orderResponse struct {
+	status     int
+	problem    string
+	replayed   bool
+	retryAfter string
+	chargeID   string
+	body       []byte
+}
+
+// placeOrder posts body under key; lockFor, when set, asks for a lock of
+// that length for this request alone.
+func (c *apiClient) placeOrder(ctx context.Context, s shopper, key, body string, lockFor time.Duration) (orderResponse, error) {
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+s.Token)
+	h.Set("Idempotency-Key", key)
+	if lockFor > 0 {
+		h.Set(LockHeader, lockFor.String())
+	}
+	resp, err := c.do(ctx, http.MethodPost, "/api/orders", []byte(body), h)
+	if err != nil {
+		return orderResponse{}, err
+	}
+	out := orderResponse{
+		status:     resp.status,
+		replayed:   resp.header.Get("Idempotent-Replayed") == "true",
+		retryAfter: resp.header.Get("Retry-After"),
+		body:       resp.body,
+	}
+	var decoded struct {
+		Type     string `json:"type"`
+		ChargeID string `json:"charge_id"`
+	}
+	if json.Unmarshal(resp.body, &decoded) == nil {
+		out.chargeID = decoded.ChargeID
+		out.problem = strings.TrimPrefix(decoded.Type, "/problems/")
+	}
+	return out, nil
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (c *apiClient) do(ctx context.Context, method, path string, body []byte, h http.Header) (response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.baseURL+path, bytes.NewReader(body))
+	if err != nil {
+		return response{}, err
+	}
+	if h != nil {
+		req.Header = h
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return response{}, err
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}, nil
+}

@@ -1,0 +1,88 @@
+package lab
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"exactlyonce/internal/problem"
+)
+
+// recorder collects a run's attempts as they start and end. The live view
+// reads it while the run's goroutines write it.
+type recorder struct {
+	began time.Time
+
+	mu       sync.Mutex
+	attempts []Attempt
+}
+
+func newRecorder() *recorder { return &recorder{began: time.Now()} }
+
+// begin records an attempt being sent and returns its index.
+func (r *recorder) begin(label, key string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.attempts = append(r.attempts, Attempt{N: len(r.attempts) + 1, Label: label, Key: key, Start: time.Since(r.began)})
+	return len(r.attempts) - 1
+}
+
+// end records the answer to attempt i.
+func (r *recorder) end(i int, resp orderResponse, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := &r.attempts[i]
+	a.End, a.Done = time.Since(r.began), true
+	if err != nil {
+		// The cause is a transport error of the lab's own client (most
+		// likely the run's time limit): nothing a viewer can act on.
+		a.Error = "no response"
+		return
+	}
+	a.Status, a.Problem, a.Replayed = resp.status, resp.problem, resp.replayed
+	a.RetryAfter, a.ChargeID = resp.retryAfter, resp.chargeID
+}
+
+// snapshot returns a copy of the attempts so far, with their lock roles.
+func (r *recorder) snapshot() []Attempt {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := append([]Attempt(nil), r.attempts...)
+	assignLocks(out)
+	return out
+}
+
+// assignLocks says which attempts held their key's lock, from their
+// responses alone: only the holder calls the provider, so only it can answer
+// with a new outcome (201 or 402 not replayed), a provider failure (5xx
+// after charging, or not), or "superseded" (it held the lock and lost it).
+// A holder that was not the key's first is one that took it over.
+func assignLocks(attempts []Attempt) {
+	held := map[string]bool{}
+	for i := range attempts {
+		a := &attempts[i]
+		a.Lock = LockNone
+		if !a.Done || !holdsLock(*a) {
+			continue
+		}
+		a.Lock = LockHeld
+		if held[a.Key] {
+			a.Lock = LockTookOver
+		}
+		held[a.Key] = true
+	}
+}
+
+func holdsLock(a Attempt) bool {
+	switch {
+	case a.Replayed:
+		return false
+	case a.Status == http.StatusCreated || a.Status == http.StatusPaymentRequired:
+		return true
+	}
+	switch a.Problem {
+	case problem.LockLost.Slug, problem.ProviderFailed.Slug, problem.ProviderTimeout.Slug, problem.ProviderUnavailable.Slug:
+		return true
+	}
+	return false
+}

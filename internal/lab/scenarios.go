@@ -1,0 +1,200 @@
+package lab
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"exactlyonce/internal/fakeprovider"
+)
+
+// Scenario is one experiment of the lab.
+type Scenario struct {
+	// ID names the scenario in URLs.
+	ID    string
+	Title string
+	// Setup is the scenario's conditions in a few words.
+	Setup string
+	// Explanation says what happens and why, in one paragraph.
+	Explanation string
+	// WantCharges and WantOrders are what a correct server ends with.
+	WantCharges, WantOrders int64
+
+	// provider is the fake provider's behaviour for the run; steps may
+	// change it.
+	provider fakeprovider.Behaviour
+	steps    func(ctx context.Context, s *session) error
+}
+
+// The request bodies: one espresso mug, and the same order tampered with.
+const (
+	oneMug  = `{"items": [{"sku": "mug-espresso", "quantity": 1}]}`
+	twoMugs = `{"items": [{"sku": "mug-espresso", "quantity": 2}]}`
+)
+
+// The locks of the scenarios that wait for one to expire, each for its own
+// requests only. The crash scenario's immediate retry must arrive while the
+// lock still holds, which a loaded machine running the tests with -race can
+// take more than a second to do; two seconds leave room and still read as
+// "immediately" next to the server's thirty.
+const (
+	shortLock = time.Second
+	crashLock = 2 * time.Second
+)
+
+// Scenarios are the lab's experiments, in the order the page shows them.
+var Scenarios = []Scenario{
+	{
+		ID: "double-click", Title: "Double-click",
+		Setup: "Two submits of one form, 50 ms apart · provider takes 0.3 s",
+		Explanation: "The form carries one Idempotency-Key, made when the page was rendered, so both submits send the same key. " +
+			"The first claims the key and goes to the provider; the second arrives while the key is locked and is answered " +
+			"409 with Retry-After instead of charging again. The key, not the button, is what makes the second click harmless.",
+		WantCharges: 1, WantOrders: 1,
+		provider: fakeprovider.Behaviour{Delay: 300 * time.Millisecond},
+		steps: func(ctx context.Context, s *session) error {
+			key := uuid.NewString()
+			var wg sync.WaitGroup
+			wg.Go(func() { s.place(ctx, "click 1", key, oneMug, 0) })
+			if err := sleep(ctx, 50*time.Millisecond); err != nil {
+				return err
+			}
+			wg.Go(func() { s.place(ctx, "click 2", key, oneMug, 0) })
+			wg.Wait()
+			return nil
+		},
+	},
+	{
+		ID: "ten-at-once", Title: "Ten at once",
+		Setup: "Ten concurrent submits, one key · provider takes 0.3 s",
+		Explanation: "Ten requests with the same key are let go at the same instant. The database decides: exactly one INSERT of " +
+			"the key wins, and that request alone calls the provider. The other nine find the key locked and get 409, or, " +
+			"if they arrive after it finished, the stored answer replayed. Ten submissions, one charge.",
+		WantCharges: 1, WantOrders: 1,
+		provider: fakeprovider.Behaviour{Delay: 300 * time.Millisecond},
+		steps: func(ctx context.Context, s *session) error {
+			key := uuid.NewString()
+			s.concurrently(ctx, 10, func() (string, string) { return "submit", key })
+			return nil
+		},
+	},
+	{
+		ID: "baseline", Title: "Baseline: a fresh key every time",
+		Setup: "The same ten submits, each with a new key · provider takes 0.3 s",
+		Explanation: "This is a client that makes a new key for every request, which is no better than sending none. Each " +
+			"request looks like a new operation, so each claims its own key, calls the provider with its own derived key, " +
+			"and writes its own order. Ten submissions, ten charges: the protection lives in reusing the key, not in the server alone.",
+		WantCharges: 10, WantOrders: 10,
+		provider: fakeprovider.Behaviour{Delay: 300 * time.Millisecond},
+		steps: func(ctx context.Context, s *session) error {
+			s.concurrently(ctx, 10, func() (string, string) { return "submit, new key", uuid.NewString() })
+			return nil
+		},
+	},
+	{
+		ID: "tampered", Title: "Tampered resubmit",
+		Setup: "An order for one mug, then the same key for two",
+		Explanation: "The server stores a fingerprint of the request with the key. The resubmit changes the quantity, so " +
+			"its fingerprint differs and the server refuses it with 422 rather than replay the first answer (which would " +
+			"hide the change) or charge again (which would make the key mean two operations). A key names one operation.",
+		WantCharges: 1, WantOrders: 1,
+		steps: func(ctx context.Context, s *session) error {
+			key := uuid.NewString()
+			s.place(ctx, "original", key, oneMug, 0)
+			s.place(ctx, "quantity 2", key, twoMugs, 0)
+			return nil
+		},
+	},
+	{
+		ID: "crash-after-charge", Title: "Crash after charge",
+		Setup: "The provider charges, then its response is lost · 2 s lock",
+		Explanation: "The provider takes the money and the response never arrives, so the server answers 502 and the key " +
+			"stays started and locked. An immediate retry is told to wait (409). Once the lock has expired by the database " +
+			"clock, a retry takes the key over and asks the provider again with the same derived key; the provider answers " +
+			"with the charge it already made, and the order is written against it. Three attempts, one charge.",
+		WantCharges: 1, WantOrders: 1,
+		provider: fakeprovider.Behaviour{Fail: fakeprovider.FaultAfterCharge},
+		steps: func(ctx context.Context, s *session) error {
+			key := uuid.NewString()
+			s.place(ctx, "original", key, oneMug, crashLock)
+			if err := s.setProvider(fakeprovider.Behaviour{}); err != nil {
+				return err
+			}
+			s.place(ctx, "immediate retry", key, oneMug, crashLock)
+			if err := s.waitLockExpired(ctx, key); err != nil {
+				return err
+			}
+			recovered := s.place(ctx, "retry after expiry", key, oneMug, crashLock)
+			return s.noteOriginalCharge(ctx, key, recovered)
+		},
+	},
+	{
+		ID: "slow-original", Title: "Slow original, retry after lock expiry",
+		Setup: "Provider takes 2 s · 1 s lock · the original stops renewing it",
+		Explanation: "An attempt renews its lock while it waits for the provider, so normally a retry cannot take over a live " +
+			"request. Here the original's process stalls (a long GC pause, a frozen VM) and its lock expires. A retry takes " +
+			"the key over with a new lock token, and the provider's idempotency gives it the same charge. When the original " +
+			"wakes, its token no longer matches: it writes nothing and is answered 409 superseded. Its client retries as told " +
+			"and receives the retry's order. Without the token check it would have written a second order.",
+		WantCharges: 1, WantOrders: 1,
+		provider: fakeprovider.Behaviour{Delay: 2 * time.Second},
+		steps: func(ctx context.Context, s *session) error {
+			key := uuid.NewString()
+			release := s.stall(key)
+			defer release()
+			var wg sync.WaitGroup
+			wg.Go(func() { s.place(ctx, "original", key, oneMug, shortLock) })
+			err := s.waitLockExpired(ctx, key)
+			if err == nil {
+				s.place(ctx, "retry after expiry", key, oneMug, shortLock)
+			}
+			release() // the original wakes up
+			wg.Wait()
+			if err != nil {
+				return err
+			}
+			s.place(ctx, "original retried", key, oneMug, shortLock)
+			return nil
+		},
+	},
+	{
+		ID: "refresh", Title: "Refresh after success",
+		Setup: "An order, then the same request again",
+		Explanation: "Refreshing the confirmation page, or a client retrying after a lost response, resends the request. " +
+			"The key is finished, so the server answers with the stored response, byte for byte, marked Idempotent-Replayed: " +
+			"true, and neither calls the provider nor writes anything.",
+		WantCharges: 1, WantOrders: 1,
+		steps: func(ctx context.Context, s *session) error {
+			key := uuid.NewString()
+			first := s.place(ctx, "original", key, oneMug, 0)
+			again := s.place(ctx, "refresh", key, oneMug, 0)
+			if first.status == 201 && string(first.body) == string(again.body) {
+				s.note("the replay is byte-for-byte the original response, marked Idempotent-Replayed: true")
+			}
+			return nil
+		},
+	},
+}
+
+// ScenarioByID returns the scenario named id.
+func ScenarioByID(id string) (Scenario, bool) {
+	for _, sc := range Scenarios {
+		if sc.ID == id {
+			return sc, true
+		}
+	}
+	return Scenario{}, false
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,108 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/db"
+	"exactlyonce/internal/fakeprovider"
+)
+
+// session is one run in progress: its shopper, and the means its steps use.
+type session struct {
+	r       *Runner
+	shopper shopper
+	rec     *recorder
+
+	mu    sync.Mutex
+	notes []string
+}
+
+// place sends one order attempt and records it. Its outcome is recorded,
+// not returned as an error: a refusal is what the lab shows.
+func (s *session) place(ctx context.Context, label, key, body string, lockFor time.Duration) orderResponse {
+	i := s.rec.begin(label, key)
+	resp, err := s.r.api.placeOrder(ctx, s.shopper, key, body, lockFor)
+	s.rec.end(i, resp, err)
+	return resp
+}
+
+// concurrently sends n attempts at the same instant: each waits on one
+// barrier, so none has a head start of a goroutine's creation. They are
+// numbered in the order they were sent, which is the scheduler's.
+func (s *session) concurrently(ctx context.Context, n int, attempt func() (label, key string)) {
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for range n {
+		label, key := attempt()
+		wg.Go(func() {
+			<-start
+			s.place(ctx, label, key, oneMug, 0)
+		})
+	}
+	close(start)
+	wg.Wait()
+}
+
+func (s *session) setProvider(b fakeprovider.Behaviour) error {
+	return s.r.faults.SetBehaviour(b)
+}
+
+func (s *session) stall(key string) (release func()) {
+	return s.r.stalls.add(s.shopper.ID, key)
+}
+
+func (s *session) note(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notes = append(s.notes, text)
+}
+
+// waitLockExpired waits until the key exists and the database clock says
+// its lock has expired. It polls the condition rather than sleeping a guess:
+// the server's clock never judges a lock, and neither does the lab's.
+func (s *session) waitLockExpired(ctx context.Context, key string) error {
+	for {
+		k, err := s.r.db.GetKey(ctx, db.GetKeyParams{CustomerID: s.shopper.ID, Key: key})
+		wait := 20 * time.Millisecond
+		switch {
+		case errors.Is(err, database.ErrNotFound):
+			// Not claimed yet.
+		case err != nil:
+			return fmt.Errorf("get key: %w", err)
+		case k.Status != "started":
+			return fmt.Errorf("key finished before its lock expired")
+		case k.LockRemaining <= 0:
+			return nil
+		default:
+			wait = min(k.LockRemaining, 50*time.Millisecond)
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return fmt.Errorf("wait for the lock to expire: %w", err)
+		}
+	}
+}
+
+// noteOriginalCharge checks that a recovered order carries the charge the
+// provider made for the original attempt, not a new one.
+func (s *session) noteOriginalCharge(ctx context.Context, key string, recovered orderResponse) error {
+	k, err := s.r.db.GetKey(ctx, db.GetKeyParams{CustomerID: s.shopper.ID, Key: key})
+	if err != nil {
+		return fmt.Errorf("get key: %w", err)
+	}
+	ch, err := s.r.db.ProviderChargeByKey(ctx, checkout.ProviderKey(s.shopper.ID, key, k.OperationID))
+	if err != nil {
+		return fmt.Errorf("provider charge: %w", err)
+	}
+	if recovered.chargeID == ch.ID {
+		s.note("the recovered order carries the original charge " + ch.ID)
+	} else {
+		s.note(fmt.Sprintf("the recovered order carries charge %q, not the original %s", recovered.chargeID, ch.ID))
+	}
+	return nil
+}

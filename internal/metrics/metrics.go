@@ -1,0 +1,111 @@
+// Package metrics holds the Prometheus collectors of the key lifecycle and
+// the HTTP server, registered on a registry of their own rather than the
+// client library's global one: each App (and so each test) counts for
+// itself, and nothing outside the process registers into it by accident.
+package metrics
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Claim outcomes, the values of the claims counter's outcome label.
+const (
+	ClaimNew      = "new"
+	ClaimReplay   = "replay"
+	ClaimConflict = "conflict"
+	ClaimMismatch = "mismatch"
+	ClaimTakeover = "takeover"
+)
+
+// Holders name who held a key: an attempt of a request or the completer.
+const (
+	HolderRequest   = "request"
+	HolderCompleter = "completer"
+)
+
+// Metrics is every collector the application updates. The zero value is not
+// usable; call New.
+type Metrics struct {
+	registry *prometheus.Registry
+
+	// Claims counts claim outcomes of requests.
+	Claims *prometheus.CounterVec
+	// FinishesLost counts finishes that matched no row because a newer
+	// attempt holds the key, by holder of the losing attempt.
+	FinishesLost *prometheus.CounterVec
+	// LeaseRenewals counts heartbeat renewals: renewed, lost, error.
+	LeaseRenewals *prometheus.CounterVec
+	// Recoveries counts what the completer did with each key it took over.
+	Recoveries *prometheus.CounterVec
+	// SweptKeys and SweptEvents count rows the sweeper deleted.
+	SweptKeys   prometheus.Counter
+	SweptEvents prometheus.Counter
+	// ProviderCalls times calls to the payment provider by call and result.
+	ProviderCalls *prometheus.HistogramVec
+	// HTTPRequests times requests by method, route template and status.
+	HTTPRequests *prometheus.HistogramVec
+}
+
+// New returns metrics registered on a new registry, together with the Go
+// runtime and process collectors.
+func New() *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		Claims: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "exactlyonce_claims_total",
+			Help: "Idempotency key claims by requests, by outcome: new, replay, conflict (in progress), mismatch (key reused with another request), takeover.",
+		}, []string{"outcome"}),
+		FinishesLost: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "exactlyonce_finishes_lost_total",
+			Help: "Finishes that wrote nothing because a newer attempt had taken the key over, by holder of the losing attempt (request, completer).",
+		}, []string{"holder"}),
+		LeaseRenewals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "exactlyonce_lease_renewals_total",
+			Help: "Lock renewals while a provider call is in flight, by result: renewed, lost (the token was gone), error.",
+		}, []string{"result"}),
+		Recoveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "exactlyonce_completer_recoveries_total",
+			Help: "Keys the completer took over, by outcome: charged (order written), declined, not_completed (no charge), lost (a retry finished first), error (left started).",
+		}, []string{"outcome"}),
+		SweptKeys: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "exactlyonce_sweeper_deleted_keys_total",
+			Help: "Finished idempotency keys deleted after the retention window.",
+		}),
+		SweptEvents: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "exactlyonce_sweeper_deleted_events_total",
+			Help: "Audit events deleted after their retention.",
+		}),
+		ProviderCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "exactlyonce_provider_call_duration_seconds",
+			Help:    "Calls to the payment provider by call (charge, find) and result (succeeded, declined, no_charge, unavailable, error, cancelled).",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"call", "result"}),
+		HTTPRequests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "exactlyonce_http_request_duration_seconds",
+			Help:    "HTTP requests by method, route template (not the raw path, to bound cardinality) and status code.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"method", "route", "status"}),
+	}
+	m.registry.MustRegister(
+		m.Claims, m.FinishesLost, m.LeaseRenewals, m.Recoveries, m.SweptKeys, m.SweptEvents,
+		m.ProviderCalls, m.HTTPRequests,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return m
+}
+
+// Handler serves the registry in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+}
+
+// ObserveProvider records one provider call that started at began.
+func (m *Metrics) ObserveProvider(call, result string, began time.Time) {
+	m.ProviderCalls.WithLabelValues(call, result).Observe(time.Since(began).Seconds())
+}

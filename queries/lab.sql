@@ -1,0 +1,20 @@
+-- name: ListCustomerKeys :many
+-- A customer's keys as the double-click lab shows them, oldest first. The
+-- lock's remaining time is measured by the database clock, like every
+-- decision about a lock.
+SELECT key, status, locked_until, (locked_until - now())::interval AS lock_remaining,
+       lock_token, response_code, operation_id, created_at
+FROM idempotency_keys
+WHERE customer_id = @customer_id
+ORDER BY created_at, key
+LIMIT @max_rows;
+
+-- name: CountCustomerOrders :one
+SELECT count(*) FROM orders WHERE customer_id = @customer_id;
+
+-- name: CountChargesByProviderKeys :one
+-- Succeeded charges made under any of the given provider idempotency keys.
+-- The caller derives those from a customer's keys (checkout.ProviderKey):
+-- the provider knows nothing of our customers, as a real one would not.
+SELECT count(*) FROM provider.charges
+WHERE status = 'succeeded' AND idempotency_key = ANY(@provider_keys::text[]);

@@ -1,0 +1,28 @@
+package views
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// initials stands in for a product photo: "Espresso mug" → "EM".
+func initials(name string) string {
+	var b strings.Builder
+	for _, w := range strings.Fields(name) {
+		for _, r := range w {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				b.WriteRune(unicode.ToUpper(r))
+				break
+			}
+		}
+		if b.Len() >= 2 {
+			break
+		}
+	}
+	return b.String()
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func amountValue(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,23 @@
+package views
+
+import "strconv"
+
+func count(n int64) string { return strconv.FormatInt(n, 10) }
+
+// plural picks the noun for n; while a run is in flight the count is not
+// known yet, and the plural reads best next to an ellipsis.
+func plural(n int64, one, many string, unknown bool) string {
+	if n == 1 && !unknown {
+		return one
+	}
+	return many
+}
+
+// shortKey shows the first eight characters of a key: enough to tell a
+// run's keys apart, short enough for a projector.
+func shortKey(key string) string {
+	if len(key) > 8 {
+		return key[:8] + "…"
+	}
+	return key
+}

@@ -1,0 +1,149 @@
+package views
+
+// Page is what the layout needs besides the page's own content.
+type Page struct {
+	Title string
+	// RefreshURL, when set, makes the browser load it after RefreshSeconds
+	// with no script: how the processing page waits without JavaScript.
+	RefreshURL     string
+	RefreshSeconds int
+}
+
+// Link is a call to action.
+type Link struct {
+	Href  string
+	Label string
+}
+
+// Product is one card of the catalog.
+type Product struct {
+	SKU   string
+	Name  string
+	Price string
+	// InCart is how many the cart holds; the add button sets InCart+1, a
+	// quantity, so a double-click adds one, not two.
+	InCart int
+}
+
+// CatalogPage is /.
+type CatalogPage struct {
+	CSRF     string
+	Products []Product
+}
+
+// Line is a priced line of a cart, an order summary or a receipt.
+type Line struct {
+	SKU       string
+	Name      string
+	Quantity  int
+	UnitPrice string
+	LineTotal string
+}
+
+// CartPage is /cart.
+type CartPage struct {
+	CSRF        string
+	Lines       []Line
+	Total       string
+	MaxQuantity int
+}
+
+// FormItem is one line of the cart snapshot a checkout form carries.
+type FormItem struct {
+	SKU      string
+	Quantity int
+}
+
+// CheckoutForm is what a pay form sends back: the key minted when it was
+// rendered, the snapshot of the cart and the amount the shopper saw. The
+// card number is never part of it: it is typed, never echoed back.
+type CheckoutForm struct {
+	CSRF   string
+	Key    string
+	KeySig string
+	Items  []FormItem
+	Amount int64
+	// CardHint names the card of an earlier attempt ("ending in 4242"),
+	// so that a retry uses the same one.
+	CardHint string
+	// CardError says what was wrong with the card number sent.
+	CardError string
+}
+
+// TestCard is a card number the fake provider knows.
+type TestCard struct {
+	Number   string
+	Outcome  string
+	Succeeds bool
+}
+
+// CheckoutPage is GET /checkout.
+type CheckoutPage struct {
+	Lines []Line
+	Total string
+	Form  CheckoutForm
+	Cards []TestCard
+}
+
+// ReceiptPage is /orders/{id}.
+type ReceiptPage struct {
+	OrderID  string
+	ChargeID string
+	Amount   string
+	PlacedAt string
+	Lines    []Line
+	// AlreadyPlaced is set when the shopper got here by sending the same
+	// order again: it was not charged a second time.
+	AlreadyPlaced bool
+}
+
+// OrderSummary is one row of /orders.
+type OrderSummary struct {
+	ID       string
+	URL      string
+	Amount   string
+	PlacedAt string
+	Items    int
+}
+
+// OrdersPage is /orders.
+type OrdersPage struct {
+	Orders []OrderSummary
+}
+
+// ProcessingPage is shown while an earlier submit of the same order is
+// still running.
+type ProcessingPage struct {
+	StatusURL      string
+	RefreshSeconds int
+	// Retry, when set, offers to resume an order nobody is working on any
+	// more, under the same key.
+	Retry *CheckoutForm
+}
+
+// DeclinedPage is a declined payment, final for its key.
+type DeclinedPage struct {
+	Title    string
+	Message  string
+	ChargeID string
+	// Replayed is set when this is the stored answer to a resubmitted form.
+	Replayed bool
+	// Again labels the link to a new checkout.
+	Again string
+}
+
+// OutagePage is a payment whose outcome is not known yet.
+type OutagePage struct {
+	// RetryAfterSeconds is how long the first attempt keeps the order; a
+	// retry before then waits for it.
+	RetryAfterSeconds int
+	Retry             CheckoutForm
+}
+
+// ErrorPage is any refusal or failure.
+type ErrorPage struct {
+	Status  int
+	Title   string
+	Message string
+	Action  Link
+}
