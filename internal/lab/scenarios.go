@@ -1,7 +1,9 @@
 package lab
 
 import (
+	"bytes"
 	"context"
+	"net/http"
 	"sync"
 	"time"
 
@@ -51,7 +53,7 @@ var Scenarios = []Scenario{
 		Setup: "Two submits of one form, 50 ms apart · provider takes 0.3 s",
 		Explanation: "The form carries one Idempotency-Key, made when the page was rendered, so both submits send the same key. " +
 			"The first claims the key and goes to the provider; the second arrives while the key is locked and is answered " +
-			"409 with Retry-After instead of charging again. The key, not the button, is what makes the second click harmless.",
+			"409 with Retry-After (or, had the first already finished, with its stored answer) instead of charging again. The key, not the button, is what makes the second click harmless.",
 		WantCharges: 1, WantOrders: 1,
 		provider: fakeprovider.Behaviour{Delay: 300 * time.Millisecond},
 		steps: func(ctx context.Context, s *session) error {
@@ -170,7 +172,7 @@ var Scenarios = []Scenario{
 			key := uuid.NewString()
 			first := s.place(ctx, "original", key, oneMug, 0)
 			again := s.place(ctx, "refresh", key, oneMug, 0)
-			if first.status == 201 && string(first.body) == string(again.body) {
+			if first.status == http.StatusCreated && again.replayed && bytes.Equal(first.body, again.body) {
 				s.note("the replay is byte-for-byte the original response, marked Idempotent-Replayed: true")
 			}
 			return nil

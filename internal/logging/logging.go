@@ -17,12 +17,21 @@ import (
 // or as text, at level and above, that adds the request id of the context
 // to every line logged with a context.
 func New(w io.Writer, format string, level slog.Level) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: level}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: readableDuration}
 	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if format == "json" {
 		h = slog.NewJSONHandler(w, opts)
 	}
 	return slog.New(requestIDHandler{h})
+}
+
+// readableDuration writes durations as "30s" rather than the nanoseconds
+// JSON would otherwise show.
+func readableDuration(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
 
 // ParseLevel reads debug, info, warn or error.
