@@ -63,11 +63,6 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-default-apps", true),
-		// Back then loads the page from the HTTP cache (the same form, the
-		// same key) instead of restoring a frozen page from the back/forward
-		// cache, after which chromedp can lose the page's execution context
-		// and every later evaluation hangs.
-		chromedp.Flag("disable-features", "BackForwardCache"),
 	}
 	if os.Geteuid() == 0 {
 		// Chromium refuses to run as root with its sandbox on.
