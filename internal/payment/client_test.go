@@ -319,7 +319,10 @@ func TestFaultTimeout(t *testing.T) {
 	p := newProvider(t)
 	p.setBehaviour(t, fakeprovider.Behaviour{Fail: fakeprovider.FaultTimeout})
 	start := time.Now()
-	_, err := p.client(200*time.Millisecond).Charge(t.Context(), request("k1"))
+	// A client timeout long enough for the request to reach the provider
+	// even on a loaded machine: one that gives up before the request
+	// arrives rightly leaves nothing charged, which is not this test.
+	_, err := p.client(time.Second).Charge(t.Context(), request("k1"))
 	ue := unavailable(t, err)
 	if ue.Reason != payment.ReasonTimeout {
 		t.Errorf("got reason %v, want timeout", ue.Reason)
@@ -328,14 +331,14 @@ func TestFaultTimeout(t *testing.T) {
 		t.Errorf("got error %v, want one wrapping context.DeadlineExceeded", err)
 	}
 	if elapsed := time.Since(start); elapsed > 5*time.Second {
-		t.Errorf("call took %v, want about 200ms", elapsed)
+		t.Errorf("call took %v, want about 1s", elapsed)
 	}
 
 	// The provider charges after the client has given up.
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for p.rows(t, "k1") != 1 {
 		if time.Now().After(deadline) {
-			t.Fatal("no charge recorded 10s after the timeout, want one")
+			t.Fatal("no charge recorded 30s after the timeout, want one")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
