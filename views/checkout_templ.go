@@ -50,7 +50,7 @@ func Checkout(p CheckoutPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<p class=\"fine-print\">Amounts are computed on the server from the catalog.</p></section><section class=\"panel\" aria-labelledby=\"pay-title\"><h2 id=\"pay-title\">Payment</h2><form method=\"post\" action=\"/checkout\" data-testid=\"checkout-form\" data-busy=\"Placing your order…\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<p class=\"fine-print\">Amounts are computed on the server from the catalog.</p></section><section class=\"panel\" aria-labelledby=\"pay-title\"><h2 id=\"pay-title\">Payment</h2><form method=\"post\" action=\"/checkout\" data-testid=\"checkout-form\" data-busy=\"Placing your order…\" data-resubmit>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
