@@ -3,7 +3,6 @@ package idemcheck_test
 import (
 	"crypto/rand"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -114,18 +113,12 @@ func (b *brokenServer) create(w http.ResponseWriter, r *http.Request) {
 // broken server: its four faults, and nothing else, must fail.
 func TestBrokenServerFailsExactlyItsFaults(t *testing.T) {
 	srv := newBrokenServer(t)
-	card := check(t, idemcheck.Config{
-		BaseURL:          srv.URL,
-		Path:             "/things",
-		Body:             fmt.Sprintf(`{"n":%s}`, idemcheck.Placeholder),
-		InvalidBody:      `{"n":0}`,
-		IDPointer:        "/id",
-		PolicyPath:       "/policy",
-		RetentionPointer: "/retention_seconds",
-		Register: &idemcheck.Register{
-			Path: "/register", Body: `{}`, TokenPointer: "/token", Header: "Authorization", Format: "Bearer %s",
-		},
-	}, "shop")
+	cfg, err := idemcheck.LoadConfig("testdata/broken.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.BaseURL = srv.URL
+	card := check(t, cfg, "shop")
 
 	want := []string{idemcheck.ReplayHeaders, idemcheck.Fingerprint, idemcheck.Concurrent, idemcheck.Scoping}
 	if got := card.Failed(); !slices.Equal(got, want) {
