@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -65,12 +66,12 @@ func (c *Client) PlaceOrder(ctx context.Context, op string, order OrderRequest) 
 	if err != nil {
 		return Order{}, fmt.Errorf("key of %q: %w", op, err)
 	}
-	p, err := c.Policy(ctx)
+	giveUp := time.Now().Add(c.MaxElapsed)
+	p, err := c.policyRetrying(ctx, op, e, giveUp)
 	if err != nil {
 		return Order{}, err
 	}
 	stop := retryDeadline(e, p)
-	giveUp := time.Now().Add(c.MaxElapsed)
 	header := http.Header{"Idempotency-Key": {`"` + e.Key + `"`}}
 
 	for attempt := 1; ; attempt++ {
@@ -117,6 +118,29 @@ func (c *Client) PlaceOrder(ctx context.Context, op string, order OrderRequest) 
 		case <-ctx.Done():
 			return Order{}, fmt.Errorf("place order %q (key kept for a retry): %w", op, ctx.Err())
 		case <-time.After(ev.Wait):
+		}
+	}
+}
+
+// policyRetrying reads the policy, retrying network errors with the same
+// backoff as the order until giveUp: without the retention window the
+// client cannot know how long it may retry, so it sends nothing before.
+func (c *Client) policyRetrying(ctx context.Context, op string, e Entry, giveUp time.Time) (Policy, error) {
+	for attempt := 0; ; attempt++ {
+		p, err := c.Policy(ctx)
+		var answered *Problem
+		if err == nil || errors.As(err, &answered) || !networkError(ctx, err) {
+			return p, err
+		}
+		wait := backoff(attempt, c.BaseDelay, c.MaxDelay, 0)
+		if time.Now().Add(wait).After(giveUp) {
+			return Policy{}, fmt.Errorf("%w: %v (key kept for a retry)", ErrUnsettled, err)
+		}
+		c.observe(Event{Op: op, Key: e.Key, Err: err, Wait: wait, Note: "reading the idempotency policy again"})
+		select {
+		case <-ctx.Done():
+			return Policy{}, ctx.Err()
+		case <-time.After(wait):
 		}
 	}
 }

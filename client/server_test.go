@@ -3,6 +3,8 @@ package client_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -208,4 +210,35 @@ func TestStopsAtTheRetryWindowWithoutGuessing(t *testing.T) {
 	if s := h.Stats(t); s.Orders != 0 {
 		t.Errorf("got %d orders, want none", s.Orders)
 	}
+}
+
+// TestNetworkErrorsAreRetried: a server that is not up yet when the client
+// starts is retried (here for the policy read and the order), with the key
+// saved before the first try; once it listens, the order goes through.
+func TestNetworkErrorsAreRetried(t *testing.T) {
+	h := apptest.New(t)
+	cust := h.NewCustomer(t)
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close() // its address now refuses connections
+	c, rec := newClient(t, h, cust.Token, t.TempDir())
+	c.BaseURL = down.URL
+
+	var once sync.Once
+	c.Observe = func(e client.Event) {
+		rec.observe(e)
+		if e.Err != nil {
+			once.Do(func() { c.BaseURL = h.URL }) // the server comes up
+		}
+	}
+	o, err := c.PlaceOrder(context.Background(), "cart-1", mugs)
+	if err != nil {
+		t.Fatalf("place order: %v", err)
+	}
+	if rec.events[0].Err == nil {
+		t.Errorf("got first event %+v, want a network error", rec.events[0])
+	}
+	if o.OrderID == "" {
+		t.Errorf("got order %+v, want one", o)
+	}
+	h.WantStats(t, 1, 1)
 }
