@@ -54,7 +54,7 @@
   }
 
   function send(form, body, attempt) {
-    fetch(form.action, { method: "POST", body: body, credentials: "same-origin" })
+    fetch(form.getAttribute("action") || window.location.href, { method: "POST", body: body, credentials: "same-origin" })
       .then(function (resp) {
         if (resp.redirected) {
           window.location.assign(resp.url);
