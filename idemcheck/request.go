@@ -104,8 +104,11 @@ func (c *Checker) resourceID(r response) string {
 	if err != nil || v == nil {
 		return ""
 	}
-	return fmt.Sprint(v)
+	return fmtValue(v)
 }
+
+// fmtValue writes a decoded JSON scalar as text: an id, a token, a number.
+func fmtValue(v any) string { return fmt.Sprint(v) }
 
 // pointer resolves a JSON pointer (RFC 6901) in a JSON document.
 func pointer(doc []byte, ptr string) (any, error) {
