@@ -52,6 +52,9 @@ type Config struct {
 	// SessionSecret signs the browser shop's cookies and checkout form
 	// keys; empty means a random one, good for this process only.
 	SessionSecret string
+	// CatalogMaxAge is how stale the in-memory catalog may get; zero means
+	// catalogMaxAge. Tests shorten it to see a catalog change at once.
+	CatalogMaxAge time.Duration
 }
 
 // DefaultKeyRetention is the retention window when none is configured.
@@ -78,7 +81,10 @@ const catalogMaxAge = 5 * time.Second
 // New builds the application on a migrated database.
 func New(pool *pgxpool.Pool, cfg Config) *App {
 	d := database.New(pool)
-	cat := catalog.New(d.Queries, catalogMaxAge)
+	if cfg.CatalogMaxAge <= 0 {
+		cfg.CatalogMaxAge = catalogMaxAge
+	}
+	cat := catalog.New(d.Queries, cfg.CatalogMaxAge)
 
 	// The provider and its client share a secret made fresh for each
 	// process: nothing outside this process needs to know it.

@@ -28,7 +28,22 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 	}
 	// Validate and price before claiming: a bad request must not consume
 	// the key, so the client can fix it and resend with the same key.
+	card, ok := NormalizeCard(a.Order.Card)
+	if !ok {
+		return Result{}, &InvalidOrderError{Reason: "card must be a number of 12 to 19 digits; spaces and dashes are ignored"}
+	}
+	a.Order.Card = card
 	priced, err := e.catalog.Price(ctx, a.Order.Items)
+	if err != nil {
+		// A finished key answers with what it stored, whatever the
+		// catalog says today.
+		if replay, lookErr := e.storedAnswer(ctx, a); lookErr != nil {
+			return Result{}, errors.Join(err, lookErr)
+		} else if replay != nil {
+			e.countClaim(ctx, a, claim{}, replay, nil)
+			return *replay, nil
+		}
+	}
 	var invalid *catalog.InvalidCartError
 	if errors.As(err, &invalid) {
 		return Result{}, &InvalidOrderError{Reason: invalid.Reason}
