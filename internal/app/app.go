@@ -9,6 +9,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"net/url"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -52,6 +54,10 @@ type Config struct {
 	// SessionSecret signs the browser shop's cookies and checkout form
 	// keys; empty means a random one, good for this process only.
 	SessionSecret string
+	// AllowedHosts are the Host names (host or host:port) the server
+	// answers for, besides BaseURL's, which is always allowed: the payment
+	// client reaches the fake provider through it.
+	AllowedHosts []string
 	// CatalogMaxAge is how stale the in-memory catalog may get; zero means
 	// catalogMaxAge. Tests shorten it to see a catalog change at once.
 	CatalogMaxAge time.Duration
@@ -120,6 +126,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		deps.Lab = labRunner
 	}
 	deps.Sessions, deps.FormKeys = browserSessions(cfg)
+	deps.AllowedHosts = append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))
 	handlers.New(deps).Register(e)
 	provider.Register(e.Group("/provider"))
 
@@ -138,6 +145,15 @@ func bothHooks(first, second func(context.Context, checkout.Claimed)) func(conte
 		first(ctx, c)
 		second(ctx, c)
 	}
+}
+
+// hostOf is the host:port of a URL, as a Host header names it.
+func hostOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }
 
 func randomSecret() string {

@@ -52,6 +52,10 @@ type Config struct {
 	// Every instance behind one address needs the same one. When empty, a
 	// random secret is made at start and sessions do not survive a restart.
 	SessionSecret string
+	// AllowedHosts are the Host header values the server answers for:
+	// the names ADDR is reached by, plus ALLOWED_HOSTS (comma-separated;
+	// "name" allows any port, "name:port" only that one). Others get 421.
+	AllowedHosts []string
 }
 
 // Load reads the environment.
@@ -106,6 +110,9 @@ func Load() (Config, error) {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c, fmt.Errorf(`LOG_FORMAT: want "text" or "json", got %q`, c.LogFormat)
+	}
+	if c.AllowedHosts, err = allowedHosts(c.Addr, os.Getenv("ALLOWED_HOSTS")); err != nil {
+		return c, err
 	}
 	if c.DatabaseURL == "" && c.LocalDB == "" {
 		return c, fmt.Errorf("DATABASE_URL is not set: point it at PostgreSQL, or use `make run`, which starts a local server")

@@ -34,6 +34,8 @@ type Handler struct {
 	formKeys *formkey.Signer
 	// lab runs the double-click lab; nil when demo mode is off.
 	lab *lab.Runner
+	// allowedHosts are the Host names requests may be sent to.
+	allowedHosts []string
 }
 
 // Deps are the dependencies New needs.
@@ -53,11 +55,14 @@ type Deps struct {
 	FormKeys *formkey.Signer
 	// Lab enables the double-click lab (/lab) when non-nil.
 	Lab *lab.Runner
+	// AllowedHosts are the names (host or host:port) the server answers
+	// for; a request for any other Host is refused (hosts.go).
+	AllowedHosts []string
 }
 
 // New returns a Handler.
 func New(d Deps) *Handler {
 	return &Handler{db: d.DB, catalog: d.Catalog, checkout: d.Checkout, provider: d.Provider, log: d.Log,
 		lifecycle: d.Lifecycle, sessions: d.Sessions, formKeys: d.FormKeys,
-		lab: d.Lab}
+		lab: d.Lab, allowedHosts: d.AllowedHosts}
 }
