@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"time"
 
 	"exactlyonce/internal/lifecycle"
@@ -44,7 +43,7 @@ func (a *App) StartWorkers(ctx context.Context) *lifecycle.Workers {
 //
 // The caller closes the pool after Serve returns, when nothing uses it.
 func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
-	srv := &http.Server{Handler: a.Echo, ReadHeaderTimeout: 10 * time.Second}
+	srv := newServer(a.Echo, a.cfg.ProviderTimeout)
 	// The workers outlive ctx: they stop after the server, in step 3.
 	workers := a.StartWorkers(context.WithoutCancel(ctx))
 	defer workers.Stop()
