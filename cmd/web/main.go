@@ -74,6 +74,18 @@ func run(ctx context.Context, args []string) error {
 		SessionSecret:     cfg.SessionSecret,
 		AllowedHosts:      cfg.AllowedHosts,
 	})
+	if cfg.AdminAddr != "" {
+		adminLn, err := net.Listen("tcp", cfg.AdminAddr)
+		if err != nil {
+			return fmt.Errorf("listen on ADMIN_ADDR: %w", err)
+		}
+		go func() {
+			if err := a.ServeAdmin(ctx, adminLn); err != nil {
+				log.Error("admin server stopped", "err", err)
+			}
+		}()
+		log.Info("serving metrics and pprof", "url", "http://"+adminLn.Addr().String())
+	}
 	log.Info("serving", "url", "http://"+ln.Addr().String(), "demo", cfg.Demo, "lock_timeout", cfg.LockTimeout,
 		"key_retention", cfg.KeyRetention)
 	return a.Serve(ctx, ln, cfg.ShutdownTimeout)

@@ -120,7 +120,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	useMiddleware(e, cfg.Log, m)
 
 	deps := handlers.Deps{DB: d, Catalog: cat, Checkout: engine, Log: cfg.Log,
-		Lifecycle: handlers.Lifecycle{Retention: cfg.KeyRetention, Metrics: m.Handler()}}
+		Lifecycle: handlers.Lifecycle{Retention: cfg.KeyRetention}}
 	if cfg.Demo {
 		deps.Provider = provider
 		deps.Lab = labRunner

@@ -48,7 +48,8 @@ type Config struct {
 	// SweepInterval spaces the sweeper's passes over expired keys.
 	SweepInterval time.Duration
 	// SessionSecret signs the browser shoppers' cookies and the keys of
-	// their checkout forms: any string, ideally 32 random bytes in hex.
+	// their checkout forms: at least MinSessionSecret bytes, ideally 32
+	// random bytes in hex (`make run` makes one in .data/session-secret).
 	// Every instance behind one address needs the same one. When empty, a
 	// random secret is made at start and sessions do not survive a restart.
 	SessionSecret string
@@ -56,7 +57,15 @@ type Config struct {
 	// the names ADDR is reached by, plus ALLOWED_HOSTS (comma-separated;
 	// "name" allows any port, "name:port" only that one). Others get 421.
 	AllowedHosts []string
+	// AdminAddr is where /metrics and pprof are served, apart from the
+	// shop (ADMIN_ADDR, such as 127.0.0.1:9090); empty means not at all.
+	AdminAddr string
 }
+
+// MinSessionSecret is the shortest SESSION_SECRET accepted, in bytes. The
+// secret signs sessions and checkout form keys; a short one can be found
+// by trying candidates against one cookie, offline.
+const MinSessionSecret = 32
 
 // Load reads the environment.
 func Load() (Config, error) {
@@ -67,6 +76,7 @@ func Load() (Config, error) {
 		LogFormat:   getenv("LOG_FORMAT", "text"),
 		// Read as given: it is hashed into keys, so its form does not matter.
 		SessionSecret: os.Getenv("SESSION_SECRET"),
+		AdminAddr:     os.Getenv("ADMIN_ADDR"),
 	}
 	var err error
 	if c.LockTimeout, err = duration("LOCK_TIMEOUT", 30*time.Second); err != nil {
@@ -113,6 +123,9 @@ func Load() (Config, error) {
 	}
 	if c.AllowedHosts, err = allowedHosts(c.Addr, os.Getenv("ALLOWED_HOSTS")); err != nil {
 		return c, err
+	}
+	if n := len(c.SessionSecret); n > 0 && n < MinSessionSecret {
+		return c, fmt.Errorf("SESSION_SECRET is %d bytes long; it must be at least %d, such as 32 random bytes in hex, or unset for a random one that lasts until the process stops", n, MinSessionSecret)
 	}
 	if c.DatabaseURL == "" && c.LocalDB == "" {
 		return c, fmt.Errorf("DATABASE_URL is not set: point it at PostgreSQL, or use `make run`, which starts a local server")

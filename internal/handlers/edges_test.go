@@ -108,3 +108,19 @@ func TestAccessLogRedactsKeysInPaths(t *testing.T) {
 		t.Errorf("no access-log line with the key redacted in its path:\n%s", logs)
 	}
 }
+
+// Metrics and the profiler are served on the admin address only (ADMIN_ADDR).
+func TestOperationsEndpointsAreNotPublic(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	for _, path := range []string{"/metrics", "/debug/pprof/", "/debug/pprof/heap"} {
+		if r := h.Do(t, http.MethodGet, path, ""); r.Status != http.StatusNotFound {
+			t.Errorf("public %s: got %d, want 404", path, r.Status)
+		}
+	}
+	for _, path := range []string{"/metrics", "/debug/pprof/"} {
+		if r := h.Admin(t, path); r.Status != http.StatusOK {
+			t.Errorf("admin %s: got %d, want 200", path, r.Status)
+		}
+	}
+}

@@ -51,7 +51,7 @@ func notFoundPage(what string) *pageError {
 // the fake provider, the operations endpoints), which is answered with
 // problem+json; every other path is a page a person sees.
 func isAPIPath(path string) bool {
-	for _, prefix := range []string{"/api", "/provider", "/problems", "/healthz", "/readyz", "/metrics"} {
+	for _, prefix := range []string{"/api", "/provider", "/problems", "/healthz", "/readyz"} {
 		if path == prefix || strings.HasPrefix(path, prefix+"/") {
 			return true
 		}

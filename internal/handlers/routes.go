@@ -33,5 +33,4 @@ func (h *Handler) Register(e *echo.Echo) {
 
 	e.GET("/healthz", h.healthz)
 	e.GET("/readyz", h.readyz)
-	e.GET("/metrics", echo.WrapHandler(h.lifecycle.Metrics))
 }
