@@ -20,6 +20,7 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/config"
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/handlers"
 	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/logging"
@@ -73,6 +74,7 @@ func run(ctx context.Context, args []string) error {
 		SweepInterval:     cfg.SweepInterval,
 		SessionSecret:     cfg.SessionSecret,
 		AllowedHosts:      cfg.AllowedHosts,
+		CustomerQuota:     handlers.CustomerQuota{PerMinute: cfg.CustomersPerMinute, Burst: cfg.CustomerBurst},
 	})
 	if cfg.AdminAddr != "" {
 		adminLn, err := net.Listen("tcp", cfg.AdminAddr)

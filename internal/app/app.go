@@ -58,6 +58,9 @@ type Config struct {
 	// answers for, besides BaseURL's, which is always allowed: the payment
 	// client reaches the fake provider through it.
 	AllowedHosts []string
+	// CustomerQuota limits the anonymous customers one client address may
+	// create (API and browser); zero means handlers.DefaultCustomerQuota.
+	CustomerQuota handlers.CustomerQuota
 	// CatalogMaxAge is how stale the in-memory catalog may get; zero means
 	// catalogMaxAge. Tests shorten it to see a catalog change at once.
 	CatalogMaxAge time.Duration
@@ -127,6 +130,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	}
 	deps.Sessions, deps.FormKeys = browserSessions(cfg)
 	deps.AllowedHosts = append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))
+	deps.CustomerQuota, deps.Metrics = cfg.CustomerQuota, m
 	handlers.New(deps).Register(e)
 	provider.Register(e.Group("/provider"))
 

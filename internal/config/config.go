@@ -60,6 +60,12 @@ type Config struct {
 	// AdminAddr is where /metrics and pprof are served, apart from the
 	// shop (ADMIN_ADDR, such as 127.0.0.1:9090); empty means not at all.
 	AdminAddr string
+	// CustomersPerMinute and CustomerBurst limit the anonymous customers
+	// (API customers, browser shoppers) one client address may create:
+	// CustomerBurst at once, then CustomersPerMinute. Zero means the
+	// defaults (handlers.DefaultCustomerQuota: 60 a minute, 100 at once).
+	CustomersPerMinute float64
+	CustomerBurst      int
 }
 
 // MinSessionSecret is the shortest SESSION_SECRET accepted, in bytes. The
@@ -121,6 +127,14 @@ func Load() (Config, error) {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c, fmt.Errorf(`LOG_FORMAT: want "text" or "json", got %q`, c.LogFormat)
 	}
+	if c.CustomersPerMinute, err = number("CUSTOMERS_PER_MINUTE"); err != nil {
+		return c, err
+	}
+	burst, err := number("CUSTOMER_BURST")
+	if err != nil {
+		return c, err
+	}
+	c.CustomerBurst = int(burst)
 	if c.AllowedHosts, err = allowedHosts(c.Addr, os.Getenv("ALLOWED_HOSTS")); err != nil {
 		return c, err
 	}
@@ -150,6 +164,19 @@ func duration(key string, fallback time.Duration) (time.Duration, error) {
 		return 0, fmt.Errorf("%s: want a positive Go duration such as 30s or 1m, got %q", key, v)
 	}
 	return d, nil
+}
+
+// number reads a positive number, or zero when the variable is unset.
+func number(key string) (float64, error) {
+	v := os.Getenv(key)
+	if v == "" {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 || f > 1e9 {
+		return 0, fmt.Errorf("%s: want a positive number, got %q", key, v)
+	}
+	return f, nil
 }
 
 func boolean(key string, fallback bool) (bool, error) {

@@ -43,6 +43,9 @@ func (h *Handler) createCustomer(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("customer id: %w", err)
 	}
+	if err := h.allowNewCustomer(c); err != nil {
+		return err
+	}
 	token, hash := newToken()
 	err = h.db.CreateCustomer(c.Request().Context(), db.CreateCustomerParams{ID: id, Name: req.Name, TokenHash: hash})
 	if err != nil {

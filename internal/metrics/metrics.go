@@ -49,6 +49,11 @@ type Metrics struct {
 	ProviderCalls *prometheus.HistogramVec
 	// HTTPRequests times requests by method, route template and status.
 	HTTPRequests *prometheus.HistogramVec
+	// WaitingSubmits is how many browser submits are waiting for another
+	// attempt at their key to finish.
+	WaitingSubmits prometheus.Gauge
+	// Throttled counts requests refused by a quota, by quota.
+	Throttled *prometheus.CounterVec
 }
 
 // New returns metrics registered on a new registry, together with the Go
@@ -90,8 +95,17 @@ func New() *Metrics {
 			Help:    "HTTP requests by method, route template (not the raw path, to bound cardinality) and status code.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"method", "route", "status"}),
+		WaitingSubmits: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "exactlyonce_checkout_waiting_submits",
+			Help: "Browser submits waiting for the attempt already running under their key (a double-click's second submit); capped per key.",
+		}),
+		Throttled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "exactlyonce_throttled_total",
+			Help: "Requests refused by a quota, by quota: new_customer (anonymous customers created per client address), waiting_submit (submits per key waiting at once).",
+		}, []string{"quota"}),
 	}
 	m.registry.MustRegister(
+		m.WaitingSubmits, m.Throttled,
 		m.Claims, m.FinishesLost, m.LeaseRenewals, m.Recoveries, m.SweptKeys, m.SweptEvents,
 		m.ProviderCalls, m.HTTPRequests,
 		collectors.NewGoCollector(),
