@@ -18,6 +18,7 @@ run: ## serve on http://127.0.0.1:8080 (local PostgreSQL unless DATABASE_URL is 
 .PHONY: test
 test: deps verify vet ## everything CI checks: generated code, vet, all tests (-race), browser tests
 	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v /internal/browsertest)
+	$(MAKE) -s fuzz FUZZTIME=3s
 	$(MAKE) -s test/browser
 
 # The browser tests run on their own, after the rest and without -race: the
@@ -32,6 +33,19 @@ test/browser: ## headless-Chromium tests of the checkout and the lab
 .PHONY: test/short
 test/short: ## the tests without -race, for a quick loop
 	go test -count=1 ./...
+
+# Every Fuzz target of the module, found per package with `go test -list`,
+# so targets added anywhere are picked up. Only packages whose test files
+# declare one are listed, to skip building the others' tests.
+FUZZTIME ?= 1m
+.PHONY: fuzz
+fuzz: ## run every Fuzz* target in the module for FUZZTIME each (default 1m; make test uses 3s)
+	@set -e; for dir in $$(grep -l --include='*_test.go' -r '^func Fuzz' internal cmd 2>/dev/null | xargs -r -n1 dirname | sort -u); do \
+		for target in $$(go test -list '^Fuzz' ./$$dir | grep '^Fuzz'); do \
+			echo "fuzz ./$$dir $$target ($(FUZZTIME))"; \
+			go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./$$dir; \
+		done; \
+	done
 
 .PHONY: bench
 bench: ## benchmarks (compare figures within one run only)

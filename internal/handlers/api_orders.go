@@ -34,6 +34,30 @@ type orderRequest struct {
 	Card string `json:"card,omitempty"`
 }
 
+// decodeOrder reads an order body: strictly decoded, the card defaulted and
+// normalised, and the fingerprint of the result. Every error is a 400 and
+// comes before the claim, so nothing is stored and the same key works once
+// the body is fixed.
+func decodeOrder(body []byte) (orderRequest, []byte, error) {
+	var req orderRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return orderRequest{}, nil, err
+	}
+	if req.Card == "" {
+		req.Card = defaultCard
+	}
+	card, ok := checkout.NormalizeCard(req.Card)
+	if !ok {
+		return orderRequest{}, nil, newAPIError(problem.InvalidRequest, "card must be a number of 12 to 19 digits; spaces and dashes are ignored")
+	}
+	req.Card = card
+	fp, err := req.fingerprint()
+	if err != nil {
+		return orderRequest{}, nil, err
+	}
+	return req, fp, nil
+}
+
 // fingerprint identifies the order as decoded and normalised, never as the
 // body was spelt: the items in SKU order and the card's last four digits
 // (the whole number must not be stored, even hashed: the digits an attacker
@@ -64,21 +88,7 @@ func (h *Handler) placeOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req orderRequest
-	if err := decodeStrict(body, &req); err != nil {
-		return err
-	}
-	if req.Card == "" {
-		req.Card = defaultCard
-	}
-	card, ok := checkout.NormalizeCard(req.Card)
-	if !ok {
-		// Refused here, before the claim, so nothing is stored and the
-		// same key works once the number is fixed.
-		return newAPIError(problem.InvalidRequest, "card must be a number of 12 to 19 digits; spaces and dashes are ignored")
-	}
-	req.Card = card
-	fp, err := req.fingerprint()
+	req, fp, err := decodeOrder(body)
 	if err != nil {
 		return err
 	}
