@@ -124,3 +124,33 @@ func TestOperationsEndpointsAreNotPublic(t *testing.T) {
 		}
 	}
 }
+
+// Header values with bytes net/http lets through (obs-text, 0x80 to 0xFF)
+// reach the handlers, and are answered as problems like any bad value.
+// (Control bytes, which net/http itself refuses before any handler, are
+// answered by net/http: see docs/security.md.)
+func TestOddHeaderBytesGetProblems(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	c := h.NewCustomer(t)
+	auth := "Bearer " + c.Token
+	for _, tc := range []struct {
+		name    string
+		headers []string
+		kind    problem.Kind
+	}{
+		{"key", []string{"Authorization", auth, "Idempotency-Key", "a\xffb"}, problem.InvalidKey},
+		{"quoted key", []string{"Authorization", auth, "Idempotency-Key", "\"a\xffb\""}, problem.InvalidKey},
+		{"token", []string{"Authorization", "Bearer \xff\xfe", "Idempotency-Key", "k"}, problem.Unauthorized},
+		{"scheme", []string{"Authorization", "B\xe9arer " + c.Token, "Idempotency-Key", "k"}, problem.Unauthorized},
+		{"lock timeout", []string{"Authorization", auth, "Idempotency-Key", "k", "Demo-Lock-Timeout", "1\xffs"}, problem.InvalidRequest},
+	} {
+		r := h.Do(t, http.MethodPost, "/api/orders", oneMug, tc.headers...)
+		if r.Status != tc.kind.Status {
+			t.Errorf("%s: got %d %s, want %d", tc.name, r.Status, r.Body, tc.kind.Status)
+			continue
+		}
+		wantProblem(t, r, tc.kind)
+	}
+	wantNoKeys(t, h)
+}
