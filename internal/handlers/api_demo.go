@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -25,8 +24,8 @@ func (h *Handler) setProviderBehaviour(c echo.Context) error {
 		return err
 	}
 	var b fakeprovider.Behaviour
-	if err := json.Unmarshal(body, &b); err != nil {
-		return newAPIError(problem.InvalidRequest, err.Error())
+	if err := decodeStrict(body, &b); err != nil {
+		return err
 	}
 	if err := h.provider.SetBehaviour(b); err != nil {
 		return newAPIError(problem.InvalidRequest, err.Error())
