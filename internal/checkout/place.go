@@ -36,10 +36,14 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 	priced, err := e.catalog.Price(ctx, a.Order.Items)
 	if err != nil {
 		// A finished key answers with what it stored, whatever the
-		// catalog says today.
-		if replay, lookErr := e.storedAnswer(ctx, a); lookErr != nil {
-			return Result{}, errors.Join(err, lookErr)
-		} else if replay != nil {
+		// catalog says today (the product may be gone, the catalog
+		// unreadable). If the key cannot be read either, the database is
+		// the problem, and that is the error to report.
+		replay, lookErr := e.storedAnswer(ctx, a)
+		switch {
+		case lookErr != nil:
+			return Result{}, lookErr
+		case replay != nil:
 			e.countClaim(ctx, a, claim{}, replay, nil)
 			return *replay, nil
 		}

@@ -70,7 +70,8 @@ func (h *Handler) handlePageError(err error, c echo.Context) {
 		log.Warn("request refused", "status", pe.status, "reason", pe.title)
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-	if ae := (*apiError)(nil); errors.As(err, &ae) && ae.retryAfter > 0 {
+	var ae *apiError
+	if errors.As(err, &ae) && ae.retryAfter > 0 {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(ae.retryAfter)))
 	}
 	page := views.Error(views.ErrorPage{Status: pe.status, Title: pe.title, Message: pe.message, Action: pe.action})
