@@ -72,6 +72,7 @@ func run(ctx context.Context, args []string) error {
 		CompleterInterval: cfg.CompleterInterval,
 		SweepInterval:     cfg.SweepInterval,
 		SessionSecret:     cfg.SessionSecret,
+		ReconcileInterval: cfg.ReconcileInterval,
 	})
 	log.Info("serving", "url", "http://"+ln.Addr().String(), "demo", cfg.Demo, "lock_timeout", cfg.LockTimeout,
 		"key_retention", cfg.KeyRetention)

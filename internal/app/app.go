@@ -52,6 +52,19 @@ type Config struct {
 	// SessionSecret signs the browser shop's cookies and checkout form
 	// keys; empty means a random one, good for this process only.
 	SessionSecret string
+
+	// ProviderKeyWindow is how long the provider remembers idempotency keys
+	// (see checkout.Config); zero means checkout.DefaultProviderKeyWindow.
+	ProviderKeyWindow time.Duration
+	// MaxSettleAttempts is how many failed settlements park a key (see
+	// checkout.CompleterConfig); zero means the default.
+	MaxSettleAttempts int
+	// ReconcileInterval spaces the reconciler's passes; zero disables it.
+	ReconcileInterval time.Duration
+	// ProviderOptions are passed to the fake provider; tests use them.
+	ProviderOptions []fakeprovider.Option
+	// ReconcilerHooks are passed to the reconciler; tests use them.
+	ReconcilerHooks lifecycle.ReconcilerHooks
 }
 
 // DefaultKeyRetention is the retention window when none is configured.
@@ -66,6 +79,8 @@ type App struct {
 	Metrics   *metrics.Metrics
 	Completer *checkout.Completer
 	Sweeper   *lifecycle.Sweeper
+	// Reconciler refunds charges that no order holds.
+	Reconciler *lifecycle.Reconciler
 	// Lab runs the double-click lab's scenarios; nil unless Demo is on.
 	Lab *lab.Runner
 
@@ -83,7 +98,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	// The provider and its client share a secret made fresh for each
 	// process: nothing outside this process needs to know it.
 	secret := randomSecret()
-	provider := fakeprovider.New(d, secret, fakeprovider.WithLogger(cfg.Log))
+	provider := fakeprovider.New(d, secret, append([]fakeprovider.Option{fakeprovider.WithLogger(cfg.Log)}, cfg.ProviderOptions...)...)
 	payments := payment.NewClient(cfg.BaseURL+"/provider", secret, cfg.ProviderTimeout)
 	if cfg.KeyRetention <= 0 {
 		cfg.KeyRetention = DefaultKeyRetention
@@ -99,8 +114,12 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	}
 	engine := checkout.New(d, cat, payments, checkout.Config{
 		LockTimeout: cfg.LockTimeout, Hooks: hooks, Metrics: m, Log: cfg.Log,
+		ProviderKeyWindow: cfg.ProviderKeyWindow,
 	})
-	completer := checkout.NewCompleter(engine, payments, checkout.CompleterConfig{Grace: cfg.CompleterGrace})
+	completer := checkout.NewCompleter(engine, payments, checkout.CompleterConfig{
+		Grace: cfg.CompleterGrace, MaxAttempts: cfg.MaxSettleAttempts,
+	})
+	reconciler := lifecycle.NewReconciler(d, payments, lifecycle.ReconcilerConfig{Hooks: cfg.ReconcilerHooks}, m, cfg.Log)
 	sweeper := lifecycle.NewSweeper(d, lifecycle.SweeperConfig{Retention: cfg.KeyRetention}, m, cfg.Log)
 
 	e := echo.New()
@@ -119,7 +138,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 
 	return &App{
 		Echo: e, DB: d, Checkout: engine, Provider: provider,
-		Metrics: m, Completer: completer, Sweeper: sweeper, Lab: labRunner, cfg: cfg,
+		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, cfg: cfg,
 	}
 }
 

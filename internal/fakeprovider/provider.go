@@ -8,6 +8,7 @@
 package fakeprovider
 
 import (
+	"context"
 	"crypto/sha256"
 	"log/slog"
 	"sync"
@@ -25,6 +26,10 @@ type Provider struct {
 	// digests keeps the comparison constant-time even in the secret's length.
 	secretSum [sha256.Size]byte
 	noSecret  bool
+
+	// beforeRecord, when set, runs just before a create-charge call
+	// records its outcome (see WithBeforeRecord).
+	beforeRecord func(ctx context.Context, idempotencyKey string)
 
 	mu        sync.Mutex
 	behaviour Behaviour
@@ -55,12 +60,23 @@ func WithLogger(log *slog.Logger) Option {
 	return func(p *Provider) { p.log = log }
 }
 
+// WithBeforeRecord makes every create-charge call run hook, with the call's
+// idempotency key, after its delay and fault and just before it records the
+// charge. Tests block in it to make a call that has reached the provider
+// land later, as a provider that processes a request after its client has
+// given up does.
+func WithBeforeRecord(hook func(ctx context.Context, idempotencyKey string)) Option {
+	return func(p *Provider) { p.beforeRecord = hook }
+}
+
 // Register mounts the API on g, typically e.Group("/provider"). Errors from
 // these routes are answered in the provider's own error shape, not by the
 // application's error handler.
 func (p *Provider) Register(g *echo.Group) {
 	g.Use(p.renderErrors, p.authenticate)
 	g.POST("/v1/charges", p.createCharge)
-	g.GET("/v1/charges", p.chargeByKey)
+	g.GET("/v1/charges", p.listOrFind)
+	g.POST("/v1/charges/cancel", p.cancelByKey)
 	g.GET("/v1/charges/:id", p.chargeByID)
+	g.POST("/v1/refunds", p.createRefund)
 }
