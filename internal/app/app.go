@@ -72,10 +72,13 @@ const DefaultKeyRetention = 24 * time.Hour
 
 // App is the assembled application.
 type App struct {
-	Echo      *echo.Echo
-	DB        *database.DB
-	Checkout  *checkout.Engine
-	Provider  *fakeprovider.Provider
+	Echo     *echo.Echo
+	DB       *database.DB
+	Checkout *checkout.Engine
+	Provider *fakeprovider.Provider
+	// Payments is the client of the provider the engine and the background
+	// workers use.
+	Payments  *payment.Client
 	Metrics   *metrics.Metrics
 	Completer *checkout.Completer
 	Sweeper   *lifecycle.Sweeper
@@ -137,7 +140,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	provider.Register(e.Group("/provider"))
 
 	return &App{
-		Echo: e, DB: d, Checkout: engine, Provider: provider,
+		Echo: e, DB: d, Checkout: engine, Provider: provider, Payments: payments,
 		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, cfg: cfg,
 	}
 }

@@ -76,8 +76,10 @@ func (c *Client) Charge(ctx context.Context, req ChargeRequest) (Charge, error) 
 const codeKeyCanceled = "idempotency_key_canceled"
 
 // FindCharge returns the charge made with idempotencyKey, declined ones
-// included, or ErrNoCharge. After an UnavailableError it tells whether the
-// lost call charged.
+// included, or ErrNoCharge. ErrNoCharge means "no charge yet": a call still
+// on its way to the provider may charge after it, so acting on it as a final
+// answer needs Cancel instead. (Stripe has no look-up by idempotency key at
+// all: a shop stores the id of the object it created and retrieves that.)
 func (c *Client) FindCharge(ctx context.Context, idempotencyKey string) (Charge, error) {
 	if idempotencyKey == "" {
 		return Charge{}, errors.New("find charge: idempotency key is required")
