@@ -48,14 +48,15 @@ func (p *Provider) createCharge(c echo.Context) error {
 		return fmt.Errorf("delay: %w", err)
 	}
 
+	fault := b.fault(p.draw())
 	status := statusSucceeded
-	if params.card == DeclinedCard || b.Fail == FaultDecline {
+	if params.card == DeclinedCard || fault == FaultDecline {
 		status = statusDeclined
 	}
 
-	switch b.Fail {
+	switch fault {
 	case FaultBeforeCharge:
-		return p.inject(ctx, b.Fail)
+		return p.inject(ctx, fault)
 	case FaultTimeout:
 		hangCtx, cancel := context.WithTimeout(ctx, MaxHang)
 		<-hangCtx.Done()
@@ -76,8 +77,8 @@ func (p *Provider) createCharge(c echo.Context) error {
 	}
 	p.log.InfoContext(ctx, "fakeprovider: charge", "charge", ch.ID, "status", ch.Status,
 		"amount", ch.Amount, "currency", ch.Currency, "card_last4", ch.CardLast4, "replayed", replayed)
-	if b.Fail == FaultAfterCharge {
-		return p.inject(ctx, b.Fail)
+	if fault == FaultAfterCharge {
+		return p.inject(ctx, fault)
 	}
 
 	code, body := createAnswer(ch)

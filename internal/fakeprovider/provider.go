@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 
 	"github.com/labstack/echo/v4"
@@ -30,6 +31,8 @@ type Provider struct {
 	// beforeRecord, when set, runs just before a create-charge call
 	// records its outcome (see WithBeforeRecord).
 	beforeRecord func(ctx context.Context, idempotencyKey string)
+	// draw returns a uniform number in [0, 1) for the fault rates.
+	draw func() float64
 
 	mu        sync.Mutex
 	behaviour Behaviour
@@ -45,6 +48,7 @@ func New(db *database.DB, secret string, opts ...Option) *Provider {
 		secretSum: sha256.Sum256([]byte(secret)),
 		noSecret:  secret == "",
 		behaviour: Behaviour{Fail: FaultNone},
+		draw:      rand.Float64,
 	}
 	for _, opt := range opts {
 		opt(p)
@@ -67,6 +71,12 @@ func WithLogger(log *slog.Logger) Option {
 // given up does.
 func WithBeforeRecord(hook func(ctx context.Context, idempotencyKey string)) Option {
 	return func(p *Provider) { p.beforeRecord = hook }
+}
+
+// WithDraw makes the provider draw the fault rates' random numbers from draw,
+// which must return numbers in [0, 1); tests pass a fixed sequence.
+func WithDraw(draw func() float64) Option {
+	return func(p *Provider) { p.draw = draw }
 }
 
 // Register mounts the API on g, typically e.Group("/provider"). Errors from
