@@ -52,6 +52,7 @@ func TestCompleterParksPoisonKey(t *testing.T) {
 		t.Errorf("got %v failed recoveries in /metrics, want 1", got)
 	}
 	h.WantStats(t, 1, 0)
+	wantNoOrphans(t, h)
 }
 
 // downProvider answers every cancel as an unreachable provider would.
@@ -83,4 +84,5 @@ func TestCompleterDoesNotParkForAnOutage(t *testing.T) {
 		t.Errorf("got %d keys taken over, want 1", n)
 	}
 	h.WantStats(t, 1, 1)
+	wantNoOrphans(t, h)
 }

@@ -213,4 +213,5 @@ func TestKeyOlderThanProviderWindowIsNotResent(t *testing.T) {
 	}
 	wantReplay(t, h.PlaceOrder(t, c, "k", oneMug), http.StatusCreated)
 	h.WantStats(t, 1, 1)
+	wantNoOrphans(t, h)
 }
