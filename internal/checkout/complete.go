@@ -17,6 +17,11 @@ import (
 // Canceler gives an operation a final verdict at the provider: the charge
 // made with its idempotency key, or payment.ErrCanceled when there is none,
 // after which none can be made. *payment.Client satisfies it.
+//
+// The fake provider cancels by idempotency key. Stripe cannot: it finds
+// objects only by their own ids. Against Stripe the operation would be a
+// PaymentIntent, created (idempotently) before it is confirmed, whose id the
+// claim stores in the key row; this interface would then take that id.
 type Canceler interface {
 	Cancel(ctx context.Context, idempotencyKey string) (payment.Charge, error)
 }

@@ -103,7 +103,7 @@ func New() *Metrics {
 		}),
 		ProviderCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "exactlyonce_provider_call_duration_seconds",
-			Help:    "Calls to the payment provider by call (charge, cancel, refund, list) and result (succeeded, declined, no_charge, unavailable, error, cancelled).",
+			Help:    "Calls to the payment provider by call (charge, cancel) and result (succeeded, declined, no_charge, unavailable, error, cancelled).",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"call", "result"}),
 		HTTPRequests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
