@@ -44,20 +44,24 @@ type CompleterConfig struct {
 // DefaultMaxSettleAttempts is how many failed settlements park a key.
 const DefaultMaxSettleAttempts = 5
 
-// Completer finishes operations whose attempt died: keys left started with
-// an expired lock (the process stopped after charging, the provider timed
-// out) whose client has not come back. It takes each over exactly as a retry
-// would, with a new lock token, asks the provider for the charge made with
-// the operation's derived key, and finishes the key the way the attempt
-// would have: the order for a charge, the decline for a declined one, and
-// payment-not-completed when there is none.
+// Completer finishes operations whose attempt died or stalled: keys left
+// started with an expired lock (the process stopped after charging, the
+// provider timed out, the process was paused) whose client has not come
+// back. It takes each over exactly as a retry would, with a new lock token,
+// cancels the operation at the provider by its derived key, and finishes the
+// key the way the attempt would have: the order for the charge the cancel
+// returned, the decline for a declined one, and payment-not-completed when
+// the cancel found none. Every write goes through the engine's guarded
+// finish, so a retry racing the completer for the same key still yields one
+// order and one charge, and so do completers on several instances, which
+// never wait for each other (SKIP LOCKED).
 //
 // It never concludes "no charge" from a look-up: an attempt that stalled
 // after sending its create-charge call (a paused process, a slow network, a
 // provider that processes a request after the client timed out) could still
-// charge after the look-up. It cancels the operation at the provider
-// instead, which atomically either returns the charge or closes the key so
-// that the late call charges nothing.
+// charge after the look-up. The cancel is atomic at the provider: it either
+// returns the charge or closes the key, so that the late call charges
+// nothing.
 //
 // A key it has taken over MaxAttempts times whose settling then fails for a
 // reason retrying cannot cure (a poison key: its stored request is
@@ -65,10 +69,7 @@ const DefaultMaxSettleAttempts = 5
 // order) is parked: it stays started, is no longer taken over, and is
 // recorded as "parked" in the audit trail, the metrics and the lab for an
 // operator to look at. An outage of the provider or the database parks
-// nothing. Every write goes through the
-// engine's guarded finish, so a retry racing the completer for the same key
-// still yields one order and one charge, and so do completers on several
-// instances, which never wait for each other (SKIP LOCKED).
+// nothing.
 type Completer struct {
 	e        *Engine
 	canceler Canceler
