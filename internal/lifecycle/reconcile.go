@@ -101,10 +101,11 @@ type Reconciled struct {
 }
 
 // Pass reads the provider's charges after the cursor, page by page, settles
-// each, and moves the cursor past the ones it settled for good. It stops at
-// the first charge it cannot settle yet (its key is still started, its refund
-// was refused, or it is younger than Lag) so that a later pass reads it
-// again.
+// each, and moves the cursor past the ones it settled for good. The cursor
+// stops before the first charge it cannot settle yet (its key is still
+// started, its refund was refused, or it is younger than Lag), so that a
+// later pass reads that charge again; the pass itself reads on to the end,
+// so an orphan after it is refunded now.
 func (r *Reconciler) Pass(ctx context.Context) (Reconciled, error) {
 	var out Reconciled
 	start, err := r.db.ReconcilerCursor(ctx)
