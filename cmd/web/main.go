@@ -1,6 +1,6 @@
 // Command web serves the shop: the browser checkout, the JSON API and the
-// fake payment provider, on one address, with the background completer and
-// sweeper. It only wires parts together; see package app for what is wired.
+// fake payment provider, on one address, with the background completer,
+// sweeper and reconciler. It only wires parts together; see package app for what is wired.
 //
 // `web sweep` runs one pass of the sweeper and exits, for cron.
 package main
@@ -75,6 +75,7 @@ func run(ctx context.Context, args []string) error {
 		SessionSecret:     cfg.SessionSecret,
 		AllowedHosts:      cfg.AllowedHosts,
 		CustomerQuota:     handlers.CustomerQuota{PerMinute: cfg.CustomersPerMinute, Burst: cfg.CustomerBurst},
+		ReconcileInterval: cfg.ReconcileInterval,
 	})
 	if cfg.AdminAddr != "" {
 		adminLn, err := net.Listen("tcp", cfg.AdminAddr)

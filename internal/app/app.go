@@ -64,6 +64,19 @@ type Config struct {
 	// CatalogMaxAge is how stale the in-memory catalog may get; zero means
 	// catalogMaxAge. Tests shorten it to see a catalog change at once.
 	CatalogMaxAge time.Duration
+
+	// ProviderKeyWindow is how long the provider remembers idempotency keys
+	// (see checkout.Config); zero means checkout.DefaultProviderKeyWindow.
+	ProviderKeyWindow time.Duration
+	// MaxSettleAttempts is how many failed settlements park a key (see
+	// checkout.CompleterConfig); zero means the default.
+	MaxSettleAttempts int
+	// ReconcileInterval spaces the reconciler's passes; zero disables it.
+	ReconcileInterval time.Duration
+	// ProviderOptions are passed to the fake provider; tests use them.
+	ProviderOptions []fakeprovider.Option
+	// ReconcilerHooks are passed to the reconciler; tests use them.
+	ReconcilerHooks lifecycle.ReconcilerHooks
 }
 
 // DefaultKeyRetention is the retention window when none is configured.
@@ -71,13 +84,18 @@ const DefaultKeyRetention = 24 * time.Hour
 
 // App is the assembled application.
 type App struct {
-	Echo      *echo.Echo
-	DB        *database.DB
-	Checkout  *checkout.Engine
-	Provider  *fakeprovider.Provider
+	Echo     *echo.Echo
+	DB       *database.DB
+	Checkout *checkout.Engine
+	Provider *fakeprovider.Provider
+	// Payments is the client of the provider the engine and the background
+	// workers use.
+	Payments  *payment.Client
 	Metrics   *metrics.Metrics
 	Completer *checkout.Completer
 	Sweeper   *lifecycle.Sweeper
+	// Reconciler refunds charges that no order holds.
+	Reconciler *lifecycle.Reconciler
 	// Lab runs the double-click lab's scenarios; nil unless Demo is on.
 	Lab *lab.Runner
 
@@ -98,7 +116,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	// The provider and its client share a secret made fresh for each
 	// process: nothing outside this process needs to know it.
 	secret := randomSecret()
-	provider := fakeprovider.New(d, secret, fakeprovider.WithLogger(cfg.Log))
+	provider := fakeprovider.New(d, secret, append([]fakeprovider.Option{fakeprovider.WithLogger(cfg.Log)}, cfg.ProviderOptions...)...)
 	payments := payment.NewClient(cfg.BaseURL+"/provider", secret, cfg.ProviderTimeout)
 	if cfg.KeyRetention <= 0 {
 		cfg.KeyRetention = DefaultKeyRetention
@@ -108,14 +126,20 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	var labRunner *lab.Runner
 	if cfg.Demo {
 		// The lab sends its scenarios' requests to this server's own API,
-		// and stalls an attempt's lease through the engine's hook.
+		// and freezes an attempt through the engine's hooks.
 		labRunner = lab.New(cfg.BaseURL, d, provider, cfg.Log)
-		hooks.BeforeRenew = bothHooks(labRunner.BeforeRenew, cfg.Hooks.BeforeRenew)
+		hooks.BeforeRenew = bothHooks(labRunner.Stall, cfg.Hooks.BeforeRenew)
+		hooks.BeforeFence = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFence)
+		hooks.BeforeFinish = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFinish)
 	}
 	engine := checkout.New(d, cat, payments, checkout.Config{
 		LockTimeout: cfg.LockTimeout, Hooks: hooks, Metrics: m, Log: cfg.Log,
+		ProviderKeyWindow: cfg.ProviderKeyWindow,
 	})
-	completer := checkout.NewCompleter(engine, payments, checkout.CompleterConfig{Grace: cfg.CompleterGrace})
+	completer := checkout.NewCompleter(engine, payments, checkout.CompleterConfig{
+		Grace: cfg.CompleterGrace, MaxAttempts: cfg.MaxSettleAttempts,
+	})
+	reconciler := lifecycle.NewReconciler(d, payments, lifecycle.ReconcilerConfig{Hooks: cfg.ReconcilerHooks}, m, cfg.Log)
 	sweeper := lifecycle.NewSweeper(d, lifecycle.SweeperConfig{Retention: cfg.KeyRetention}, m, cfg.Log)
 
 	e := echo.New()
@@ -135,8 +159,8 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	provider.Register(e.Group("/provider"))
 
 	return &App{
-		Echo: e, DB: d, Checkout: engine, Provider: provider,
-		Metrics: m, Completer: completer, Sweeper: sweeper, Lab: labRunner, cfg: cfg,
+		Echo: e, DB: d, Checkout: engine, Provider: provider, Payments: payments,
+		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, cfg: cfg,
 	}
 }
 

@@ -35,7 +35,9 @@ func ProviderKey(customerID uuid.UUID, key string, operation uuid.UUID) string {
 }
 
 // charge is phase 2: the external call. Its error is a *ProviderError when
-// the outcome is unknown, a *payment.DeclinedError when it is a definite no.
+// the outcome is unknown, a *payment.DeclinedError when it is a definite no,
+// and payment.ErrCanceled when the completer canceled the operation at the
+// provider before this call reached it (a definite "no charge" too).
 func (e *Engine) charge(ctx context.Context, a Attempt, c claim, priced catalog.Priced) (payment.Charge, error) {
 	began := time.Now()
 	ch, err := e.payments.Charge(ctx, payment.ChargeRequest{
@@ -85,7 +87,7 @@ func providerResult(ctx context.Context, ch payment.Charge, err error) string {
 		return "cancelled"
 	case errors.As(err, &declined):
 		return "declined"
-	case errors.Is(err, payment.ErrNoCharge):
+	case errors.Is(err, payment.ErrNoCharge), errors.Is(err, payment.ErrCanceled):
 		return "no_charge"
 	case errors.As(err, &unavailable):
 		return "unavailable"
