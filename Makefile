@@ -10,8 +10,10 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z\/-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: run
-run: ## serve on http://127.0.0.1:8080 (local PostgreSQL unless DATABASE_URL is set)
-	LOCAL_DB="$(CURDIR)/.data/postgres" DEMO="$${DEMO:-1}" go run ./cmd/web
+run: ## serve on http://127.0.0.1:8080 (local PostgreSQL unless DATABASE_URL is set), metrics and pprof on 127.0.0.1:9090
+	@mkdir -p .data && test -s .data/session-secret || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > .data/session-secret)
+	LOCAL_DB="$(CURDIR)/.data/postgres" DEMO="$${DEMO:-1}" ADMIN_ADDR="$${ADMIN_ADDR-127.0.0.1:9090}" \
+		SESSION_SECRET="$${SESSION_SECRET:-$$(cat .data/session-secret)}" go run ./cmd/web
 
 .PHONY: idemcheck
 idemcheck: ## check the running shop's idempotency keys (start it with make run first)
@@ -20,6 +22,7 @@ idemcheck: ## check the running shop's idempotency keys (start it with make run 
 .PHONY: test
 test: deps verify vet ## everything CI checks: generated code, vet, all tests (-race), browser tests
 	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v /internal/browsertest)
+	$(MAKE) -s fuzz FUZZTIME=3s
 	$(MAKE) -s test/browser
 
 # The browser tests run on their own, after the rest and without -race: the
@@ -34,6 +37,19 @@ test/browser: ## headless-Chromium tests of the checkout and the lab
 .PHONY: test/short
 test/short: ## the tests without -race, for a quick loop
 	go test -count=1 ./...
+
+# Every Fuzz target of the module, found per package with `go test -list`,
+# so targets added anywhere are picked up. Only packages whose test files
+# declare one are listed, to skip building the others' tests.
+FUZZTIME ?= 1m
+.PHONY: fuzz
+fuzz: ## run every Fuzz* target in the module for FUZZTIME each (default 1m; make test uses 3s)
+	@set -e; for dir in $$(grep -l --include='*_test.go' -r '^func Fuzz' internal cmd 2>/dev/null | xargs -r -n1 dirname | sort -u); do \
+		for target in $$(go test -list '^Fuzz' ./$$dir | grep '^Fuzz'); do \
+			echo "fuzz ./$$dir $$target ($(FUZZTIME))"; \
+			go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./$$dir; \
+		done; \
+	done
 
 .PHONY: bench
 bench: ## benchmarks (compare figures within one run only)

@@ -1,6 +1,6 @@
 // Command web serves the shop: the browser checkout, the JSON API and the
-// fake payment provider, on one address, with the background completer and
-// sweeper. It only wires parts together; see package app for what is wired.
+// fake payment provider, on one address, with the background completer,
+// sweeper and reconciler. It only wires parts together; see package app for what is wired.
 //
 // `web sweep` runs one pass of the sweeper and exits, for cron.
 package main
@@ -20,6 +20,7 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/config"
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/handlers"
 	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/logging"
@@ -72,7 +73,22 @@ func run(ctx context.Context, args []string) error {
 		CompleterInterval: cfg.CompleterInterval,
 		SweepInterval:     cfg.SweepInterval,
 		SessionSecret:     cfg.SessionSecret,
+		AllowedHosts:      cfg.AllowedHosts,
+		CustomerQuota:     handlers.CustomerQuota{PerMinute: cfg.CustomersPerMinute, Burst: cfg.CustomerBurst},
+		ReconcileInterval: cfg.ReconcileInterval,
 	})
+	if cfg.AdminAddr != "" {
+		adminLn, err := net.Listen("tcp", cfg.AdminAddr)
+		if err != nil {
+			return fmt.Errorf("listen on ADMIN_ADDR: %w", err)
+		}
+		go func() {
+			if err := a.ServeAdmin(ctx, adminLn); err != nil {
+				log.Error("admin server stopped", "err", err)
+			}
+		}()
+		log.Info("serving metrics and pprof", "url", "http://"+adminLn.Addr().String())
+	}
 	log.Info("serving", "url", "http://"+ln.Addr().String(), "demo", cfg.Demo, "lock_timeout", cfg.LockTimeout,
 		"key_retention", cfg.KeyRetention)
 	return a.Serve(ctx, ln, cfg.ShutdownTimeout)

@@ -9,6 +9,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"net/url"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -52,6 +54,29 @@ type Config struct {
 	// SessionSecret signs the browser shop's cookies and checkout form
 	// keys; empty means a random one, good for this process only.
 	SessionSecret string
+	// AllowedHosts are the Host names (host or host:port) the server
+	// answers for, besides BaseURL's, which is always allowed: the payment
+	// client reaches the fake provider through it.
+	AllowedHosts []string
+	// CustomerQuota limits the anonymous customers one client address may
+	// create (API and browser); zero means handlers.DefaultCustomerQuota.
+	CustomerQuota handlers.CustomerQuota
+	// CatalogMaxAge is how stale the in-memory catalog may get; zero means
+	// catalogMaxAge. Tests shorten it to see a catalog change at once.
+	CatalogMaxAge time.Duration
+
+	// ProviderKeyWindow is how long the provider remembers idempotency keys
+	// (see checkout.Config); zero means checkout.DefaultProviderKeyWindow.
+	ProviderKeyWindow time.Duration
+	// MaxSettleAttempts is how many failed settlements park a key (see
+	// checkout.CompleterConfig); zero means the default.
+	MaxSettleAttempts int
+	// ReconcileInterval spaces the reconciler's passes; zero disables it.
+	ReconcileInterval time.Duration
+	// ProviderOptions are passed to the fake provider; tests use them.
+	ProviderOptions []fakeprovider.Option
+	// ReconcilerHooks are passed to the reconciler; tests use them.
+	ReconcilerHooks lifecycle.ReconcilerHooks
 }
 
 // DefaultKeyRetention is the retention window when none is configured.
@@ -59,13 +84,18 @@ const DefaultKeyRetention = 24 * time.Hour
 
 // App is the assembled application.
 type App struct {
-	Echo      *echo.Echo
-	DB        *database.DB
-	Checkout  *checkout.Engine
-	Provider  *fakeprovider.Provider
+	Echo     *echo.Echo
+	DB       *database.DB
+	Checkout *checkout.Engine
+	Provider *fakeprovider.Provider
+	// Payments is the client of the provider the engine and the background
+	// workers use.
+	Payments  *payment.Client
 	Metrics   *metrics.Metrics
 	Completer *checkout.Completer
 	Sweeper   *lifecycle.Sweeper
+	// Reconciler refunds charges that no order holds.
+	Reconciler *lifecycle.Reconciler
 	// Lab runs the double-click lab's scenarios; nil unless Demo is on.
 	Lab *lab.Runner
 
@@ -78,12 +108,15 @@ const catalogMaxAge = 5 * time.Second
 // New builds the application on a migrated database.
 func New(pool *pgxpool.Pool, cfg Config) *App {
 	d := database.New(pool)
-	cat := catalog.New(d.Queries, catalogMaxAge)
+	if cfg.CatalogMaxAge <= 0 {
+		cfg.CatalogMaxAge = catalogMaxAge
+	}
+	cat := catalog.New(d.Queries, cfg.CatalogMaxAge)
 
 	// The provider and its client share a secret made fresh for each
 	// process: nothing outside this process needs to know it.
 	secret := randomSecret()
-	provider := fakeprovider.New(d, secret, fakeprovider.WithLogger(cfg.Log))
+	provider := fakeprovider.New(d, secret, append([]fakeprovider.Option{fakeprovider.WithLogger(cfg.Log)}, cfg.ProviderOptions...)...)
 	payments := payment.NewClient(cfg.BaseURL+"/provider", secret, cfg.ProviderTimeout)
 	if cfg.KeyRetention <= 0 {
 		cfg.KeyRetention = DefaultKeyRetention
@@ -93,14 +126,20 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	var labRunner *lab.Runner
 	if cfg.Demo {
 		// The lab sends its scenarios' requests to this server's own API,
-		// and stalls an attempt's lease through the engine's hook.
+		// and freezes an attempt through the engine's hooks.
 		labRunner = lab.New(cfg.BaseURL, d, provider, cfg.Log)
-		hooks.BeforeRenew = bothHooks(labRunner.BeforeRenew, cfg.Hooks.BeforeRenew)
+		hooks.BeforeRenew = bothHooks(labRunner.Stall, cfg.Hooks.BeforeRenew)
+		hooks.BeforeFence = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFence)
+		hooks.BeforeFinish = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFinish)
 	}
 	engine := checkout.New(d, cat, payments, checkout.Config{
 		LockTimeout: cfg.LockTimeout, Hooks: hooks, Metrics: m, Log: cfg.Log,
+		ProviderKeyWindow: cfg.ProviderKeyWindow,
 	})
-	completer := checkout.NewCompleter(engine, payments, checkout.CompleterConfig{Grace: cfg.CompleterGrace})
+	completer := checkout.NewCompleter(engine, payments, checkout.CompleterConfig{
+		Grace: cfg.CompleterGrace, MaxAttempts: cfg.MaxSettleAttempts,
+	})
+	reconciler := lifecycle.NewReconciler(d, payments, lifecycle.ReconcilerConfig{Hooks: cfg.ReconcilerHooks}, m, cfg.Log)
 	sweeper := lifecycle.NewSweeper(d, lifecycle.SweeperConfig{Retention: cfg.KeyRetention}, m, cfg.Log)
 
 	e := echo.New()
@@ -108,18 +147,20 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	useMiddleware(e, cfg.Log, m)
 
 	deps := handlers.Deps{DB: d, Catalog: cat, Checkout: engine, Log: cfg.Log,
-		Lifecycle: handlers.Lifecycle{Retention: cfg.KeyRetention, Metrics: m.Handler()}}
+		Lifecycle: handlers.Lifecycle{Retention: cfg.KeyRetention}}
 	if cfg.Demo {
 		deps.Provider = provider
 		deps.Lab = labRunner
 	}
 	deps.Sessions, deps.FormKeys = browserSessions(cfg)
+	deps.AllowedHosts = append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))
+	deps.CustomerQuota, deps.Metrics = cfg.CustomerQuota, m
 	handlers.New(deps).Register(e)
 	provider.Register(e.Group("/provider"))
 
 	return &App{
-		Echo: e, DB: d, Checkout: engine, Provider: provider,
-		Metrics: m, Completer: completer, Sweeper: sweeper, Lab: labRunner, cfg: cfg,
+		Echo: e, DB: d, Checkout: engine, Provider: provider, Payments: payments,
+		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, cfg: cfg,
 	}
 }
 
@@ -132,6 +173,15 @@ func bothHooks(first, second func(context.Context, checkout.Claimed)) func(conte
 		first(ctx, c)
 		second(ctx, c)
 	}
+}
+
+// hostOf is the host:port of a URL, as a Host header names it.
+func hostOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }
 
 func randomSecret() string {

@@ -18,8 +18,11 @@ import (
 // also carried in the request's context for the lines other packages log,
 // a latency metric, one access-log line, and recovery from panics into the
 // error handler. The log line names the route, never headers or bodies, so
-// tokens, keys and card numbers cannot reach it.
+// tokens and card numbers cannot reach it, and its path has any key
+// redacted (loggedPath). A client's request id is kept only if it is plain
+// (dropOddRequestID).
 func useMiddleware(e *echo.Echo, log *slog.Logger, m *metrics.Metrics) {
+	e.Use(dropOddRequestID)
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{
 		RequestIDHandler: func(c echo.Context, id string) {
 			c.SetRequest(c.Request().WithContext(logging.WithRequestID(c.Request().Context(), id)))
@@ -38,7 +41,7 @@ func useMiddleware(e *echo.Echo, log *slog.Logger, m *metrics.Metrics) {
 			}
 			log.LogAttrs(context.Background(), level, "request",
 				slog.String("request_id", v.RequestID), slog.String("method", v.Method),
-				slog.String("path", v.URIPath), slog.String("route", v.RoutePath),
+				slog.String("path", loggedPath(c)), slog.String("route", v.RoutePath),
 				slog.Int("status", v.Status), slog.Duration("latency", v.Latency))
 			return nil
 		},

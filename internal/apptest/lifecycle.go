@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,7 +83,7 @@ func EventNames(events []KeyEvent) []string {
 // (a counter that never moved is not exported).
 func (h *Harness) Metric(tb testing.TB, name string, labels ...string) float64 {
 	tb.Helper()
-	r := h.Do(tb, http.MethodGet, "/metrics", "")
+	r := h.Admin(tb, "/metrics")
 	if r.Status != http.StatusOK {
 		tb.Fatalf("metrics: got %d %s", r.Status, r.Body)
 	}
@@ -128,4 +129,13 @@ func hasLabels(text string, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// Admin sends a GET to the application's admin handler (/metrics, pprof),
+// which is served apart from the public address.
+func (h *Harness) Admin(tb testing.TB, path string) Response {
+	tb.Helper()
+	w := httptest.NewRecorder()
+	h.App.Admin().ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+	return Response{Status: w.Code, Header: w.Header(), Body: w.Body.Bytes()}
 }

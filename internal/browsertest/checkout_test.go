@@ -137,7 +137,7 @@ func waitForPosts(t *testing.T, h *apptest.Harness, want func(int) bool) int {
 
 func postCheckouts(t *testing.T, h *apptest.Harness) int {
 	t.Helper()
-	r := h.Do(t, http.MethodGet, "/metrics", "")
+	r := h.Admin(t, "/metrics")
 	if r.Status != http.StatusOK {
 		t.Fatalf("metrics: got %d", r.Status)
 	}

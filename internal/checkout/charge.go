@@ -35,7 +35,9 @@ func ProviderKey(customerID uuid.UUID, key string, operation uuid.UUID) string {
 }
 
 // charge is phase 2: the external call. Its error is a *ProviderError when
-// the outcome is unknown, a *payment.DeclinedError when it is a definite no.
+// the outcome is unknown, a *payment.DeclinedError when it is a definite no,
+// and payment.ErrCanceled when the completer canceled the operation at the
+// provider before this call reached it (a definite "no charge" too).
 func (e *Engine) charge(ctx context.Context, a Attempt, c claim, priced catalog.Priced) (payment.Charge, error) {
 	began := time.Now()
 	ch, err := e.payments.Charge(ctx, payment.ChargeRequest{
@@ -46,12 +48,24 @@ func (e *Engine) charge(ctx context.Context, a Attempt, c claim, priced catalog.
 		Description:    fmt.Sprintf("order for customer %s", a.CustomerID),
 	})
 	e.metrics.ObserveProvider("charge", providerResult(ctx, ch, err), began)
-	var unavailable *payment.UnavailableError
-	if errors.As(err, &unavailable) {
+	var (
+		unavailable *payment.UnavailableError
+		refused     *payment.ProviderError
+	)
+	switch {
+	case errors.As(err, &unavailable):
 		// The key stays started and locked: a retry before the lock expires
 		// is told to wait, one after it takes over and asks the provider
 		// again with the same derived key.
 		return payment.Charge{}, &ProviderError{Reason: unavailable.Reason, RetryAfter: e.lockFor(a), Err: err}
+	case errors.As(err, &refused):
+		// A 4xx other than a decline is our bug or misconfiguration, and
+		// not always proof that nothing was charged: an idempotency_error
+		// means the derived key already has a charge. So it is handled as
+		// an unknown outcome, never as a 500: the key stays started, a
+		// retry resumes it, and otherwise the completer asks the provider
+		// what happened and settles the key.
+		return payment.Charge{}, &ProviderError{Reason: payment.ReasonFailed, RetryAfter: e.lockFor(a), Err: err}
 	}
 	return ch, err
 }
@@ -73,7 +87,7 @@ func providerResult(ctx context.Context, ch payment.Charge, err error) string {
 		return "cancelled"
 	case errors.As(err, &declined):
 		return "declined"
-	case errors.Is(err, payment.ErrNoCharge):
+	case errors.Is(err, payment.ErrNoCharge), errors.Is(err, payment.ErrCanceled):
 		return "no_charge"
 	case errors.As(err, &unavailable):
 		return "unavailable"

@@ -28,7 +28,26 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 	}
 	// Validate and price before claiming: a bad request must not consume
 	// the key, so the client can fix it and resend with the same key.
+	card, ok := NormalizeCard(a.Order.Card)
+	if !ok {
+		return Result{}, &InvalidOrderError{Reason: "card must be a number of 12 to 19 digits; spaces and dashes are ignored"}
+	}
+	a.Order.Card = card
 	priced, err := e.catalog.Price(ctx, a.Order.Items)
+	if err != nil {
+		// A finished key answers with what it stored, whatever the
+		// catalog says today (the product may be gone, the catalog
+		// unreadable). If the key cannot be read either, the database is
+		// the problem, and that is the error to report.
+		replay, lookErr := e.storedAnswer(ctx, a)
+		switch {
+		case lookErr != nil:
+			return Result{}, lookErr
+		case replay != nil:
+			e.countClaim(ctx, a, claim{}, replay, nil)
+			return *replay, nil
+		}
+	}
 	var invalid *catalog.InvalidCartError
 	if errors.As(err, &invalid) {
 		return Result{}, &InvalidOrderError{Reason: invalid.Reason}
@@ -78,7 +97,12 @@ func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claime
 		return err
 	})
 	var declined *payment.DeclinedError
-	if err != nil && !errors.As(err, &declined) {
+	canceled := errors.Is(err, payment.ErrCanceled)
+	switch {
+	case errors.Is(err, ErrLeaseLapsing):
+		// The outcome is unknown, as after a timeout; the key stays started.
+		return Result{}, &ProviderError{Reason: payment.ReasonTimeout, RetryAfter: e.lockFor(a) - FenceAt(e.lockFor(a)), Err: err}
+	case err != nil && !canceled && !errors.As(err, &declined):
 		return Result{}, err
 	}
 	if h := e.cfg.Hooks.BeforeFinish; h != nil {
@@ -86,7 +110,14 @@ func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claime
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.FinishTimeout)
 	defer cancel()
-	if declined != nil {
+	switch {
+	case canceled:
+		// The completer canceled the operation at the provider: nothing
+		// was or will be charged under it. Usually the completer holds the
+		// key and has stored that answer, and this finish loses; if this
+		// attempt took the key back meanwhile, it stores the same answer.
+		return e.finishNotCompleted(ctx, a, c)
+	case declined != nil:
 		return e.finishDeclined(ctx, a, c, declined)
 	}
 	return e.finishOrder(ctx, a, c, priced, ch)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/logging"
 )
 
@@ -47,12 +48,34 @@ type Config struct {
 	CompleterGrace time.Duration
 	// SweepInterval spaces the sweeper's passes over expired keys.
 	SweepInterval time.Duration
+	// ReconcileInterval spaces the reconciler's passes over the provider's
+	// charges.
+	ReconcileInterval time.Duration
 	// SessionSecret signs the browser shoppers' cookies and the keys of
-	// their checkout forms: any string, ideally 32 random bytes in hex.
+	// their checkout forms: at least MinSessionSecret bytes, ideally 32
+	// random bytes in hex (`make run` makes one in .data/session-secret).
 	// Every instance behind one address needs the same one. When empty, a
 	// random secret is made at start and sessions do not survive a restart.
 	SessionSecret string
+	// AllowedHosts are the Host header values the server answers for:
+	// the names ADDR is reached by, plus ALLOWED_HOSTS (comma-separated;
+	// "name" allows any port, "name:port" only that one). Others get 421.
+	AllowedHosts []string
+	// AdminAddr is where /metrics and pprof are served, apart from the
+	// shop (ADMIN_ADDR, such as 127.0.0.1:9090); empty means not at all.
+	AdminAddr string
+	// CustomersPerMinute and CustomerBurst limit the anonymous customers
+	// (API customers, browser shoppers) one client address may create:
+	// CustomerBurst at once, then CustomersPerMinute. Zero means the
+	// defaults (handlers.DefaultCustomerQuota: 60 a minute, 100 at once).
+	CustomersPerMinute float64
+	CustomerBurst      int
 }
+
+// MinSessionSecret is the shortest SESSION_SECRET accepted, in bytes. The
+// secret signs sessions and checkout form keys; a short one can be found
+// by trying candidates against one cookie, offline.
+const MinSessionSecret = 32
 
 // Load reads the environment.
 func Load() (Config, error) {
@@ -63,6 +86,7 @@ func Load() (Config, error) {
 		LogFormat:   getenv("LOG_FORMAT", "text"),
 		// Read as given: it is hashed into keys, so its form does not matter.
 		SessionSecret: os.Getenv("SESSION_SECRET"),
+		AdminAddr:     os.Getenv("ADMIN_ADDR"),
 	}
 	var err error
 	if c.LockTimeout, err = duration("LOCK_TIMEOUT", 30*time.Second); err != nil {
@@ -92,6 +116,12 @@ func Load() (Config, error) {
 	if c.SweepInterval, err = duration("SWEEP_INTERVAL", time.Minute); err != nil {
 		return c, err
 	}
+	if c.ReconcileInterval, err = duration("RECONCILE_INTERVAL", time.Minute); err != nil {
+		return c, err
+	}
+	if err := checkLockTimeout(c.LockTimeout, c.ProviderTimeout); err != nil {
+		return c, err
+	}
 	if c.CompleterGrace <= c.ProviderTimeout {
 		// The completer takes "no charge" for a final answer: by then the
 		// attempt's own provider call must have ended.
@@ -107,10 +137,46 @@ func Load() (Config, error) {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c, fmt.Errorf(`LOG_FORMAT: want "text" or "json", got %q`, c.LogFormat)
 	}
+	if c.CustomersPerMinute, err = number("CUSTOMERS_PER_MINUTE"); err != nil {
+		return c, err
+	}
+	burst, err := number("CUSTOMER_BURST")
+	if err != nil {
+		return c, err
+	}
+	c.CustomerBurst = int(burst)
+	if c.AllowedHosts, err = allowedHosts(c.Addr, os.Getenv("ALLOWED_HOSTS")); err != nil {
+		return c, err
+	}
+	if n := len(c.SessionSecret); n > 0 && n < MinSessionSecret {
+		return c, fmt.Errorf("SESSION_SECRET is %d bytes long; it must be at least %d, such as 32 random bytes in hex, or unset for a random one that lasts until the process stops", n, MinSessionSecret)
+	}
 	if c.DatabaseURL == "" && c.LocalDB == "" {
 		return c, fmt.Errorf("DATABASE_URL is not set: point it at PostgreSQL, or use `make run`, which starts a local server")
 	}
 	return c, nil
+}
+
+// lockSlack is what a provider call must leave of the time an attempt's lock
+// grants it unrenewed, for the claim before the call and the finish after.
+const lockSlack = time.Second
+
+// checkLockTimeout refuses a lock too short for the provider timeout. An
+// attempt whose renewals fail stops its own provider call when a quarter of
+// its lock is left (checkout.FenceAt), so a normal call, bounded by
+// PROVIDER_TIMEOUT, must fit in the other three quarters with lockSlack to
+// spare: then even without a single renewal the call ends, by its own
+// timeout, before the lock can expire and a retry or the completer can take
+// the key over.
+func checkLockTimeout(lock, provider time.Duration) error {
+	if checkout.FenceAt(lock) > provider+lockSlack {
+		return nil
+	}
+	// The shortest lock that passes, rounded up to a whole second.
+	least := ((provider+lockSlack)*4/3 + time.Second).Truncate(time.Second)
+	return fmt.Errorf("LOCK_TIMEOUT (%s) must be longer than PROVIDER_TIMEOUT (%s) plus a margin, at least %s: "+
+		"an attempt that cannot renew its lock stops its provider call when a quarter of the lock is left, "+
+		"and a call must be able to end before that", lock, provider, least)
 }
 
 func getenv(key, fallback string) string {
@@ -130,6 +196,19 @@ func duration(key string, fallback time.Duration) (time.Duration, error) {
 		return 0, fmt.Errorf("%s: want a positive Go duration such as 30s or 1m, got %q", key, v)
 	}
 	return d, nil
+}
+
+// number reads a positive number, or zero when the variable is unset.
+func number(key string) (float64, error) {
+	v := os.Getenv(key)
+	if v == "" {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f <= 0 || f > 1e9 {
+		return 0, fmt.Errorf("%s: want a positive number, got %q", key, v)
+	}
+	return f, nil
 }
 
 func boolean(key string, fallback bool) (bool, error) {

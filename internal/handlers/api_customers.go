@@ -3,6 +3,8 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -32,9 +34,17 @@ func (h *Handler) createCustomer(c echo.Context) error {
 	if utf8.RuneCountInString(req.Name) > maxNameLength {
 		return newAPIError(problem.InvalidRequest, fmt.Sprintf("name must be at most %d characters", maxNameLength))
 	}
+	// PostgreSQL text cannot hold NUL, and no name needs a control
+	// character; invalid UTF-8 is refused by decodeStrict.
+	if strings.ContainsFunc(req.Name, unicode.IsControl) {
+		return newAPIError(problem.InvalidRequest, "name must not contain control characters")
+	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return fmt.Errorf("customer id: %w", err)
+	}
+	if err := h.allowNewCustomer(c); err != nil {
+		return err
 	}
 	token, hash := newToken()
 	err = h.db.CreateCustomer(c.Request().Context(), db.CreateCustomerParams{ID: id, Name: req.Name, TokenHash: hash})

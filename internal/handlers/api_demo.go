@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -25,8 +24,8 @@ func (h *Handler) setProviderBehaviour(c echo.Context) error {
 		return err
 	}
 	var b fakeprovider.Behaviour
-	if err := json.Unmarshal(body, &b); err != nil {
-		return newAPIError(problem.InvalidRequest, err.Error())
+	if err := decodeStrict(body, &b); err != nil {
+		return err
 	}
 	if err := h.provider.SetBehaviour(b); err != nil {
 		return newAPIError(problem.InvalidRequest, err.Error())
@@ -43,5 +42,6 @@ func (h *Handler) demoStats(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, map[string]int64{
 		"charges": s.Charges, "orders": s.Orders, "keys_started": s.KeysStarted, "keys_finished": s.KeysFinished,
+		"keys_parked": s.KeysParked, "refunds": s.Refunds,
 	})
 }

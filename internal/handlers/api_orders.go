@@ -1,10 +1,13 @@
 package handlers
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -31,6 +34,50 @@ type orderRequest struct {
 	Card string `json:"card,omitempty"`
 }
 
+// decodeOrder reads an order body: strictly decoded, the card defaulted and
+// normalised, and the fingerprint of the result. Every error is a 400 and
+// comes before the claim, so nothing is stored and the same key works once
+// the body is fixed.
+func decodeOrder(body []byte) (orderRequest, []byte, error) {
+	var req orderRequest
+	if err := decodeStrict(body, &req); err != nil {
+		return orderRequest{}, nil, err
+	}
+	if req.Card == "" {
+		req.Card = defaultCard
+	}
+	card, ok := checkout.NormalizeCard(req.Card)
+	if !ok {
+		return orderRequest{}, nil, newAPIError(problem.InvalidRequest, "card must be a number of 12 to 19 digits; spaces and dashes are ignored")
+	}
+	req.Card = card
+	fp, err := req.fingerprint()
+	if err != nil {
+		return orderRequest{}, nil, err
+	}
+	return req, fp, nil
+}
+
+// fingerprint identifies the order as decoded and normalised, never as the
+// body was spelt: the items in SKU order and the card's last four digits
+// (the whole number must not be stored, even hashed: the digits an attacker
+// does not know are few enough to try). Two bodies that decode to the same
+// order share a fingerprint; two that do not, never do.
+func (r orderRequest) fingerprint() ([]byte, error) {
+	items := slices.Clone(r.Items)
+	slices.SortStableFunc(items, func(a, b catalog.Item) int {
+		return cmp.Or(strings.Compare(a.SKU, b.SKU), cmp.Compare(a.Quantity, b.Quantity))
+	})
+	body, err := json.Marshal(struct {
+		Items     []catalog.Item `json:"items"`
+		CardLast4 string         `json:"card_last4"`
+	}{items, r.Card[len(r.Card)-4:]})
+	if err != nil {
+		return nil, fmt.Errorf("encode order: %w", err)
+	}
+	return checkout.Fingerprint(http.MethodPost, orderRoute, body)
+}
+
 // placeOrder is POST /api/orders: the idempotent order endpoint.
 func (h *Handler) placeOrder(c echo.Context) error {
 	key, err := parseIdempotencyKey(c.Request().Header.Values("Idempotency-Key"))
@@ -41,16 +88,9 @@ func (h *Handler) placeOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req orderRequest
-	if err := decodeStrict(body, &req); err != nil {
-		return err
-	}
-	fp, err := checkout.Fingerprint(http.MethodPost, orderRoute, body)
+	req, fp, err := decodeOrder(body)
 	if err != nil {
-		return newAPIError(problem.InvalidRequest, "the body is not valid JSON")
-	}
-	if req.Card == "" {
-		req.Card = defaultCard
+		return err
 	}
 	lockFor, err := h.demoLockFor(c)
 	if err != nil {

@@ -23,12 +23,11 @@ const customerKey = "customer_id"
 // hash is as safe as a slow one, and it can be indexed.
 func (h *Handler) requireCustomer(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		auth := c.Request().Header.Get(echo.HeaderAuthorization)
-		token, ok := strings.CutPrefix(auth, "Bearer ")
-		if !ok || strings.TrimSpace(token) == "" {
+		token, ok := bearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
+		if !ok {
 			return newAPIError(problem.Unauthorized, "send Authorization: Bearer <token>")
 		}
-		row, err := h.db.CustomerByTokenHash(c.Request().Context(), hashToken(strings.TrimSpace(token)))
+		row, err := h.db.CustomerByTokenHash(c.Request().Context(), hashToken(token))
 		if errors.Is(err, database.ErrNotFound) {
 			return newAPIError(problem.Unauthorized, "the bearer token is not valid")
 		}
@@ -38,6 +37,17 @@ func (h *Handler) requireCustomer(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(customerKey, row.ID)
 		return next(c)
 	}
+}
+
+// bearerToken reads "Bearer <token>". The scheme name is case-insensitive
+// (RFC 9110, section 11.1), so "bearer" and "BEARER" are as good.
+func bearerToken(auth string) (string, bool) {
+	scheme, token, ok := strings.Cut(auth, " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return "", false
+	}
+	return token, true
 }
 
 // customerID returns the customer requireCustomer authenticated.

@@ -8,6 +8,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -36,15 +38,24 @@ func readBody(c echo.Context) ([]byte, error) {
 	return body, nil
 }
 
-// decodeStrict decodes one JSON value into v, refusing unknown fields and
-// trailing data so that a typo is an error rather than a silent default.
+// decodeStrict decodes one JSON value into v, which must be a pointer. It
+// refuses whatever would let a body mean something other than it says:
+// invalid UTF-8 (the decoder would swap it for U+FFFD), member names that
+// match only when case is ignored, duplicate or unknown names, and anything
+// after the value, even a stray "]" or "}".
 func decodeStrict(body []byte, v any) error {
+	if !utf8.Valid(body) {
+		return newAPIError(problem.InvalidRequest, "the body is not valid UTF-8")
+	}
+	if err := checkMembers(body, reflect.TypeOf(v)); err != nil {
+		return newAPIError(problem.InvalidRequest, "the body is not valid JSON for this request: "+err.Error())
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return newAPIError(problem.InvalidRequest, "the body is not valid JSON for this request: "+describeJSONError(err))
 	}
-	if dec.More() {
+	if rest := bytes.Trim(body[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
 		return newAPIError(problem.InvalidRequest, "the body holds more than one JSON value")
 	}
 	return nil

@@ -23,7 +23,10 @@ import (
 func (h *Handler) checkoutStatus(c echo.Context) error {
 	id, ok := shopper(c)
 	key := c.QueryParam("key")
-	if !ok || key == "" {
+	// A key no form could have carried (empty, NUL, not ASCII) names no
+	// order; refused here, it never reaches PostgreSQL, which rejects NUL
+	// and invalid UTF-8 in text with an error.
+	if !ok || checkKey(key) != nil {
 		return notFoundPage("order in progress")
 	}
 	ctx := c.Request().Context()

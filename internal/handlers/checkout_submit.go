@@ -125,6 +125,13 @@ func (h *Handler) placeFromPage(c echo.Context, sub submission, a checkout.Attem
 		if !errors.As(err, &inProgress) && !errors.Is(err, checkout.ErrLockLost) {
 			return h.answerAttempt(c, a.CustomerID, sub, res, err, joined)
 		}
+		if !joined {
+			leave, ok := h.joinWaiters(a)
+			if !ok {
+				return renderProcessing(c, a.Key, nil)
+			}
+			defer leave()
+		}
 		joined = true
 		if !h.awaitKey(c.Request().Context(), a.CustomerID, a.Key, deadline) {
 			return renderProcessing(c, a.Key, nil)

@@ -10,10 +10,12 @@ import (
 	"exactlyonce/internal/problem"
 )
 
-// Bounds on lab.LockHeader: shorter than a round trip to the database makes
-// every lock expire at once, and a longer one than the lab needs is a typo.
+// Bounds on lab.LockHeader. Below a second, a lock expires while its
+// holder is still working on an ordinary loaded machine, and every retry
+// takes the operation over: a client could turn one order into a stream of
+// takeovers and provider calls. Longer than the lab needs is a typo.
 const (
-	minDemoLock = 100 * time.Millisecond
+	minDemoLock = time.Second
 	maxDemoLock = time.Minute
 )
 

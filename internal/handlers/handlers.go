@@ -14,6 +14,7 @@ import (
 	"exactlyonce/internal/fakeprovider"
 	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/lab"
+	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/session"
 )
 
@@ -34,6 +35,13 @@ type Handler struct {
 	formKeys *formkey.Signer
 	// lab runs the double-click lab; nil when demo mode is off.
 	lab *lab.Runner
+	// allowedHosts are the Host names requests may be sent to.
+	allowedHosts []string
+	// newCustomers limits anonymous customers created per client address;
+	// waiters caps the submits waiting per key (quota.go, waiters.go).
+	newCustomers *addressQuota
+	waiters      keyWaiters
+	metrics      *metrics.Metrics
 }
 
 // Deps are the dependencies New needs.
@@ -53,11 +61,20 @@ type Deps struct {
 	FormKeys *formkey.Signer
 	// Lab enables the double-click lab (/lab) when non-nil.
 	Lab *lab.Runner
+	// AllowedHosts are the names (host or host:port) the server answers
+	// for; a request for any other Host is refused (hosts.go).
+	AllowedHosts []string
+	// CustomerQuota limits the anonymous customers (API customers and
+	// browser shoppers) one client address may create; zero is the default.
+	CustomerQuota CustomerQuota
+	// Metrics counts the quotas' refusals and the waiting submits.
+	Metrics *metrics.Metrics
 }
 
 // New returns a Handler.
 func New(d Deps) *Handler {
 	return &Handler{db: d.DB, catalog: d.Catalog, checkout: d.Checkout, provider: d.Provider, log: d.Log,
 		lifecycle: d.Lifecycle, sessions: d.Sessions, formKeys: d.FormKeys,
-		lab: d.Lab}
+		lab: d.Lab, allowedHosts: d.AllowedHosts,
+		newCustomers: newAddressQuota(d.CustomerQuota), metrics: d.Metrics}
 }

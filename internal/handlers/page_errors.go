@@ -51,7 +51,7 @@ func notFoundPage(what string) *pageError {
 // the fake provider, the operations endpoints), which is answered with
 // problem+json; every other path is a page a person sees.
 func isAPIPath(path string) bool {
-	for _, prefix := range []string{"/api", "/provider", "/problems", "/healthz", "/readyz", "/metrics"} {
+	for _, prefix := range []string{"/api", "/provider", "/problems", "/healthz", "/readyz"} {
 		if path == prefix || strings.HasPrefix(path, prefix+"/") {
 			return true
 		}
@@ -70,6 +70,10 @@ func (h *Handler) handlePageError(err error, c echo.Context) {
 		log.Warn("request refused", "status", pe.status, "reason", pe.title)
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	var ae *apiError
+	if errors.As(err, &ae) && ae.retryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(ae.retryAfter)))
+	}
 	page := views.Error(views.ErrorPage{Status: pe.status, Title: pe.title, Message: pe.message, Action: pe.action})
 	if rerr := render(c, pe.status, page); rerr != nil {
 		log.Error("write error page", "err", rerr)
@@ -83,6 +87,7 @@ func (h *Handler) handlePageError(err error, c echo.Context) {
 func toPageError(err error) *pageError {
 	var (
 		pe          *pageError
+		ae          *apiError
 		invalid     *checkout.InvalidOrderError
 		invalidCart *catalog.InvalidCartError
 		he          *echo.HTTPError
@@ -90,6 +95,10 @@ func toPageError(err error) *pageError {
 	switch {
 	case errors.As(err, &pe):
 		return pe
+	case errors.As(err, &ae):
+		// Refusals shared by both audiences (a wrong host name, a quota)
+		// are built as problems; a person gets them as a page.
+		return &pageError{status: ae.kind.Status, title: ae.kind.Title, message: ae.kind.About, action: backToShop, err: err}
 	case errors.As(err, &invalid):
 		return cannotSell(invalid.Reason, err)
 	case errors.As(err, &invalidCart):

@@ -39,7 +39,7 @@ func TestDemoLockHeader(t *testing.T) {
 	if got := lockLength(t, demo, c, "k"); got > 2*time.Second {
 		t.Errorf("demo server: got a %v lock, want the 1s asked for", got)
 	}
-	for _, bad := range []string{"soon", "1ms", "1h"} {
+	for _, bad := range []string{"soon", "1ms", "999ms", "1h"} {
 		r := demo.Do(t, http.MethodPost, "/api/orders", oneMug, "Authorization", "Bearer "+c.Token, "Idempotency-Key", "k-"+bad, lab.LockHeader, bad)
 		if r.Status != http.StatusBadRequest {
 			t.Errorf("%s %q: got %d, want 400", lab.LockHeader, bad, r.Status)

@@ -5,6 +5,7 @@ import "github.com/labstack/echo/v4"
 // Register adds every route of the shop to e.
 func (h *Handler) Register(e *echo.Echo) {
 	e.HTTPErrorHandler = h.handleError
+	e.Use(hostAllowList(h.allowedHosts))
 	e.Use(securityHeaders())
 	h.registerPages(e)
 	h.registerLab(e)
@@ -33,5 +34,4 @@ func (h *Handler) Register(e *echo.Echo) {
 
 	e.GET("/healthz", h.healthz)
 	e.GET("/readyz", h.readyz)
-	e.GET("/metrics", echo.WrapHandler(h.lifecycle.Metrics))
 }

@@ -37,6 +37,9 @@ func shopper(c echo.Context) (uuid.UUID, bool) {
 func (h *Handler) ensureShopper(c echo.Context) (uuid.UUID, error) {
 	id, ok := shopper(c)
 	if !ok {
+		if err := h.allowNewCustomer(c); err != nil {
+			return uuid.Nil, err
+		}
 		var err error
 		if id, err = uuid.NewV7(); err != nil {
 			return uuid.Nil, fmt.Errorf("shopper id: %w", err)

@@ -11,6 +11,12 @@ import (
 // the call that used it never reached the point of charging.
 var ErrNoCharge = errors.New("no charge with that idempotency key")
 
+// ErrCanceled means the operation under an idempotency key was canceled at
+// the provider (see Client.Cancel): nothing was charged under the key, and
+// nothing ever will be. Charge returns it for a call that arrived after the
+// cancel; Cancel returns it when it found no charge and closed the key.
+var ErrCanceled = errors.New("operation canceled at the provider: nothing was or will be charged")
+
 // DeclinedError means the provider refused the card. It is a definite
 // outcome: no money moved, and retrying with the same key replays it.
 type DeclinedError struct {
@@ -53,7 +59,7 @@ func (r Reason) String() string {
 
 // UnavailableError means the call did not produce a usable answer. Except for
 // ReasonUnreachable the outcome is unknown: retry with the same idempotency
-// key, or ask FindCharge.
+// key, or settle it with Cancel.
 type UnavailableError struct {
 	Reason Reason
 	Status int   // the provider's HTTP status, or 0 if it did not answer

@@ -36,6 +36,10 @@ var (
 		"The payment provider did not answer in time; the payment may or may not have happened. Retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice. If no retry comes, the server settles the key itself: the order is completed if the payment went through, otherwise the key answers payment-not-completed."}
 	ShuttingDown = Kind{"shutting-down", "Server shutting down", http.StatusServiceUnavailable,
 		"The server stopped while processing this request, before it finished. Nothing was stored by this attempt; retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice."}
+	MisdirectedRequest = Kind{"misdirected-request", "Misdirected request", http.StatusMisdirectedRequest,
+		"This server does not answer for the host name the request was sent to. It answers only for the names it is configured with (ALLOWED_HOSTS), so that a page that rebinds its own domain name to this server's address cannot use it."}
+	TooManyRequests = Kind{"too-many-requests", "Too many requests", http.StatusTooManyRequests,
+		"Too many requests of this kind came from your address, or for this Idempotency-Key, in a short time. Nothing was stored; retry after the number of seconds in Retry-After."}
 	Internal = Kind{"internal", "Internal error", http.StatusInternalServerError,
 		"Something went wrong on our side. It has been logged. Retrying with the same Idempotency-Key is safe."}
 )
@@ -44,5 +48,5 @@ var (
 var Kinds = []Kind{
 	InvalidRequest, MissingKey, InvalidKey, Unauthorized, PaymentDeclined, NotFound, MethodNotAllowed,
 	KeyInUse, LockLost, KeyReused, UnsupportedMediaType, ProviderFailed, ProviderUnavailable, ProviderTimeout, Internal,
-	PaymentNotCompleted, ShuttingDown,
+	PaymentNotCompleted, ShuttingDown, MisdirectedRequest, TooManyRequests,
 }

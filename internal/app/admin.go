@@ -1,0 +1,48 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+)
+
+// Admin is the operations handler: Prometheus metrics at /metrics and the
+// Go profiler under /debug/pprof/. It is served only on ADMIN_ADDR, apart
+// from the shop: the metrics tell anyone who reads them how busy the shop
+// is and how its payments fail, and every profile or trace costs CPU and
+// reveals the program's internals.
+func (a *App) Admin() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", a.Metrics.Handler())
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+// ServeAdmin serves Admin on ln until ctx ends. A profile or trace runs for
+// the seconds its caller asks, so there is no write timeout; the address is
+// meant to be reachable from the host or the operator's network only.
+func (a *App) ServeAdmin(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: a.Admin(), ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve admin: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("shut down admin: %w", err)
+	}
+	srv.Close()
+	return nil
+}

@@ -1,0 +1,34 @@
+package app
+
+import (
+	"net/http"
+	"time"
+
+	"exactlyonce/internal/handlers"
+)
+
+// The public server's timeouts. Without them a client that sends its
+// headers or its body a byte at a time, or keeps idle connections open,
+// holds a goroutine and a socket as long as it likes.
+const (
+	// readHeaderTimeout bounds the request line and headers.
+	readHeaderTimeout = 10 * time.Second
+	// readTimeout bounds the whole request, body included: a body that
+	// never completes is cut off after it. An order is a few hundred bytes.
+	readTimeout = 30 * time.Second
+	// idleTimeout closes keep-alive connections nobody uses.
+	idleTimeout = 2 * time.Minute
+)
+
+// newServer is the public HTTP server for h. Its write timeout, which
+// counts from the end of the request headers, leaves room for the whole
+// read and the slowest legitimate request (handlers.LongestRequest).
+func newServer(h http.Handler, providerTimeout time.Duration) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      readTimeout + handlers.LongestRequest(providerTimeout),
+		IdleTimeout:       idleTimeout,
+	}
+}

@@ -1,0 +1,71 @@
+package config
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestShortSessionSecretRefusesToStart(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://localhost/x")
+	t.Setenv("SESSION_SECRET", "too-short")
+	_, err := Load()
+	if err == nil || !strings.Contains(err.Error(), "SESSION_SECRET") || !strings.Contains(err.Error(), "at least 32") {
+		t.Errorf("got %v, want an error naming SESSION_SECRET and its minimum", err)
+	}
+	t.Setenv("SESSION_SECRET", strings.Repeat("s", 32))
+	if _, err := Load(); err != nil {
+		t.Errorf("32-byte secret: got %v, want it accepted", err)
+	}
+}
+
+func TestAllowedHosts(t *testing.T) {
+	for _, tc := range []struct {
+		addr, extra string
+		want        []string
+	}{
+		{"127.0.0.1:8080", "", []string{"localhost:8080", "127.0.0.1:8080", "[::1]:8080"}},
+		{":8080", "shop.example", []string{"localhost:8080", "127.0.0.1:8080", "[::1]:8080", "shop.example"}},
+		{"10.0.0.5:80", " shop.example:443 , ", []string{"10.0.0.5:80", "shop.example:443"}},
+	} {
+		got, err := allowedHosts(tc.addr, tc.extra)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("allowedHosts(%q, %q): got %v, %v, want %v", tc.addr, tc.extra, got, err, tc.want)
+		}
+	}
+	if _, err := allowedHosts("127.0.0.1:8080", "http://shop.example/"); err == nil {
+		t.Error("a URL in ALLOWED_HOSTS: got no error")
+	}
+}
+
+func TestLockTimeoutMustOutlastProviderTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		lock, provider time.Duration
+		ok             bool
+	}{
+		{30 * time.Second, 10 * time.Second, true}, // the defaults
+		{15 * time.Second, 10 * time.Second, true}, // the least the error suggests
+		{10 * time.Second, 10 * time.Second, false},
+		{14 * time.Second, 10 * time.Second, false}, // three quarters of it leave no second to spare
+		{time.Second, 5 * time.Second, false},
+	} {
+		err := checkLockTimeout(tc.lock, tc.provider)
+		if (err == nil) != tc.ok {
+			t.Errorf("lock %s, provider %s: got %v, want ok=%v", tc.lock, tc.provider, err, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "LOCK_TIMEOUT") {
+			t.Errorf("got %q, want the error to name LOCK_TIMEOUT", err)
+		}
+	}
+}
+
+func TestLoadRefusesShortLock(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://localhost/x")
+	t.Setenv("LOCK_TIMEOUT", "5s")
+	t.Setenv("PROVIDER_TIMEOUT", "10s")
+	_, err := Load()
+	if err == nil || !strings.Contains(err.Error(), "at least 15s") {
+		t.Errorf("got %v, want LOCK_TIMEOUT refused with the least acceptable value", err)
+	}
+}

@@ -1,0 +1,85 @@
+package handlers
+
+// Fuzz targets of the two parsers every API order goes through. Their seed
+// corpora are in testdata/fuzz; `make fuzz` runs them for longer.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// wantClientError fails unless err is a problem the client caused: a 4xx,
+// never a 5xx, which the error handler would answer for an unexpected error.
+func wantClientError(t *testing.T, err error) {
+	t.Helper()
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.kind.Status < 400 || ae.kind.Status >= 500 {
+		t.Fatalf("got error %v, want a 4xx problem", err)
+	}
+}
+
+func FuzzIdempotencyKey(f *testing.F) {
+	for _, seed := range []string{"k", "8e03978e-40d5-43e8-bc93-6894a57f9324", `"8e03978e"`, `"a\"b"`, `"abc";x=1`, `""`, " k ", "clé", "\x00", strings.Repeat("k", 256)} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		key, err := parseIdempotencyKey([]string{raw})
+		if err != nil {
+			wantClientError(t, err)
+			return
+		}
+		if checkKey(key) != nil {
+			t.Fatalf("accepted key %q that checkKey refuses", key)
+		}
+		// The same key sent in the Structured Field form is the same key.
+		quoted := strconv.Quote(key) // printable ASCII: only \ and " are escaped, as RFC 8941 does
+		again, err := parseIdempotencyKey([]string{quoted})
+		if err != nil || again != key {
+			t.Fatalf("key %q sent as %s: got %q, %v", key, quoted, again, err)
+		}
+	})
+}
+
+func FuzzOrderBody(f *testing.F) {
+	for _, seed := range []string{
+		`{"items": [{"sku": "mug-espresso", "quantity": 1}]}`,
+		`{"items": [{"sku": "a", "quantity": 2}, {"sku": "b", "quantity": 1}], "card": "4242 4242-4242 4242"}`,
+		`{"items": [], "Items": []}`,
+		`{"items": [{"sku": "a", "quantity": 1}], "items": []}`,
+		`{"Card": "4242424242424242"}`,
+		`{"items": [{"sku": "a", "quantity": 1}]}]`,
+		`{"items": [{"sku": "a\u0000", "quantity": 1e3}]}`,
+		"{\"items\": [{\"sku\": \"\xff\", \"quantity\": 1}]}",
+		`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, fp, err := decodeOrder(body)
+		if err != nil {
+			wantClientError(t, err)
+			return
+		}
+		// Equal requests hash equal: the decoded order, written out again
+		// with its items in reverse order, is the same order.
+		reversed := req
+		reversed.Items = slices.Clone(req.Items)
+		slices.Reverse(reversed.Items)
+		again, err := json.Marshal(reversed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, fp2, err := decodeOrder(again)
+		if err != nil {
+			t.Fatalf("the decoded order %s, encoded again, is refused: %v", again, err)
+		}
+		if !bytes.Equal(fp, fp2) {
+			t.Fatalf("body %q and its decoded order %s hash differently", body, again)
+		}
+	})
+}

@@ -1,0 +1,45 @@
+package handlers
+
+import (
+	"net"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/problem"
+)
+
+// hostAllowList refuses a request whose Host header is not one of the
+// server's names, before routing, so no handler runs for it. Without it a
+// page on any domain can rebind its name to this server's address (DNS
+// rebinding): its requests are then same-origin to the browser, pass the
+// origin checks, and reach the demo controls on a loopback address.
+//
+// An allowed name with a port ("shop.example:8443") must match exactly; one
+// without ("shop.example") matches on any port.
+func hostAllowList(allowed []string) echo.MiddlewareFunc {
+	exact := map[string]bool{}
+	anyPort := map[string]bool{}
+	for _, a := range allowed {
+		a = strings.ToLower(strings.TrimSpace(a))
+		if _, _, err := net.SplitHostPort(a); err == nil {
+			exact[a] = true
+		} else if a != "" {
+			anyPort[strings.TrimSuffix(a, ".")] = true
+		}
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			host := strings.ToLower(c.Request().Host)
+			name := host
+			if h, _, err := net.SplitHostPort(host); err == nil {
+				name = h
+			}
+			name = strings.TrimSuffix(strings.Trim(name, "[]"), ".")
+			if !exact[host] && !anyPort[name] && !anyPort["["+name+"]"] {
+				return newAPIError(problem.MisdirectedRequest, "this server does not answer for that host name")
+			}
+			return next(c)
+		}
+	}
+}
