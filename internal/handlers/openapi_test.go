@@ -21,6 +21,7 @@ import (
 	"exactlyonce/api"
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/handlers"
 	"exactlyonce/internal/problem"
 )
 
@@ -88,6 +89,10 @@ func (s *spec) do(tb testing.TB, h *apptest.Harness, want int, method, path, bod
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Host" {
+			req.Host = headers[i+1]
+			continue
+		}
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -171,6 +176,13 @@ func TestOpenAPIDescribesEveryRouteAndError(t *testing.T) {
 	for _, k := range problem.Kinds {
 		s.do(t, h, 200, "GET", "/problems/"+k.Slug, "")
 	}
+	s.do(t, h, 421, "GET", "/api/products", "", "Host", "elsewhere.example")
+
+	// A server that allows one new customer per address answers the
+	// second with 429 and Retry-After.
+	strict := apptest.New(t, func(c *app.Config) { c.CustomerQuota = handlers.CustomerQuota{PerMinute: 1, Burst: 1} })
+	s.do(t, strict, 201, "POST", "/api/customers", `{}`)
+	s.do(t, strict, 429, "POST", "/api/customers", `{}`)
 	s.do(t, h, 200, "GET", "/healthz", "")
 	s.do(t, h, 200, "GET", "/readyz", "")
 
