@@ -159,6 +159,8 @@ func TestOpenAPIDescribesEveryRouteAndError(t *testing.T) {
 	s.do(t, h, 409, "POST", "/api/orders", mugOrder, withKey("k-6")...)
 	s.do(t, h, 200, "PUT", "/api/demo/provider", `{"fail":"timeout"}`)
 	s.do(t, h, 504, "POST", "/api/orders", mugOrder, withKey("k-7")...)
+	s.do(t, h, 200, "PUT", "/api/demo/provider", `{"fail":"none","rates":{"decline":0.25}}`)
+	s.do(t, h, 200, "GET", "/api/demo/provider", "")
 	s.do(t, h, 200, "PUT", "/api/demo/provider", `{"fail":"none"}`)
 	s.do(t, h, 400, "PUT", "/api/demo/provider", `{"fail":"sometimes"}`)
 	s.do(t, h, 415, "PUT", "/api/demo/provider", `x`, "Content-Type", "text/plain")
