@@ -61,8 +61,12 @@ type CheckoutForm struct {
 	CSRF   string
 	Key    string
 	KeySig string
-	Items  []FormItem
-	Amount int64
+	// CartID and CartVersion name the cart version the form pays for; the
+	// key is that version's, the same in every tab that shows it.
+	CartID      string
+	CartVersion int64
+	Items       []FormItem
+	Amount      int64
 	// CardHint names the card of an earlier attempt ("ending in 4242"),
 	// so that a retry uses the same one.
 	CardHint string
@@ -79,7 +83,10 @@ type TestCard struct {
 
 // CheckoutPage is GET /checkout.
 type CheckoutPage struct {
-	Lines []Line
+	// CartChanged is set when a form for an older version of the cart was
+	// sent: this page shows the cart as it is now, with a fresh form.
+	CartChanged bool
+	Lines       []Line
 	Total string
 	Form  CheckoutForm
 	Cards []TestCard

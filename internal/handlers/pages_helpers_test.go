@@ -2,17 +2,22 @@ package handlers_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/uuid"
 
 	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/session"
 )
 
@@ -203,16 +208,42 @@ func wantNothingStored(t *testing.T, h *apptest.Harness) {
 	}
 }
 
-// cartQuantities reads a shopper's cart from the database.
+// cartQuantities reads a shopper's open cart from the database; a shopper
+// whose cart was ordered has none, which reads as empty.
 func cartQuantities(t *testing.T, h *apptest.Harness, id uuid.UUID) map[string]int32 {
 	t.Helper()
-	rows, err := h.DB.ListCartItems(context.Background(), id)
+	out := map[string]int32{}
+	open, err := h.DB.OpenBrowserCart(context.Background(), id)
+	if errors.Is(err, database.ErrNotFound) {
+		return out
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]int32{}
+	rows, err := h.DB.CartLines(context.Background(), open.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range rows {
 		out[r.Sku] = r.Quantity
 	}
+	return out
+}
+
+// resign puts key into form with a valid signature for what the form
+// shows, as the server would sign it: how a test makes a form whose only
+// fault is its key (expired, or not the cart version's).
+func resign(t *testing.T, owner uuid.UUID, form url.Values, key string) url.Values {
+	t.Helper()
+	out := cloneValues(form)
+	out.Set("idempotency_key", key)
+	b := formkey.Binding{CartID: uuid.MustParse(form.Get("cart_id"))}
+	b.CartVersion, _ = strconv.ParseInt(form.Get("cart_version"), 10, 64)
+	b.Amount, _ = strconv.ParseInt(form.Get("amount"), 10, 64)
+	for i, sku := range form["sku"] {
+		q, _ := strconv.Atoi(form["quantity"][i])
+		b.Items = append(b.Items, catalog.Item{SKU: sku, Quantity: q})
+	}
+	out.Set("key_sig", formkey.New([]byte(testSecret), time.Hour).Sign(owner, key, b))
 	return out
 }
