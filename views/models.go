@@ -87,9 +87,9 @@ type CheckoutPage struct {
 	// sent: this page shows the cart as it is now, with a fresh form.
 	CartChanged bool
 	Lines       []Line
-	Total string
-	Form  CheckoutForm
-	Cards []TestCard
+	Total       string
+	Form        CheckoutForm
+	Cards       []TestCard
 }
 
 // ReceiptPage is /orders/{id}.
