@@ -14,9 +14,11 @@ WHERE customer_id = @customer_id AND browser AND order_id IS NULL;
 INSERT INTO carts (id, customer_id, browser) VALUES (@id, @customer_id, true)
 ON CONFLICT (customer_id) WHERE browser AND order_id IS NULL DO NOTHING;
 
--- name: CreateCart :exec
+-- name: CreateCart :execrows
 -- Creates an API cart with the id the client chose. An id already taken,
 -- by this customer or another, is left alone; LockCart tells them apart.
+-- Run in the transaction that then locks the cart, so that of two requests
+-- creating one cart the creator always goes first.
 INSERT INTO carts (id, customer_id) VALUES (@id, @customer_id)
 ON CONFLICT (id) DO NOTHING;
 

@@ -76,10 +76,15 @@ func (s *Store) Replace(ctx context.Context, owner, id uuid.UUID, items []catalo
 	if err != nil {
 		return Cart{}, err
 	}
-	if err := s.db.CreateCart(ctx, db.CreateCartParams{ID: id, CustomerID: owner}); err != nil {
-		return Cart{}, fmt.Errorf("create cart: %w", err)
-	}
-	return s.change(ctx, owner, id, func(q *db.Queries, current []catalog.Item) (bool, error) {
+	var created bool
+	return s.change(ctx, owner, id, func(q *db.Queries) error {
+		n, err := q.CreateCart(ctx, db.CreateCartParams{ID: id, CustomerID: owner})
+		created = n == 1
+		if err != nil {
+			return fmt.Errorf("create cart: %w", err)
+		}
+		return nil
+	}, func(q *db.Queries, current []catalog.Item) (bool, error) {
 		if slices.Equal(current, items) {
 			return false, nil
 		}
@@ -94,7 +99,8 @@ func (s *Store) Replace(ctx context.Context, owner, id uuid.UUID, items []catalo
 		if err := q.InsertCartLines(ctx, p); err != nil {
 			return false, fmt.Errorf("insert cart lines: %w", err)
 		}
-		return true, nil
+		// A new cart's first lines are its first version.
+		return !created, nil
 	})
 }
 
@@ -103,7 +109,7 @@ func (s *Store) SetLine(ctx context.Context, owner, id uuid.UUID, sku string, qu
 	if err := s.checkLine(ctx, sku, quantity); err != nil {
 		return Cart{}, err
 	}
-	return s.change(ctx, owner, id, func(q *db.Queries, _ []catalog.Item) (bool, error) {
+	return s.change(ctx, owner, id, nil, func(q *db.Queries, _ []catalog.Item) (bool, error) {
 		var (
 			n   int64
 			err error
@@ -121,10 +127,16 @@ func (s *Store) SetLine(ctx context.Context, owner, id uuid.UUID, sku string, qu
 }
 
 // change runs edit on the cart's current lines under the cart's row lock and
-// raises the version when edit reports a change.
-func (s *Store) change(ctx context.Context, owner, id uuid.UUID, edit func(q *db.Queries, current []catalog.Item) (bool, error)) (Cart, error) {
+// raises the version when edit reports a change. before, when set, runs
+// first in the same transaction.
+func (s *Store) change(ctx context.Context, owner, id uuid.UUID, before func(q *db.Queries) error, edit func(q *db.Queries, current []catalog.Item) (bool, error)) (Cart, error) {
 	var c Cart
 	err := s.db.InTx(ctx, func(q *db.Queries) error {
+		if before != nil {
+			if err := before(q); err != nil {
+				return err
+			}
+		}
 		row, err := q.LockCart(ctx, db.LockCartParams{ID: id, CustomerID: owner})
 		if errors.Is(err, database.ErrNotFound) {
 			return ErrNotFound
@@ -180,10 +192,14 @@ func (s *Store) checkItems(ctx context.Context, items []catalog.Item) ([]catalog
 	return out, nil
 }
 
-// checkLine validates one line as a set: 0 removes it.
+// checkLine validates one line as a set: 0 removes it, and removing a
+// product the catalog no longer sells is allowed.
 func (s *Store) checkLine(ctx context.Context, sku string, quantity int) error {
 	if quantity < 0 || quantity > catalog.MaxQuantity {
 		return &catalog.InvalidCartError{Reason: fmt.Sprintf("quantity must be between 0 and %d, got %d", catalog.MaxQuantity, quantity)}
+	}
+	if quantity == 0 {
+		return nil
 	}
 	return s.checkSKU(ctx, sku)
 }

@@ -118,7 +118,7 @@ func (q *Queries) CreateBrowserCart(ctx context.Context, arg CreateBrowserCartPa
 	return err
 }
 
-const createCart = `-- name: CreateCart :exec
+const createCart = `-- name: CreateCart :execrows
 INSERT INTO carts (id, customer_id) VALUES ($1, $2)
 ON CONFLICT (id) DO NOTHING
 `
@@ -130,9 +130,14 @@ type CreateCartParams struct {
 
 // Creates an API cart with the id the client chose. An id already taken,
 // by this customer or another, is left alone; LockCart tells them apart.
-func (q *Queries) CreateCart(ctx context.Context, arg CreateCartParams) error {
-	_, err := q.db.Exec(ctx, createCart, arg.ID, arg.CustomerID)
-	return err
+// Run in the transaction that then locks the cart, so that of two requests
+// creating one cart the creator always goes first.
+func (q *Queries) CreateCart(ctx context.Context, arg CreateCartParams) (int64, error) {
+	result, err := q.db.Exec(ctx, createCart, arg.ID, arg.CustomerID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const deleteCartLine = `-- name: DeleteCartLine :execrows

@@ -36,6 +36,12 @@ var (
 		"The payment provider did not answer in time; the payment may or may not have happened. Retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice. If no retry comes, the server settles the key itself: the order is completed if the payment went through, otherwise the key answers payment-not-completed."}
 	ShuttingDown = Kind{"shutting-down", "Server shutting down", http.StatusServiceUnavailable,
 		"The server stopped while processing this request, before it finished. Nothing was stored by this attempt; retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice."}
+	CartOrdered = Kind{"cart-ordered", "Cart already ordered", http.StatusConflict,
+		"This cart has been ordered (under another Idempotency-Key, or none) and is closed: it cannot be changed or ordered again. GET the cart for its order_id; put what you want next in a new cart."}
+	CartChanged = Kind{"cart-changed", "Cart changed", http.StatusConflict,
+		"The cart changed while this order was being placed (another request set its lines), or its current version is being ordered under another Idempotency-Key. Nothing was stored or charged: GET the cart, check it, and order again."}
+	CartVersionMismatch = Kind{"cart-version-mismatch", "Cart version mismatch", http.StatusPreconditionFailed,
+		"The If-Match header names a version of the cart that is not its current one. Nothing was stored or charged: GET the cart for its current version, check it, and order again."}
 	Internal = Kind{"internal", "Internal error", http.StatusInternalServerError,
 		"Something went wrong on our side. It has been logged. Retrying with the same Idempotency-Key is safe."}
 )
@@ -44,5 +50,5 @@ var (
 var Kinds = []Kind{
 	InvalidRequest, MissingKey, InvalidKey, Unauthorized, PaymentDeclined, NotFound, MethodNotAllowed,
 	KeyInUse, LockLost, KeyReused, UnsupportedMediaType, ProviderFailed, ProviderUnavailable, ProviderTimeout, Internal,
-	PaymentNotCompleted, ShuttingDown,
+	PaymentNotCompleted, ShuttingDown, CartOrdered, CartChanged, CartVersionMismatch,
 }
