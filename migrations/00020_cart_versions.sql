@@ -24,6 +24,8 @@ CREATE TABLE carts (
 );
 
 CREATE UNIQUE INDEX carts_one_open_browser_cart ON carts (customer_id) WHERE browser AND order_id IS NULL;
+-- The cart an order closed, for its receipt.
+CREATE INDEX carts_order_id ON carts (order_id) WHERE order_id IS NOT NULL;
 
 CREATE TABLE cart_lines (
     cart_id  uuid    NOT NULL REFERENCES carts (id) ON DELETE CASCADE,

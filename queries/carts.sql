@@ -80,3 +80,7 @@ SET order_key = CASE WHEN c.order_key IS NULL OR (c.order_key_at < now() - @unus
         THEN now() ELSE c.order_key_at END
 WHERE c.id = @cart_id AND c.customer_id = @customer_id AND c.order_id IS NULL
 RETURNING c.version, c.order_key::text AS order_key;
+
+-- name: CartOfOrder :one
+-- The cart an order was placed from, if any.
+SELECT id FROM carts WHERE customer_id = @customer_id AND order_id = @order_id;

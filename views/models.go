@@ -102,6 +102,9 @@ type ReceiptPage struct {
 	// AlreadyPlaced is set when the shopper got here by sending the same
 	// order again: it was not charged a second time.
 	AlreadyPlaced bool
+	// CartID is the cart the order closed (the nil UUID for none): the
+	// page's script tells other checkout tabs of that cart.
+	CartID string
 }
 
 // OrderSummary is one row of /orders.

@@ -99,3 +99,16 @@ func (s *Store) Checkout(ctx context.Context, owner, id uuid.UUID, minted string
 	})
 	return c, key, err
 }
+
+// OfOrder returns the cart an order of owner's was placed from; ok is false
+// for an order placed without a cart (POST /api/orders).
+func (s *Store) OfOrder(ctx context.Context, owner, orderID uuid.UUID) (id uuid.UUID, ok bool, err error) {
+	id, err = s.db.CartOfOrder(ctx, db.CartOfOrderParams{CustomerID: owner, OrderID: &orderID})
+	if errors.Is(err, database.ErrNotFound) {
+		return uuid.Nil, false, nil
+	}
+	if err != nil {
+		return uuid.Nil, false, fmt.Errorf("cart of order: %w", err)
+	}
+	return id, true, nil
+}

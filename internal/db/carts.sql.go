@@ -57,6 +57,23 @@ func (q *Queries) CartLines(ctx context.Context, cartID uuid.UUID) ([]CartLinesR
 	return items, nil
 }
 
+const cartOfOrder = `-- name: CartOfOrder :one
+SELECT id FROM carts WHERE customer_id = $1 AND order_id = $2
+`
+
+type CartOfOrderParams struct {
+	CustomerID uuid.UUID
+	OrderID    *uuid.UUID
+}
+
+// The cart an order was placed from, if any.
+func (q *Queries) CartOfOrder(ctx context.Context, arg CartOfOrderParams) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, cartOfOrder, arg.CustomerID, arg.OrderID)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
+}
+
 const checkoutKey = `-- name: CheckoutKey :one
 UPDATE carts c
 SET order_key = CASE WHEN c.order_key IS NULL OR (c.order_key_at < now() - $1::interval
