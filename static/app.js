@@ -39,16 +39,8 @@
   // Without BroadcastChannel, or without JavaScript, the server's guarantee
   // is all there is, and it is enough.
   if ("BroadcastChannel" in window) {
-    var channel = new BroadcastChannel("exactlyonce-cart");
     var receipt = document.querySelector("[data-order-url][data-cart-id]");
-    if (receipt) {
-      channel.postMessage({
-        type: "cart-ordered",
-        cart: receipt.getAttribute("data-cart-id"),
-        order: receipt.getAttribute("data-order-url"),
-      });
-    }
-    channel.addEventListener("message", function (event) {
+    var onMessage = function (event) {
       var msg = event.data || {};
       var note = document.querySelector("[data-testid=cart-ordered-elsewhere]");
       var form = document.querySelector("form[data-cart-id]");
@@ -64,6 +56,33 @@
       if (button) {
         button.disabled = true;
         button.textContent = "Already ordered";
+      }
+    };
+    // The channel is closed while the page sits in the back/forward cache:
+    // a message to a cached page would evict it, and Back from the receipt
+    // must show this very form again (its key replays the order).
+    var channel = null;
+    var open = function () {
+      channel = new BroadcastChannel("exactlyonce-cart");
+      channel.addEventListener("message", onMessage);
+    };
+    open();
+    if (receipt) {
+      channel.postMessage({
+        type: "cart-ordered",
+        cart: receipt.getAttribute("data-cart-id"),
+        order: receipt.getAttribute("data-order-url"),
+      });
+    }
+    window.addEventListener("pagehide", function () {
+      if (channel) {
+        channel.close();
+        channel = null;
+      }
+    });
+    window.addEventListener("pageshow", function (event) {
+      if (event.persisted && !channel) {
+        open();
       }
     });
   }
