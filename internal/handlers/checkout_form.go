@@ -101,7 +101,9 @@ func (s submission) cardProblem() string {
 	return ""
 }
 
-func (s submission) last4() string { return s.card[len(s.card)-4:] }
+// last4 is the end of the card number; callers check the card first, and a
+// shorter one is returned whole rather than panic.
+func (s submission) last4() string { return s.card[max(0, len(s.card)-4):] }
 
 // fingerprint identifies the order the form asks for: its lines, the amount
 // it showed and the card's last four digits. Not the whole card number: a
