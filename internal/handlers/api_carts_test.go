@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -151,6 +152,7 @@ func TestBadCartInputStoresNothing(t *testing.T) {
 		{"zero quantity", http.MethodPut, "", `{"items":[{"sku":"mug-espresso","quantity":0}]}`},
 		{"quantity too large", http.MethodPut, "", `{"items":[{"sku":"mug-espresso","quantity":100}]}`},
 		{"sku twice", http.MethodPut, "", `{"items":[{"sku":"mug-espresso","quantity":1},{"sku":"mug-espresso","quantity":1}]}`},
+		{"51 lines", http.MethodPut, "", `{"items":[` + strings.Repeat(`{"sku":"mug-espresso","quantity":1},`, 50) + `{"sku":"mug-espresso","quantity":1}]}`},
 		{"line without quantity", http.MethodPut, "/items/mug-espresso", `{}`},
 		{"negative line quantity", http.MethodPut, "/items/mug-espresso", `{"quantity":-1}`},
 		{"line of an unknown sku", http.MethodPut, "/items/no-such-thing", `{"quantity":1}`},
