@@ -29,6 +29,53 @@ FROM idempotency_keys k
 WHERE k.customer_id = @customer_id AND k.key = @key
   AND NOT EXISTS (SELECT FROM inserted);
 
+-- name: ClaimCartKey :one
+-- ClaimKey for an order of a cart version. A new key is inserted only if
+-- the cart is this customer's, still open, still at @cart_version, and its
+-- version is not bound to another key; the same statement binds the version
+-- to this key (the UPDATE locks the cart, so two keys racing for one version
+-- cannot both get through, and a change of the lines waits for it). A key
+-- already there is reported as ClaimKey does, whatever the cart holds now, so
+-- a finished order is replayed after its cart closed. No row at all means
+-- that the cart refused the key, or that the row is too new for this
+-- statement's snapshot; the engine reads the cart to tell which.
+WITH cart AS (
+    UPDATE carts SET order_key = @key::text, order_key_at = now()
+    WHERE carts.id = @cart_id AND carts.customer_id = @customer_id AND carts.version = @cart_version
+      AND carts.order_id IS NULL AND (carts.order_key IS NULL OR carts.order_key = @key::text)
+      AND NOT EXISTS (SELECT FROM idempotency_keys k WHERE k.customer_id = @customer_id AND k.key = @key::text)
+    RETURNING carts.id, carts.version
+),
+inserted AS (
+    INSERT INTO idempotency_keys (customer_id, key, fingerprint, locked_until, lock_token, request, operation_id,
+                                  provider_key, cart_id, cart_version)
+    SELECT @customer_id, @key::text, @fingerprint, now() + @lock_for::interval, @lock_token, @request, @operation_id,
+           @provider_key::text, cart.id, cart.version
+    FROM cart
+    ON CONFLICT (customer_id, key) DO NOTHING
+    RETURNING true AS inserted, customer_id, key, fingerprint, status, locked_until,
+              (locked_until - now())::interval AS lock_remaining, response_code, response_body, operation_id,
+              (now() - created_at)::interval AS age
+),
+claimed AS (
+    INSERT INTO key_events (customer_id, key, event, detail)
+    SELECT customer_id, key, 'claimed', jsonb_build_object('locked_until', locked_until)
+    FROM inserted
+)
+SELECT inserted, fingerprint, status, lock_remaining, response_code, response_body, operation_id, age
+FROM inserted
+UNION ALL
+SELECT false, k.fingerprint, k.status, (k.locked_until - now())::interval, k.response_code, k.response_body,
+       k.operation_id, (now() - k.created_at)::interval
+FROM idempotency_keys k
+WHERE k.customer_id = @customer_id AND k.key = @key::text
+  AND NOT EXISTS (SELECT FROM inserted);
+
+-- name: KeyExists :one
+-- Whether a key has been claimed, for the engine's check of a form's amount:
+-- a key in use is judged by what it was claimed for, a new one by the amount.
+SELECT EXISTS (SELECT FROM idempotency_keys WHERE customer_id = @customer_id AND key = @key);
+
 -- name: LockKey :one
 -- Locks an existing key for the rest of the transaction so that deciding to
 -- take it over and doing so cannot interleave with another request. A
@@ -130,12 +177,20 @@ WITH finished AS (
     WHERE idempotency_keys.customer_id = @customer_id AND idempotency_keys.key = @key
       AND status = 'started' AND lock_token = @lock_token
     RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_code,
-              idempotency_keys.response_body
+              idempotency_keys.response_body, idempotency_keys.cart_id
 ),
 logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)
     SELECT customer_id, key, @event::text, @detail::jsonb || jsonb_build_object('status', response_code)
     FROM finished
+),
+-- Nothing was charged: the cart is released from this key, so that the
+-- next checkout of the same cart mints a new key instead of replaying the
+-- decline. A form still holding this key replays it.
+released AS (
+    UPDATE carts SET order_key = NULL, order_key_at = NULL
+    FROM finished
+    WHERE carts.id = finished.cart_id AND carts.order_key = finished.key
 )
 SELECT response_body FROM finished;
 

@@ -11,7 +11,7 @@ WITH finished AS (
     WHERE idempotency_keys.customer_id = @customer_id AND idempotency_keys.key = @key
       AND status = 'started' AND lock_token = @lock_token
     RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_code,
-              idempotency_keys.response_body
+              idempotency_keys.response_body, idempotency_keys.cart_id, idempotency_keys.cart_version
 ),
 inserted AS (
     INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
@@ -24,6 +24,15 @@ logged AS (
     SELECT finished.customer_id, finished.key, @event::text,
            @detail::jsonb || jsonb_build_object('status', finished.response_code, 'order_id', inserted.id)
     FROM finished, inserted
+),
+-- An order placed from a cart closes it, whoever finishes it (the request
+-- or the completer): the shopper's next change opens a new, empty cart. Only
+-- the version that was paid for: a cart changed in another tab while the
+-- order ran stays open with its new lines, which nobody has paid for.
+closed AS (
+    UPDATE carts SET order_id = inserted.id
+    FROM finished, inserted
+    WHERE carts.id = finished.cart_id AND carts.version = finished.cart_version AND carts.order_id IS NULL
 )
 SELECT finished.response_body FROM finished, inserted;
 

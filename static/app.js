@@ -120,6 +120,62 @@
     }
   }
 
+  // Other checkout tabs learn that the cart was ordered. A shopper has one
+  // open cart, so an order placed in any tab of this browser closes the
+  // cart every open checkout tab shows: the receipt announces the order, and
+  // those tabs say so and point to it. Paying there would only replay the
+  // order (the same cart version has the same key); this spares the doubt.
+  // Without BroadcastChannel, or without JavaScript, the server's guarantee
+  // is all there is, and it is enough.
+  if ("BroadcastChannel" in window) {
+    var receipt = document.querySelector("[data-order-url][data-cart-id]");
+    var onMessage = function (event) {
+      var msg = event.data || {};
+      var note = document.querySelector("[data-testid=cart-ordered-elsewhere]");
+      var form = document.querySelector("form[data-cart-id]");
+      if (msg.type !== "cart-ordered" || !note || !form || msg.cart !== form.getAttribute("data-cart-id") ||
+          typeof msg.order !== "string" || msg.order.indexOf("/orders/") !== 0) {
+        return;
+      }
+      var link = note.querySelector("a");
+      link.setAttribute("href", msg.order);
+      link.textContent = "See the order";
+      note.hidden = false;
+      var button = form.querySelector("button[type=submit]");
+      if (button) {
+        button.disabled = true;
+        button.textContent = "Already ordered";
+      }
+    };
+    // The channel is closed while the page sits in the back/forward cache:
+    // a message to a cached page would evict it, and Back from the receipt
+    // must show this very form again (its key replays the order).
+    var channel = null;
+    var open = function () {
+      channel = new BroadcastChannel("exactlyonce-cart");
+      channel.addEventListener("message", onMessage);
+    };
+    open();
+    if (receipt) {
+      channel.postMessage({
+        type: "cart-ordered",
+        cart: receipt.getAttribute("data-cart-id"),
+        order: receipt.getAttribute("data-order-url"),
+      });
+    }
+    window.addEventListener("pagehide", function () {
+      if (channel) {
+        channel.close();
+        channel = null;
+      }
+    });
+    window.addEventListener("pageshow", function (event) {
+      if (event.persisted && !channel) {
+        open();
+      }
+    });
+  }
+
   // Coming back with the Back button may restore the page exactly as it was
   // left, button still busy. Make it usable again: sending the form a second
   // time is safe, since it carries the same key.

@@ -26,3 +26,5 @@ func initials(name string) string {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func amountValue(n int64) string { return strconv.FormatInt(n, 10) }
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

@@ -61,8 +61,12 @@ type CheckoutForm struct {
 	CSRF   string
 	Key    string
 	KeySig string
-	Items  []FormItem
-	Amount int64
+	// CartID and CartVersion name the cart version the form pays for; the
+	// key is that version's, the same in every tab that shows it.
+	CartID      string
+	CartVersion int64
+	Items       []FormItem
+	Amount      int64
 	// CardHint names the card of an earlier attempt ("ending in 4242"),
 	// so that a retry uses the same one.
 	CardHint string
@@ -79,10 +83,13 @@ type TestCard struct {
 
 // CheckoutPage is GET /checkout.
 type CheckoutPage struct {
-	Lines []Line
-	Total string
-	Form  CheckoutForm
-	Cards []TestCard
+	// CartChanged is set when a form for an older version of the cart was
+	// sent: this page shows the cart as it is now, with a fresh form.
+	CartChanged bool
+	Lines       []Line
+	Total       string
+	Form        CheckoutForm
+	Cards       []TestCard
 }
 
 // ReceiptPage is /orders/{id}.
@@ -95,6 +102,9 @@ type ReceiptPage struct {
 	// AlreadyPlaced is set when the shopper got here by sending the same
 	// order again: it was not charged a second time.
 	AlreadyPlaced bool
+	// CartID is the cart the order closed (the nil UUID for none): the
+	// page's script tells other checkout tabs of that cart.
+	CartID string
 }
 
 // OrderSummary is one row of /orders.

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
+	"exactlyonce/internal/cart"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
@@ -146,7 +147,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	e.HideBanner, e.HidePort = true, true
 	useMiddleware(e, cfg.Log, m)
 
-	deps := handlers.Deps{DB: d, Catalog: cat, Checkout: engine, Log: cfg.Log,
+	deps := handlers.Deps{DB: d, Catalog: cat, Checkout: engine, Log: cfg.Log, Carts: cart.New(d, cat),
 		Lifecycle: handlers.Lifecycle{Retention: cfg.KeyRetention}}
 	if cfg.Demo {
 		deps.Provider = provider

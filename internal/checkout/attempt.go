@@ -29,6 +29,14 @@ type Attempt struct {
 	// LockFor overrides the engine's LockTimeout for this attempt; zero
 	// keeps the default.
 	LockFor time.Duration
+	// Cart, when set, is the cart version the order pays for; Order.Items
+	// must be its lines. See CartVersion.
+	Cart *CartVersion
+	// ExpectedAmount, when not zero, is the amount the client showed the
+	// shopper. A new key whose order costs anything else is refused with a
+	// *PriceChangedError; a key already in use is judged by what it was
+	// first claimed for, as always.
+	ExpectedAmount int64
 }
 
 // Result is the outcome of an attempt: the response to send, exactly as

@@ -77,11 +77,17 @@ func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced)
 	token := uuid.New()     // random, not time-ordered: nobody should guess it
 	operation := uuid.New() // used only if this claim creates the key
 	lockedAt := time.Now()
-	row, err := e.db.ClaimKey(ctx, db.ClaimKeyParams{
+	params := db.ClaimKeyParams{
 		CustomerID: a.CustomerID, Key: a.Key, Fingerprint: a.Fingerprint,
 		LockFor: e.lockFor(a), LockToken: token, Request: request, OperationID: operation,
 		ProviderKey: ProviderKey(a.CustomerID, a.Key, operation),
-	})
+	}
+	var row db.ClaimKeyRow
+	if a.Cart != nil {
+		row, err = e.claimCartKey(ctx, a, params)
+	} else {
+		row, err = e.db.ClaimKey(ctx, params)
+	}
 	switch {
 	case errors.Is(err, database.ErrNotFound):
 		// A concurrent attempt inserted the key after this statement's

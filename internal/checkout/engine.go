@@ -10,7 +10,10 @@
 //     statement, only if this attempt still holds the key's lock token.
 //
 // The JSON API and the browser checkout both call Engine.Place; they differ
-// only in how they read the request and render the Result.
+// only in how they read the request and render the Result. An attempt may
+// name the cart version it pays for (cart_claim.go): then a new key is
+// claimed only while the cart is open at that version and bound to no other
+// key, and the finish closes the cart, so one cart version is charged once.
 //
 // While the provider call is in flight the attempt renews its lock (lease.go),
 // so a slow provider does not let a retry take over a live attempt, and stops

@@ -3,10 +3,12 @@ package checkout
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/db"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
@@ -55,6 +57,9 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if err := e.checkAmount(ctx, a, priced); err != nil {
+		return Result{}, err
+	}
 
 	c, replay, err := e.claimKey(ctx, a, priced)
 	e.countClaim(ctx, a, c, replay, err)
@@ -83,6 +88,25 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 		return Result{}, &AbandonedError{RetryAfter: e.lockFor(a)}
 	}
 	return res, err
+}
+
+// checkAmount refuses a new key whose order does not cost the amount the
+// client expects. The order is priced once, here, and this is the price
+// charged: a catalog change between a page and its submit can refuse the
+// order but never charge an amount the page did not show. A key in use is
+// left to the claim, which replays or resumes what it was claimed for.
+func (e *Engine) checkAmount(ctx context.Context, a Attempt, priced catalog.Priced) error {
+	if a.ExpectedAmount == 0 || a.ExpectedAmount == priced.Amount {
+		return nil
+	}
+	used, err := e.db.KeyExists(ctx, db.KeyExistsParams{CustomerID: a.CustomerID, Key: a.Key})
+	if err != nil {
+		return fmt.Errorf("read key: %w", err)
+	}
+	if used {
+		return nil
+	}
+	return &PriceChangedError{Priced: priced}
 }
 
 // chargeAndFinish is phases 2 and 3 of an attempt that owns its key.

@@ -9,26 +9,43 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+	"time"
 )
 
-const listCartItems = `-- name: ListCartItems :many
-SELECT sku, quantity FROM cart_items WHERE customer_id = $1 ORDER BY sku
+const bumpCartVersion = `-- name: BumpCartVersion :one
+UPDATE carts SET version = version + 1, order_key = NULL, order_key_at = NULL
+WHERE id = $1
+RETURNING version
 `
 
-type ListCartItemsRow struct {
+// A new version of the lines: the key minted for the old version no longer
+// pays for this cart, so a form or a client still holding it is told the
+// cart changed.
+func (q *Queries) BumpCartVersion(ctx context.Context, id uuid.UUID) (int64, error) {
+	row := q.db.QueryRow(ctx, bumpCartVersion, id)
+	var version int64
+	err := row.Scan(&version)
+	return version, err
+}
+
+const cartLines = `-- name: CartLines :many
+SELECT sku, quantity FROM cart_lines WHERE cart_id = $1 ORDER BY sku
+`
+
+type CartLinesRow struct {
 	Sku      string
 	Quantity int32
 }
 
-func (q *Queries) ListCartItems(ctx context.Context, customerID uuid.UUID) ([]ListCartItemsRow, error) {
-	rows, err := q.db.Query(ctx, listCartItems, customerID)
+func (q *Queries) CartLines(ctx context.Context, cartID uuid.UUID) ([]CartLinesRow, error) {
+	rows, err := q.db.Query(ctx, cartLines, cartID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []ListCartItemsRow
+	var items []CartLinesRow
 	for rows.Next() {
-		var i ListCartItemsRow
+		var i CartLinesRow
 		if err := rows.Scan(&i.Sku, &i.Quantity); err != nil {
 			return nil, err
 		}
@@ -40,50 +57,245 @@ func (q *Queries) ListCartItems(ctx context.Context, customerID uuid.UUID) ([]Li
 	return items, nil
 }
 
-const removeCartItem = `-- name: RemoveCartItem :exec
-DELETE FROM cart_items WHERE customer_id = $1 AND sku = $2
+const cartOfOrder = `-- name: CartOfOrder :one
+SELECT id FROM carts WHERE customer_id = $1 AND order_id = $2
 `
 
-type RemoveCartItemParams struct {
+type CartOfOrderParams struct {
 	CustomerID uuid.UUID
-	Sku        string
+	OrderID    *uuid.UUID
 }
 
-func (q *Queries) RemoveCartItem(ctx context.Context, arg RemoveCartItemParams) error {
-	_, err := q.db.Exec(ctx, removeCartItem, arg.CustomerID, arg.Sku)
+// The cart an order was placed from, if any.
+func (q *Queries) CartOfOrder(ctx context.Context, arg CartOfOrderParams) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, cartOfOrder, arg.CustomerID, arg.OrderID)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
+}
+
+const checkoutKey = `-- name: CheckoutKey :one
+UPDATE carts c
+SET order_key = CASE WHEN c.order_key IS NULL OR (c.order_key_at < now() - $1::interval
+        AND NOT EXISTS (SELECT FROM idempotency_keys k WHERE k.customer_id = c.customer_id AND k.key = c.order_key))
+        THEN $2::text ELSE c.order_key END,
+    order_key_at = CASE WHEN c.order_key IS NULL OR (c.order_key_at < now() - $1::interval
+        AND NOT EXISTS (SELECT FROM idempotency_keys k WHERE k.customer_id = c.customer_id AND k.key = c.order_key))
+        THEN now() ELSE c.order_key_at END
+WHERE c.id = $3 AND c.customer_id = $4 AND c.order_id IS NULL
+RETURNING c.version, c.order_key::text AS order_key
+`
+
+type CheckoutKeyParams struct {
+	UnusedFor  time.Duration
+	Minted     string
+	CartID     uuid.UUID
+	CustomerID uuid.UUID
+}
+
+type CheckoutKeyRow struct {
+	Version  int64
+	OrderKey string
+}
+
+// The key of the checkout form for the cart's current version: the stored
+// one, or @minted when there is none. Every render of one version, in any
+// tab, gets the same key, so paying in two tabs is paying once. A stored key
+// that no order has used and that is older than @unused_for is replaced, so
+// that every rendered form lives long enough to be paid with (form keys
+// expire); a key some order has used is never replaced. The UPDATE locks the
+// cart for the rest of the transaction, so the lines read next are this
+// version's.
+func (q *Queries) CheckoutKey(ctx context.Context, arg CheckoutKeyParams) (CheckoutKeyRow, error) {
+	row := q.db.QueryRow(ctx, checkoutKey,
+		arg.UnusedFor,
+		arg.Minted,
+		arg.CartID,
+		arg.CustomerID,
+	)
+	var i CheckoutKeyRow
+	err := row.Scan(&i.Version, &i.OrderKey)
+	return i, err
+}
+
+const createBrowserCart = `-- name: CreateBrowserCart :exec
+INSERT INTO carts (id, customer_id, browser) VALUES ($1, $2, true)
+ON CONFLICT (customer_id) WHERE browser AND order_id IS NULL DO NOTHING
+`
+
+type CreateBrowserCartParams struct {
+	ID         uuid.UUID
+	CustomerID uuid.UUID
+}
+
+// Opens a browser cart for a shopper who has none open; two tabs doing so
+// at once make one (the partial unique index), the other insert does nothing.
+func (q *Queries) CreateBrowserCart(ctx context.Context, arg CreateBrowserCartParams) error {
+	_, err := q.db.Exec(ctx, createBrowserCart, arg.ID, arg.CustomerID)
 	return err
 }
 
-const removeCartItems = `-- name: RemoveCartItems :exec
-DELETE FROM cart_items WHERE customer_id = $1 AND sku = ANY($2::text[])
+const createCart = `-- name: CreateCart :execrows
+INSERT INTO carts (id, customer_id) VALUES ($1, $2)
+ON CONFLICT (id) DO NOTHING
 `
 
-type RemoveCartItemsParams struct {
+type CreateCartParams struct {
+	ID         uuid.UUID
 	CustomerID uuid.UUID
+}
+
+// Creates an API cart with the id the client chose. An id already taken,
+// by this customer or another, is left alone; LockCart tells them apart.
+// Run in the transaction that then locks the cart, so that of two requests
+// creating one cart the creator always goes first.
+func (q *Queries) CreateCart(ctx context.Context, arg CreateCartParams) (int64, error) {
+	result, err := q.db.Exec(ctx, createCart, arg.ID, arg.CustomerID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const deleteCartLine = `-- name: DeleteCartLine :execrows
+DELETE FROM cart_lines WHERE cart_id = $1 AND sku = $2
+`
+
+type DeleteCartLineParams struct {
+	CartID uuid.UUID
+	Sku    string
+}
+
+func (q *Queries) DeleteCartLine(ctx context.Context, arg DeleteCartLineParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteCartLine, arg.CartID, arg.Sku)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const deleteCartLines = `-- name: DeleteCartLines :exec
+DELETE FROM cart_lines WHERE cart_id = $1
+`
+
+func (q *Queries) DeleteCartLines(ctx context.Context, cartID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, deleteCartLines, cartID)
+	return err
+}
+
+const getCart = `-- name: GetCart :one
+SELECT id, version, order_id, order_key FROM carts
+WHERE id = $1 AND customer_id = $2
+`
+
+type GetCartParams struct {
+	ID         uuid.UUID
+	CustomerID uuid.UUID
+}
+
+type GetCartRow struct {
+	ID       uuid.UUID
+	Version  int64
+	OrderID  *uuid.UUID
+	OrderKey *string
+}
+
+// A cart, scoped to its owner: another customer's cart is not found.
+func (q *Queries) GetCart(ctx context.Context, arg GetCartParams) (GetCartRow, error) {
+	row := q.db.QueryRow(ctx, getCart, arg.ID, arg.CustomerID)
+	var i GetCartRow
+	err := row.Scan(
+		&i.ID,
+		&i.Version,
+		&i.OrderID,
+		&i.OrderKey,
+	)
+	return i, err
+}
+
+const insertCartLines = `-- name: InsertCartLines :exec
+INSERT INTO cart_lines (cart_id, sku, quantity)
+SELECT $1, unnest($2::text[]), unnest($3::int[])
+`
+
+type InsertCartLinesParams struct {
+	CartID     uuid.UUID
 	Skus       []string
+	Quantities []int32
 }
 
-// Takes the lines of a placed order out of the cart. Only the ordered SKUs
-// go: a line added in another tab while the order ran stays.
-func (q *Queries) RemoveCartItems(ctx context.Context, arg RemoveCartItemsParams) error {
-	_, err := q.db.Exec(ctx, removeCartItems, arg.CustomerID, arg.Skus)
+func (q *Queries) InsertCartLines(ctx context.Context, arg InsertCartLinesParams) error {
+	_, err := q.db.Exec(ctx, insertCartLines, arg.CartID, arg.Skus, arg.Quantities)
 	return err
 }
 
-const setCartQuantity = `-- name: SetCartQuantity :exec
-INSERT INTO cart_items (customer_id, sku, quantity)
-VALUES ($1, $2, $3)
-ON CONFLICT (customer_id, sku) DO UPDATE SET quantity = EXCLUDED.quantity
+const lockCart = `-- name: LockCart :one
+SELECT id, version, order_id FROM carts
+WHERE id = $1 AND customer_id = $2
+FOR UPDATE
 `
 
-type SetCartQuantityParams struct {
+type LockCartParams struct {
+	ID         uuid.UUID
 	CustomerID uuid.UUID
-	Sku        string
-	Quantity   int32
 }
 
-// Setting, not adding: the same request twice leaves the same cart.
-func (q *Queries) SetCartQuantity(ctx context.Context, arg SetCartQuantityParams) error {
-	_, err := q.db.Exec(ctx, setCartQuantity, arg.CustomerID, arg.Sku, arg.Quantity)
-	return err
+type LockCartRow struct {
+	ID      uuid.UUID
+	Version int64
+	OrderID *uuid.UUID
+}
+
+// Locks a cart for a change of its lines, for the rest of the transaction.
+func (q *Queries) LockCart(ctx context.Context, arg LockCartParams) (LockCartRow, error) {
+	row := q.db.QueryRow(ctx, lockCart, arg.ID, arg.CustomerID)
+	var i LockCartRow
+	err := row.Scan(&i.ID, &i.Version, &i.OrderID)
+	return i, err
+}
+
+const openBrowserCart = `-- name: OpenBrowserCart :one
+
+SELECT id, version FROM carts
+WHERE customer_id = $1 AND browser AND order_id IS NULL
+`
+
+type OpenBrowserCartRow struct {
+	ID      uuid.UUID
+	Version int64
+}
+
+// Carts are versioned resources (migrations/00020_cart_versions.sql). Every
+// change of the lines runs in a transaction that first locks the cart with
+// LockCart and bumps its version only if the lines really changed, so a
+// write repeated leaves the cart, and its version, as the first one left it.
+// The shop pages' open cart of a shopper, if any.
+func (q *Queries) OpenBrowserCart(ctx context.Context, customerID uuid.UUID) (OpenBrowserCartRow, error) {
+	row := q.db.QueryRow(ctx, openBrowserCart, customerID)
+	var i OpenBrowserCartRow
+	err := row.Scan(&i.ID, &i.Version)
+	return i, err
+}
+
+const setCartLine = `-- name: SetCartLine :execrows
+INSERT INTO cart_lines (cart_id, sku, quantity)
+VALUES ($1, $2, $3)
+ON CONFLICT (cart_id, sku) DO UPDATE SET quantity = EXCLUDED.quantity
+WHERE cart_lines.quantity <> EXCLUDED.quantity
+`
+
+type SetCartLineParams struct {
+	CartID   uuid.UUID
+	Sku      string
+	Quantity int32
+}
+
+// Setting, not adding: the same request twice leaves the same cart. No row
+// is affected when the line already has that quantity.
+func (q *Queries) SetCartLine(ctx context.Context, arg SetCartLineParams) (int64, error) {
+	result, err := q.db.Exec(ctx, setCartLine, arg.CartID, arg.Sku, arg.Quantity)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -13,6 +13,100 @@ import (
 	"github.com/google/uuid"
 )
 
+const claimCartKey = `-- name: ClaimCartKey :one
+WITH cart AS (
+    UPDATE carts SET order_key = $1::text, order_key_at = now()
+    WHERE carts.id = $2 AND carts.customer_id = $3 AND carts.version = $4
+      AND carts.order_id IS NULL AND (carts.order_key IS NULL OR carts.order_key = $1::text)
+      AND NOT EXISTS (SELECT FROM idempotency_keys k WHERE k.customer_id = $3 AND k.key = $1::text)
+    RETURNING carts.id, carts.version
+),
+inserted AS (
+    INSERT INTO idempotency_keys (customer_id, key, fingerprint, locked_until, lock_token, request, operation_id,
+                                  provider_key, cart_id, cart_version)
+    SELECT $3, $1::text, $5, now() + $6::interval, $7, $8, $9,
+           $10::text, cart.id, cart.version
+    FROM cart
+    ON CONFLICT (customer_id, key) DO NOTHING
+    RETURNING true AS inserted, customer_id, key, fingerprint, status, locked_until,
+              (locked_until - now())::interval AS lock_remaining, response_code, response_body, operation_id,
+              (now() - created_at)::interval AS age
+),
+claimed AS (
+    INSERT INTO key_events (customer_id, key, event, detail)
+    SELECT customer_id, key, 'claimed', jsonb_build_object('locked_until', locked_until)
+    FROM inserted
+)
+SELECT inserted, fingerprint, status, lock_remaining, response_code, response_body, operation_id, age
+FROM inserted
+UNION ALL
+SELECT false, k.fingerprint, k.status, (k.locked_until - now())::interval, k.response_code, k.response_body,
+       k.operation_id, (now() - k.created_at)::interval
+FROM idempotency_keys k
+WHERE k.customer_id = $3 AND k.key = $1::text
+  AND NOT EXISTS (SELECT FROM inserted)
+`
+
+type ClaimCartKeyParams struct {
+	Key         string
+	CartID      uuid.UUID
+	CustomerID  uuid.UUID
+	CartVersion int64
+	Fingerprint []byte
+	LockFor     time.Duration
+	LockToken   uuid.UUID
+	Request     json.RawMessage
+	OperationID uuid.UUID
+	ProviderKey string
+}
+
+type ClaimCartKeyRow struct {
+	Inserted      bool
+	Fingerprint   []byte
+	Status        string
+	LockRemaining time.Duration
+	ResponseCode  *int32
+	ResponseBody  json.RawMessage
+	OperationID   uuid.UUID
+	Age           time.Duration
+}
+
+// ClaimKey for an order of a cart version. A new key is inserted only if
+// the cart is this customer's, still open, still at @cart_version, and its
+// version is not bound to another key; the same statement binds the version
+// to this key (the UPDATE locks the cart, so two keys racing for one version
+// cannot both get through, and a change of the lines waits for it). A key
+// already there is reported as ClaimKey does, whatever the cart holds now, so
+// a finished order is replayed after its cart closed. No row at all means
+// that the cart refused the key, or that the row is too new for this
+// statement's snapshot; the engine reads the cart to tell which.
+func (q *Queries) ClaimCartKey(ctx context.Context, arg ClaimCartKeyParams) (ClaimCartKeyRow, error) {
+	row := q.db.QueryRow(ctx, claimCartKey,
+		arg.Key,
+		arg.CartID,
+		arg.CustomerID,
+		arg.CartVersion,
+		arg.Fingerprint,
+		arg.LockFor,
+		arg.LockToken,
+		arg.Request,
+		arg.OperationID,
+		arg.ProviderKey,
+	)
+	var i ClaimCartKeyRow
+	err := row.Scan(
+		&i.Inserted,
+		&i.Fingerprint,
+		&i.Status,
+		&i.LockRemaining,
+		&i.ResponseCode,
+		&i.ResponseBody,
+		&i.OperationID,
+		&i.Age,
+	)
+	return i, err
+}
+
 const claimKey = `-- name: ClaimKey :one
 WITH inserted AS (
     INSERT INTO idempotency_keys (customer_id, key, fingerprint, locked_until, lock_token, request, operation_id, provider_key)
@@ -99,12 +193,17 @@ WITH finished AS (
     WHERE idempotency_keys.customer_id = $3 AND idempotency_keys.key = $4
       AND status = 'started' AND lock_token = $5
     RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_code,
-              idempotency_keys.response_body
+              idempotency_keys.response_body, idempotency_keys.cart_id
 ),
 logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)
     SELECT customer_id, key, $6::text, $7::jsonb || jsonb_build_object('status', response_code)
     FROM finished
+),
+released AS (
+    UPDATE carts SET order_key = NULL, order_key_at = NULL
+    FROM finished
+    WHERE carts.id = finished.cart_id AND carts.order_key = finished.key
 )
 SELECT response_body FROM finished
 `
@@ -123,6 +222,9 @@ type FinishKeyParams struct {
 // the completer found was never made), but only for the attempt that still
 // holds the key, and records the event ("finished", or "recovered" when the
 // completer finishes it).
+// Nothing was charged: the cart is released from this key, so that the
+// next checkout of the same cart mints a new key instead of replaying the
+// decline. A form still holding this key replays it.
 func (q *Queries) FinishKey(ctx context.Context, arg FinishKeyParams) (json.RawMessage, error) {
 	row := q.db.QueryRow(ctx, finishKey,
 		arg.ResponseCode,
@@ -182,6 +284,24 @@ func (q *Queries) GetKey(ctx context.Context, arg GetKeyParams) (GetKeyRow, erro
 		&i.ParkedAt,
 	)
 	return i, err
+}
+
+const keyExists = `-- name: KeyExists :one
+SELECT EXISTS (SELECT FROM idempotency_keys WHERE customer_id = $1 AND key = $2)
+`
+
+type KeyExistsParams struct {
+	CustomerID uuid.UUID
+	Key        string
+}
+
+// Whether a key has been claimed, for the engine's check of a form's amount:
+// a key in use is judged by what it was claimed for, a new one by the amount.
+func (q *Queries) KeyExists(ctx context.Context, arg KeyExistsParams) (bool, error) {
+	row := q.db.QueryRow(ctx, keyExists, arg.CustomerID, arg.Key)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
 }
 
 const listKeyEvents = `-- name: ListKeyEvents :many

@@ -11,10 +11,21 @@ import (
 	"github.com/google/uuid"
 )
 
-type CartItem struct {
+type Cart struct {
+	ID         uuid.UUID
 	CustomerID uuid.UUID
-	Sku        string
-	Quantity   int32
+	Browser    bool
+	Version    int64
+	OrderKey   *string
+	OrderKeyAt *time.Time
+	OrderID    *uuid.UUID
+	CreatedAt  time.Time
+}
+
+type CartLine struct {
+	CartID   uuid.UUID
+	Sku      string
+	Quantity int32
 }
 
 type Customer struct {
@@ -39,6 +50,8 @@ type IdempotencyKey struct {
 	ProviderKey    *string
 	SettleAttempts int32
 	ParkedAt       *time.Time
+	CartID         *uuid.UUID
+	CartVersion    *int64
 }
 
 type KeyEvent struct {

@@ -19,7 +19,7 @@ WITH finished AS (
     WHERE idempotency_keys.customer_id = $3 AND idempotency_keys.key = $4
       AND status = 'started' AND lock_token = $5
     RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_code,
-              idempotency_keys.response_body
+              idempotency_keys.response_body, idempotency_keys.cart_id, idempotency_keys.cart_version
 ),
 inserted AS (
     INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
@@ -32,6 +32,11 @@ logged AS (
     SELECT finished.customer_id, finished.key, $11::text,
            $12::jsonb || jsonb_build_object('status', finished.response_code, 'order_id', inserted.id)
     FROM finished, inserted
+),
+closed AS (
+    UPDATE carts SET order_id = inserted.id
+    FROM finished, inserted
+    WHERE carts.id = finished.cart_id AND carts.version = finished.cart_version AND carts.order_id IS NULL
 )
 SELECT finished.response_body FROM finished, inserted
 `
@@ -57,6 +62,10 @@ type FinishOrderParams struct {
 // finishes it), but only if this attempt still holds the key's lock token.
 // When a newer attempt has taken the key over, the UPDATE matches no row, the
 // INSERTs have nothing to select from, and the statement returns no row.
+// An order placed from a cart closes it, whoever finishes it (the request
+// or the completer): the shopper's next change opens a new, empty cart. Only
+// the version that was paid for: a cart changed in another tab while the
+// order ran stays open with its new lines, which nobody has paid for.
 func (q *Queries) FinishOrder(ctx context.Context, arg FinishOrderParams) (json.RawMessage, error) {
 	row := q.db.QueryRow(ctx, finishOrder,
 		arg.ResponseCode,

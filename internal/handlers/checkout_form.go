@@ -4,14 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/formkey"
 	"exactlyonce/views"
 )
 
@@ -23,10 +26,12 @@ const checkoutRoute = "/checkout"
 // submission is a pay form as posted: the key minted with the form, the
 // snapshot of the cart it showed, the amount it showed, and the card.
 type submission struct {
-	key    string
-	sig    string
-	items  []catalog.Item
-	amount int64
+	key     string
+	sig     string
+	cartID  uuid.UUID
+	version int64
+	items   []catalog.Item
+	amount  int64
 	// card is the number as typed with spaces and dashes taken out; it is
 	// checked by cardProblem, not here, so that a typo can be answered with
 	// the same form.
@@ -45,10 +50,24 @@ func readSubmission(c echo.Context) (submission, error) {
 	if err != nil {
 		return submission{}, malformedForm
 	}
+	return parseSubmission(form)
+}
+
+// parseSubmission reads a pay form's fields. It checks their shape only;
+// whether they are the form this server rendered is the signature's to say
+// (checkFormKey).
+func parseSubmission(form url.Values) (submission, error) {
+	var err error
 	s := submission{
 		key:  strings.TrimSpace(form.Get("idempotency_key")),
 		sig:  form.Get("key_sig"),
 		card: strings.NewReplacer(" ", "", "-", "").Replace(form.Get("card")),
+	}
+	if s.cartID, err = uuid.Parse(form.Get("cart_id")); err != nil {
+		return submission{}, malformedForm
+	}
+	if s.version, err = strconv.ParseInt(form.Get("cart_version"), 10, 64); err != nil {
+		return submission{}, malformedForm
 	}
 	skus, quantities := form["sku"], form["quantity"]
 	if len(skus) == 0 || len(skus) != len(quantities) || len(skus) > catalog.MaxLines {
@@ -67,6 +86,12 @@ func readSubmission(c echo.Context) (submission, error) {
 	return s, nil
 }
 
+// binding is what the form's signature must cover: the cart version, the
+// lines as shown and the amount shown.
+func (s submission) binding() formkey.Binding {
+	return formkey.Binding{CartID: s.cartID, CartVersion: s.version, Items: s.items, Amount: s.amount}
+}
+
 // cardProblem says what is wrong with the card number, in words for the
 // field, or "" when it is plausible. The provider has the last word.
 func (s submission) cardProblem() string {
@@ -76,7 +101,9 @@ func (s submission) cardProblem() string {
 	return ""
 }
 
-func (s submission) last4() string { return s.card[len(s.card)-4:] }
+// last4 is the end of the card number; callers check the card first, and a
+// shorter one is returned whole rather than panic.
+func (s submission) last4() string { return s.card[max(0, len(s.card)-4):] }
 
 // fingerprint identifies the order the form asks for: its lines, the amount
 // it showed and the card's last four digits. Not the whole card number: a
@@ -101,7 +128,8 @@ func (s submission) fingerprint() ([]byte, error) {
 // sending it continues the same order. The card is not echoed; the shopper
 // types it again and is reminded which one it was.
 func (s submission) retryForm(csrf string) views.CheckoutForm {
-	f := views.CheckoutForm{CSRF: csrf, Key: s.key, KeySig: s.sig, Amount: s.amount, Items: formItems(s.items)}
+	f := views.CheckoutForm{CSRF: csrf, Key: s.key, KeySig: s.sig, CartID: s.cartID.String(), CartVersion: s.version,
+		Amount: s.amount, Items: formItems(s.items)}
 	if s.cardProblem() == "" {
 		f.CardHint = "ending in " + s.last4()
 	}

@@ -11,6 +11,7 @@ import (
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
+	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/problem"
 	"exactlyonce/views"
 )
@@ -40,7 +41,7 @@ func (h *Handler) checkoutStatus(c echo.Context) error {
 	if row.Status == "finished" {
 		// Replayed (the cart is not touched again) and joined (the shopper
 		// sent the order once; no "already placed" note).
-		return h.answerResult(c, id, checkout.Result{Status: int(*row.ResponseCode), Body: row.ResponseBody, Replayed: true}, true)
+		return h.answerResult(c, checkout.Result{Status: int(*row.ResponseCode), Body: row.ResponseBody, Replayed: true}, true)
 	}
 	if row.LockRemaining > 0 {
 		return renderProcessing(c, key, nil)
@@ -50,20 +51,21 @@ func (h *Handler) checkoutStatus(c echo.Context) error {
 	// come. The completer will settle it in time; meanwhile the shopper may
 	// resume it, under the same key, with the cart as it is now (if that is
 	// not what the key was used for, the engine refuses it).
-	items, err := h.cartItems(ctx, id)
+	open, ok, err := h.carts.Browser(ctx, id)
 	if err != nil {
 		return err
 	}
-	if len(items) == 0 {
+	if !ok || len(open.Items) == 0 {
 		return renderProcessing(c, key, nil)
 	}
-	priced, err := h.catalog.Price(ctx, items)
+	priced, err := h.catalog.Price(ctx, open.Items)
 	if err != nil {
 		return err
 	}
+	b := formkey.Binding{CartID: open.ID, CartVersion: open.Version, Items: open.Items, Amount: priced.Amount}
 	retry := views.CheckoutForm{
-		CSRF: csrfToken(c), Key: key, KeySig: h.formKeys.Sign(id, key),
-		Items: formItems(items), Amount: priced.Amount,
+		CSRF: csrfToken(c), Key: key, KeySig: h.formKeys.Sign(id, key, b),
+		CartID: open.ID.String(), CartVersion: open.Version, Items: formItems(open.Items), Amount: priced.Amount,
 	}
 	return renderProcessing(c, key, &retry)
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/checkout"
-	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/formkey"
 	"exactlyonce/views"
@@ -40,9 +39,11 @@ var sessionEnded = &pageError{status: http.StatusForbidden, title: "Your session
 
 // submitCheckout is POST /checkout: the browser's way into the same claim →
 // provider → finish engine as the API, scoped to the shopper. Every way of
-// sending one form twice ends on its one order: the second submit of a
-// double-click waits for the first, a refresh or Back-and-Pay replays it,
-// a changed form is refused.
+// sending one cart version twice ends on its one order: the second submit of
+// a double-click waits for the first, a refresh, Back-and-Pay or a second tab
+// (the same key: it is the cart version's) replays it, a changed form is
+// refused, and a form for an older version of the cart is answered with the
+// cart as it is now.
 func (h *Handler) submitCheckout(c echo.Context) error {
 	id, ok := shopper(c)
 	if !ok {
@@ -55,30 +56,15 @@ func (h *Handler) submitCheckout(c echo.Context) error {
 	if err := h.checkFormKey(id, sub); err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	priced, err := h.catalog.Price(ctx, sub.items)
-	if err != nil {
-		return err
-	}
 	if problem := sub.cardProblem(); problem != "" {
+		// Priced only to show the form again; nothing is placed.
+		priced, err := h.catalog.Price(c.Request().Context(), sub.items)
+		if err != nil {
+			return err
+		}
 		form := sub.retryForm(csrfToken(c))
 		form.CardError = problem
 		return renderCheckout(c, http.StatusBadRequest, priced, form)
-	}
-	if priced.Amount != sub.amount {
-		// A key already in use is the engine's to judge: the same form
-		// (prices changed since) is replayed or resumed, a changed one
-		// refused. A new key must not charge an amount the shopper did
-		// not see.
-		_, err := h.db.ShopperKey(ctx, db.ShopperKeyParams{CustomerID: id, Key: sub.key})
-		if errors.Is(err, database.ErrNotFound) {
-			return &pageError{status: http.StatusConflict, title: "Prices have changed",
-				message: "The total of your order is not the one this form showed, so nothing was charged. Check the new total and pay again.",
-				action:  newCheckout}
-		}
-		if err != nil {
-			return fmt.Errorf("read key: %w", err)
-		}
 	}
 	fp, err := sub.fingerprint()
 	if err != nil {
@@ -86,14 +72,16 @@ func (h *Handler) submitCheckout(c echo.Context) error {
 	}
 	return h.placeFromPage(c, sub, checkout.Attempt{
 		CustomerID: id, Key: sub.key, Fingerprint: fp,
-		Order: checkout.Order{Items: sub.items, Card: sub.card},
+		Order:          checkout.Order{Items: sub.items, Card: sub.card},
+		Cart:           &checkout.CartVersion{ID: sub.cartID, Version: sub.version},
+		ExpectedAmount: sub.amount,
 	})
 }
 
 // checkFormKey refuses a key this server did not mint for this shopper, or
 // minted too long ago for its stored answer to be trusted to still exist.
 func (h *Handler) checkFormKey(id uuid.UUID, sub submission) error {
-	err := h.formKeys.Check(id, sub.key, sub.sig, time.Now())
+	err := h.formKeys.Check(id, sub.key, sub.sig, sub.binding(), time.Now())
 	switch {
 	case err == nil:
 		return nil
@@ -106,8 +94,8 @@ func (h *Handler) checkFormKey(id uuid.UUID, sub submission) error {
 			message: fmt.Sprintf("Checkout forms are valid for %s, so this one was refused and nothing was charged. If you paid with it earlier, your order is in your orders.", h.formKeys.TTL()),
 			action:  views.Link{Href: "/orders", Label: "See your orders"}, err: err}
 	default:
-		return &pageError{status: http.StatusForbidden, title: "This form is not yours",
-			message: "This checkout form was not made for your session, for instance because it comes from another browser. Nothing was charged.",
+		return &pageError{status: http.StatusForbidden, title: "This form cannot be used",
+			message: "This checkout form was not made for your session (for instance, it comes from another browser), or its order or total was changed after it was shown. Nothing was charged.",
 			action:  newCheckout, err: err}
 	}
 }
@@ -179,10 +167,17 @@ func (h *Handler) answerAttempt(c echo.Context, id uuid.UUID, sub submission, re
 	var (
 		provider  *checkout.ProviderError
 		abandoned *checkout.AbandonedError
+		ordered   *checkout.CartOrderedError
 	)
 	switch {
 	case err == nil:
-		return h.answerResult(c, id, res, joined)
+		return h.answerResult(c, res, joined)
+	case errors.As(err, &ordered):
+		// The cart was ordered under another key (a form of an older
+		// render): that order is this form's answer.
+		return seeOther(c, "/orders/"+ordered.OrderID.String()+"?replayed=1")
+	case errors.Is(err, checkout.ErrCartChanged):
+		return h.cartChanged(c, id)
 	case errors.As(err, &provider):
 		return renderOutage(c, toAPIError(err).kind.Status, provider.RetryAfter, sub.retryForm(csrfToken(c)))
 	case errors.As(err, &abandoned):
@@ -199,16 +194,13 @@ func (h *Handler) answerAttempt(c echo.Context, id uuid.UUID, sub submission, re
 // joined means this request did not place the order but waited for the
 // attempt that did, as the second submit of a double-click does: the
 // shopper asked once, so the receipt carries no "already placed" note.
-func (h *Handler) answerResult(c echo.Context, id uuid.UUID, res checkout.Result, joined bool) error {
+func (h *Handler) answerResult(c echo.Context, res checkout.Result, joined bool) error {
 	note := res.Replayed && !joined
 	switch res.Status {
 	case http.StatusCreated:
 		receipt, err := res.Receipt()
 		if err != nil {
 			return fmt.Errorf("decode stored receipt: %w", err)
-		}
-		if !res.Replayed {
-			h.removeOrderedFromCart(c.Request().Context(), id, receipt)
 		}
 		target := "/orders/" + receipt.OrderID.String()
 		if note {
@@ -221,18 +213,22 @@ func (h *Handler) answerResult(c echo.Context, id uuid.UUID, res checkout.Result
 	return fmt.Errorf("stored result with unexpected status %d", res.Status)
 }
 
-// removeOrderedFromCart takes the ordered lines out of the cart, once, by
-// the request that placed the order; replays leave the cart alone. A
-// failure is logged, not shown: the order is placed, and that is the answer.
-func (h *Handler) removeOrderedFromCart(ctx context.Context, id uuid.UUID, receipt checkout.Receipt) {
-	skus := make([]string, len(receipt.Items))
-	for i, l := range receipt.Items {
-		skus[i] = l.SKU
-	}
-	err := h.db.RemoveCartItems(context.WithoutCancel(ctx), db.RemoveCartItemsParams{CustomerID: id, Skus: skus})
+// cartChanged answers a form for a version of the cart that is no longer
+// its own: nothing was charged, and the page shows the cart as it is now
+// with a fresh form (its version's key).
+func (h *Handler) cartChanged(c echo.Context, id uuid.UUID) error {
+	page, ok, err := h.freshCheckout(c, id)
 	if err != nil {
-		h.log.Error("empty cart after order", "order_id", receipt.OrderID, "err", err)
+		return err
 	}
+	if !ok {
+		return &pageError{status: http.StatusConflict, title: "Your cart changed",
+			message: "Your cart changed since this checkout page was opened, and it is empty now, so nothing was charged.",
+			action:  backToCart, err: checkout.ErrCartChanged}
+	}
+	page.CartChanged = true
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	return render(c, http.StatusConflict, views.Checkout(page))
 }
 
 // renderProcessing is the page of a submit that found its order still

@@ -9,6 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"exactlyonce/internal/cart"
+	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/problem"
@@ -63,16 +65,28 @@ func (h *Handler) handleError(err error, c echo.Context) {
 // toAPIError maps every error the handlers and the engine return onto a problem.
 func toAPIError(err error) *apiError {
 	var (
-		ae         *apiError
-		invalid    *checkout.InvalidOrderError
-		inProgress *checkout.InProgressError
-		provider   *checkout.ProviderError
-		abandoned  *checkout.AbandonedError
-		he         *echo.HTTPError
+		ae          *apiError
+		invalid     *checkout.InvalidOrderError
+		inProgress  *checkout.InProgressError
+		provider    *checkout.ProviderError
+		abandoned   *checkout.AbandonedError
+		he          *echo.HTTPError
+		ordered     *checkout.CartOrderedError
+		invalidCart *catalog.InvalidCartError
 	)
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case errors.Is(err, cart.ErrNotFound):
+		return newAPIError(problem.NotFound, "no such cart")
+	case errors.Is(err, cart.ErrOrdered):
+		return newAPIError(problem.CartOrdered, "this cart has been ordered")
+	case errors.As(err, &ordered):
+		return newAPIError(problem.CartOrdered, "this cart was ordered as order "+ordered.OrderID.String())
+	case errors.Is(err, checkout.ErrCartChanged):
+		return newAPIError(problem.CartChanged, "the cart changed while the order was being placed")
+	case errors.As(err, &invalidCart):
+		return newAPIError(problem.InvalidRequest, invalidCart.Reason)
 	case errors.As(err, &invalid):
 		return newAPIError(problem.InvalidRequest, invalid.Reason)
 	case errors.Is(err, checkout.ErrKeyReused):

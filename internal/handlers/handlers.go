@@ -8,6 +8,7 @@ package handlers
 import (
 	"log/slog"
 
+	"exactlyonce/internal/cart"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
@@ -22,6 +23,7 @@ import (
 type Handler struct {
 	db       *database.DB
 	catalog  *catalog.Catalog
+	carts    *cart.Store
 	checkout *checkout.Engine
 	// provider is the fake payment provider, whose faults the demo
 	// controls set; nil when demo mode is off.
@@ -48,6 +50,7 @@ type Handler struct {
 type Deps struct {
 	DB       *database.DB
 	Catalog  *catalog.Catalog
+	Carts    *cart.Store
 	Checkout *checkout.Engine
 	// Provider enables the demo controls when non-nil.
 	Provider *fakeprovider.Provider
@@ -73,7 +76,7 @@ type Deps struct {
 
 // New returns a Handler.
 func New(d Deps) *Handler {
-	return &Handler{db: d.DB, catalog: d.Catalog, checkout: d.Checkout, provider: d.Provider, log: d.Log,
+	return &Handler{db: d.DB, catalog: d.Catalog, carts: d.Carts, checkout: d.Checkout, provider: d.Provider, log: d.Log,
 		lifecycle: d.Lifecycle, sessions: d.Sessions, formKeys: d.FormKeys,
 		lab: d.Lab, allowedHosts: d.AllowedHosts,
 		newCustomers: newAddressQuota(d.CustomerQuota), metrics: d.Metrics}

@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/catalog"
-	"exactlyonce/internal/db"
 	"exactlyonce/views"
 )
 
@@ -21,14 +20,14 @@ func (h *Handler) cartPage(c echo.Context) error {
 		return render(c, http.StatusOK, views.Cart(page))
 	}
 	ctx := c.Request().Context()
-	items, err := h.cartItems(ctx, id)
+	cart, _, err := h.carts.Browser(ctx, id)
 	if err != nil {
 		return err
 	}
-	if len(items) == 0 {
+	if len(cart.Items) == 0 {
 		return render(c, http.StatusOK, views.Cart(page))
 	}
-	priced, err := h.catalog.Price(ctx, items)
+	priced, err := h.catalog.Price(ctx, cart.Items)
 	if err != nil {
 		return fmt.Errorf("price cart: %w", err)
 	}
@@ -61,12 +60,7 @@ func (h *Handler) setCartQuantity(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if qty == 0 {
-		err = h.db.RemoveCartItem(ctx, db.RemoveCartItemParams{CustomerID: id, Sku: sku})
-	} else {
-		err = h.db.SetCartQuantity(ctx, db.SetCartQuantityParams{CustomerID: id, Sku: sku, Quantity: int32(qty)})
-	}
-	if err != nil {
+	if err := h.carts.SetBrowserLine(ctx, id, sku, qty); err != nil {
 		return fmt.Errorf("set cart quantity: %w", err)
 	}
 	return seeOther(c, "/cart")

@@ -1,11 +1,8 @@
 package handlers
 
 import (
-	"context"
-	"fmt"
 	"net/http"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/catalog"
@@ -21,11 +18,11 @@ func (h *Handler) catalogPage(c echo.Context) error {
 	}
 	inCart := map[string]int{}
 	if id, ok := shopper(c); ok {
-		items, err := h.cartItems(ctx, id)
+		cart, _, err := h.carts.Browser(ctx, id)
 		if err != nil {
 			return err
 		}
-		for _, it := range items {
+		for _, it := range cart.Items {
 			inCart[it.SKU] = it.Quantity
 		}
 	}
@@ -36,19 +33,6 @@ func (h *Handler) catalogPage(c echo.Context) error {
 		})
 	}
 	return render(c, http.StatusOK, views.Catalog(page))
-}
-
-// cartItems reads a shopper's cart, ordered by SKU.
-func (h *Handler) cartItems(ctx context.Context, id uuid.UUID) ([]catalog.Item, error) {
-	rows, err := h.db.ListCartItems(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("list cart: %w", err)
-	}
-	items := make([]catalog.Item, len(rows))
-	for i, r := range rows {
-		items[i] = catalog.Item{SKU: r.Sku, Quantity: int(r.Quantity)}
-	}
-	return items, nil
 }
 
 // viewLines formats priced lines for a page.

@@ -86,11 +86,12 @@ func (h *Handler) handlePageError(err error, c echo.Context) {
 // page. The text of an unexpected error never reaches the shopper.
 func toPageError(err error) *pageError {
 	var (
-		pe          *pageError
-		ae          *apiError
-		invalid     *checkout.InvalidOrderError
-		invalidCart *catalog.InvalidCartError
-		he          *echo.HTTPError
+		pe           *pageError
+		ae           *apiError
+		invalid      *checkout.InvalidOrderError
+		invalidCart  *catalog.InvalidCartError
+		priceChanged *checkout.PriceChangedError
+		he           *echo.HTTPError
 	)
 	switch {
 	case errors.As(err, &pe):
@@ -103,6 +104,10 @@ func toPageError(err error) *pageError {
 		return cannotSell(invalid.Reason, err)
 	case errors.As(err, &invalidCart):
 		return cannotSell(invalidCart.Reason, err)
+	case errors.As(err, &priceChanged):
+		return &pageError{status: http.StatusConflict, title: "Prices have changed",
+			message: "The total of your order is not the one this form showed, so nothing was charged. Check the new total and pay again.",
+			action:  newCheckout, err: err}
 	case errors.Is(err, checkout.ErrKeyReused):
 		return &pageError{status: http.StatusUnprocessableEntity, title: "This form was changed",
 			message: "This checkout form was already used for a different order than the one it now carries, so it was refused and nothing was charged. Start a new checkout to pay for your cart as it is.",

@@ -38,7 +38,12 @@ func (h *Handler) receiptPage(c echo.Context) error {
 	if err := json.Unmarshal(o.Items, &lines); err != nil {
 		return fmt.Errorf("decode order items: %w", err)
 	}
+	cartID, _, err := h.carts.OfOrder(c.Request().Context(), id, o.ID)
+	if err != nil {
+		return err
+	}
 	return render(c, http.StatusOK, views.Receipt(views.ReceiptPage{
+		CartID:        cartID.String(),
 		OrderID:       o.ID.String(),
 		ChargeID:      o.ChargeID,
 		Amount:        views.Money(o.Amount, o.Currency),

@@ -2,17 +2,22 @@ package handlers_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/uuid"
 
 	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/session"
 )
 
@@ -33,7 +38,7 @@ type shopper struct {
 	client *http.Client
 }
 
-func newShopper(t *testing.T, h *apptest.Harness) *shopper {
+func newShopper(t testing.TB, h *apptest.Harness) *shopper {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
 	if err != nil {
@@ -52,7 +57,7 @@ type page struct {
 	doc    *goquery.Document
 }
 
-func (s *shopper) do(t *testing.T, req *http.Request) page {
+func (s *shopper) do(t testing.TB, req *http.Request) page {
 	t.Helper()
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -68,7 +73,7 @@ func (s *shopper) do(t *testing.T, req *http.Request) page {
 	return page{status: resp.StatusCode, header: resp.Header, doc: doc}
 }
 
-func (s *shopper) get(t *testing.T, path string) page {
+func (s *shopper) get(t testing.TB, path string) page {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, s.h.URL+path, nil)
 	if err != nil {
@@ -77,7 +82,7 @@ func (s *shopper) get(t *testing.T, path string) page {
 	return s.do(t, req)
 }
 
-func (s *shopper) post(t *testing.T, path string, form url.Values) page {
+func (s *shopper) post(t testing.TB, path string, form url.Values) page {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, s.h.URL+path, strings.NewReader(form.Encode()))
 	if err != nil {
@@ -88,7 +93,7 @@ func (s *shopper) post(t *testing.T, path string, form url.Values) page {
 }
 
 // follow loads the page a 303 points to.
-func (s *shopper) follow(t *testing.T, p page) page {
+func (s *shopper) follow(t testing.TB, p page) page {
 	t.Helper()
 	if p.status != http.StatusSeeOther {
 		t.Fatalf("got status %d (%s), want 303", p.status, p.text("error-message"))
@@ -97,7 +102,7 @@ func (s *shopper) follow(t *testing.T, p page) page {
 }
 
 // id is the shopper's customer id, read from its session cookie.
-func (s *shopper) id(t *testing.T) uuid.UUID {
+func (s *shopper) id(t testing.TB) uuid.UUID {
 	t.Helper()
 	u, _ := url.Parse(s.h.URL)
 	r := &http.Request{Header: http.Header{}}
@@ -113,7 +118,7 @@ func (s *shopper) id(t *testing.T) uuid.UUID {
 
 // addToCart submits a product's add-to-cart form from the catalog page,
 // as a click would.
-func (s *shopper) addToCart(t *testing.T, sku string) {
+func (s *shopper) addToCart(t testing.TB, sku string) {
 	t.Helper()
 	catalog := s.get(t, "/")
 	form := catalog.doc.Find(`[data-testid=product][data-sku="` + sku + `"] form[data-testid=add-to-cart]`)
@@ -127,7 +132,7 @@ func (s *shopper) addToCart(t *testing.T, sku string) {
 
 // checkoutForm loads /checkout and returns its pay form's values, with the
 // card typed in.
-func (s *shopper) checkoutForm(t *testing.T, card string) url.Values {
+func (s *shopper) checkoutForm(t testing.TB, card string) url.Values {
 	t.Helper()
 	p := s.get(t, "/checkout")
 	if p.status != http.StatusOK {
@@ -162,7 +167,7 @@ func formValues(form *goquery.Selection) url.Values {
 }
 
 // wantErrorPage fails unless p is the error page with the given status.
-func wantErrorPage(t *testing.T, p page, status int) {
+func wantErrorPage(t testing.TB, p page, status int) {
 	t.Helper()
 	if p.status != status {
 		t.Errorf("got status %d, want %d", p.status, status)
@@ -180,7 +185,7 @@ func wantErrorPage(t *testing.T, p page, status int) {
 }
 
 // wantReceipt fails unless p is the receipt of an order and returns its id.
-func wantReceipt(t *testing.T, p page) string {
+func wantReceipt(t testing.TB, p page) string {
 	t.Helper()
 	if p.status != http.StatusOK || p.testid("receipt").Length() != 1 {
 		t.Fatalf("got status %d and no receipt (%s)", p.status, p.text("error-message"))
@@ -196,23 +201,49 @@ func wantReceipt(t *testing.T, p page) string {
 }
 
 // wantNothingStored fails unless no key, charge or order exists.
-func wantNothingStored(t *testing.T, h *apptest.Harness) {
+func wantNothingStored(t testing.TB, h *apptest.Harness) {
 	t.Helper()
 	if s := h.Stats(t); s.KeysStarted+s.KeysFinished+s.Charges+s.Orders != 0 {
 		t.Errorf("got %+v, want nothing stored", s)
 	}
 }
 
-// cartQuantities reads a shopper's cart from the database.
-func cartQuantities(t *testing.T, h *apptest.Harness, id uuid.UUID) map[string]int32 {
+// cartQuantities reads a shopper's open cart from the database; a shopper
+// whose cart was ordered has none, which reads as empty.
+func cartQuantities(t testing.TB, h *apptest.Harness, id uuid.UUID) map[string]int32 {
 	t.Helper()
-	rows, err := h.DB.ListCartItems(context.Background(), id)
+	out := map[string]int32{}
+	open, err := h.DB.OpenBrowserCart(context.Background(), id)
+	if errors.Is(err, database.ErrNotFound) {
+		return out
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]int32{}
+	rows, err := h.DB.CartLines(context.Background(), open.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range rows {
 		out[r.Sku] = r.Quantity
 	}
+	return out
+}
+
+// resign puts key into form with a valid signature for what the form
+// shows, as the server would sign it: how a test makes a form whose only
+// fault is its key (expired, or not the cart version's).
+func resign(t testing.TB, owner uuid.UUID, form url.Values, key string) url.Values {
+	t.Helper()
+	out := cloneValues(form)
+	out.Set("idempotency_key", key)
+	b := formkey.Binding{CartID: uuid.MustParse(form.Get("cart_id"))}
+	b.CartVersion, _ = strconv.ParseInt(form.Get("cart_version"), 10, 64)
+	b.Amount, _ = strconv.ParseInt(form.Get("amount"), 10, 64)
+	for i, sku := range form["sku"] {
+		q, _ := strconv.Atoi(form["quantity"][i])
+		b.Items = append(b.Items, catalog.Item{SKU: sku, Quantity: q})
+	}
+	out.Set("key_sig", formkey.New([]byte(testSecret), time.Hour).Sign(owner, key, b))
 	return out
 }

@@ -200,8 +200,8 @@ func TestCheckoutPage(t *testing.T) {
 		t.Errorf("got Cache-Control %q, want private, no-cache so Back shows the same form", got)
 	}
 	again, _ := s.get(t, "/checkout").testid("idempotency-key").Attr("value")
-	if again == key {
-		t.Error("two renderings of the form got the same key, want a fresh key each")
+	if again != key {
+		t.Errorf("a second rendering of the same cart got key %q, want the cart version's key %q", again, key)
 	}
 	wantNothingStored(t, h)
 }
@@ -272,21 +272,24 @@ func TestTamperedFormIsRefused(t *testing.T) {
 	form := s.checkoutForm(t, goodCard)
 	wantReceipt(t, s.follow(t, s.post(t, "/checkout", form)))
 
+	// The signature covers the lines and the amount: any edit fails it.
 	more := cloneValues(form)
 	more.Set("quantity", "5")
-	wantErrorPage(t, s.post(t, "/checkout", more), http.StatusUnprocessableEntity)
+	wantErrorPage(t, s.post(t, "/checkout", more), http.StatusForbidden)
 
 	cheaper := cloneValues(form)
 	cheaper.Set("amount", "1")
-	wantErrorPage(t, s.post(t, "/checkout", cheaper), http.StatusUnprocessableEntity)
+	wantErrorPage(t, s.post(t, "/checkout", cheaper), http.StatusForbidden)
 	h.WantStats(t, 1, 1)
 
-	// A new form whose amount was lowered is refused before anything is
-	// claimed: the server charges the catalog's amount or nothing.
+	// A new form whose quantity and amount were edited consistently (two
+	// mugs for the price of two, under the form's fresh key) is refused
+	// before anything is claimed: the signature binds the snapshot shown.
 	s.addToCart(t, "mug-espresso")
 	fresh := s.checkoutForm(t, goodCard)
-	fresh.Set("amount", "1")
-	wantErrorPage(t, s.post(t, "/checkout", fresh), http.StatusConflict)
+	fresh.Set("quantity", "2")
+	fresh.Set("amount", "2400")
+	wantErrorPage(t, s.post(t, "/checkout", fresh), http.StatusForbidden)
 	if st := h.Stats(t); st.KeysStarted+st.KeysFinished != 1 {
 		t.Errorf("got %+v, want only the first order's key", st)
 	}
@@ -353,13 +356,11 @@ func TestRefusedFormsStoreNothing(t *testing.T) {
 	form := alice.checkoutForm(t, goodCard)
 	bobForm := bob.checkoutForm(t, goodCard)
 
-	expired := cloneValues(form)
-	key, sig, err := formkey.New([]byte(testSecret), time.Hour).MintAt(alice.id(t), time.Now().Add(-2*time.Hour))
+	key, err := formkey.New([]byte(testSecret), time.Hour).MintAt(time.Now().Add(-2 * time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	expired.Set("idempotency_key", key)
-	expired.Set("key_sig", sig)
+	expired := resign(t, alice.id(t), form, key)
 
 	// Alice's key in Bob's form: signed for Alice, refused for Bob.
 	foreign := cloneValues(bobForm)
@@ -381,8 +382,13 @@ func TestRefusedFormsStoreNothing(t *testing.T) {
 		{"wrong CSRF token", alice, with(form, "csrf_token", "forged"), http.StatusForbidden},
 		{"another browser's CSRF token", alice, with(form, "csrf_token", bobForm.Get("csrf_token")), http.StatusForbidden},
 		{"no cart lines", alice, without(without(form, "sku"), "quantity"), http.StatusBadRequest},
-		{"zero quantity", alice, with(form, "quantity", "0"), http.StatusBadRequest},
-		{"unknown product", alice, with(form, "sku", "no-such-thing"), http.StatusBadRequest},
+		{"no cart id", alice, without(form, "cart_id"), http.StatusBadRequest},
+		// The signature covers the cart version, the lines and the amount:
+		// an edited form is refused before the catalog or the engine sees it.
+		{"zero quantity", alice, with(form, "quantity", "0"), http.StatusForbidden},
+		{"unknown product", alice, with(form, "sku", "no-such-thing"), http.StatusForbidden},
+		{"another cart version", alice, with(form, "cart_version", "7"), http.StatusForbidden},
+		{"another cart", alice, with(form, "cart_id", bobForm.Get("cart_id")), http.StatusForbidden},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

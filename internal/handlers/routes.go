@@ -19,6 +19,13 @@ func (h *Handler) Register(e *echo.Echo) {
 	orders.GET("", h.listOrders)
 	orders.GET("/:id", h.getOrder)
 
+	carts := api.Group("/carts", h.requireCustomer)
+	carts.PUT("/:id", h.putCart)
+	carts.GET("/:id", h.getCart)
+	carts.PUT("/:id/items/:sku", h.putCartItem)
+	carts.DELETE("/:id/items/:sku", h.deleteCartItem)
+	carts.POST("/:id/order", h.orderCart)
+
 	api.GET("/idempotency-policy", h.idempotencyPolicy)
 	api.GET("/keys/:key/events", h.keyEvents, h.requireCustomer)
 	api.GET("/openapi.json", h.openAPI)

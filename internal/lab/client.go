@@ -82,6 +82,45 @@ func (c *apiClient) placeOrder(ctx context.Context, s shopper, key, body string,
 	if err != nil {
 		return orderResponse{}, err
 	}
+	return readOrderResponse(resp), nil
+}
+
+// putCart creates a cart of s's under id with the lines of body, through
+// the cart API, and returns its version.
+func (c *apiClient) putCart(ctx context.Context, s shopper, id uuid.UUID, body string) (int64, error) {
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+s.Token)
+	resp, err := c.do(ctx, http.MethodPut, "/api/carts/"+id.String(), []byte(body), h)
+	if err != nil {
+		return 0, fmt.Errorf("put cart: %w", err)
+	}
+	if resp.status != http.StatusOK {
+		return 0, fmt.Errorf("put cart: got status %d", resp.status)
+	}
+	var out struct {
+		Version int64 `json:"version"`
+	}
+	if err := json.Unmarshal(resp.body, &out); err != nil {
+		return 0, fmt.Errorf("put cart: %w", err)
+	}
+	return out.Version, nil
+}
+
+// orderCart orders version of cart id with no Idempotency-Key of its own:
+// the key is the cart version's, as a checkout page's is.
+func (c *apiClient) orderCart(ctx context.Context, s shopper, id uuid.UUID, version int64) (orderResponse, error) {
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+s.Token)
+	h.Set("If-Match", fmt.Sprintf("%q", fmt.Sprint(version)))
+	resp, err := c.do(ctx, http.MethodPost, "/api/carts/"+id.String()+"/order", nil, h)
+	if err != nil {
+		return orderResponse{}, err
+	}
+	return readOrderResponse(resp), nil
+}
+
+// readOrderResponse reads what the lab shows of an order's answer.
+func readOrderResponse(resp response) orderResponse {
 	out := orderResponse{
 		status:     resp.status,
 		replayed:   resp.header.Get("Idempotent-Replayed") == "true",
@@ -96,7 +135,7 @@ func (c *apiClient) placeOrder(ctx context.Context, s shopper, key, body string,
 		out.chargeID = decoded.ChargeID
 		out.problem = strings.TrimPrefix(decoded.Type, "/problems/")
 	}
-	return out, nil
+	return out
 }
 
 type response struct {

@@ -1,4 +1,4 @@
-// Package lab is the double-click lab: seven scenarios that each send real
+// Package lab is the double-click lab: scenarios that each send real
 // orders to the shop and record, attempt by attempt, why however many
 // submissions there are, one charge results (and, in the baseline, why ten
 // keys make ten).

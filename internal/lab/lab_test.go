@@ -259,3 +259,21 @@ func waitLive(t *testing.T, r *lab.Runner) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestTwoTabs(t *testing.T) {
+	t.Parallel()
+	_, r := run(t, "two-tabs")
+	wantOutcomes(t, r, "201 held", "201 replayed")
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "first tab's order") {
+		t.Errorf("got notes %q, want the second tab answered with the first's order", r.Notes)
+	}
+}
+
+func TestKeyPerRenderBaseline(t *testing.T) {
+	t.Parallel()
+	_, r := run(t, "key-per-render")
+	wantOutcomes(t, r, "201 held", "201 held")
+	if r.Attempts[0].Key == r.Attempts[1].Key {
+		t.Error("the two renders sent one key, want a key each")
+	}
+}

@@ -162,6 +162,45 @@ var Scenarios = []Scenario{
 		},
 	},
 	{
+		ID: "two-tabs", Title: "Two tabs",
+		Setup: "One cart, its checkout open in two tabs, paid in both · provider takes 0.3 s",
+		Explanation: "A shopper opens the checkout twice (two tabs, or a checkout left open and reopened later) and pays in " +
+			"both. Both pages show the same cart version, and the key is the version's: minted when the version is first " +
+			"shown and kept with the cart, so both tabs send one key. The first tab's order closes the cart; the second gets " +
+			"the stored answer replayed, the first tab's receipt. Here the tabs are API clients ordering the cart version " +
+			"they show (POST /api/carts/{id}/order with If-Match), which derives the key from the cart and its version.",
+		WantCharges: 1, WantOrders: 1,
+		provider: fakeprovider.Behaviour{Delay: 300 * time.Millisecond},
+		steps: func(ctx context.Context, s *session) error {
+			cart := uuid.New()
+			version, err := s.r.api.putCart(ctx, s.shopper, cart, oneMug)
+			if err != nil {
+				return err
+			}
+			first := s.orderCart(ctx, "tab 1", cart, version)
+			second := s.orderCart(ctx, "tab 2", cart, version)
+			if first.status == http.StatusCreated && second.replayed && bytes.Equal(first.body, second.body) {
+				s.note("the second tab was answered with the first tab's order")
+			}
+			return nil
+		},
+	},
+	{
+		ID: "key-per-render", Title: "Baseline: a key per render",
+		Setup: "The same two tabs, each page with a key of its own · provider takes 0.3 s",
+		Explanation: "This is the checkout as it would be if every render of the page minted its own key, and the order " +
+			"named no cart version (POST /api/orders with each tab's key). Each tab's key is new to the server, so each " +
+			"is a new operation: two charges and two orders for one cart. The key must belong to what is being bought, " +
+			"not to the page that shows it.",
+		WantCharges: 2, WantOrders: 2,
+		provider: fakeprovider.Behaviour{Delay: 300 * time.Millisecond},
+		steps: func(ctx context.Context, s *session) error {
+			s.place(ctx, "tab 1, its own key", uuid.NewString(), oneMug, 0)
+			s.place(ctx, "tab 2, its own key", uuid.NewString(), oneMug, 0)
+			return nil
+		},
+	},
+	{
 		ID: "refresh", Title: "Refresh after success",
 		Setup: "An order, then the same request again",
 		Explanation: "Refreshing the confirmation page, or a client retrying after a lost response, resends the request. " +

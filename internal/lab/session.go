@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
@@ -28,6 +30,16 @@ type session struct {
 func (s *session) place(ctx context.Context, label, key, body string, lockFor time.Duration) orderResponse {
 	i := s.rec.begin(label, key)
 	resp, err := s.r.api.placeOrder(ctx, s.shopper, key, body, lockFor)
+	s.rec.end(i, resp, err)
+	return resp
+}
+
+// orderCart orders a version of a cart of the run's shopper, as a checkout
+// tab showing that version does, and records it under label. The key is the
+// cart version's, so it is recorded as such.
+func (s *session) orderCart(ctx context.Context, label string, cart uuid.UUID, version int64) orderResponse {
+	i := s.rec.begin(label, fmt.Sprintf("cart v%d", version))
+	resp, err := s.r.api.orderCart(ctx, s.shopper, cart, version)
 	s.rec.end(i, resp, err)
 	return resp
 }

@@ -40,6 +40,12 @@ var (
 		"This server does not answer for the host name the request was sent to. It answers only for the names it is configured with (ALLOWED_HOSTS), so that a page that rebinds its own domain name to this server's address cannot use it."}
 	TooManyRequests = Kind{"too-many-requests", "Too many requests", http.StatusTooManyRequests,
 		"Too many requests of this kind came from your address, or for this Idempotency-Key, in a short time. Nothing was stored; retry after the number of seconds in Retry-After."}
+	CartOrdered = Kind{"cart-ordered", "Cart already ordered", http.StatusConflict,
+		"This cart has been ordered (under another Idempotency-Key, or none) and is closed: it cannot be changed or ordered again. GET the cart for its order_id; put what you want next in a new cart."}
+	CartChanged = Kind{"cart-changed", "Cart changed", http.StatusConflict,
+		"The cart changed while this order was being placed (another request set its lines), or its current version is being ordered under another Idempotency-Key. Nothing was stored or charged: GET the cart, check it, and order again."}
+	CartVersionMismatch = Kind{"cart-version-mismatch", "Cart version mismatch", http.StatusPreconditionFailed,
+		"The If-Match header names a version of the cart that is not its current one. Nothing was stored or charged: GET the cart for its current version, check it, and order again."}
 	Internal = Kind{"internal", "Internal error", http.StatusInternalServerError,
 		"Something went wrong on our side. It has been logged. Retrying with the same Idempotency-Key is safe."}
 )
@@ -49,4 +55,5 @@ var Kinds = []Kind{
 	InvalidRequest, MissingKey, InvalidKey, Unauthorized, PaymentDeclined, NotFound, MethodNotAllowed,
 	KeyInUse, LockLost, KeyReused, UnsupportedMediaType, ProviderFailed, ProviderUnavailable, ProviderTimeout, Internal,
 	PaymentNotCompleted, ShuttingDown, MisdirectedRequest, TooManyRequests,
+	CartOrdered, CartChanged, CartVersionMismatch,
 }

@@ -1,0 +1,64 @@
+package cart_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+
+	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/pgtest"
+	"exactlyonce/migrations"
+)
+
+// TestMigrationKeepsShoppersCarts: the migration to versioned carts turns
+// each shopper's cart lines so far into an open browser cart, and its Down
+// gives them back.
+func TestMigrationKeepsShoppersCarts(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	db := stdlib.OpenDBFromPool(pool)
+	t.Cleanup(func() { db.Close() })
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 3); err != nil {
+		t.Fatalf("down to 3: %v", err)
+	}
+	d := database.New(pool)
+	if err := catalog.Seed(ctx, d.Queries); err != nil {
+		t.Fatal(err)
+	}
+	// Test SQL against the schema before the migration.
+	_, err = pool.Exec(ctx, `
+		INSERT INTO customers (id) VALUES ('0190d5f0-0000-7000-8000-000000000001'), ('0190d5f0-0000-7000-8000-000000000002');
+		INSERT INTO cart_items (customer_id, sku, quantity) VALUES
+			('0190d5f0-0000-7000-8000-000000000001', 'mug-espresso', 2),
+			('0190d5f0-0000-7000-8000-000000000001', 'book-retries', 1),
+			('0190d5f0-0000-7000-8000-000000000002', 'mug-espresso', 5)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	var carts, lines, five int
+	err = pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM carts WHERE browser AND order_id IS NULL),
+		(SELECT count(*) FROM cart_lines), (SELECT count(*) FROM cart_lines WHERE quantity = 5)`).Scan(&carts, &lines, &five)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if carts != 2 || lines != 3 || five != 1 {
+		t.Errorf("got %d open browser carts, %d lines (%d of 5), want 2, 3 (1)", carts, lines, five)
+	}
+	if _, err := p.DownTo(ctx, 3); err != nil {
+		t.Fatalf("down again: %v", err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM cart_items`).Scan(&lines); err != nil || lines != 3 {
+		t.Errorf("after Down: got %d cart_items (%v), want 3", lines, err)
+	}
+}

@@ -1,0 +1,63 @@
+package checkout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/db"
+)
+
+// CartVersion names the cart version an order pays for. The claim of a new
+// key succeeds only while the cart is open at that version and the version
+// is bound to no other key, and the finish closes the cart: one cart version
+// is charged at most once, whatever keys its forms and clients send.
+type CartVersion struct {
+	ID      uuid.UUID
+	Version int64
+}
+
+// claimCartKey is ClaimKey for an attempt with a cart. It returns the row
+// ClaimCartKey returned, or, when the cart refused a new key, the reason.
+func (e *Engine) claimCartKey(ctx context.Context, a Attempt, p db.ClaimKeyParams) (db.ClaimKeyRow, error) {
+	row, err := e.db.ClaimCartKey(ctx, db.ClaimCartKeyParams{
+		Key: p.Key, CartID: a.Cart.ID, CustomerID: p.CustomerID, CartVersion: a.Cart.Version,
+		Fingerprint: p.Fingerprint, LockFor: p.LockFor, LockToken: p.LockToken, Request: p.Request,
+		OperationID: p.OperationID, ProviderKey: p.ProviderKey,
+	})
+	if errors.Is(err, database.ErrNotFound) {
+		if err := e.cartRefusal(ctx, a); err != nil {
+			return db.ClaimKeyRow{}, err
+		}
+		// The cart would take the key: the key row is too new for the
+		// statement's snapshot, as with ClaimKey.
+		return db.ClaimKeyRow{}, database.ErrNotFound
+	}
+	return db.ClaimKeyRow(row), err
+}
+
+// cartRefusal says why ClaimCartKey inserted nothing, reading the cart
+// anew: nil when the cart would accept the key.
+func (e *Engine) cartRefusal(ctx context.Context, a Attempt) error {
+	cart, err := e.db.GetCart(ctx, db.GetCartParams{ID: a.Cart.ID, CustomerID: a.CustomerID})
+	if errors.Is(err, database.ErrNotFound) {
+		// Carts are never deleted and their owner never changes: the
+		// caller named a cart that is not this customer's.
+		return fmt.Errorf("cart %s: %w", a.Cart.ID, database.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("read cart: %w", err)
+	}
+	switch {
+	case cart.OrderID != nil:
+		return &CartOrderedError{OrderID: *cart.OrderID}
+	case cart.Version != a.Cart.Version:
+		return ErrCartChanged
+	case cart.OrderKey != nil && *cart.OrderKey != a.Key:
+		return ErrCartChanged
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/cart"
+	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/problem"
+)
+
+// cartOrderRoute is fingerprinted with every order of a cart, so that a key
+// first used here cannot be replayed by another endpoint.
+const cartOrderRoute = "/api/carts/{id}/order"
+
+// cartOrderRequest is the optional body of an order of a cart.
+type cartOrderRequest struct {
+	Card string `json:"card,omitempty"`
+}
+
+// orderCart is POST /api/carts/{id}/order: it places the cart's current
+// version through the same engine as POST /api/orders. The Idempotency-Key
+// is optional: without one the key is derived from the cart and its
+// version, so a client that lost its key and retries gets the one order.
+// If-Match, when sent, must name the current version (412 otherwise).
+func (h *Handler) orderCart(c echo.Context) error {
+	id, err := cartID(c)
+	if err != nil {
+		return err
+	}
+	var key string
+	if values := c.Request().Header.Values("Idempotency-Key"); len(values) > 0 {
+		if key, err = parseIdempotencyKey(values); err != nil {
+			return err
+		}
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req cartOrderRequest
+	if len(body) > 0 {
+		if err := decodeStrict(body, &req); err != nil {
+			return err
+		}
+	}
+	ctx := c.Request().Context()
+	ct, err := h.carts.Get(ctx, customerID(c), id)
+	if err != nil {
+		return err
+	}
+	matched, err := ifMatch(c.Request().Header.Get("If-Match"), ct.Version)
+	if err != nil {
+		return err
+	}
+	if !matched {
+		return newAPIError(problem.CartVersionMismatch, "the cart is at version "+strconv.FormatInt(ct.Version, 10))
+	}
+	if key == "" {
+		key = derivedCartKey(ct)
+	}
+	if req.Card == "" {
+		req.Card = defaultCard
+	}
+	fp, err := cartOrderFingerprint(ct, req.Card)
+	if err != nil {
+		return err
+	}
+	lockFor, err := h.demoLockFor(c)
+	if err != nil {
+		return err
+	}
+	res, err := h.checkout.Place(ctx, checkout.Attempt{
+		CustomerID: customerID(c), Key: key, Fingerprint: fp, LockFor: lockFor,
+		Order: checkout.Order{Items: ct.Items, Card: req.Card},
+		Cart:  &checkout.CartVersion{ID: ct.ID, Version: ct.Version},
+	})
+	if err != nil {
+		return err
+	}
+	return writeResult(c, res)
+}
+
+// derivedCartKey is the key of an order of a cart sent without one: one per
+// cart version, so every retry of the same order is the same operation.
+func derivedCartKey(ct cart.Cart) string {
+	return "cart:" + ct.ID.String() + ":v" + strconv.FormatInt(ct.Version, 10)
+}
+
+// cartOrderFingerprint identifies an order of a cart: the cart version and
+// the card (of which the fingerprint keeps the last four digits).
+func cartOrderFingerprint(ct cart.Cart, card string) ([]byte, error) {
+	body, err := json.Marshal(map[string]any{"cart_id": ct.ID, "cart_version": ct.Version, "card": card})
+	if err != nil {
+		return nil, fmt.Errorf("encode cart order: %w", err)
+	}
+	return checkout.Fingerprint(http.MethodPost, cartOrderRoute, body)
+}
+
+// ifMatch reports whether an If-Match header admits version: absent or
+// "*" admits any; otherwise one of its entity tags ("3", W/"3" or a bare
+// 3) must be the version.
+func ifMatch(header string, version int64) (bool, error) {
+	header = strings.TrimSpace(header)
+	if header == "" || header == "*" {
+		return true, nil
+	}
+	want := strconv.FormatInt(version, 10)
+	for _, tag := range strings.Split(header, ",") {
+		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+		if unq, err := strconv.Unquote(tag); err == nil {
+			tag = unq
+		}
+		if _, err := strconv.ParseInt(tag, 10, 64); err != nil {
+			return false, newAPIError(problem.InvalidRequest, "If-Match must name cart versions, such as \"3\"")
+		}
+		if tag == want {
+			return true, nil
+		}
+	}
+	return false, nil
+}
