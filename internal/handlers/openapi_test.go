@@ -16,6 +16,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/api"
@@ -175,6 +176,25 @@ func TestOpenAPIDescribesEveryRouteAndError(t *testing.T) {
 	s.do(t, h, 200, "GET", "/api/keys/k-6/events", "", auth...)
 	s.do(t, h, 400, "GET", "/api/keys/"+strings.Repeat("k", 256)+"/events", "", auth...)
 
+	// Carts: naturally idempotent writes, and an order keyed by version.
+	cart := "/api/carts/" + uuid.NewString()
+	s.do(t, h, 200, "PUT", cart, `{"items":[{"sku":"mug-espresso","quantity":1}]}`, auth...)
+	s.do(t, h, 400, "PUT", cart, `{"items":[{"sku":"no-such-thing","quantity":1}]}`, auth...)
+	s.do(t, h, 415, "PUT", cart, `x`, append([]string{"Content-Type", "text/plain"}, auth...)...)
+	s.do(t, h, 200, "PUT", cart+"/items/book-retries", `{"quantity":2}`, auth...)
+	s.do(t, h, 400, "PUT", cart+"/items/book-retries", `{}`, auth...)
+	s.do(t, h, 204, "DELETE", cart+"/items/book-retries", "", auth...)
+	s.do(t, h, 200, "GET", cart, "", auth...)
+	s.do(t, h, 401, "GET", cart, "")
+	s.do(t, h, 404, "GET", "/api/carts/not-a-uuid", "", auth...)
+	s.do(t, h, 412, "POST", cart+"/order", "", append([]string{"If-Match", `"99"`}, auth...)...)
+	s.do(t, h, 201, "POST", cart+"/order", "", auth...)
+	if r := s.do(t, h, 201, "POST", cart+"/order", "", auth...); r.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("cart order again: got Idempotent-Replayed %q, want true", r.Header.Get("Idempotent-Replayed"))
+	}
+	s.do(t, h, 409, "PUT", cart, `{"items":[{"sku":"mug-espresso","quantity":3}]}`, auth...)
+	s.do(t, h, 409, "POST", cart+"/order", "", withKey("k-cart-other")...)
+
 	for _, k := range problem.Kinds {
 		s.do(t, h, 200, "GET", "/problems/"+k.Slug, "")
 	}
@@ -235,22 +255,27 @@ func echoToOpenAPI(path string) string {
 func TestOpenAPIListsEveryProblemType(t *testing.T) {
 	s := loadSpec(t)
 	var listed []struct {
-		Type   string
-		Status int
+		Type, Title string
+		Status      int
 	}
 	raw, _ := json.Marshal(s.doc.Extensions["x-problem-types"])
 	if err := json.Unmarshal(raw, &listed); err != nil {
 		t.Fatalf("x-problem-types: %v", err)
 	}
 	documented := map[string]int{}
+	titles := map[string]string{}
 	for _, p := range listed {
 		documented[p.Type] = p.Status
+		titles[p.Type] = p.Title
 	}
 	answered := answeredProblems(s.doc)
 	for _, k := range problem.Kinds {
 		typ := "/problems/" + k.Slug
 		if got, ok := documented[typ]; !ok || got != k.Status {
 			t.Errorf("%s: got status %d in x-problem-types (listed %v), want %d", typ, got, ok, k.Status)
+		}
+		if got := titles[typ]; got != k.Title {
+			t.Errorf("%s: got title %q in x-problem-types, want %q", typ, got, k.Title)
 		}
 		// 405 can answer any route, as the description's info says.
 		if k != problem.MethodNotAllowed && !slices.Contains(answered[k.Status], typ) {
@@ -295,7 +320,7 @@ func answeredProblems(doc *openapi3.T) map[int][]string {
 // characters passes, what the server refuses does not.
 func TestOpenAPIKeyHeaderSchema(t *testing.T) {
 	s := loadSpec(t)
-	schema := s.doc.Components.Parameters["IdempotencyKey"].Value.Schema.Value
+	schema := s.doc.Components.Schemas["IdempotencyKey"].Value
 	for value, want := range map[string]bool{
 		`"8e03978e-40d5-43e8-bc93-6894a57f9324"`: true,
 		`8e03978e-40d5-43e8-bc93-6894a57f9324`:   true,
