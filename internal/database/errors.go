@@ -31,6 +31,12 @@ func translate(err error) error {
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
 		return errors.Join(ErrConflict, err)
 	}
+	if errors.As(err, &pgErr) && pgErr.Code == "40001" { // serialization_failure
+		return errors.Join(ErrSerialization, err)
+	}
+	if unavailable(err) {
+		return errors.Join(ErrUnavailable, err)
+	}
 	return err
 }
 

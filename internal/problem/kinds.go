@@ -36,6 +36,8 @@ var (
 		"The payment provider did not answer in time; the payment may or may not have happened. Retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice. If no retry comes, the server settles the key itself: the order is completed if the payment went through, otherwise the key answers payment-not-completed."}
 	ShuttingDown = Kind{"shutting-down", "Server shutting down", http.StatusServiceUnavailable,
 		"The server stopped while processing this request, before it finished. Nothing was stored by this attempt; retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice."}
+	Unavailable = Kind{"service-unavailable", "Service unavailable", http.StatusServiceUnavailable,
+		"The shop's database cannot be reached for a moment (it is restarting, or the network to it failed). Retry after Retry-After seconds, with the same Idempotency-Key for an order: if this attempt got as far as the payment, the retry resumes it without charging twice."}
 	Internal = Kind{"internal", "Internal error", http.StatusInternalServerError,
 		"Something went wrong on our side. It has been logged. Retrying with the same Idempotency-Key is safe."}
 )
@@ -44,5 +46,5 @@ var (
 var Kinds = []Kind{
 	InvalidRequest, MissingKey, InvalidKey, Unauthorized, PaymentDeclined, NotFound, MethodNotAllowed,
 	KeyInUse, LockLost, KeyReused, UnsupportedMediaType, ProviderFailed, ProviderUnavailable, ProviderTimeout, Internal,
-	PaymentNotCompleted, ShuttingDown,
+	PaymentNotCompleted, ShuttingDown, Unavailable,
 }
