@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -22,7 +23,6 @@ import (
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/metrics"
-	"exactlyonce/internal/payment"
 )
 
 // Config is what New needs beyond the pool.
@@ -52,6 +52,19 @@ type Config struct {
 	// SessionSecret signs the browser shop's cookies and checkout form
 	// keys; empty means a random one, good for this process only.
 	SessionSecret string
+
+	// ProviderURL is the base URL of a payment provider that runs as a
+	// process of its own (`web provider`), such as
+	// http://127.0.0.1:8081/provider, reached with ProviderSecret. Empty
+	// runs the fake provider in this process, with a secret of its own.
+	ProviderURL    string
+	ProviderSecret string
+	// ProviderListener is where Serve serves the in-process provider: a
+	// loopback listener apart from the shop's, so that at shutdown the
+	// provider outlives the shop's listener and the orders still in flight
+	// can finish their charges. Nil mounts it under /provider on the shop's
+	// own routes instead, for tests that serve a.Echo themselves.
+	ProviderListener net.Listener
 }
 
 // DefaultKeyRetention is the retention window when none is configured.
@@ -66,10 +79,14 @@ type App struct {
 	Metrics   *metrics.Metrics
 	Completer *checkout.Completer
 	Sweeper   *lifecycle.Sweeper
-	// Lab runs the double-click lab's scenarios; nil unless Demo is on.
+	// Lab runs the double-click lab's scenarios; nil unless Demo is on
+	// and the provider runs in this process.
 	Lab *lab.Runner
 
 	cfg Config
+	// providerEcho serves the in-process provider on cfg.ProviderListener;
+	// nil when the provider is mounted on Echo or runs elsewhere.
+	providerEcho *echo.Echo
 }
 
 // catalogMaxAge is how stale the in-memory catalog may get.
@@ -80,18 +97,14 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	d := database.New(pool)
 	cat := catalog.New(d.Queries, catalogMaxAge)
 
-	// The provider and its client share a secret made fresh for each
-	// process: nothing outside this process needs to know it.
-	secret := randomSecret()
-	provider := fakeprovider.New(d, secret, fakeprovider.WithLogger(cfg.Log))
-	payments := payment.NewClient(cfg.BaseURL+"/provider", secret, cfg.ProviderTimeout)
+	provider, payments := paymentProvider(d, cfg)
 	if cfg.KeyRetention <= 0 {
 		cfg.KeyRetention = DefaultKeyRetention
 	}
 	m := metrics.New()
 	hooks := cfg.Hooks
 	var labRunner *lab.Runner
-	if cfg.Demo {
+	if cfg.Demo && provider != nil {
 		// The lab sends its scenarios' requests to this server's own API,
 		// and stalls an attempt's lease through the engine's hook.
 		labRunner = lab.New(cfg.BaseURL, d, provider, cfg.Log)
@@ -109,18 +122,25 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 
 	deps := handlers.Deps{DB: d, Catalog: cat, Checkout: engine, Log: cfg.Log,
 		Lifecycle: handlers.Lifecycle{Retention: cfg.KeyRetention, Metrics: m.Handler()}}
-	if cfg.Demo {
+	if cfg.Demo && provider != nil {
 		deps.Provider = provider
 		deps.Lab = labRunner
 	}
 	deps.Sessions, deps.FormKeys = browserSessions(cfg)
 	handlers.New(deps).Register(e)
-	provider.Register(e.Group("/provider"))
 
-	return &App{
+	a := &App{
 		Echo: e, DB: d, Checkout: engine, Provider: provider,
 		Metrics: m, Completer: completer, Sweeper: sweeper, Lab: labRunner, cfg: cfg,
 	}
+	switch {
+	case provider == nil:
+	case cfg.ProviderListener != nil:
+		a.providerEcho = newProviderEcho(provider)
+	default:
+		provider.Register(e.Group("/provider"))
+	}
+	return a
 }
 
 // bothHooks runs first, then second when there is one.

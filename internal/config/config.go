@@ -6,6 +6,7 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -52,6 +53,15 @@ type Config struct {
 	// Every instance behind one address needs the same one. When empty, a
 	// random secret is made at start and sessions do not survive a restart.
 	SessionSecret string
+	// ProviderURL is the base URL of the fake payment provider run as a
+	// process of its own (`web provider`), such as
+	// http://127.0.0.1:8081/provider. Empty runs it inside the shop.
+	ProviderURL string
+	// ProviderAddr is where `web provider` listens.
+	ProviderAddr string
+	// ProviderSecret is the bearer secret shared by `web provider` and the
+	// shops that use it through ProviderURL.
+	ProviderSecret string
 }
 
 // Load reads the environment.
@@ -63,6 +73,10 @@ func Load() (Config, error) {
 		LogFormat:   getenv("LOG_FORMAT", "text"),
 		// Read as given: it is hashed into keys, so its form does not matter.
 		SessionSecret: os.Getenv("SESSION_SECRET"),
+
+		ProviderURL:    os.Getenv("PROVIDER_URL"),
+		ProviderAddr:   getenv("PROVIDER_ADDR", "127.0.0.1:8081"),
+		ProviderSecret: os.Getenv("PROVIDER_SECRET"),
 	}
 	var err error
 	if c.LockTimeout, err = duration("LOCK_TIMEOUT", 30*time.Second); err != nil {
@@ -106,6 +120,12 @@ func Load() (Config, error) {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return c, fmt.Errorf(`LOG_FORMAT: want "text" or "json", got %q`, c.LogFormat)
+	}
+	if u, err := url.Parse(c.ProviderURL); c.ProviderURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return c, fmt.Errorf("PROVIDER_URL: want an http:// or https:// URL such as http://127.0.0.1:8081/provider, got %q", c.ProviderURL)
+	}
+	if c.ProviderURL != "" && c.ProviderSecret == "" {
+		return c, fmt.Errorf("PROVIDER_URL is set but PROVIDER_SECRET is not: set it to the secret `web provider` was started with")
 	}
 	if c.DatabaseURL == "" && c.LocalDB == "" {
 		return c, fmt.Errorf("DATABASE_URL is not set: point it at PostgreSQL, or use `make run`, which starts a local server")
