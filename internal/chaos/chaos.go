@@ -33,9 +33,10 @@ type Config struct {
 	Clients int
 	// Checkouts is how many logical checkouts the clients place in all.
 	Checkouts int
-	// Duration bounds the time clients start new checkouts; Drain is what
-	// the checkouts then in flight get to finish before they are left to
-	// the completer; Settle bounds the wait for every key to be settled.
+	// Duration is the time the checkouts are spread over; Drain is what
+	// the checkouts then in flight get to finish (and clients behind the
+	// schedule, half of it to start theirs) before they are left to the
+	// completer; Settle bounds the wait for every key to be settled.
 	Duration, Drain, Settle time.Duration
 	// Seed makes the clients' and the disruptions' choices repeatable
 	// (timing still varies); 0 picks one.

@@ -83,7 +83,9 @@ func drive(ctx context.Context, cl *cluster, cfg Config, products []product, rng
 	d := &driver{
 		cfg: cfg, cl: cl, products: products, began: now,
 		http:    &http.Client{Timeout: cfg.RequestTimeout, Transport: transport},
-		stopNew: now.Add(cfg.Duration), giveUp: now.Add(cfg.Duration + cfg.Drain),
+		// A client that fell behind the schedule (its shop was paused) may
+		// still start its checkouts during the first half of the drain.
+		stopNew: now.Add(cfg.Duration + cfg.Drain/2), giveUp: now.Add(cfg.Duration + cfg.Drain),
 		res: Clients{Statuses: map[string]int{}},
 	}
 	var wg sync.WaitGroup
