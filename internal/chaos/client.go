@@ -82,7 +82,7 @@ func drive(ctx context.Context, cl *cluster, cfg Config, products []product, rng
 	now := time.Now()
 	d := &driver{
 		cfg: cfg, cl: cl, products: products, began: now,
-		http:    &http.Client{Timeout: cfg.RequestTimeout, Transport: transport},
+		http: &http.Client{Timeout: cfg.RequestTimeout, Transport: transport},
 		// A client that fell behind the schedule (its shop was paused) may
 		// still start its checkouts during the first half of the drain.
 		stopNew: now.Add(cfg.Duration + cfg.Drain/2), giveUp: now.Add(cfg.Duration + cfg.Drain),
