@@ -8,22 +8,23 @@
 -- row another transaction committed after that snapshot is invisible here,
 -- so "no row at all" means "look again with LockKey".
 WITH inserted AS (
-    INSERT INTO idempotency_keys (customer_id, key, fingerprint, locked_until, lock_token, request, operation_id)
-    VALUES (@customer_id, @key, @fingerprint, now() + @lock_for::interval, @lock_token, @request, @operation_id)
+    INSERT INTO idempotency_keys (customer_id, key, fingerprint, locked_until, lock_token, request, operation_id, provider_key)
+    VALUES (@customer_id, @key, @fingerprint, now() + @lock_for::interval, @lock_token, @request, @operation_id, @provider_key::text)
     ON CONFLICT (customer_id, key) DO NOTHING
     RETURNING true AS inserted, customer_id, key, fingerprint, status, locked_until,
-              (locked_until - now())::interval AS lock_remaining, response_code, response_body, operation_id
+              (locked_until - now())::interval AS lock_remaining, response_code, response_body, operation_id,
+              (now() - created_at)::interval AS age
 ),
 claimed AS (
     INSERT INTO key_events (customer_id, key, event, detail)
     SELECT customer_id, key, 'claimed', jsonb_build_object('locked_until', locked_until)
     FROM inserted
 )
-SELECT inserted, fingerprint, status, lock_remaining, response_code, response_body, operation_id
+SELECT inserted, fingerprint, status, lock_remaining, response_code, response_body, operation_id, age
 FROM inserted
 UNION ALL
 SELECT false, k.fingerprint, k.status, (k.locked_until - now())::interval, k.response_code, k.response_body,
-       k.operation_id
+       k.operation_id, (now() - k.created_at)::interval
 FROM idempotency_keys k
 WHERE k.customer_id = @customer_id AND k.key = @key
   AND NOT EXISTS (SELECT FROM inserted);
@@ -33,7 +34,7 @@ WHERE k.customer_id = @customer_id AND k.key = @key
 -- take it over and doing so cannot interleave with another request. A
 -- takeover resumes the operation with the request the key was claimed for.
 SELECT fingerprint, status, (locked_until - now())::interval AS lock_remaining,
-       response_code, response_body, operation_id, request
+       response_code, response_body, operation_id, request, (now() - created_at)::interval AS age
 FROM idempotency_keys
 WHERE customer_id = @customer_id AND key = @key
 FOR UPDATE;
@@ -60,12 +61,13 @@ FROM taken;
 -- lock token) and recorded as "taken_over". SKIP LOCKED passes over a key
 -- that a retry or another completer is deciding about right now, so several
 -- instances never wait for each other; the re-check of the WHERE clause on
--- the locked row (READ COMMITTED) drops a key taken over meanwhile.
+-- the locked row (READ COMMITTED) drops a key taken over meanwhile. Parked
+-- keys (see ParkKey) are left alone; settle_attempts counts the takeovers.
 WITH stuck AS (
     SELECT s.customer_id, s.key
     FROM idempotency_keys s
     WHERE s.status = 'started' AND s.locked_until <= now() AND s.request IS NOT NULL
-      AND s.created_at <= now() - @grace::interval
+      AND s.created_at <= now() - @grace::interval AND s.parked_at IS NULL
     ORDER BY s.locked_until
     LIMIT 1
     FOR UPDATE SKIP LOCKED
@@ -73,17 +75,42 @@ WITH stuck AS (
 taken AS (
     UPDATE idempotency_keys k
     SET lock_token = @lock_token,
-        locked_until = now() + @lock_for::interval
+        locked_until = now() + @lock_for::interval,
+        settle_attempts = k.settle_attempts + 1
     FROM stuck
     WHERE k.customer_id = stuck.customer_id AND k.key = stuck.key AND k.status = 'started'
-    RETURNING k.customer_id, k.key, k.request, k.operation_id, k.locked_until
+      AND k.parked_at IS NULL
+    RETURNING k.customer_id, k.key, k.request, k.operation_id, k.locked_until, k.settle_attempts
 ),
 logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)
-    SELECT customer_id, key, 'taken_over', jsonb_build_object('by', 'completer', 'locked_until', locked_until)
+    SELECT customer_id, key, 'taken_over',
+           jsonb_build_object('by', 'completer', 'locked_until', locked_until, 'attempt', settle_attempts)
     FROM taken
 )
-SELECT customer_id, key, request, operation_id FROM taken;
+SELECT customer_id, key, request, operation_id, settle_attempts FROM taken;
+
+-- name: ParkKey :one
+-- Parks a poison key: the completer failed to settle it max-attempts times,
+-- so it stops taking it over and leaves it, still started, for an operator.
+-- Only the attempt holding the lock parks it; the event records why.
+WITH parked AS (
+    UPDATE idempotency_keys
+    SET parked_at = now()
+    WHERE idempotency_keys.customer_id = @customer_id AND idempotency_keys.key = @key
+      AND status = 'started' AND lock_token = @lock_token
+    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.settle_attempts,
+              idempotency_keys.parked_at
+),
+logged AS (
+    INSERT INTO key_events (customer_id, key, event, detail)
+    SELECT customer_id, key, 'parked', jsonb_build_object('attempts', settle_attempts, 'error', @reason::text)
+    FROM parked
+)
+SELECT parked_at FROM parked;
+
+-- name: CountParkedKeys :one
+SELECT count(*) FROM idempotency_keys WHERE parked_at IS NOT NULL AND status = 'started';
 
 -- name: RenewLock :one
 -- The heartbeat of an attempt waiting on the provider: it extends the lock
@@ -118,7 +145,7 @@ SELECT response_body FROM finished;
 -- name: GetKey :one
 -- A key as an operator (or a test) inspects it.
 SELECT customer_id, key, status, locked_until, (locked_until - now())::interval AS lock_remaining,
-       lock_token, response_code, created_at, operation_id
+       lock_token, response_code, created_at, operation_id, settle_attempts, parked_at
 FROM idempotency_keys
 WHERE customer_id = @customer_id AND key = @key;
 

@@ -87,6 +87,7 @@ func run(ctx context.Context, args []string) error {
 		CompleterInterval: cfg.CompleterInterval,
 		SweepInterval:     cfg.SweepInterval,
 		SessionSecret:     cfg.SessionSecret,
+		ReconcileInterval: cfg.ReconcileInterval,
 
 		ProviderURL:      cfg.ProviderURL,
 		ProviderSecret:   cfg.ProviderSecret,

@@ -23,6 +23,7 @@ import (
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/metrics"
+	"exactlyonce/internal/payment"
 )
 
 // Config is what New needs beyond the pool.
@@ -65,6 +66,19 @@ type Config struct {
 	// can finish their charges. Nil mounts it under /provider on the shop's
 	// own routes instead, for tests that serve a.Echo themselves.
 	ProviderListener net.Listener
+
+	// ProviderKeyWindow is how long the provider remembers idempotency keys
+	// (see checkout.Config); zero means checkout.DefaultProviderKeyWindow.
+	ProviderKeyWindow time.Duration
+	// MaxSettleAttempts is how many failed settlements park a key (see
+	// checkout.CompleterConfig); zero means the default.
+	MaxSettleAttempts int
+	// ReconcileInterval spaces the reconciler's passes; zero disables it.
+	ReconcileInterval time.Duration
+	// ProviderOptions are passed to the fake provider; tests use them.
+	ProviderOptions []fakeprovider.Option
+	// ReconcilerHooks are passed to the reconciler; tests use them.
+	ReconcilerHooks lifecycle.ReconcilerHooks
 }
 
 // DefaultKeyRetention is the retention window when none is configured.
@@ -72,13 +86,18 @@ const DefaultKeyRetention = 24 * time.Hour
 
 // App is the assembled application.
 type App struct {
-	Echo      *echo.Echo
-	DB        *database.DB
-	Checkout  *checkout.Engine
-	Provider  *fakeprovider.Provider
+	Echo     *echo.Echo
+	DB       *database.DB
+	Checkout *checkout.Engine
+	Provider *fakeprovider.Provider
+	// Payments is the client of the provider the engine and the background
+	// workers use.
+	Payments  *payment.Client
 	Metrics   *metrics.Metrics
 	Completer *checkout.Completer
 	Sweeper   *lifecycle.Sweeper
+	// Reconciler refunds charges that no order holds.
+	Reconciler *lifecycle.Reconciler
 	// Lab runs the double-click lab's scenarios; nil unless Demo is on
 	// and the provider runs in this process.
 	Lab *lab.Runner
@@ -112,8 +131,12 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	}
 	engine := checkout.New(d, cat, payments, checkout.Config{
 		LockTimeout: cfg.LockTimeout, Hooks: hooks, Metrics: m, Log: cfg.Log,
+		ProviderKeyWindow: cfg.ProviderKeyWindow,
 	})
-	completer := checkout.NewCompleter(engine, payments, checkout.CompleterConfig{Grace: cfg.CompleterGrace})
+	completer := checkout.NewCompleter(engine, payments, checkout.CompleterConfig{
+		Grace: cfg.CompleterGrace, MaxAttempts: cfg.MaxSettleAttempts,
+	})
+	reconciler := lifecycle.NewReconciler(d, payments, lifecycle.ReconcilerConfig{Hooks: cfg.ReconcilerHooks}, m, cfg.Log)
 	sweeper := lifecycle.NewSweeper(d, lifecycle.SweeperConfig{Retention: cfg.KeyRetention}, m, cfg.Log)
 
 	e := echo.New()
@@ -130,8 +153,8 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	handlers.New(deps).Register(e)
 
 	a := &App{
-		Echo: e, DB: d, Checkout: engine, Provider: provider,
-		Metrics: m, Completer: completer, Sweeper: sweeper, Lab: labRunner, cfg: cfg,
+		Echo: e, DB: d, Checkout: engine, Provider: provider, Payments: payments,
+		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, cfg: cfg,
 	}
 	switch {
 	case provider == nil:

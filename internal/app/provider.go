@@ -27,7 +27,7 @@ func paymentProvider(d *database.DB, cfg Config) (*fakeprovider.Provider, *payme
 	// The provider and its client share a secret made fresh for each
 	// process: nothing outside this process needs to know it.
 	secret := randomSecret()
-	provider := fakeprovider.New(d, secret, fakeprovider.WithLogger(cfg.Log))
+	provider := fakeprovider.New(d, secret, append([]fakeprovider.Option{fakeprovider.WithLogger(cfg.Log)}, cfg.ProviderOptions...)...)
 	url := cfg.BaseURL + "/provider"
 	if cfg.ProviderListener != nil {
 		url = "http://" + cfg.ProviderListener.Addr().String() + "/provider"

@@ -16,7 +16,7 @@ import (
 // connections are closed. Abandoned work stops at once, so this is short.
 const cutOffGrace = 2 * time.Second
 
-// StartWorkers runs the completer and the sweeper in the background, each
+// StartWorkers runs the completer, the sweeper and the reconciler in the background, each
 // every configured interval (a zero interval leaves it off), until ctx ends
 // or the result's Stop is called.
 func (a *App) StartWorkers(ctx context.Context) *lifecycle.Workers {
@@ -27,6 +27,10 @@ func (a *App) StartWorkers(ctx context.Context) *lifecycle.Workers {
 		}},
 		lifecycle.Job{Name: "sweeper", Every: a.cfg.SweepInterval, Run: func(ctx context.Context) error {
 			_, err := a.Sweeper.Pass(ctx)
+			return err
+		}},
+		lifecycle.Job{Name: "reconciler", Every: a.cfg.ReconcileInterval, Run: func(ctx context.Context) error {
+			_, err := a.Reconciler.Pass(ctx)
 			return err
 		}},
 	)

@@ -46,6 +46,12 @@ func (e *Engine) charge(ctx context.Context, a Attempt, c claim, priced catalog.
 		Description:    fmt.Sprintf("order for customer %s", a.CustomerID),
 	})
 	e.metrics.ObserveProvider("charge", providerResult(ctx, ch, err), began)
+	if errors.Is(err, payment.ErrCanceled) {
+		// The completer took the key over and cancelled the operation at the
+		// provider before this call reached it: it charged nothing, and the
+		// key is (or is about to be) finished by the completer.
+		return payment.Charge{}, ErrLockLost
+	}
 	var unavailable *payment.UnavailableError
 	if errors.As(err, &unavailable) {
 		// The key stays started and locked: a retry before the lock expires
@@ -73,7 +79,7 @@ func providerResult(ctx context.Context, ch payment.Charge, err error) string {
 		return "cancelled"
 	case errors.As(err, &declined):
 		return "declined"
-	case errors.Is(err, payment.ErrNoCharge):
+	case errors.Is(err, payment.ErrNoCharge), errors.Is(err, payment.ErrCanceled):
 		return "no_charge"
 	case errors.As(err, &unavailable):
 		return "unavailable"

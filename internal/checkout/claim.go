@@ -26,6 +26,10 @@ type claim struct {
 	// operation is the key's operation id, from which the provider key is
 	// derived (see ProviderKey).
 	operation uuid.UUID
+	// lockedAt is when, by this process's monotonic clock, the claim was
+	// sent: the lock it got runs from no earlier than that, so lockedAt plus
+	// the lock timeout is a safe lower bound on its expiry (see withLease).
+	lockedAt time.Time
 	// resumed is the order as priced when the key was first claimed, set on
 	// a takeover: the operation resumes with the amount the first attempt
 	// may already have charged, even if prices have changed since.
@@ -48,6 +52,8 @@ type keyState struct {
 	responseCode  *int32
 	responseBody  json.RawMessage
 	operation     uuid.UUID
+	// age is how long ago the key was created, by the database clock.
+	age time.Duration
 }
 
 // claimKey is phase 1. It returns a claim when this attempt now owns the
@@ -67,33 +73,35 @@ func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced)
 	}
 	token := uuid.New()     // random, not time-ordered: nobody should guess it
 	operation := uuid.New() // used only if this claim creates the key
+	lockedAt := time.Now()
 	row, err := e.db.ClaimKey(ctx, db.ClaimKeyParams{
 		CustomerID: a.CustomerID, Key: a.Key, Fingerprint: a.Fingerprint,
 		LockFor: e.lockFor(a), LockToken: token, Request: request, OperationID: operation,
+		ProviderKey: ProviderKey(a.CustomerID, a.Key, operation),
 	})
 	switch {
 	case errors.Is(err, database.ErrNotFound):
 		// A concurrent attempt inserted the key after this statement's
 		// snapshot was taken: its INSERT waited for that one and did
 		// nothing, and its SELECT cannot see the row. Look again, locked.
-		return e.lockAndClaim(ctx, a, token)
+		return e.lockAndClaim(ctx, a, token, lockedAt)
 	case err != nil:
 		return claim{}, nil, fmt.Errorf("claim key: %w", err)
 	case row.Inserted:
-		return claim{token: token, operation: row.OperationID}, nil, nil
+		return claim{token: token, operation: row.OperationID, lockedAt: lockedAt}, nil, nil
 	}
-	state := keyState{row.Fingerprint, row.Status, row.LockRemaining, row.ResponseCode, row.ResponseBody, row.OperationID}
-	if canTakeOver(a, state) {
-		return e.lockAndClaim(ctx, a, token)
+	state := keyState{row.Fingerprint, row.Status, row.LockRemaining, row.ResponseCode, row.ResponseBody, row.OperationID, row.Age}
+	if e.canTakeOver(a, state) {
+		return e.lockAndClaim(ctx, a, token, lockedAt)
 	}
-	replay, err := decide(a, state)
+	replay, err := e.decide(a, state)
 	return claim{}, replay, err
 }
 
 // lockAndClaim reads the key under FOR UPDATE and decides again; only here
 // can an attempt take over a key whose lock expired, so two retries racing
 // for one expired key cannot both win.
-func (e *Engine) lockAndClaim(ctx context.Context, a Attempt, token uuid.UUID) (claim, *Result, error) {
+func (e *Engine) lockAndClaim(ctx context.Context, a Attempt, token uuid.UUID, lockedAt time.Time) (claim, *Result, error) {
 	var (
 		c      claim
 		replay *Result
@@ -105,9 +113,9 @@ func (e *Engine) lockAndClaim(ctx context.Context, a Attempt, token uuid.UUID) (
 		if err != nil {
 			return fmt.Errorf("lock key: %w", err)
 		}
-		state := keyState{row.Fingerprint, row.Status, row.LockRemaining, row.ResponseCode, row.ResponseBody, row.OperationID}
-		if !canTakeOver(a, state) {
-			replay, err = decide(a, state)
+		state := keyState{row.Fingerprint, row.Status, row.LockRemaining, row.ResponseCode, row.ResponseBody, row.OperationID, row.Age}
+		if !e.canTakeOver(a, state) {
+			replay, err = e.decide(a, state)
 			return err
 		}
 		err = q.TakeOverKey(ctx, db.TakeOverKeyParams{
@@ -116,7 +124,7 @@ func (e *Engine) lockAndClaim(ctx context.Context, a Attempt, token uuid.UUID) (
 		if err != nil {
 			return fmt.Errorf("take over key: %w", err)
 		}
-		c = claim{token: token, takenOver: true, operation: state.operation}
+		c = claim{token: token, takenOver: true, operation: state.operation, lockedAt: lockedAt}
 		if row.Request != nil {
 			priced, err := decodeRequest(row.Request)
 			if err != nil {
@@ -130,22 +138,35 @@ func (e *Engine) lockAndClaim(ctx context.Context, a Attempt, token uuid.UUID) (
 }
 
 // decide answers an attempt that does not own the key: a different request
-// is refused, a finished one is replayed, a running one is asked to wait.
-func decide(a Attempt, s keyState) (*Result, error) {
+// is refused, a finished one is replayed, a running one is asked to wait. So
+// is a key too old to resume (see canTakeOver): the completer settles it.
+func (e *Engine) decide(a Attempt, s keyState) (*Result, error) {
 	switch {
 	case !bytes.Equal(s.fingerprint, a.Fingerprint):
 		return nil, ErrKeyReused
 	case s.status == "finished":
 		return &Result{Status: int(*s.responseCode), Body: s.responseBody, Replayed: true}, nil
+	case s.lockRemaining <= 0:
+		return nil, &InProgressError{RetryAfter: e.lockFor(a)}
 	default:
-		return nil, &InProgressError{RetryAfter: max(s.lockRemaining, 0)}
+		return nil, &InProgressError{RetryAfter: s.lockRemaining}
 	}
 }
 
 // canTakeOver reports whether the key is this request's operation, still
-// unfinished, and abandoned by its holder (the lock expired).
-func canTakeOver(a Attempt, s keyState) bool {
-	return bytes.Equal(s.fingerprint, a.Fingerprint) && s.status == "started" && s.lockRemaining <= 0
+// unfinished, abandoned by its holder (the lock expired), and young enough
+// for the provider to still know its idempotency key.
+//
+// A takeover resends the create-charge call under the operation's provider
+// key, trusting the provider to answer it with the charge already made. A
+// real provider forgets keys after a window (Stripe: 24 hours); past it the
+// same call would charge a second time. So an older key is never resumed by
+// a request: it is left to the completer, which only cancels, and a cancel
+// of an unknown key returns the charge or closes the operation without
+// creating anything.
+func (e *Engine) canTakeOver(a Attempt, s keyState) bool {
+	return bytes.Equal(s.fingerprint, a.Fingerprint) && s.status == "started" && s.lockRemaining <= 0 &&
+		s.age < e.cfg.ProviderKeyWindow
 }
 
 func (e *Engine) lockFor(a Attempt) time.Duration {

@@ -14,22 +14,30 @@ import (
 	"exactlyonce/internal/payment"
 )
 
-// ChargeFinder looks a charge up by the idempotency key it was made with.
-// *payment.Client satisfies it.
-type ChargeFinder interface {
-	FindCharge(ctx context.Context, idempotencyKey string) (payment.Charge, error)
+// Canceler gives an operation a final verdict at the provider: the charge
+// made with its idempotency key, or payment.ErrCanceled when there is none,
+// after which none can be made. *payment.Client satisfies it.
+type Canceler interface {
+	Cancel(ctx context.Context, idempotencyKey string) (payment.Charge, error)
 }
 
 // CompleterConfig tunes a Completer.
 type CompleterConfig struct {
 	// Grace is how long after its creation a key is left to its client's
 	// retries before the completer may take it over. A retry resumes the
-	// operation and can still charge; the completer can only look, and
+	// operation and can still charge; the completer only cancels, and
 	// closes a key with no charge for good.
 	Grace time.Duration
 	// Batch bounds the keys one pass takes over.
 	Batch int
+	// MaxAttempts is how many times the completer takes a key over and
+	// fails to settle it before it parks the key (DefaultMaxSettleAttempts
+	// when zero).
+	MaxAttempts int
 }
+
+// DefaultMaxSettleAttempts is how many failed settlements park a key.
+const DefaultMaxSettleAttempts = 5
 
 // Completer finishes operations whose attempt died: keys left started with
 // an expired lock (the process stopped after charging, the provider timed
@@ -37,22 +45,37 @@ type CompleterConfig struct {
 // would, with a new lock token, asks the provider for the charge made with
 // the operation's derived key, and finishes the key the way the attempt
 // would have: the order for a charge, the decline for a declined one, and
-// payment-not-completed when there is none. Every write goes through the
+// payment-not-completed when there is none.
+//
+// It never concludes "no charge" from a look-up: an attempt that stalled
+// after sending its create-charge call (a paused process, a slow network, a
+// provider that processes a request after the client timed out) could still
+// charge after the look-up. It cancels the operation at the provider
+// instead, which atomically either returns the charge or closes the key so
+// that the late call charges nothing.
+//
+// A key it fails to settle MaxAttempts times (a poison key: its stored
+// request is unreadable, the provider refuses the cancel) is parked: it
+// stays started, is no longer taken over, and is recorded as "parked" in the
+// audit trail and the metrics for an operator to look at. Every write goes through the
 // engine's guarded finish, so a retry racing the completer for the same key
 // still yields one order and one charge, and so do completers on several
 // instances, which never wait for each other (SKIP LOCKED).
 type Completer struct {
-	e      *Engine
-	finder ChargeFinder
-	cfg    CompleterConfig
+	e        *Engine
+	canceler Canceler
+	cfg      CompleterConfig
 }
 
 // NewCompleter returns a completer that finishes keys with e.
-func NewCompleter(e *Engine, finder ChargeFinder, cfg CompleterConfig) *Completer {
+func NewCompleter(e *Engine, canceler Canceler, cfg CompleterConfig) *Completer {
 	if cfg.Batch <= 0 {
 		cfg.Batch = 10
 	}
-	return &Completer{e: e, finder: finder, cfg: cfg}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxSettleAttempts
+	}
+	return &Completer{e: e, canceler: canceler, cfg: cfg}
 }
 
 // Pass takes over and settles up to the batch size of stuck keys, one at a
@@ -80,6 +103,7 @@ func (p *Completer) Pass(ctx context.Context) (int, error) {
 func (p *Completer) recoverOne(ctx context.Context) (bool, error) {
 	e := p.e
 	token := uuid.New()
+	lockedAt := time.Now()
 	row, err := e.db.TakeOverStuckKey(ctx, db.TakeOverStuckKeyParams{
 		Grace: p.cfg.Grace, LockToken: token, LockFor: e.cfg.LockTimeout,
 	})
@@ -90,19 +114,44 @@ func (p *Completer) recoverOne(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("take over stuck key: %w", err)
 	}
 	a := Attempt{CustomerID: row.CustomerID, Key: row.Key}
-	c := claim{token: token, takenOver: true, byCompleter: true, operation: row.OperationID}
+	c := claim{token: token, takenOver: true, byCompleter: true, operation: row.OperationID, lockedAt: lockedAt}
 	outcome, err := p.settle(ctx, a, c, row)
-	e.metrics.Recoveries.WithLabelValues(outcome).Inc()
 	log := e.log.With(logging.Key(a.Key), "customer_id", a.CustomerID, "outcome", outcome)
+	if outcome == "error" && int(row.SettleAttempts) >= p.cfg.MaxAttempts {
+		if p.park(ctx, a, c, err) {
+			outcome = "parked"
+		}
+	}
+	e.metrics.Recoveries.WithLabelValues(outcome).Inc()
 	switch {
 	case errors.Is(err, ErrLockLost):
 		log.InfoContext(ctx, "completer: a retry settled the key first")
+	case outcome == "parked":
+		log.ErrorContext(ctx, "completer: poison key parked after repeated failures; it needs an operator",
+			"attempts", row.SettleAttempts, "err", err)
 	case err != nil:
-		log.WarnContext(ctx, "completer: key left for later", "err", err)
+		log.WarnContext(ctx, "completer: key left for later", "attempt", row.SettleAttempts, "err", err)
 	default:
 		log.InfoContext(ctx, "completer: key recovered")
 	}
 	return true, nil
+}
+
+// park marks a key the completer holds as parked, with the error that made
+// it give up, and reports whether it did (a retry may have taken it over).
+func (p *Completer) park(ctx context.Context, a Attempt, c claim, cause error) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.e.cfg.FinishTimeout)
+	defer cancel()
+	reason := "unknown"
+	if cause != nil {
+		reason = cause.Error()
+	}
+	_, err := p.e.db.ParkKey(ctx, db.ParkKeyParams{CustomerID: a.CustomerID, Key: a.Key, LockToken: c.token, Reason: reason})
+	if err != nil {
+		p.e.log.WarnContext(ctx, "completer: park key", logging.Key(a.Key), "err", err)
+		return false
+	}
+	return true
 }
 
 // settle finishes a key the completer holds, and names the outcome.
@@ -124,16 +173,16 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, row db.TakeO
 		}
 		began := time.Now()
 		var err error
-		ch, err = p.finder.FindCharge(ctx, ProviderKey(a.CustomerID, a.Key, c.operation))
-		e.metrics.ObserveProvider("find", providerResult(ctx, ch, err), began)
+		ch, err = p.canceler.Cancel(ctx, ProviderKey(a.CustomerID, a.Key, c.operation))
+		e.metrics.ObserveProvider("cancel", providerResult(ctx, ch, err), began)
 		return err
 	})
-	noCharge := errors.Is(err, payment.ErrNoCharge)
+	noCharge := errors.Is(err, payment.ErrCanceled)
 	switch {
 	case errors.Is(err, ErrLockLost):
 		return "lost", err
 	case err != nil && !noCharge:
-		return "error", fmt.Errorf("find charge: %w", err)
+		return "error", fmt.Errorf("cancel at the provider: %w", err)
 	case !noCharge && (ch.Amount != priced.Amount || ch.Currency != priced.Currency):
 		// The provider key is derived from this operation alone, so this
 		// is a bug: writing an order for an amount nobody was charged

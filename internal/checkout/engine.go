@@ -47,8 +47,14 @@ type Hooks struct {
 	// cancelled when a renewal finds the lock taken over.
 	BeforeCharge func(ctx context.Context, c Claimed)
 	// BeforeRenew runs before each renewal of the lock; blocking in it
-	// stands for a process too stalled to renew.
+	// stands for a process too stalled to renew. Its ctx ends when the
+	// provider call does.
 	BeforeRenew func(ctx context.Context, c Claimed)
+	// BeforeFence runs when the lease's fence is about to stop the call
+	// because no renewal succeeded in time (see withLease). Blocking in it,
+	// together with BeforeRenew, stands for a process so stalled that its
+	// timers do not run either.
+	BeforeFence func(ctx context.Context, c Claimed)
 	// BeforeFinish runs after the provider answered definitely (a charge or
 	// a decline), before the finish statement.
 	BeforeFinish func(ctx context.Context, c Claimed)
@@ -74,13 +80,23 @@ type Config struct {
 	// FinishTimeout bounds the finish statement, which runs even if the
 	// client has gone away (see Place).
 	FinishTimeout time.Duration
-	Hooks         Hooks
+	// ProviderKeyWindow is how long the payment provider remembers an
+	// idempotency key (Stripe: 24 hours; DefaultProviderKeyWindow when
+	// zero). A request never resumes a key older than that (see
+	// canTakeOver).
+	ProviderKeyWindow time.Duration
+	Hooks             Hooks
 	// Metrics receives the engine's counters; nil counts into a registry
 	// nobody reads.
 	Metrics *metrics.Metrics
 	// Log receives claim outcomes and lost locks; nil discards them.
 	Log *slog.Logger
 }
+
+// DefaultProviderKeyWindow is how long Stripe keeps an idempotency key. The
+// fake provider keeps them for ever, but the engine behaves as a real
+// provider demands.
+const DefaultProviderKeyWindow = 24 * time.Hour
 
 // Engine runs the order flow. It is safe for concurrent use.
 type Engine struct {
@@ -103,6 +119,9 @@ type Engine struct {
 func New(d *database.DB, cat *catalog.Catalog, payments Payments, cfg Config) *Engine {
 	if cfg.FinishTimeout == 0 {
 		cfg.FinishTimeout = 10 * time.Second
+	}
+	if cfg.ProviderKeyWindow == 0 {
+		cfg.ProviderKeyWindow = DefaultProviderKeyWindow
 	}
 	e := &Engine{
 		db: d, catalog: cat, payments: payments, cfg: cfg,

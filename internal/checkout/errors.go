@@ -15,6 +15,14 @@ var ErrKeyReused = errors.New("idempotency key reused with a different request")
 // the key over; the finish matched no row and wrote nothing.
 var ErrLockLost = errors.New("lock lost to a newer attempt")
 
+// ErrLeaseLapsing means the attempt stopped its own provider call because it
+// could not renew its lock in time: rather than let the lock expire while the
+// call runs, and a newer attempt take over beside it, it fences itself off
+// (see withLease). The outcome of the call is unknown; Place returns it
+// inside a *ProviderError, and the key stays started for a retry or the
+// completer.
+var ErrLeaseLapsing = errors.New("lock could not be renewed; provider call stopped before the lock ran out")
+
 // ErrAbandoned means the process is shutting down and gave up on the attempt
 // where it was (see Engine.Abandon). Place returns it as an *AbandonedError.
 var ErrAbandoned = errors.New("attempt abandoned by shutdown")

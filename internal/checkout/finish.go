@@ -53,7 +53,9 @@ func (e *Engine) finishOrder(ctx context.Context, a Attempt, c claim, priced cat
 		Event: event, Detail: detail,
 	})
 	if errors.Is(err, database.ErrNotFound) {
-		return Result{}, e.lostFinish(ctx, a, c)
+		lost := e.lostFinish(ctx, a, c)
+		e.checkOrphan(ctx, a, ch)
+		return Result{}, lost
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("finish order: %w", err)
@@ -69,11 +71,11 @@ func (e *Engine) finishDeclined(ctx context.Context, a Attempt, c claim, decline
 	return e.finishWithProblem(ctx, a, c, p, outcomeDeclined)
 }
 
-// finishNotCompleted stores the completer's finding that the provider holds
-// no charge for the operation: the attempt that claimed the key died before
-// charging. The key is closed with a final answer rather than left for a
-// client that may never return; from now on nothing charges under it, and a
-// retry is told to start a new operation with a new key.
+// finishNotCompleted stores the completer's verdict that the operation was
+// canceled at the provider with no charge: the attempt that claimed the key
+// never charged, and now never will. The key is closed with a final answer
+// rather than left for a client that may never return; a retry is told to
+// start a new operation with a new key.
 func (e *Engine) finishNotCompleted(ctx context.Context, a Attempt, c claim) (Result, error) {
 	p := problem.PaymentNotCompleted.New("the request that started this payment was interrupted before anything was charged")
 	return e.finishWithProblem(ctx, a, c, p, outcomeNotCompleted)
@@ -120,4 +122,29 @@ func (e *Engine) lostFinish(ctx context.Context, a Attempt, c claim) error {
 	e.log.WarnContext(ctx, "finish lost to a newer attempt; nothing written",
 		logging.Key(a.Key), "customer_id", a.CustomerID, "holder", c.holder())
 	return ErrLockLost
+}
+
+// checkOrphan runs after a finish that held a succeeded charge lost its lock.
+// Normally the newer holder of the key finds the same charge (the provider
+// key is the operation's) and writes the order with it, or is writing it
+// now. If instead the key is finished, or gone, with no order holding the
+// charge, money was taken for nothing: that must never happen, so it is
+// logged at ERROR with the charge id and counted, and the reconciler refunds
+// it.
+func (e *Engine) checkOrphan(ctx context.Context, a Attempt, ch payment.Charge) {
+	if ch.Status != payment.StatusSucceeded {
+		return
+	}
+	row, err := e.db.ChargeHasOrder(ctx, db.ChargeHasOrderParams{CustomerID: a.CustomerID, Key: a.Key, ChargeID: ch.ID})
+	if err != nil {
+		e.log.WarnContext(ctx, "check lost finish's charge", logging.Key(a.Key), "charge", ch.ID, "err", err)
+		return
+	}
+	if row.HasOrder || row.KeyStatus == "started" {
+		return
+	}
+	e.metrics.OrphanCharges.Inc()
+	e.log.ErrorContext(ctx, "orphan charge: succeeded, its finish lost the lock, and no order holds it",
+		logging.Key(a.Key), "customer_id", a.CustomerID, "charge", ch.ID, "amount", ch.Amount,
+		"currency", ch.Currency, "key_status", row.KeyStatus)
 }

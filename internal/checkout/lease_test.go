@@ -74,6 +74,14 @@ func TestRenewalStopsAfterTakeover(t *testing.T) {
 				waitOrTimeout(t, retryClaimed)
 			}
 		}
+		// The whole process is paused, its fence too: the fence would
+		// otherwise stop the call before the lock runs out (see
+		// TestLeaseFencesItself). It waits until the call has ended.
+		cfg.Hooks.BeforeFence = func(ctx context.Context, c checkout.Claimed) {
+			if !c.TakenOver {
+				<-ctx.Done()
+			}
+		}
 		cfg.Hooks.BeforeCharge = func(ctx context.Context, c checkout.Claimed) {
 			if c.TakenOver {
 				return

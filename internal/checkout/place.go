@@ -78,7 +78,11 @@ func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claime
 		return err
 	})
 	var declined *payment.DeclinedError
-	if err != nil && !errors.As(err, &declined) {
+	switch {
+	case errors.Is(err, ErrLeaseLapsing):
+		// The outcome is unknown, as after a timeout; the key stays started.
+		return Result{}, &ProviderError{Reason: payment.ReasonTimeout, RetryAfter: e.lockFor(a) - FenceAt(e.lockFor(a)), Err: err}
+	case err != nil && !errors.As(err, &declined):
 		return Result{}, err
 	}
 	if h := e.cfg.Hooks.BeforeFinish; h != nil {

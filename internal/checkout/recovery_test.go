@@ -223,6 +223,7 @@ func TestCompleterStallsAndRetryWins(t *testing.T) {
 	if got := h.Metric(t, "exactlyonce_completer_recoveries_total", "outcome", "lost"); got != 1 {
 		t.Errorf("got %v lost recoveries in /metrics, want 1", got)
 	}
+	wantNoOrphans(t, h)
 }
 
 func TestRetryStallsAndCompleterWins(t *testing.T) {
@@ -257,6 +258,9 @@ func TestRetryStallsAndCompleterWins(t *testing.T) {
 	wantReplay(t, h.PlaceOrder(t, c, "k", oneMug), http.StatusCreated)
 	h.WantStats(t, 1, 1)
 	wantEvents(t, h, c, "k", "claimed", "taken_over", "taken_over", "recovered")
+	// The retry lost its finish holding the charge the completer's order
+	// holds: not an orphan.
+	wantNoOrphans(t, h)
 }
 
 func TestTwoCompletersAtOnce(t *testing.T) {
@@ -301,4 +305,5 @@ func TestTwoCompletersAtOnce(t *testing.T) {
 	for _, key := range []string{"k1", "k2"} {
 		wantEvents(t, h, c, key, "claimed", "taken_over", "recovered")
 	}
+	wantNoOrphans(t, h)
 }

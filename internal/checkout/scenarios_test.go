@@ -204,6 +204,9 @@ func TestSlowOriginalLosesToRetry(t *testing.T) {
 		t.Errorf("original: got %d %s, want 409 (its finish lost the lock)", original.Status, original.Body)
 	}
 	h.WantStats(t, 1, 1)
+	// The original lost its finish holding the charge the retry's order
+	// holds: not an orphan.
+	wantNoOrphans(t, h)
 }
 
 func TestWithoutLockTokenSlowOriginalWritesSecondOrder(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/logging"
 )
 
@@ -48,6 +49,9 @@ type Config struct {
 	CompleterGrace time.Duration
 	// SweepInterval spaces the sweeper's passes over expired keys.
 	SweepInterval time.Duration
+	// ReconcileInterval spaces the reconciler's passes over the provider's
+	// charges.
+	ReconcileInterval time.Duration
 	// SessionSecret signs the browser shoppers' cookies and the keys of
 	// their checkout forms: any string, ideally 32 random bytes in hex.
 	// Every instance behind one address needs the same one. When empty, a
@@ -106,6 +110,12 @@ func Load() (Config, error) {
 	if c.SweepInterval, err = duration("SWEEP_INTERVAL", time.Minute); err != nil {
 		return c, err
 	}
+	if c.ReconcileInterval, err = duration("RECONCILE_INTERVAL", time.Minute); err != nil {
+		return c, err
+	}
+	if err := checkLockTimeout(c.LockTimeout, c.ProviderTimeout); err != nil {
+		return c, err
+	}
 	if c.CompleterGrace <= c.ProviderTimeout {
 		// The completer takes "no charge" for a final answer: by then the
 		// attempt's own provider call must have ended.
@@ -131,6 +141,28 @@ func Load() (Config, error) {
 		return c, fmt.Errorf("DATABASE_URL is not set: point it at PostgreSQL, or use `make run`, which starts a local server")
 	}
 	return c, nil
+}
+
+// lockSlack is what a provider call must leave of the time an attempt's lock
+// grants it unrenewed, for the claim before the call and the finish after.
+const lockSlack = time.Second
+
+// checkLockTimeout refuses a lock too short for the provider timeout. An
+// attempt whose renewals fail stops its own provider call when a quarter of
+// its lock is left (checkout.FenceAt), so a normal call, bounded by
+// PROVIDER_TIMEOUT, must fit in the other three quarters with lockSlack to
+// spare: then even without a single renewal the call ends, by its own
+// timeout, before the lock can expire and a retry or the completer can take
+// the key over.
+func checkLockTimeout(lock, provider time.Duration) error {
+	if checkout.FenceAt(lock) > provider+lockSlack {
+		return nil
+	}
+	// The shortest lock that passes, rounded up to a whole second.
+	least := ((provider+lockSlack)*4/3 + time.Second).Truncate(time.Second)
+	return fmt.Errorf("LOCK_TIMEOUT (%s) must be longer than PROVIDER_TIMEOUT (%s) plus a margin, at least %s: "+
+		"an attempt that cannot renew its lock stops its provider call when a quarter of the lock is left, "+
+		"and a call must be able to end before that", lock, provider, least)
 }
 
 func getenv(key, fallback string) string {

@@ -15,22 +15,23 @@ import (
 
 const claimKey = `-- name: ClaimKey :one
 WITH inserted AS (
-    INSERT INTO idempotency_keys (customer_id, key, fingerprint, locked_until, lock_token, request, operation_id)
-    VALUES ($1, $2, $3, now() + $4::interval, $5, $6, $7)
+    INSERT INTO idempotency_keys (customer_id, key, fingerprint, locked_until, lock_token, request, operation_id, provider_key)
+    VALUES ($1, $2, $3, now() + $4::interval, $5, $6, $7, $8::text)
     ON CONFLICT (customer_id, key) DO NOTHING
     RETURNING true AS inserted, customer_id, key, fingerprint, status, locked_until,
-              (locked_until - now())::interval AS lock_remaining, response_code, response_body, operation_id
+              (locked_until - now())::interval AS lock_remaining, response_code, response_body, operation_id,
+              (now() - created_at)::interval AS age
 ),
 claimed AS (
     INSERT INTO key_events (customer_id, key, event, detail)
     SELECT customer_id, key, 'claimed', jsonb_build_object('locked_until', locked_until)
     FROM inserted
 )
-SELECT inserted, fingerprint, status, lock_remaining, response_code, response_body, operation_id
+SELECT inserted, fingerprint, status, lock_remaining, response_code, response_body, operation_id, age
 FROM inserted
 UNION ALL
 SELECT false, k.fingerprint, k.status, (k.locked_until - now())::interval, k.response_code, k.response_body,
-       k.operation_id
+       k.operation_id, (now() - k.created_at)::interval
 FROM idempotency_keys k
 WHERE k.customer_id = $1 AND k.key = $2
   AND NOT EXISTS (SELECT FROM inserted)
@@ -44,6 +45,7 @@ type ClaimKeyParams struct {
 	LockToken   uuid.UUID
 	Request     json.RawMessage
 	OperationID uuid.UUID
+	ProviderKey string
 }
 
 type ClaimKeyRow struct {
@@ -54,6 +56,7 @@ type ClaimKeyRow struct {
 	ResponseCode  *int32
 	ResponseBody  json.RawMessage
 	OperationID   uuid.UUID
+	Age           time.Duration
 }
 
 // lock_remaining is measured by the database clock: negative or zero means
@@ -73,6 +76,7 @@ func (q *Queries) ClaimKey(ctx context.Context, arg ClaimKeyParams) (ClaimKeyRow
 		arg.LockToken,
 		arg.Request,
 		arg.OperationID,
+		arg.ProviderKey,
 	)
 	var i ClaimKeyRow
 	err := row.Scan(
@@ -83,8 +87,20 @@ func (q *Queries) ClaimKey(ctx context.Context, arg ClaimKeyParams) (ClaimKeyRow
 		&i.ResponseCode,
 		&i.ResponseBody,
 		&i.OperationID,
+		&i.Age,
 	)
 	return i, err
+}
+
+const countParkedKeys = `-- name: CountParkedKeys :one
+SELECT count(*) FROM idempotency_keys WHERE parked_at IS NOT NULL AND status = 'started'
+`
+
+func (q *Queries) CountParkedKeys(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, countParkedKeys)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
 const finishKey = `-- name: FinishKey :one
@@ -135,7 +151,7 @@ func (q *Queries) FinishKey(ctx context.Context, arg FinishKeyParams) (json.RawM
 
 const getKey = `-- name: GetKey :one
 SELECT customer_id, key, status, locked_until, (locked_until - now())::interval AS lock_remaining,
-       lock_token, response_code, created_at, operation_id
+       lock_token, response_code, created_at, operation_id, settle_attempts, parked_at
 FROM idempotency_keys
 WHERE customer_id = $1 AND key = $2
 `
@@ -146,15 +162,17 @@ type GetKeyParams struct {
 }
 
 type GetKeyRow struct {
-	CustomerID    uuid.UUID
-	Key           string
-	Status        string
-	LockedUntil   time.Time
-	LockRemaining time.Duration
-	LockToken     uuid.UUID
-	ResponseCode  *int32
-	CreatedAt     time.Time
-	OperationID   uuid.UUID
+	CustomerID     uuid.UUID
+	Key            string
+	Status         string
+	LockedUntil    time.Time
+	LockRemaining  time.Duration
+	LockToken      uuid.UUID
+	ResponseCode   *int32
+	CreatedAt      time.Time
+	OperationID    uuid.UUID
+	SettleAttempts int32
+	ParkedAt       *time.Time
 }
 
 // A key as an operator (or a test) inspects it.
@@ -171,6 +189,8 @@ func (q *Queries) GetKey(ctx context.Context, arg GetKeyParams) (GetKeyRow, erro
 		&i.ResponseCode,
 		&i.CreatedAt,
 		&i.OperationID,
+		&i.SettleAttempts,
+		&i.ParkedAt,
 	)
 	return i, err
 }
@@ -218,7 +238,7 @@ func (q *Queries) ListKeyEvents(ctx context.Context, arg ListKeyEventsParams) ([
 
 const lockKey = `-- name: LockKey :one
 SELECT fingerprint, status, (locked_until - now())::interval AS lock_remaining,
-       response_code, response_body, operation_id, request
+       response_code, response_body, operation_id, request, (now() - created_at)::interval AS age
 FROM idempotency_keys
 WHERE customer_id = $1 AND key = $2
 FOR UPDATE
@@ -237,6 +257,7 @@ type LockKeyRow struct {
 	ResponseBody  json.RawMessage
 	OperationID   uuid.UUID
 	Request       json.RawMessage
+	Age           time.Duration
 }
 
 // Locks an existing key for the rest of the transaction so that deciding to
@@ -253,8 +274,48 @@ func (q *Queries) LockKey(ctx context.Context, arg LockKeyParams) (LockKeyRow, e
 		&i.ResponseBody,
 		&i.OperationID,
 		&i.Request,
+		&i.Age,
 	)
 	return i, err
+}
+
+const parkKey = `-- name: ParkKey :one
+WITH parked AS (
+    UPDATE idempotency_keys
+    SET parked_at = now()
+    WHERE idempotency_keys.customer_id = $1 AND idempotency_keys.key = $2
+      AND status = 'started' AND lock_token = $3
+    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.settle_attempts,
+              idempotency_keys.parked_at
+),
+logged AS (
+    INSERT INTO key_events (customer_id, key, event, detail)
+    SELECT customer_id, key, 'parked', jsonb_build_object('attempts', settle_attempts, 'error', $4::text)
+    FROM parked
+)
+SELECT parked_at FROM parked
+`
+
+type ParkKeyParams struct {
+	CustomerID uuid.UUID
+	Key        string
+	LockToken  uuid.UUID
+	Reason     string
+}
+
+// Parks a poison key: the completer failed to settle it max-attempts times,
+// so it stops taking it over and leaves it, still started, for an operator.
+// Only the attempt holding the lock parks it; the event records why.
+func (q *Queries) ParkKey(ctx context.Context, arg ParkKeyParams) (*time.Time, error) {
+	row := q.db.QueryRow(ctx, parkKey,
+		arg.CustomerID,
+		arg.Key,
+		arg.LockToken,
+		arg.Reason,
+	)
+	var parked_at *time.Time
+	err := row.Scan(&parked_at)
+	return parked_at, err
 }
 
 const renewLock = `-- name: RenewLock :one
@@ -326,7 +387,7 @@ WITH stuck AS (
     SELECT s.customer_id, s.key
     FROM idempotency_keys s
     WHERE s.status = 'started' AND s.locked_until <= now() AND s.request IS NOT NULL
-      AND s.created_at <= now() - $1::interval
+      AND s.created_at <= now() - $1::interval AND s.parked_at IS NULL
     ORDER BY s.locked_until
     LIMIT 1
     FOR UPDATE SKIP LOCKED
@@ -334,17 +395,20 @@ WITH stuck AS (
 taken AS (
     UPDATE idempotency_keys k
     SET lock_token = $2,
-        locked_until = now() + $3::interval
+        locked_until = now() + $3::interval,
+        settle_attempts = k.settle_attempts + 1
     FROM stuck
     WHERE k.customer_id = stuck.customer_id AND k.key = stuck.key AND k.status = 'started'
-    RETURNING k.customer_id, k.key, k.request, k.operation_id, k.locked_until
+      AND k.parked_at IS NULL
+    RETURNING k.customer_id, k.key, k.request, k.operation_id, k.locked_until, k.settle_attempts
 ),
 logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)
-    SELECT customer_id, key, 'taken_over', jsonb_build_object('by', 'completer', 'locked_until', locked_until)
+    SELECT customer_id, key, 'taken_over',
+           jsonb_build_object('by', 'completer', 'locked_until', locked_until, 'attempt', settle_attempts)
     FROM taken
 )
-SELECT customer_id, key, request, operation_id FROM taken
+SELECT customer_id, key, request, operation_id, settle_attempts FROM taken
 `
 
 type TakeOverStuckKeyParams struct {
@@ -354,10 +418,11 @@ type TakeOverStuckKeyParams struct {
 }
 
 type TakeOverStuckKeyRow struct {
-	CustomerID  uuid.UUID
-	Key         string
-	Request     json.RawMessage
-	OperationID uuid.UUID
+	CustomerID     uuid.UUID
+	Key            string
+	Request        json.RawMessage
+	OperationID    uuid.UUID
+	SettleAttempts int32
 }
 
 // The completer's claim: one started key whose lock has expired and whose
@@ -365,7 +430,8 @@ type TakeOverStuckKeyRow struct {
 // lock token) and recorded as "taken_over". SKIP LOCKED passes over a key
 // that a retry or another completer is deciding about right now, so several
 // instances never wait for each other; the re-check of the WHERE clause on
-// the locked row (READ COMMITTED) drops a key taken over meanwhile.
+// the locked row (READ COMMITTED) drops a key taken over meanwhile. Parked
+// keys (see ParkKey) are left alone; settle_attempts counts the takeovers.
 func (q *Queries) TakeOverStuckKey(ctx context.Context, arg TakeOverStuckKeyParams) (TakeOverStuckKeyRow, error) {
 	row := q.db.QueryRow(ctx, takeOverStuckKey, arg.Grace, arg.LockToken, arg.LockFor)
 	var i TakeOverStuckKeyRow
@@ -374,6 +440,7 @@ func (q *Queries) TakeOverStuckKey(ctx context.Context, arg TakeOverStuckKeyPara
 		&i.Key,
 		&i.Request,
 		&i.OperationID,
+		&i.SettleAttempts,
 	)
 	return i, err
 }

@@ -25,17 +25,20 @@ type Customer struct {
 }
 
 type IdempotencyKey struct {
-	CustomerID   uuid.UUID
-	Key          string
-	Fingerprint  []byte
-	Status       string
-	LockedUntil  time.Time
-	LockToken    uuid.UUID
-	ResponseCode *int32
-	ResponseBody json.RawMessage
-	CreatedAt    time.Time
-	Request      json.RawMessage
-	OperationID  uuid.UUID
+	CustomerID     uuid.UUID
+	Key            string
+	Fingerprint    []byte
+	Status         string
+	LockedUntil    time.Time
+	LockToken      uuid.UUID
+	ResponseCode   *int32
+	ResponseBody   json.RawMessage
+	CreatedAt      time.Time
+	Request        json.RawMessage
+	OperationID    uuid.UUID
+	ProviderKey    *string
+	SettleAttempts int32
+	ParkedAt       *time.Time
 }
 
 type KeyEvent struct {
@@ -65,6 +68,11 @@ type Product struct {
 	Currency string
 }
 
+type ProviderCanceledKey struct {
+	IdempotencyKey string
+	CanceledAt     time.Time
+}
+
 type ProviderCharge struct {
 	ID             string
 	IdempotencyKey string
@@ -75,4 +83,28 @@ type ProviderCharge struct {
 	Description    string
 	Status         string
 	CreatedAt      time.Time
+}
+
+type ProviderRefund struct {
+	ID             string
+	IdempotencyKey string
+	ChargeID       string
+	Amount         int64
+	CreatedAt      time.Time
+}
+
+type ReconciledRefund struct {
+	ChargeID   string
+	RefundID   string
+	CustomerID *uuid.UUID
+	Key        *string
+	Amount     int64
+	Currency   string
+	At         time.Time
+}
+
+type ReconcilerCursor struct {
+	ID        bool
+	After     string
+	UpdatedAt time.Time
 }

@@ -7,7 +7,19 @@ package db
 
 import (
 	"context"
+	"time"
 )
+
+const providerCancelKey = `-- name: ProviderCancelKey :exec
+INSERT INTO provider.canceled_keys (idempotency_key)
+VALUES ($1)
+ON CONFLICT (idempotency_key) DO NOTHING
+`
+
+func (q *Queries) ProviderCancelKey(ctx context.Context, idempotencyKey string) error {
+	_, err := q.db.Exec(ctx, providerCancelKey, idempotencyKey)
+	return err
+}
 
 const providerChargeByID = `-- name: ProviderChargeByID :one
 SELECT id, idempotency_key, params_hash, amount, currency, card_last4, description, status, created_at
@@ -96,6 +108,145 @@ func (q *Queries) ProviderCreateCharge(ctx context.Context, arg ProviderCreateCh
 		&i.CardLast4,
 		&i.Description,
 		&i.Status,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const providerCreateRefund = `-- name: ProviderCreateRefund :one
+INSERT INTO provider.refunds (id, idempotency_key, charge_id, amount)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT DO NOTHING
+RETURNING id, idempotency_key, charge_id, amount, created_at
+`
+
+type ProviderCreateRefundParams struct {
+	ID             string
+	IdempotencyKey string
+	ChargeID       string
+	Amount         int64
+}
+
+// One refund per idempotency key and one per charge: a retry with the same
+// key inserts nothing and the caller reads the refund made first.
+func (q *Queries) ProviderCreateRefund(ctx context.Context, arg ProviderCreateRefundParams) (ProviderRefund, error) {
+	row := q.db.QueryRow(ctx, providerCreateRefund,
+		arg.ID,
+		arg.IdempotencyKey,
+		arg.ChargeID,
+		arg.Amount,
+	)
+	var i ProviderRefund
+	err := row.Scan(
+		&i.ID,
+		&i.IdempotencyKey,
+		&i.ChargeID,
+		&i.Amount,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const providerKeyCanceled = `-- name: ProviderKeyCanceled :one
+SELECT EXISTS (SELECT FROM provider.canceled_keys WHERE idempotency_key = $1)
+`
+
+func (q *Queries) ProviderKeyCanceled(ctx context.Context, idempotencyKey string) (bool, error) {
+	row := q.db.QueryRow(ctx, providerKeyCanceled, idempotencyKey)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
+const providerListCharges = `-- name: ProviderListCharges :many
+SELECT c.id, c.idempotency_key, c.amount, c.currency, c.card_last4, c.description, c.status, c.created_at,
+       (r.id IS NOT NULL)::boolean AS refunded
+FROM provider.charges c
+LEFT JOIN provider.refunds r ON r.charge_id = c.id
+WHERE c.id > $1::text
+ORDER BY c.id
+LIMIT $2
+`
+
+type ProviderListChargesParams struct {
+	After   string
+	MaxRows int32
+}
+
+type ProviderListChargesRow struct {
+	ID             string
+	IdempotencyKey string
+	Amount         int64
+	Currency       string
+	CardLast4      string
+	Description    string
+	Status         string
+	CreatedAt      time.Time
+	Refunded       bool
+}
+
+// A page of charges in id order (ids are time-ordered), after the cursor
+// (the last id of the previous page; ” for the first), each with whether it
+// has been refunded.
+func (q *Queries) ProviderListCharges(ctx context.Context, arg ProviderListChargesParams) ([]ProviderListChargesRow, error) {
+	rows, err := q.db.Query(ctx, providerListCharges, arg.After, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ProviderListChargesRow
+	for rows.Next() {
+		var i ProviderListChargesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.IdempotencyKey,
+			&i.Amount,
+			&i.Currency,
+			&i.CardLast4,
+			&i.Description,
+			&i.Status,
+			&i.CreatedAt,
+			&i.Refunded,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const providerLockKey = `-- name: ProviderLockKey :exec
+SELECT pg_advisory_xact_lock(1886351984, hashtext($1::text))
+`
+
+// Serialises every create and cancel of one idempotency key until the end of
+// the transaction, so that a cancel and a late create of the same operation
+// cannot both see "nothing yet" and both go ahead. Transaction-scoped: a
+// crash releases it with the transaction. The first argument is this
+// provider's class of advisory locks (the two-int4 key space does not
+// overlap the one-bigint space the shop's own locks use).
+func (q *Queries) ProviderLockKey(ctx context.Context, idempotencyKey string) error {
+	_, err := q.db.Exec(ctx, providerLockKey, idempotencyKey)
+	return err
+}
+
+const providerRefundByCharge = `-- name: ProviderRefundByCharge :one
+SELECT id, idempotency_key, charge_id, amount, created_at
+FROM provider.refunds
+WHERE charge_id = $1
+`
+
+func (q *Queries) ProviderRefundByCharge(ctx context.Context, chargeID string) (ProviderRefund, error) {
+	row := q.db.QueryRow(ctx, providerRefundByCharge, chargeID)
+	var i ProviderRefund
+	err := row.Scan(
+		&i.ID,
+		&i.IdempotencyKey,
+		&i.ChargeID,
+		&i.Amount,
 		&i.CreatedAt,
 	)
 	return i, err

@@ -179,8 +179,12 @@ func TestRefusals(t *testing.T) {
 		{"wrong secret", http.MethodGet, "/v1/charges/ch_1", "", map[string]string{"Authorization": "Bearer " + secret + "x"}, 401, "authentication_error", ""},
 		{"unknown charge", http.MethodGet, "/v1/charges/ch_1", "", nil, 404, "invalid_request_error", "resource_missing"},
 		{"unknown key", http.MethodGet, "/v1/charges?idempotency_key=nope", "", nil, 404, "invalid_request_error", "resource_missing"},
-		{"no key to look up", http.MethodGet, "/v1/charges", "", nil, 400, "invalid_request_error", "parameter_missing"},
-		{"unknown route", http.MethodGet, "/v1/refunds", "", nil, 404, "invalid_request_error", "route_not_found"},
+		{"empty key to look up", http.MethodGet, "/v1/charges?idempotency_key=", "", nil, 400, "invalid_request_error", "parameter_missing"},
+		{"bad list limit", http.MethodGet, "/v1/charges?limit=0", "", nil, 400, "invalid_request_error", "parameter_invalid"},
+		{"cancel without key", http.MethodPost, "/v1/charges/cancel", `{}`, nil, 400, "invalid_request_error", "parameter_invalid"},
+		{"refund without key", http.MethodPost, "/v1/refunds", `{"charge": "ch_1"}`, nil, 400, "invalid_request_error", "idempotency_key_missing"},
+		{"refund of unknown charge", http.MethodPost, "/v1/refunds", `{"charge": "ch_1"}`, key, 404, "invalid_request_error", "resource_missing"},
+		{"unknown route", http.MethodGet, "/v1/disputes", "", nil, 404, "invalid_request_error", "route_not_found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := s.call(t, tc.method, tc.path, tc.body, tc.header)

@@ -80,13 +80,72 @@ func (f *Fault) UnmarshalText(text []byte) error {
 
 // Behaviour is how the provider treats the create-charge calls it receives
 // until it is changed. The zero value is a healthy provider. In JSON it reads
-// {"delay_ms": 0, "fail": "none"}, the body of the demo API.
+// {"delay_ms": 0, "fail": "none"}, the body of the demo API, optionally with
+// "rates": {"after_charge": 0.1, "timeout": 0.05, …}.
 type Behaviour struct {
 	// Delay is waited before each call is processed, stopping early if the
 	// client gives up (in which case nothing is charged).
 	Delay time.Duration
-	// Fail is the fault injected after the delay.
+	// Fail is the fault injected after the delay into every call.
 	Fail Fault
+	// Rates inject faults into a share of the calls at random, for soak
+	// and chaos runs; they apply only while Fail is none.
+	Rates Rates
+}
+
+// Rates are the probabilities, each between 0 and 1 and together at most 1,
+// that a create-charge call meets each fault. The rest of the calls are
+// processed normally.
+type Rates struct {
+	BeforeCharge float64 `json:"before_charge,omitzero"`
+	AfterCharge  float64 `json:"after_charge,omitzero"`
+	Decline      float64 `json:"decline,omitzero"`
+	Timeout      float64 `json:"timeout,omitzero"`
+}
+
+// validate reports whether r are probabilities that fit in one draw.
+func (r Rates) validate() error {
+	sum := 0.0
+	for _, v := range []float64{r.BeforeCharge, r.AfterCharge, r.Decline, r.Timeout} {
+		// Written so that NaN fails too.
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("rates must be between 0 and 1")
+		}
+		sum += v
+	}
+	if sum > 1 {
+		return fmt.Errorf("rates must add up to at most 1, got %g", sum)
+	}
+	return nil
+}
+
+// pick maps a uniform draw u in [0, 1) to the fault it lands on: the rates
+// are laid end to end, and a draw past them all is FaultNone.
+func (r Rates) pick(u float64) Fault {
+	for _, f := range []struct {
+		rate  float64
+		fault Fault
+	}{
+		{r.BeforeCharge, FaultBeforeCharge},
+		{r.AfterCharge, FaultAfterCharge},
+		{r.Decline, FaultDecline},
+		{r.Timeout, FaultTimeout},
+	} {
+		if u < f.rate {
+			return f.fault
+		}
+		u -= f.rate
+	}
+	return FaultNone
+}
+
+// fault is the fault one call meets: Fail when set, otherwise one drawn from
+// the rates with u.
+func (b Behaviour) fault(u float64) Fault {
+	if b.Fail.normal() != FaultNone {
+		return b.Fail.normal()
+	}
+	return b.Rates.pick(u)
 }
 
 // behaviourJSON is Behaviour on the wire: whole milliseconds are what a
@@ -94,6 +153,7 @@ type Behaviour struct {
 type behaviourJSON struct {
 	DelayMS int64 `json:"delay_ms"`
 	Fail    Fault `json:"fail"`
+	Rates   Rates `json:"rates,omitzero"`
 }
 
 // Validate reports whether the provider would accept b.
@@ -101,18 +161,23 @@ func (b Behaviour) Validate() error {
 	if b.Delay < 0 || b.Delay > MaxDelay {
 		return fmt.Errorf("delay must be between 0 and %d ms", MaxDelay.Milliseconds())
 	}
+	if err := b.Rates.validate(); err != nil {
+		return err
+	}
 	_, err := ParseFault(b.Fail.String())
 	return err
 }
 
-// MarshalJSON encodes b as {"delay_ms": …, "fail": …}.
+// MarshalJSON encodes b as {"delay_ms": …, "fail": …}, with "rates" when
+// any is set.
 func (b Behaviour) MarshalJSON() ([]byte, error) {
-	return json.Marshal(behaviourJSON{DelayMS: b.Delay.Milliseconds(), Fail: b.Fail.normal()})
+	return json.Marshal(behaviourJSON{DelayMS: b.Delay.Milliseconds(), Fail: b.Fail.normal(), Rates: b.Rates})
 }
 
-// UnmarshalJSON decodes {"delay_ms": …, "fail": …}; a missing field means
-// zero (no delay, no fault). Unknown fields are refused so that a misspelt
-// "fault" is an error rather than a silent return to health.
+// UnmarshalJSON decodes {"delay_ms": …, "fail": …, "rates": {…}}; a missing
+// field means zero (no delay, no fault). Unknown fields, in rates too, are
+// refused so that a misspelt "fault" is an error rather than a silent return
+// to health.
 func (b *Behaviour) UnmarshalJSON(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -124,7 +189,10 @@ func (b *Behaviour) UnmarshalJSON(data []byte) error {
 	if w.DelayMS < 0 || w.DelayMS > MaxDelay.Milliseconds() {
 		return fmt.Errorf("behaviour: delay_ms must be between 0 and %d", MaxDelay.Milliseconds())
 	}
-	*b = Behaviour{Delay: time.Duration(w.DelayMS) * time.Millisecond, Fail: w.Fail.normal()}
+	if err := w.Rates.validate(); err != nil {
+		return fmt.Errorf("behaviour: %w", err)
+	}
+	*b = Behaviour{Delay: time.Duration(w.DelayMS) * time.Millisecond, Fail: w.Fail.normal(), Rates: w.Rates}
 	return nil
 }
 

@@ -99,3 +99,37 @@ func TestSetBehaviourValidates(t *testing.T) {
 		t.Errorf("got fault %q after setting the zero Behaviour, want %q", got, fakeprovider.FaultNone)
 	}
 }
+
+func TestBehaviourJSONWithRates(t *testing.T) {
+	// The demo body with fault rates, as chaos runs send it.
+	const body = `{"delay_ms":0,"fail":"none","rates":{"after_charge":0.1,"timeout":0.05,"before_charge":0.05,"decline":0.02}}`
+	var b fakeprovider.Behaviour
+	if err := json.Unmarshal([]byte(body), &b); err != nil {
+		t.Fatalf("Unmarshal: %v", err)
+	}
+	want := fakeprovider.Behaviour{Fail: fakeprovider.FaultNone, Rates: fakeprovider.Rates{
+		AfterCharge: 0.1, Timeout: 0.05, BeforeCharge: 0.05, Decline: 0.02,
+	}}
+	if b != want {
+		t.Errorf("got %+v, want %+v", b, want)
+	}
+	out, err := json.Marshal(b)
+	if err != nil {
+		t.Fatalf("Marshal: %v", err)
+	}
+	const canonical = `{"delay_ms":0,"fail":"none","rates":{"before_charge":0.05,"after_charge":0.1,"decline":0.02,"timeout":0.05}}`
+	if string(out) != canonical {
+		t.Errorf("got %s, want %s", out, canonical)
+	}
+	for _, bad := range []string{
+		`{"rates": {"after_charge": 1.5}}`,
+		`{"rates": {"after_charge": -0.1}}`,
+		`{"rates": {"after_charge": 0.6, "timeout": 0.6}}`,
+		`{"rates": {"explode": 0.1}}`,
+	} {
+		var b fakeprovider.Behaviour
+		if err := json.Unmarshal([]byte(bad), &b); err == nil {
+			t.Errorf("Unmarshal(%s): got %+v and no error, want an error", bad, b)
+		}
+	}
+}

@@ -15,6 +15,9 @@ import (
 const (
 	statusSucceeded = "succeeded"
 	statusDeclined  = "declined"
+	// statusCanceled is not a charge's status: it is what a cancel answers
+	// when it found no charge and closed the key.
+	statusCanceled = "canceled"
 )
 
 // DeclinedCard is the test card number that is always declined.

@@ -48,24 +48,27 @@ func (p *Provider) createCharge(c echo.Context) error {
 		return fmt.Errorf("delay: %w", err)
 	}
 
+	fault := b.fault(p.draw())
 	status := statusSucceeded
-	if params.card == DeclinedCard || b.Fail == FaultDecline {
+	if params.card == DeclinedCard || fault == FaultDecline {
 		status = statusDeclined
 	}
 
-	switch b.Fail {
+	switch fault {
 	case FaultBeforeCharge:
-		return p.inject(ctx, b.Fail)
+		return p.inject(ctx, fault)
 	case FaultTimeout:
 		hangCtx, cancel := context.WithTimeout(ctx, MaxHang)
 		<-hangCtx.Done()
 		cancel()
-		// The charge goes through even though the client has gone: a timeout
-		// tells the client nothing about the outcome, which is exactly what
-		// the application must cope with.
-		var cancelRecord context.CancelFunc
-		ctx, cancelRecord = context.WithTimeout(context.WithoutCancel(ctx), detachedRecordTimeout)
-		defer cancelRecord()
+	}
+	// From here on the call is processed even if the client has gone: a
+	// timeout or a hang-up tells the client nothing about the outcome, which
+	// is exactly what the application must cope with.
+	ctx, cancelRecord := context.WithTimeout(context.WithoutCancel(ctx), detachedRecordTimeout)
+	defer cancelRecord()
+	if p.beforeRecord != nil {
+		p.beforeRecord(ctx, key)
 	}
 
 	ch, replayed, err := p.record(ctx, key, params, status)
@@ -74,8 +77,8 @@ func (p *Provider) createCharge(c echo.Context) error {
 	}
 	p.log.InfoContext(ctx, "fakeprovider: charge", "charge", ch.ID, "status", ch.Status,
 		"amount", ch.Amount, "currency", ch.Currency, "card_last4", ch.CardLast4, "replayed", replayed)
-	if b.Fail == FaultAfterCharge {
-		return p.inject(ctx, b.Fail)
+	if fault == FaultAfterCharge {
+		return p.inject(ctx, fault)
 	}
 
 	code, body := createAnswer(ch)
@@ -85,42 +88,73 @@ func (p *Provider) createCharge(c echo.Context) error {
 	return c.JSONBlob(code, body)
 }
 
+// errCanceled answers a create-charge call whose idempotency key was
+// canceled: the operation has a final "no charge" verdict, and nothing is
+// charged now either.
+var errCanceled = &apiError{
+	Status:  http.StatusBadRequest,
+	Type:    typeInvalidRequest,
+	Code:    codeKeyCanceled,
+	Message: "The operation with this idempotency key was canceled; nothing was or will be charged under it.",
+}
+
+// codeKeyCanceled is the error code of a create-charge call on a canceled key.
+const codeKeyCanceled = "idempotency_key_canceled"
+
 // record charges once per key: it inserts the charge, or, when the key has
 // been used before, returns the charge made then, provided the parameters are
-// the same. replayed reports the latter.
+// the same. replayed reports the latter. A canceled key charges nothing and
+// returns errCanceled. The decision is taken under the key's lock (see
+// ProviderLockKey), so a concurrent cancel of the key either comes first, and
+// this call charges nothing, or sees the charge and returns it.
 func (p *Provider) record(ctx context.Context, key string, params chargeParams, status string) (ch db.ProviderCharge, replayed bool, err error) {
 	id, err := newChargeID()
 	if err != nil {
 		return db.ProviderCharge{}, false, err
 	}
 	hash := params.hash()
-	ch, err = p.db.ProviderCreateCharge(ctx, db.ProviderCreateChargeParams{
-		ID:             id,
-		IdempotencyKey: key,
-		ParamsHash:     hash,
-		Amount:         params.amount,
-		Currency:       params.currency,
-		CardLast4:      params.last4(),
-		Description:    params.description,
-		Status:         status,
+	err = p.db.InTx(ctx, func(q *db.Queries) error {
+		if err := q.ProviderLockKey(ctx, key); err != nil {
+			return fmt.Errorf("lock key: %w", err)
+		}
+		canceled, err := q.ProviderKeyCanceled(ctx, key)
+		if err != nil {
+			return fmt.Errorf("key canceled: %w", err)
+		}
+		if canceled {
+			return errCanceled
+		}
+		ch, err = q.ProviderCreateCharge(ctx, db.ProviderCreateChargeParams{
+			ID:             id,
+			IdempotencyKey: key,
+			ParamsHash:     hash,
+			Amount:         params.amount,
+			Currency:       params.currency,
+			CardLast4:      params.last4(),
+			Description:    params.description,
+			Status:         status,
+		})
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, database.ErrNotFound) {
+			return fmt.Errorf("create charge: %w", err)
+		}
+		// ON CONFLICT DO NOTHING inserted no row: the key was used before.
+		ch, err = q.ProviderChargeByKey(ctx, key)
+		if err != nil {
+			return fmt.Errorf("charge by key: %w", err)
+		}
+		if subtle.ConstantTimeCompare(ch.ParamsHash, hash) != 1 {
+			return errKeyReused
+		}
+		replayed = true
+		return nil
 	})
-	if err == nil {
-		return ch, false, nil
-	}
-	if !errors.Is(err, database.ErrNotFound) {
-		return db.ProviderCharge{}, false, fmt.Errorf("create charge: %w", err)
-	}
-	// ON CONFLICT DO NOTHING inserted no row: the key is taken. When a
-	// concurrent call holds it, the insert waited for that call to commit, so
-	// its row is visible to this next statement.
-	ch, err = p.db.ProviderChargeByKey(ctx, key)
 	if err != nil {
-		return db.ProviderCharge{}, false, fmt.Errorf("charge by key: %w", err)
+		return db.ProviderCharge{}, false, err
 	}
-	if subtle.ConstantTimeCompare(ch.ParamsHash, hash) != 1 {
-		return db.ProviderCharge{}, false, errKeyReused
-	}
-	return ch, true, nil
+	return ch, replayed, nil
 }
 
 // inject answers with the 500 of fault f.

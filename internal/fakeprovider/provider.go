@@ -8,8 +8,10 @@
 package fakeprovider
 
 import (
+	"context"
 	"crypto/sha256"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 
 	"github.com/labstack/echo/v4"
@@ -26,6 +28,12 @@ type Provider struct {
 	secretSum [sha256.Size]byte
 	noSecret  bool
 
+	// beforeRecord, when set, runs just before a create-charge call
+	// records its outcome (see WithBeforeRecord).
+	beforeRecord func(ctx context.Context, idempotencyKey string)
+	// draw returns a uniform number in [0, 1) for the fault rates.
+	draw func() float64
+
 	mu        sync.Mutex
 	behaviour Behaviour
 }
@@ -40,6 +48,7 @@ func New(db *database.DB, secret string, opts ...Option) *Provider {
 		secretSum: sha256.Sum256([]byte(secret)),
 		noSecret:  secret == "",
 		behaviour: Behaviour{Fail: FaultNone},
+		draw:      rand.Float64,
 	}
 	for _, opt := range opts {
 		opt(p)
@@ -55,12 +64,29 @@ func WithLogger(log *slog.Logger) Option {
 	return func(p *Provider) { p.log = log }
 }
 
+// WithBeforeRecord makes every create-charge call run hook, with the call's
+// idempotency key, after its delay and fault and just before it records the
+// charge. Tests block in it to make a call that has reached the provider
+// land later, as a provider that processes a request after its client has
+// given up does.
+func WithBeforeRecord(hook func(ctx context.Context, idempotencyKey string)) Option {
+	return func(p *Provider) { p.beforeRecord = hook }
+}
+
+// WithDraw makes the provider draw the fault rates' random numbers from draw,
+// which must return numbers in [0, 1); tests pass a fixed sequence.
+func WithDraw(draw func() float64) Option {
+	return func(p *Provider) { p.draw = draw }
+}
+
 // Register mounts the API on g, typically e.Group("/provider"). Errors from
 // these routes are answered in the provider's own error shape, not by the
 // application's error handler.
 func (p *Provider) Register(g *echo.Group) {
 	g.Use(p.renderErrors, p.authenticate)
 	g.POST("/v1/charges", p.createCharge)
-	g.GET("/v1/charges", p.chargeByKey)
+	g.GET("/v1/charges", p.listOrFind)
+	g.POST("/v1/charges/cancel", p.cancelByKey)
 	g.GET("/v1/charges/:id", p.chargeByID)
+	g.POST("/v1/refunds", p.createRefund)
 }

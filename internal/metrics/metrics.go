@@ -42,6 +42,15 @@ type Metrics struct {
 	LeaseRenewals *prometheus.CounterVec
 	// Recoveries counts what the completer did with each key it took over.
 	Recoveries *prometheus.CounterVec
+	// OrphanCharges counts succeeded charges a finish held when it lost its
+	// lock and that no order holds: money taken without an order. It must
+	// stay 0; the reconciler refunds what it counts.
+	OrphanCharges prometheus.Counter
+	// Reconciled counts the charges the reconciler examined, by result.
+	Reconciled *prometheus.CounterVec
+	// Refunds counts charges the reconciler refunded (once per charge,
+	// whichever instance refunded it).
+	Refunds prometheus.Counter
 	// SweptKeys and SweptEvents count rows the sweeper deleted.
 	SweptKeys   prometheus.Counter
 	SweptEvents prometheus.Counter
@@ -66,12 +75,24 @@ func New() *Metrics {
 		}, []string{"holder"}),
 		LeaseRenewals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "exactlyonce_lease_renewals_total",
-			Help: "Lock renewals while a provider call is in flight, by result: renewed, lost (the token was gone), error.",
+			Help: "Lock renewals while a provider call is in flight, by result: renewed, lost (the token was gone), error, fenced (renewals failed and the attempt stopped its own call before the lock could run out).",
 		}, []string{"result"}),
 		Recoveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "exactlyonce_completer_recoveries_total",
-			Help: "Keys the completer took over, by outcome: charged (order written), declined, not_completed (no charge), lost (a retry finished first), error (left started).",
+			Help: "Keys the completer took over, by outcome: charged (order written), declined, not_completed (canceled at the provider, no charge), lost (a retry finished first), error (left started), parked (a poison key given up after too many errors).",
 		}, []string{"outcome"}),
+		OrphanCharges: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "exactlyonce_orphan_charges_total",
+			Help: "Succeeded charges held by a finish that lost its lock and that no order holds. Must stay 0; the reconciler refunds them.",
+		}),
+		Reconciled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "exactlyonce_reconciler_charges_total",
+			Help: "Provider charges the reconciler examined, by result: matched (an order holds it), not_succeeded, refunded (already), pending (its key is still started), unknown_key, orphan (refunded now).",
+		}, []string{"result"}),
+		Refunds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "exactlyonce_reconciler_refunds_total",
+			Help: "Orphan charges (succeeded, no order, key finished without one) the reconciler refunded.",
+		}),
 		SweptKeys: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "exactlyonce_sweeper_deleted_keys_total",
 			Help: "Finished idempotency keys deleted after the retention window.",
@@ -82,7 +103,7 @@ func New() *Metrics {
 		}),
 		ProviderCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "exactlyonce_provider_call_duration_seconds",
-			Help:    "Calls to the payment provider by call (charge, find) and result (succeeded, declined, no_charge, unavailable, error, cancelled).",
+			Help:    "Calls to the payment provider by call (charge, cancel, refund, list) and result (succeeded, declined, no_charge, unavailable, error, cancelled).",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"call", "result"}),
 		HTTPRequests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -93,6 +114,7 @@ func New() *Metrics {
 	}
 	m.registry.MustRegister(
 		m.Claims, m.FinishesLost, m.LeaseRenewals, m.Recoveries, m.SweptKeys, m.SweptEvents,
+		m.OrphanCharges, m.Reconciled, m.Refunds,
 		m.ProviderCalls, m.HTTPRequests,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

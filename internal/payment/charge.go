@@ -39,7 +39,8 @@ type Charge struct {
 }
 
 // Charge charges a card. Besides a Charge, it returns a *DeclinedError, an
-// *UnavailableError or a *ProviderError; see each for what it means.
+// *UnavailableError, a *ProviderError or ErrCanceled; see each for what it
+// means.
 func (c *Client) Charge(ctx context.Context, req ChargeRequest) (Charge, error) {
 	if req.IdempotencyKey == "" {
 		return Charge{}, errors.New("charge: idempotency key is required")
@@ -64,12 +65,21 @@ func (c *Client) Charge(ctx context.Context, req ChargeRequest) (Charge, error) 
 		}
 		return ch, nil
 	}
+	if e, ok := resp.apiError(); ok && resp.status == http.StatusBadRequest && e.Code == codeKeyCanceled {
+		return Charge{}, fmt.Errorf("charge: %w", ErrCanceled)
+	}
 	return Charge{}, fmt.Errorf("charge: %w", scrub(resp.failure(), req.Card))
 }
 
+// codeKeyCanceled is the provider's error code for a create-charge call whose
+// idempotency key was canceled.
+const codeKeyCanceled = "idempotency_key_canceled"
+
 // FindCharge returns the charge made with idempotencyKey, declined ones
-// included, or ErrNoCharge. After an UnavailableError it tells whether the
-// lost call charged.
+// included, or ErrNoCharge. ErrNoCharge means "no charge yet": a call still
+// on its way to the provider may charge after it, so acting on it as a final
+// answer needs Cancel instead. (Stripe has no look-up by idempotency key at
+// all: a shop stores the id of the object it created and retrieves that.)
 func (c *Client) FindCharge(ctx context.Context, idempotencyKey string) (Charge, error) {
 	if idempotencyKey == "" {
 		return Charge{}, errors.New("find charge: idempotency key is required")

@@ -11,6 +11,12 @@ import (
 // the call that used it never reached the point of charging.
 var ErrNoCharge = errors.New("no charge with that idempotency key")
 
+// ErrCanceled means the operation under an idempotency key was canceled at
+// the provider (see Client.Cancel): nothing was charged under the key, and
+// nothing ever will be. Charge returns it for a call that arrived after the
+// cancel; Cancel returns it when it found no charge and closed the key.
+var ErrCanceled = errors.New("operation canceled at the provider: nothing was or will be charged")
+
 // DeclinedError means the provider refused the card. It is a definite
 // outcome: no money moved, and retrying with the same key replays it.
 type DeclinedError struct {

@@ -1,0 +1,205 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/db"
+	"exactlyonce/internal/logging"
+	"exactlyonce/internal/metrics"
+	"exactlyonce/internal/payment"
+)
+
+// Provider is the part of the payment provider the reconciler uses.
+// *payment.Client satisfies it.
+type Provider interface {
+	ListCharges(ctx context.Context, after string, limit int) (payment.ChargePage, error)
+	Refund(ctx context.Context, idempotencyKey, chargeID string) (payment.Refund, error)
+}
+
+// ReconcilerHooks let tests force an interleaving of two reconcilers.
+type ReconcilerHooks struct {
+	// BeforeRefund runs when a reconciler has found an orphan charge and is
+	// about to refund it.
+	BeforeRefund func(ctx context.Context, chargeID string)
+}
+
+// ReconcilerConfig tunes a Reconciler.
+type ReconcilerConfig struct {
+	// PageSize is how many charges one list call asks for (default 100).
+	PageSize int
+	// Lag keeps the cursor behind the newest charges (default a minute).
+	// Charge ids are time-ordered, but a charge whose transaction commits
+	// late can appear in the list after a newer one: the cursor never
+	// passes a charge younger than Lag, so such a charge is still read by a
+	// later pass. Reading a charge twice is harmless.
+	Lag   time.Duration
+	Hooks ReconcilerHooks
+}
+
+// Reconciler is defence in depth behind the engine: it reads every charge the
+// provider made, from a cursor shared by all instances, and matches each to
+// an order. A succeeded charge that no order holds, whose key is finished
+// (or gone) without one, is money taken for nothing: the reconciler refunds
+// it, records a "refunded" event in the key's audit trail and counts it.
+//
+// Several instances may reconcile at once without coordination: the refund's
+// idempotency key is derived from the charge, so the provider refunds once
+// however many reconcilers ask, and the record of the refund is written once
+// (ON CONFLICT DO NOTHING), so only one of them logs and counts it. A charge
+// whose key is still started is left alone: its operation is in progress,
+// and the engine or the completer will write its order.
+type Reconciler struct {
+	db       *database.DB
+	provider Provider
+	cfg      ReconcilerConfig
+	metrics  *metrics.Metrics
+	log      *slog.Logger
+}
+
+// NewReconciler returns a reconciler. A nil m counts into a registry nobody
+// reads.
+func NewReconciler(d *database.DB, provider Provider, cfg ReconcilerConfig, m *metrics.Metrics, log *slog.Logger) *Reconciler {
+	if cfg.PageSize <= 0 {
+		cfg.PageSize = 100
+	}
+	if cfg.Lag == 0 {
+		cfg.Lag = time.Minute
+	}
+	if m == nil {
+		m = metrics.New()
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Reconciler{db: d, provider: provider, cfg: cfg, metrics: m, log: log}
+}
+
+// Results of examining one charge, the values of the reconciler metric's
+// result label.
+const (
+	reconciledMatched      = "matched"
+	reconciledNotSucceeded = "not_succeeded"
+	reconciledRefunded     = "refunded"
+	reconciledPending      = "pending"
+	reconciledUnknownKey   = "unknown_key"
+	reconciledOrphan       = "orphan"
+)
+
+// Reconciled is what one pass did.
+type Reconciled struct {
+	// Examined counts the charges read; Refunded the orphans this pass
+	// refunded and recorded (another instance may have recorded one first).
+	Examined, Refunded int
+	// Cursor is where the next pass starts.
+	Cursor string
+}
+
+// Pass reads the provider's charges after the cursor, page by page, settles
+// each, and moves the cursor past the ones it settled for good. It stops at
+// the first charge it cannot settle yet (its key is still started, or it is
+// younger than Lag) so that a later pass reads it again.
+func (r *Reconciler) Pass(ctx context.Context) (Reconciled, error) {
+	var out Reconciled
+	start, err := r.db.ReconcilerCursor(ctx)
+	if err != nil {
+		return out, fmt.Errorf("reconciler cursor: %w", err)
+	}
+	out.Cursor = start
+	after, held := start, false
+	defer func() {
+		if out.Cursor == start {
+			return
+		}
+		if err := r.db.AdvanceReconcilerCursor(context.WithoutCancel(ctx), out.Cursor); err != nil {
+			r.log.WarnContext(ctx, "reconciler: save cursor", "err", err)
+		}
+	}()
+	for {
+		page, err := r.provider.ListCharges(ctx, after, r.cfg.PageSize)
+		if err != nil {
+			return out, fmt.Errorf("reconciler: %w", err)
+		}
+		for _, ch := range page.Charges {
+			result, err := r.reconcile(ctx, ch)
+			if err != nil {
+				return out, fmt.Errorf("reconcile charge %s: %w", ch.ID, err)
+			}
+			out.Examined++
+			if result == reconciledOrphan {
+				out.Refunded++
+			}
+			r.metrics.Reconciled.WithLabelValues(result).Inc()
+			if result == reconciledPending || time.Since(ch.Created) < r.cfg.Lag {
+				held = true
+			}
+			if !held {
+				out.Cursor = ch.ID
+			}
+			after = ch.ID
+		}
+		if !page.HasMore || len(page.Charges) == 0 {
+			return out, nil
+		}
+	}
+}
+
+// reconcile examines one charge and refunds it if it is an orphan.
+func (r *Reconciler) reconcile(ctx context.Context, ch payment.ListedCharge) (string, error) {
+	switch {
+	case ch.Status != payment.StatusSucceeded:
+		return reconciledNotSucceeded, nil
+	case ch.Refunded:
+		return reconciledRefunded, nil
+	}
+	m, err := r.db.MatchCharge(ctx, db.MatchChargeParams{ChargeID: ch.ID, ProviderKey: ch.IdempotencyKey})
+	if err != nil {
+		return "", fmt.Errorf("match charge: %w", err)
+	}
+	switch {
+	case m.HasOrder:
+		return reconciledMatched, nil
+	case m.KeyStatus == "started":
+		return reconciledPending, nil
+	case m.KeyStatus == "":
+		// No key carries this provider key: it was claimed before provider
+		// keys were stored, or the row was lost. Whether an order will still
+		// come is unknown, so an operator decides.
+		r.log.WarnContext(ctx, "reconciler: succeeded charge without an order or a known key; left for an operator",
+			"charge", ch.ID, "amount", ch.Amount, "currency", ch.Currency)
+		return reconciledUnknownKey, nil
+	}
+
+	// The key is finished and no order holds the charge.
+	if h := r.cfg.Hooks.BeforeRefund; h != nil {
+		h(ctx, ch.ID)
+	}
+	refund, err := r.provider.Refund(ctx, RefundKey(ch.ID), ch.ID)
+	if err != nil {
+		return "", err
+	}
+	_, err = r.db.RecordRefund(ctx, db.RecordRefundParams{
+		ChargeID: ch.ID, RefundID: refund.ID, CustomerID: m.CustomerID, Key: m.Key,
+		Amount: ch.Amount, Currency: ch.Currency,
+	})
+	if errors.Is(err, database.ErrNotFound) {
+		// Another reconciler recorded this refund first.
+		return reconciledRefunded, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("record refund: %w", err)
+	}
+	r.metrics.Refunds.Inc()
+	r.log.WarnContext(ctx, "reconciler: refunded a charge that no order holds",
+		"charge", ch.ID, "refund", refund.ID, "amount", ch.Amount, "currency", ch.Currency,
+		logging.Key(m.Key), "customer_id", m.CustomerID)
+	return reconciledOrphan, nil
+}
+
+// RefundKey is the idempotency key of the refund of chargeID: the same for
+// every reconciler and every pass, so the provider refunds a charge once.
+func RefundKey(chargeID string) string { return "refund_" + chargeID }

@@ -1,0 +1,112 @@
+package lifecycle_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"exactlyonce/internal/app"
+	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/lifecycle"
+)
+
+// orphan leaves what the reconciler exists for: a succeeded charge whose key
+// is finished without an order. The engine never does this (that is what
+// the orphan counter asserts); a bug, or a restore that lost the order,
+// would. The provider charges and loses its answer, then the test's own SQL
+// closes the key with a 402 as if the order had never been written.
+func orphan(t *testing.T, h *apptest.Harness, c apptest.Customer, key string) {
+	t.Helper()
+	h.SetProvider(t, 0, "after_charge")
+	if r := h.PlaceOrder(t, c, key, oneMug); r.Status != http.StatusBadGateway {
+		t.Fatalf("order %s: got %d %s, want 502", key, r.Status, r.Body)
+	}
+	h.SetProvider(t, 0, "none")
+	_, err := h.DB.Pool.Exec(context.Background(), `UPDATE idempotency_keys
+		SET status = 'finished', response_code = 402, response_body = '{}'
+		WHERE customer_id = $1 AND key = $2`, c.ID, key)
+	if err != nil {
+		t.Fatalf("finish key %q without an order: %v", key, err)
+	}
+}
+
+func TestTwoReconcilersRefundAnOrphanOnce(t *testing.T) {
+	t.Parallel()
+	// Both reconcilers find the orphan and wait for each other before
+	// refunding it, so that both refund at once.
+	var arrivals atomic.Int32
+	both := make(chan struct{})
+	hooks := lifecycle.ReconcilerHooks{BeforeRefund: func(context.Context, string) {
+		if arrivals.Add(1) == 2 {
+			close(both)
+		}
+		select {
+		case <-both:
+		case <-time.After(20 * time.Second):
+			t.Error("the other reconciler never reached the refund")
+		}
+	}}
+	h := apptest.New(t, func(cfg *app.Config) { cfg.ReconcilerHooks = hooks })
+	c := h.NewCustomer(t)
+	order(t, h, c, "paid")
+	orphan(t, h, c, "orphan")
+	// Charged, answer lost, still started: its order may still come.
+	h.SetProvider(t, 0, "after_charge")
+	h.PlaceOrder(t, c, "pending", oneMug)
+	h.SetProvider(t, 0, "none")
+
+	second := lifecycle.NewReconciler(h.DB, h.App.Payments, lifecycle.ReconcilerConfig{Hooks: hooks},
+		h.App.Metrics, slog.New(slog.DiscardHandler))
+	var wg sync.WaitGroup
+	var refunded atomic.Int32
+	for _, r := range []*lifecycle.Reconciler{h.App.Reconciler, second} {
+		wg.Go(func() {
+			got, err := r.Pass(context.Background())
+			if err != nil {
+				t.Errorf("reconcile: %v", err)
+			}
+			if got.Examined != 3 {
+				t.Errorf("got %d charges examined, want 3", got.Examined)
+			}
+			refunded.Add(int32(got.Refunded))
+		})
+	}
+	wg.Wait()
+
+	if got := refunded.Load(); got != 1 {
+		t.Errorf("got %d refunds recorded by the two passes, want 1", got)
+	}
+	var refunds int
+	if err := h.DB.Pool.QueryRow(context.Background(), "SELECT count(*) FROM provider.refunds").Scan(&refunds); err != nil {
+		t.Fatal(err)
+	}
+	if refunds != 1 {
+		t.Errorf("got %d refunds at the provider, want 1", refunds)
+	}
+	if got := h.Metric(t, "exactlyonce_reconciler_refunds_total"); got != 1 {
+		t.Errorf("got %v refunds in /metrics, want 1", got)
+	}
+	events := h.KeyEvents(t, c, "orphan")
+	if last := events[len(events)-1]; last.Event != "refunded" || last.Detail["charge_id"] == "" {
+		t.Errorf("got last event %+v, want refunded with the charge id", last)
+	}
+	for _, key := range []string{"paid", "pending"} {
+		for _, e := range h.KeyEvents(t, c, key) {
+			if e.Event == "refunded" {
+				t.Errorf("key %q: got a refund, want none", key)
+			}
+		}
+	}
+
+	// A later pass finds the charge refunded and does nothing.
+	if got, err := h.App.Reconciler.Pass(context.Background()); err != nil || got.Refunded != 0 {
+		t.Errorf("third pass: got %+v, %v, want nothing refunded", got, err)
+	}
+	if got := h.Metric(t, "exactlyonce_orphan_charges_total"); got != 0 {
+		t.Errorf("got %v orphan charges counted by the engine, want 0", got)
+	}
+}

@@ -1,0 +1,54 @@
+-- name: ReconcilerCursor :one
+-- Where the reconciler's last pass stopped reading the provider's charges.
+SELECT after FROM reconciler_cursor;
+
+-- name: AdvanceReconcilerCursor :exec
+-- Moves the cursor forward only: two reconcilers finishing in either order
+-- leave it at the furthest point either settled. Charge ids are
+-- time-ordered strings, so text order is list order.
+UPDATE reconciler_cursor
+SET after = @after::text, updated_at = now()
+WHERE after < @after::text;
+
+-- name: MatchCharge :one
+-- What the shop knows of one provider charge: whether an order holds it,
+-- and the key whose operation made it (by the provider key stored at the
+-- claim), if that key still exists. key_status is '' when there is none.
+SELECT
+    EXISTS (SELECT FROM orders o WHERE o.charge_id = @charge_id::text) AS has_order,
+    coalesce(k.customer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS customer_id,
+    coalesce(k.key, '')::text AS key,
+    coalesce(k.status, '')::text AS key_status
+FROM (SELECT 1) AS one
+LEFT JOIN idempotency_keys k ON k.provider_key = @provider_key::text;
+
+-- name: RecordRefund :one
+-- Records a refund the reconciler made, once per charge, with its audit
+-- event in the same statement (when the key is known: the nil customer and
+-- '' mean the key is gone). No row means another reconciler recorded it
+-- first: the caller must not count it again.
+WITH recorded AS (
+    INSERT INTO reconciled_refunds (charge_id, refund_id, customer_id, key, amount, currency)
+    VALUES (@charge_id, @refund_id, nullif(@customer_id::uuid, '00000000-0000-0000-0000-000000000000'),
+            nullif(@key::text, ''), @amount, @currency)
+    ON CONFLICT (charge_id) DO NOTHING
+    RETURNING charge_id, refund_id, customer_id, key, amount, currency
+),
+logged AS (
+    INSERT INTO key_events (customer_id, key, event, detail)
+    SELECT customer_id, key, 'refunded',
+           jsonb_build_object('charge_id', charge_id, 'refund_id', refund_id, 'amount', amount, 'currency', currency)
+    FROM recorded
+    WHERE customer_id IS NOT NULL
+)
+SELECT charge_id FROM recorded;
+
+-- name: CountReconciledRefunds :one
+SELECT count(*) FROM reconciled_refunds;
+
+-- name: ChargeHasOrder :one
+-- Whether the order of a key holds the charge: asked after a finish lost its
+-- lock while holding a succeeded charge. status is '' when the key is gone.
+SELECT
+    coalesce((SELECT k.status FROM idempotency_keys k WHERE k.customer_id = @customer_id AND k.key = @key), '')::text AS key_status,
+    EXISTS (SELECT FROM orders o WHERE o.customer_id = @customer_id AND o.charge_id = @charge_id::text) AS has_order;
