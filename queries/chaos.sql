@@ -17,13 +17,21 @@ GROUP BY charge_id
 HAVING count(*) > 1;
 
 -- name: ChaosChargesWithoutOrder :many
--- Every succeeded charge must pay for an order: otherwise a customer was
--- charged for nothing.
+-- Every succeeded charge must pay for an order, or have been refunded (by
+-- the reconciler): otherwise a customer was charged for nothing.
 SELECT c.id, c.amount, c.created_at
 FROM provider.charges c
 WHERE c.status = 'succeeded'
   AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.charge_id = c.id)
+  AND NOT EXISTS (SELECT 1 FROM provider.refunds r WHERE r.charge_id = c.id)
 ORDER BY c.created_at;
+
+-- name: ChaosRefundedOrders :many
+-- A refund must never take back the charge of an order: the customer would
+-- have the order for free.
+SELECT o.customer_id, o.id, o.idempotency_key, o.charge_id
+FROM orders o
+JOIN provider.refunds r ON r.charge_id = o.charge_id;
 
 -- name: ChaosOrdersWithoutCharge :many
 -- Every order must be paid by a succeeded charge of its amount and currency.
@@ -50,4 +58,7 @@ SELECT
     (SELECT count(*) FROM provider.charges WHERE status = 'succeeded')    AS charges_succeeded,
     (SELECT count(*) FROM provider.charges WHERE status = 'declined')     AS charges_declined,
     (SELECT count(*) FROM idempotency_keys)                               AS keys,
-    (SELECT count(*) FROM idempotency_keys WHERE response_code = 402)     AS keys_402;
+    (SELECT count(*) FROM idempotency_keys WHERE response_code = 402)     AS keys_402,
+    (SELECT count(*) FROM provider.refunds)                               AS refunds,
+    (SELECT count(*) FROM provider.canceled_keys)                         AS canceled_keys,
+    (SELECT count(*) FROM idempotency_keys WHERE parked_at IS NOT NULL)   AS parked_keys;

@@ -14,7 +14,8 @@ import (
 const (
 	violKeyTwoOrders     = "key with two orders"
 	violChargeTwoOrders  = "charge in two orders"
-	violChargeNoOrder    = "succeeded charge without an order"
+	violChargeNoOrder    = "succeeded charge without an order or a refund"
+	violRefundedOrder    = "order whose charge was refunded"
 	violOrderNoCharge    = "order without a succeeded charge of its amount"
 	violSeen201Missing   = "201 seen by a client, not in the database"
 	violSeen402HasOrder  = "402 seen by a client, but the key made an order"
@@ -46,14 +47,21 @@ func check(ctx context.Context, d *database.DB, rep *Report) error {
 	for _, r := range shared {
 		add(violChargeTwoOrders, fmt.Sprintf("charge %s: %d orders", r.ChargeID, r.Orders))
 	}
-	// Once the reconciler refunds charges without an order, a refunded
-	// one is no longer a violation; this query then excludes refunds.
+	// A charge without an order that the reconciler refunded is no
+	// violation: the customer has the money back, as the audit trail says.
 	orphans, err := d.ChaosChargesWithoutOrder(ctx)
 	if err != nil {
 		return err
 	}
 	for _, r := range orphans {
 		add(violChargeNoOrder, fmt.Sprintf("charge %s of %d at %s", r.ID, r.Amount, r.CreatedAt.Format("15:04:05.000")))
+	}
+	refunded, err := d.ChaosRefundedOrders(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range refunded {
+		add(violRefundedOrder, fmt.Sprintf("order %s (key %s): charge %s refunded", r.ID, r.IdempotencyKey, r.ChargeID))
 	}
 	unpaid, err := d.ChaosOrdersWithoutCharge(ctx)
 	if err != nil {
@@ -108,6 +116,7 @@ func check(ctx context.Context, d *database.DB, rep *Report) error {
 		return err
 	}
 	rep.Database = Totals{Orders: totals.Orders, ChargesSucceeded: totals.ChargesSucceeded,
-		ChargesDeclined: totals.ChargesDeclined, Keys: totals.Keys, Keys402: totals.Keys402}
+		ChargesDeclined: totals.ChargesDeclined, Keys: totals.Keys, Keys402: totals.Keys402,
+		Refunds: totals.Refunds, CanceledKeys: totals.CanceledKeys, ParkedKeys: totals.ParkedKeys}
 	return nil
 }

@@ -70,6 +70,8 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		"PROVIDER_TIMEOUT=" + cfg.ProviderTimeout.String(),
 		"COMPLETER_GRACE=" + cfg.CompleterGrace.String(),
 		"COMPLETER_INTERVAL=" + cfg.CompleterInterval.String(),
+		// Read by a shop that has the reconciler, ignored by one without.
+		"RECONCILE_INTERVAL=" + cfg.CompleterInterval.String(),
 		"SHUTDOWN_TIMEOUT=2s",
 		"LOG_FORMAT=json",
 		"LOG_LEVEL=warn",
@@ -210,17 +212,19 @@ func (cl *cluster) heal(ctx context.Context) error {
 	return nil
 }
 
-// settle waits until no key is left started, for up to limit, and returns
-// how long that took and how many keys are still started.
+// settle waits until no key is left started and the reconciler has
+// refunded every charge without an order, for up to limit, and returns how
+// long that took and how many keys are still started.
 func (cl *cluster) settle(ctx context.Context, limit time.Duration) (seconds float64, started int64) {
 	began := time.Now()
 	for {
 		n, err := cl.db.ChaosStartedKeys(ctx)
-		if err == nil && n == 0 {
-			return time.Since(began).Seconds(), 0
-		}
 		if err == nil {
 			started = n
+		}
+		orphans, oerr := cl.db.ChaosChargesWithoutOrder(ctx)
+		if err == nil && oerr == nil && n == 0 && len(orphans) == 0 {
+			return time.Since(began).Seconds(), 0
 		}
 		if time.Since(began) > limit || ctx.Err() != nil {
 			return time.Since(began).Seconds(), started

@@ -54,6 +54,12 @@ type Totals struct {
 	ChargesDeclined  int64 `json:"charges_declined"`
 	Keys             int64 `json:"keys"`
 	Keys402          int64 `json:"keys_402"`
+	// Refunds are charges the reconciler gave back (no order held them);
+	// CanceledKeys are operations the completer closed at the provider
+	// with no charge; ParkedKeys are poison keys left for an operator.
+	Refunds      int64 `json:"refunds"`
+	CanceledKeys int64 `json:"canceled_keys"`
+	ParkedKeys   int64 `json:"parked_keys"`
 }
 
 // Violation is one broken invariant: how often, and a few examples.
@@ -97,9 +103,9 @@ func (r *Report) Summary() string {
 	}
 	c, d := r.Clients, r.Disruptions
 	return fmt.Sprintf("chaos: %s: %d checkouts (%d placed, %d declined, %d not completed, %d unresolved) in %d attempts over %d instances; "+
-		"%d kill -9, %d SIGSTOP, %d PostgreSQL crashes, provider faults %s; database: %d orders, %d succeeded charges; settled in %.1f s; %.0f s in all",
+		"%d kill -9, %d SIGSTOP, %d PostgreSQL crashes, provider faults %s; database: %d orders, %d succeeded charges, %d refunds; settled in %.1f s; %.0f s in all",
 		verdict, c.Checkouts, c.Placed, c.Declined, c.NotCompleted, c.Unresolved, c.Attempts, r.Config.Instances,
-		d.Kills, d.Stalls, d.DBCrashes, d.ProviderFaults, r.Database.Orders, r.Database.ChargesSucceeded, r.SettleSeconds, r.Seconds)
+		d.Kills, d.Stalls, d.DBCrashes, d.ProviderFaults, r.Database.Orders, r.Database.ChargesSucceeded, r.Database.Refunds, r.SettleSeconds, r.Seconds)
 }
 
 // JSON is the whole report, indented.

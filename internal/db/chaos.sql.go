@@ -50,6 +50,7 @@ SELECT c.id, c.amount, c.created_at
 FROM provider.charges c
 WHERE c.status = 'succeeded'
   AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.charge_id = c.id)
+  AND NOT EXISTS (SELECT 1 FROM provider.refunds r WHERE r.charge_id = c.id)
 ORDER BY c.created_at
 `
 
@@ -59,8 +60,8 @@ type ChaosChargesWithoutOrderRow struct {
 	CreatedAt time.Time
 }
 
-// Every succeeded charge must pay for an order: otherwise a customer was
-// charged for nothing.
+// Every succeeded charge must pay for an order, or have been refunded (by
+// the reconciler): otherwise a customer was charged for nothing.
 func (q *Queries) ChaosChargesWithoutOrder(ctx context.Context) ([]ChaosChargesWithoutOrderRow, error) {
 	rows, err := q.db.Query(ctx, chaosChargesWithoutOrder)
 	if err != nil {
@@ -227,6 +228,46 @@ func (q *Queries) ChaosOrdersWithoutCharge(ctx context.Context) ([]ChaosOrdersWi
 	return items, nil
 }
 
+const chaosRefundedOrders = `-- name: ChaosRefundedOrders :many
+SELECT o.customer_id, o.id, o.idempotency_key, o.charge_id
+FROM orders o
+JOIN provider.refunds r ON r.charge_id = o.charge_id
+`
+
+type ChaosRefundedOrdersRow struct {
+	CustomerID     uuid.UUID
+	ID             uuid.UUID
+	IdempotencyKey string
+	ChargeID       string
+}
+
+// A refund must never take back the charge of an order: the customer would
+// have the order for free.
+func (q *Queries) ChaosRefundedOrders(ctx context.Context) ([]ChaosRefundedOrdersRow, error) {
+	rows, err := q.db.Query(ctx, chaosRefundedOrders)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChaosRefundedOrdersRow
+	for rows.Next() {
+		var i ChaosRefundedOrdersRow
+		if err := rows.Scan(
+			&i.CustomerID,
+			&i.ID,
+			&i.IdempotencyKey,
+			&i.ChargeID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const chaosStartedKeys = `-- name: ChaosStartedKeys :one
 SELECT count(*) FROM idempotency_keys WHERE status = 'started'
 `
@@ -245,7 +286,10 @@ SELECT
     (SELECT count(*) FROM provider.charges WHERE status = 'succeeded')    AS charges_succeeded,
     (SELECT count(*) FROM provider.charges WHERE status = 'declined')     AS charges_declined,
     (SELECT count(*) FROM idempotency_keys)                               AS keys,
-    (SELECT count(*) FROM idempotency_keys WHERE response_code = 402)     AS keys_402
+    (SELECT count(*) FROM idempotency_keys WHERE response_code = 402)     AS keys_402,
+    (SELECT count(*) FROM provider.refunds)                               AS refunds,
+    (SELECT count(*) FROM provider.canceled_keys)                         AS canceled_keys,
+    (SELECT count(*) FROM idempotency_keys WHERE parked_at IS NOT NULL)   AS parked_keys
 `
 
 type ChaosTotalsRow struct {
@@ -254,6 +298,9 @@ type ChaosTotalsRow struct {
 	ChargesDeclined  int64
 	Keys             int64
 	Keys402          int64
+	Refunds          int64
+	CanceledKeys     int64
+	ParkedKeys       int64
 }
 
 func (q *Queries) ChaosTotals(ctx context.Context) (ChaosTotalsRow, error) {
@@ -265,6 +312,9 @@ func (q *Queries) ChaosTotals(ctx context.Context) (ChaosTotalsRow, error) {
 		&i.ChargesDeclined,
 		&i.Keys,
 		&i.Keys402,
+		&i.Refunds,
+		&i.CanceledKeys,
+		&i.ParkedKeys,
 	)
 	return i, err
 }
