@@ -32,7 +32,7 @@ func main() {
 	flag.IntVar(&cfg.Kills, "kills", 3, "kill -9 of an instance, each restarted")
 	flag.IntVar(&cfg.Stalls, "stalls", 2, "SIGSTOP of an instance for longer than lock + completer grace")
 	flag.IntVar(&cfg.DBCrashes, "db-crashes", 1, "PostgreSQL crashes (pg_ctl stop -m immediate, then start)")
-	flag.BoolVar(&cfg.ProviderFaults, "provider-faults", true, "turn on the provider's faults")
+	flag.StringVar(&cfg.ProviderFaults, "provider-faults", "rates", "the provider's faults: rates (windows for a provider without rates), windows, or off")
 	flag.DurationVar(&cfg.LockTimeout, "lock-timeout", 0, "the shops' LOCK_TIMEOUT (default 3s)")
 	flag.DurationVar(&cfg.CompleterGrace, "completer-grace", 0, "the shops' COMPLETER_GRACE (default 2s)")
 	flag.DurationVar(&cfg.RequestTimeout, "request-timeout", 0, "how long a client waits for an answer (default 5s)")

@@ -50,10 +50,11 @@ type Config struct {
 
 	// How many of each disruption the run makes, spread over Duration.
 	Kills, Stalls, DBCrashes int
-	// ProviderFaults turns on the provider's faults while clients drive:
-	// fault rates when the provider knows them, otherwise short windows of
-	// one fault at a time.
-	ProviderFaults bool
+	// ProviderFaults is how the provider fails while clients drive:
+	// "rates" (each call draws a fault; a provider without rates falls
+	// back to windows), "windows" (one fault at a time, for a moment), or
+	// "off".
+	ProviderFaults string
 
 	// Dir is where processes' logs and the database go; empty makes one
 	// under /tmp, deleted after a run that passed.

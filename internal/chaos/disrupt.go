@@ -175,7 +175,7 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 	})
 
 	d.ProviderFaults = "off"
-	if cl.cfg.ProviderFaults {
+	if cl.cfg.ProviderFaults == "rates" || cl.cfg.ProviderFaults == "windows" {
 		d.ProviderFaults = cl.provideFaults(ctx, rng, &wg, &mu, &d, logf)
 	}
 	wg.Wait()
@@ -186,12 +186,14 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 // that does not know rates yet (it refuses the body with 400), runs windows
 // of one fault at a time in the background.
 func (cl *cluster) provideFaults(ctx context.Context, rng *lockedRand, wg *sync.WaitGroup, mu *sync.Mutex, d *Disruptions, logf func(string, ...any)) string {
-	status, err := cl.setBehaviour(ctx, faultRates)
-	if err == nil && status == http.StatusOK {
-		logf("provider fault rates on: %s", faultRates)
-		return "rates"
+	if cl.cfg.ProviderFaults == "rates" {
+		status, err := cl.setBehaviour(ctx, faultRates)
+		if err == nil && status == http.StatusOK {
+			logf("provider fault rates on: %s", faultRates)
+			return "rates"
+		}
+		logf("the provider does not take fault rates (status %d, %v); using fault windows", status, err)
 	}
-	logf("the provider does not take fault rates (status %d, %v); using fault windows", status, err)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
