@@ -39,7 +39,7 @@ test/short: ## the tests without -race, for a quick loop
 .PHONY: chaos
 chaos: ## chaos harness, long: 10,000 checkouts under kills, stalls, DB crashes, provider faults
 	go build -o bin/web ./cmd/web
-	go run ./cmd/chaos -v -web bin/web -instances 3 -clients 16 -checkouts 10000 -duration 6m \
+	go run ./cmd/chaos -v -web bin/web -instances 3 -clients 48 -checkouts 10000 -duration 8m -drain 1m \
 		-kills 24 -stalls 16 -db-crashes 6
 
 .PHONY: chaos/short
