@@ -24,7 +24,6 @@ import (
 type cluster struct {
 	cfg       Config
 	dir       string
-	logf      func(string, ...any)
 	pgOpts    localpg.Options
 	pg        *localpg.Server
 	pgMu      sync.Mutex // held while PostgreSQL is crashed and restarted
@@ -37,7 +36,7 @@ type cluster struct {
 }
 
 func startCluster(ctx context.Context, cfg Config, dir string, logf func(string, ...any)) (_ *cluster, err error) {
-	cl := &cluster{cfg: cfg, dir: dir, logf: logf, secret: "sk_chaos_" + rand.Text()}
+	cl := &cluster{cfg: cfg, dir: dir, secret: "sk_chaos_" + rand.Text()}
 	defer func() {
 		if err != nil {
 			cl.stop()

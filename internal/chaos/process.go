@@ -26,11 +26,9 @@ type process struct {
 	ready     string
 	anyAnswer bool
 
-	mu       sync.Mutex
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	paused   bool
-	restarts int
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
 }
 
 // freeAddr returns a loopback address nobody listens on now. Another
@@ -67,7 +65,7 @@ func (p *process) start(ctx context.Context) error {
 		close(exited)
 	}()
 	p.mu.Lock()
-	p.cmd, p.exited, p.paused = cmd, exited, false
+	p.cmd, p.exited = cmd, exited
 	p.mu.Unlock()
 	return p.waitReady(ctx, exited)
 }
@@ -115,7 +113,6 @@ func (p *process) running() bool {
 func (p *process) kill() {
 	p.mu.Lock()
 	cmd, exited := p.cmd, p.exited
-	p.paused = false
 	p.mu.Unlock()
 	if cmd == nil {
 		return
@@ -126,20 +123,16 @@ func (p *process) kill() {
 
 // pause stops the process (SIGSTOP) without telling it; resume lets it
 // go on where it was.
-func (p *process) pause() error  { return p.signal(syscall.SIGSTOP, true) }
-func (p *process) resume() error { return p.signal(syscall.SIGCONT, false) }
+func (p *process) pause() error  { return p.signal(syscall.SIGSTOP) }
+func (p *process) resume() error { return p.signal(syscall.SIGCONT) }
 
-func (p *process) signal(sig syscall.Signal, paused bool) error {
+func (p *process) signal(sig syscall.Signal) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cmd == nil {
 		return errors.New("not started")
 	}
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		return err
-	}
-	p.paused = paused
-	return nil
+	return p.cmd.Process.Signal(sig)
 }
 
 // terminate asks the process to shut down gracefully, and kills it if it

@@ -24,6 +24,9 @@ func translate(err error) error {
 	if err == nil {
 		return nil
 	}
+	if errors.Is(err, ErrUnavailable) || errors.Is(err, ErrSerialization) {
+		return err // translated already
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}
