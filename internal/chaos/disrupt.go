@@ -75,8 +75,8 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 		mu.Lock()
 		defer mu.Unlock()
 		var free []int
-		for i := range cl.shops {
-			if !busy[i] {
+		for i, p := range cl.shops {
+			if !busy[i] && p.running() {
 				free = append(free, i)
 			}
 		}
@@ -130,13 +130,23 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 		d.Kills++
 		mu.Unlock()
 		time.Sleep(rng.between(300*time.Millisecond, 1500*time.Millisecond))
-		if err := p.start(ctx); err != nil {
-			if ctx.Err() == nil {
-				fail("restart "+p.name, err)
+		// A shop refuses to start while PostgreSQL is down (a crash may be
+		// under way): try again, as a supervisor would.
+		for try := 1; ; try++ {
+			err := p.start(ctx)
+			if err == nil {
+				logf("%s restarted", p.name)
+				return
 			}
-			return
+			if ctx.Err() != nil {
+				return // heal starts it
+			}
+			if try == 5 {
+				fail("restart "+p.name, err)
+				return
+			}
+			sleep(ctx, time.Second)
 		}
-		logf("%s restarted", p.name)
 	})
 	at(cl.cfg.Stalls, func() {
 		i := pick()
