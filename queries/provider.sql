@@ -34,9 +34,10 @@ VALUES (@idempotency_key)
 ON CONFLICT (idempotency_key) DO NOTHING;
 
 -- name: ProviderListCharges :many
--- A page of charges in id order (ids are time-ordered), after the cursor
--- (the last id of the previous page; '' for the first), each with whether it
--- has been refunded.
+-- A page of charges in id order, after the cursor (the last id of the
+-- previous page; '' for the first), each with whether it has been refunded.
+-- Ids are "ch_" and the hex digits of a version 7 UUID, whose first bits are
+-- its creation time, so id order is creation order in any collation.
 SELECT c.id, c.idempotency_key, c.amount, c.currency, c.card_last4, c.description, c.status, c.created_at,
        (r.id IS NOT NULL)::boolean AS refunded
 FROM provider.charges c

@@ -106,6 +106,16 @@ type LabFaults struct {
 	DelayMS int64
 	Fail    string
 	Options []LabOption
+	// SafetyNet is what the background workers caught, server-wide.
+	SafetyNet LabSafetyNet
+}
+
+// LabSafetyNet counts, for the whole server, the charges the reconciler
+// refunded because no order held them, and the poison keys the completer
+// parked for an operator.
+type LabSafetyNet struct {
+	Refunds int64
+	Parked  int64
 }
 
 // LabOption is one choice of a select.

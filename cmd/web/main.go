@@ -1,6 +1,6 @@
 // Command web serves the shop: the browser checkout, the JSON API and the
-// fake payment provider, on one address, with the background completer and
-// sweeper. It only wires parts together; see package app for what is wired.
+// fake payment provider, on one address, with the background completer,
+// sweeper and reconciler. It only wires parts together; see package app for what is wired.
 //
 // `web sweep` runs one pass of the sweeper and exits, for cron.
 //

@@ -125,9 +125,11 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	var labRunner *lab.Runner
 	if cfg.Demo && provider != nil {
 		// The lab sends its scenarios' requests to this server's own API,
-		// and stalls an attempt's lease through the engine's hook.
+		// and freezes an attempt through the engine's hooks.
 		labRunner = lab.New(cfg.BaseURL, d, provider, cfg.Log)
-		hooks.BeforeRenew = bothHooks(labRunner.BeforeRenew, cfg.Hooks.BeforeRenew)
+		hooks.BeforeRenew = bothHooks(labRunner.Stall, cfg.Hooks.BeforeRenew)
+		hooks.BeforeFence = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFence)
+		hooks.BeforeFinish = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFinish)
 	}
 	engine := checkout.New(d, cat, payments, checkout.Config{
 		LockTimeout: cfg.LockTimeout, Hooks: hooks, Metrics: m, Log: cfg.Log,

@@ -35,7 +35,9 @@ func ProviderKey(customerID uuid.UUID, key string, operation uuid.UUID) string {
 }
 
 // charge is phase 2: the external call. Its error is a *ProviderError when
-// the outcome is unknown, a *payment.DeclinedError when it is a definite no.
+// the outcome is unknown, a *payment.DeclinedError when it is a definite no,
+// and payment.ErrCanceled when the completer canceled the operation at the
+// provider before this call reached it (a definite "no charge" too).
 func (e *Engine) charge(ctx context.Context, a Attempt, c claim, priced catalog.Priced) (payment.Charge, error) {
 	began := time.Now()
 	ch, err := e.payments.Charge(ctx, payment.ChargeRequest{
@@ -46,12 +48,6 @@ func (e *Engine) charge(ctx context.Context, a Attempt, c claim, priced catalog.
 		Description:    fmt.Sprintf("order for customer %s", a.CustomerID),
 	})
 	e.metrics.ObserveProvider("charge", providerResult(ctx, ch, err), began)
-	if errors.Is(err, payment.ErrCanceled) {
-		// The completer took the key over and cancelled the operation at the
-		// provider before this call reached it: it charged nothing, and the
-		// key is (or is about to be) finished by the completer.
-		return payment.Charge{}, ErrLockLost
-	}
 	var unavailable *payment.UnavailableError
 	if errors.As(err, &unavailable) {
 		// The key stays started and locked: a retry before the lock expires

@@ -24,7 +24,10 @@ type claim struct {
 	// as "recovered" and their losses counted apart.
 	byCompleter bool
 	// operation is the key's operation id, from which the provider key is
-	// derived (see ProviderKey).
+	// derived (see ProviderKey). It lives only in the key row: a row lost
+	// after its attempt charged (a failover to an asynchronous replica, a
+	// restore) makes the next retry a new operation with a new provider key,
+	// and so a second charge. The key table needs synchronous durability.
 	operation uuid.UUID
 	// lockedAt is when, by this process's monotonic clock, the claim was
 	// sent: the lock it got runs from no earlier than that, so lockedAt plus

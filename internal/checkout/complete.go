@@ -17,6 +17,11 @@ import (
 // Canceler gives an operation a final verdict at the provider: the charge
 // made with its idempotency key, or payment.ErrCanceled when there is none,
 // after which none can be made. *payment.Client satisfies it.
+//
+// The fake provider cancels by idempotency key. Stripe cannot: it finds
+// objects only by their own ids. Against Stripe the operation would be a
+// PaymentIntent, created (idempotently) before it is confirmed, whose id the
+// claim stores in the key row; this interface would then take that id.
 type Canceler interface {
 	Cancel(ctx context.Context, idempotencyKey string) (payment.Charge, error)
 }
@@ -39,28 +44,32 @@ type CompleterConfig struct {
 // DefaultMaxSettleAttempts is how many failed settlements park a key.
 const DefaultMaxSettleAttempts = 5
 
-// Completer finishes operations whose attempt died: keys left started with
-// an expired lock (the process stopped after charging, the provider timed
-// out) whose client has not come back. It takes each over exactly as a retry
-// would, with a new lock token, asks the provider for the charge made with
-// the operation's derived key, and finishes the key the way the attempt
-// would have: the order for a charge, the decline for a declined one, and
-// payment-not-completed when there is none.
+// Completer finishes operations whose attempt died or stalled: keys left
+// started with an expired lock (the process stopped after charging, the
+// provider timed out, the process was paused) whose client has not come
+// back. It takes each over exactly as a retry would, with a new lock token,
+// cancels the operation at the provider by its derived key, and finishes the
+// key the way the attempt would have: the order for the charge the cancel
+// returned, the decline for a declined one, and payment-not-completed when
+// the cancel found none. Every write goes through the engine's guarded
+// finish, so a retry racing the completer for the same key still yields one
+// order and one charge, and so do completers on several instances, which
+// never wait for each other (SKIP LOCKED).
 //
 // It never concludes "no charge" from a look-up: an attempt that stalled
 // after sending its create-charge call (a paused process, a slow network, a
 // provider that processes a request after the client timed out) could still
-// charge after the look-up. It cancels the operation at the provider
-// instead, which atomically either returns the charge or closes the key so
-// that the late call charges nothing.
+// charge after the look-up. The cancel is atomic at the provider: it either
+// returns the charge or closes the key, so that the late call charges
+// nothing.
 //
-// A key it fails to settle MaxAttempts times (a poison key: its stored
-// request is unreadable, the provider refuses the cancel) is parked: it
-// stays started, is no longer taken over, and is recorded as "parked" in the
-// audit trail and the metrics for an operator to look at. Every write goes through the
-// engine's guarded finish, so a retry racing the completer for the same key
-// still yields one order and one charge, and so do completers on several
-// instances, which never wait for each other (SKIP LOCKED).
+// A key it has taken over MaxAttempts times whose settling then fails for a
+// reason retrying cannot cure (a poison key: its stored request is
+// unreadable, the provider refuses the cancel, the charge does not match the
+// order) is parked: it stays started, is no longer taken over, and is
+// recorded as "parked" in the audit trail, the metrics and the lab for an
+// operator to look at. An outage of the provider or the database parks
+// nothing.
 type Completer struct {
 	e        *Engine
 	canceler Canceler
@@ -117,7 +126,8 @@ func (p *Completer) recoverOne(ctx context.Context) (bool, error) {
 	c := claim{token: token, takenOver: true, byCompleter: true, operation: row.OperationID, lockedAt: lockedAt}
 	outcome, err := p.settle(ctx, a, c, row)
 	log := e.log.With(logging.Key(a.Key), "customer_id", a.CustomerID, "outcome", outcome)
-	if outcome == "error" && int(row.SettleAttempts) >= p.cfg.MaxAttempts {
+	var poison *poisonError
+	if errors.As(err, &poison) && int(row.SettleAttempts) >= p.cfg.MaxAttempts {
 		if p.park(ctx, a, c, err) {
 			outcome = "parked"
 		}
@@ -136,6 +146,15 @@ func (p *Completer) recoverOne(ctx context.Context) (bool, error) {
 	}
 	return true, nil
 }
+
+// poisonError is a failure to settle a key that retrying cannot cure: its
+// stored request is unreadable, the provider refuses the request, the charge
+// does not match the order. Only these count towards parking a key; a
+// provider or database that is down for a while parks nothing.
+type poisonError struct{ err error }
+
+func (e *poisonError) Error() string { return e.err.Error() }
+func (e *poisonError) Unwrap() error { return e.err }
 
 // park marks a key the completer holds as parked, with the error that made
 // it give up, and reports whether it did (a retry may have taken it over).
@@ -159,7 +178,7 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, row db.TakeO
 	e := p.e
 	priced, err := decodeRequest(row.Request)
 	if err != nil {
-		return "error", err
+		return "error", &poisonError{err}
 	}
 	claimed := Claimed{CustomerID: a.CustomerID, Key: a.Key, TakenOver: true, ByCompleter: true}
 	if h := e.cfg.Hooks.AfterClaim; h != nil {
@@ -182,12 +201,19 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, row db.TakeO
 	case errors.Is(err, ErrLockLost):
 		return "lost", err
 	case err != nil && !noCharge:
-		return "error", fmt.Errorf("cancel at the provider: %w", err)
+		err = fmt.Errorf("cancel at the provider: %w", err)
+		var refused *payment.ProviderError
+		if errors.As(err, &refused) {
+			// The provider refuses the request itself: asking again
+			// will not change its answer.
+			err = &poisonError{err}
+		}
+		return "error", err
 	case !noCharge && (ch.Amount != priced.Amount || ch.Currency != priced.Currency):
 		// The provider key is derived from this operation alone, so this
 		// is a bug: writing an order for an amount nobody was charged
 		// would hide it.
-		return "error", fmt.Errorf("charge %s is for %d %s, the order for %d %s", ch.ID, ch.Amount, ch.Currency, priced.Amount, priced.Currency)
+		return "error", &poisonError{fmt.Errorf("charge %s is for %d %s, the order for %d %s", ch.ID, ch.Amount, ch.Currency, priced.Amount, priced.Currency)}
 	}
 
 	if h := e.cfg.Hooks.BeforeFinish; h != nil {

@@ -71,9 +71,9 @@ func (e *Engine) finishDeclined(ctx context.Context, a Attempt, c claim, decline
 	return e.finishWithProblem(ctx, a, c, p, outcomeDeclined)
 }
 
-// finishNotCompleted stores the completer's verdict that the operation was
-// canceled at the provider with no charge: the attempt that claimed the key
-// never charged, and now never will. The key is closed with a final answer
+// finishNotCompleted stores the verdict that the operation was canceled at
+// the provider with no charge (by the completer): the attempt that claimed
+// the key never charged, and now never will. The key is closed with a final answer
 // rather than left for a client that may never return; a retry is told to
 // start a new operation with a new key.
 func (e *Engine) finishNotCompleted(ctx context.Context, a Attempt, c claim) (Result, error) {

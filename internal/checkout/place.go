@@ -78,11 +78,12 @@ func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claime
 		return err
 	})
 	var declined *payment.DeclinedError
+	canceled := errors.Is(err, payment.ErrCanceled)
 	switch {
 	case errors.Is(err, ErrLeaseLapsing):
 		// The outcome is unknown, as after a timeout; the key stays started.
 		return Result{}, &ProviderError{Reason: payment.ReasonTimeout, RetryAfter: e.lockFor(a) - FenceAt(e.lockFor(a)), Err: err}
-	case err != nil && !errors.As(err, &declined):
+	case err != nil && !canceled && !errors.As(err, &declined):
 		return Result{}, err
 	}
 	if h := e.cfg.Hooks.BeforeFinish; h != nil {
@@ -90,7 +91,14 @@ func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claime
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.FinishTimeout)
 	defer cancel()
-	if declined != nil {
+	switch {
+	case canceled:
+		// The completer canceled the operation at the provider: nothing
+		// was or will be charged under it. Usually the completer holds the
+		// key and has stored that answer, and this finish loses; if this
+		// attempt took the key back meanwhile, it stores the same answer.
+		return e.finishNotCompleted(ctx, a, c)
+	case declined != nil:
 		return e.finishDeclined(ctx, a, c, declined)
 	}
 	return e.finishOrder(ctx, a, c, priced, ch)

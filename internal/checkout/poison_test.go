@@ -7,6 +7,8 @@ import (
 
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/payment"
 )
 
 func TestCompleterParksPoisonKey(t *testing.T) {
@@ -50,4 +52,37 @@ func TestCompleterParksPoisonKey(t *testing.T) {
 		t.Errorf("got %v failed recoveries in /metrics, want 1", got)
 	}
 	h.WantStats(t, 1, 0)
+	wantNoOrphans(t, h)
+}
+
+// downProvider answers every cancel as an unreachable provider would.
+type downProvider struct{}
+
+func (downProvider) Cancel(context.Context, string) (payment.Charge, error) {
+	return payment.Charge{}, &payment.UnavailableError{Reason: payment.ReasonUnreachable}
+}
+
+func TestCompleterDoesNotParkForAnOutage(t *testing.T) {
+	t.Parallel()
+	// The provider is unreachable at every attempt: a passing outage, not a
+	// poison key. The key is left for later passes, however many.
+	h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	c := h.NewCustomer(t)
+	strand(t, h, c, "k", oneMug, "after_charge")
+	completer := checkout.NewCompleter(h.App.Checkout, downProvider{}, checkout.CompleterConfig{MaxAttempts: 1})
+	for attempt := 1; attempt <= 2; attempt++ {
+		if n, err := completer.Pass(context.Background()); err != nil || n != 1 {
+			t.Fatalf("attempt %d: got %d keys taken over, %v, want 1", attempt, n, err)
+		}
+		h.WaitLockExpired(t, c, "k")
+	}
+	if k := h.Key(t, c, "k"); k.ParkedAt != nil || k.Status != "started" {
+		t.Errorf("got key %s parked at %v, want it started and not parked", k.Status, k.ParkedAt)
+	}
+	// Once the provider is back, the key settles.
+	if n := pass(t, h); n != 1 {
+		t.Errorf("got %d keys taken over, want 1", n)
+	}
+	h.WantStats(t, 1, 1)
+	wantNoOrphans(t, h)
 }

@@ -186,3 +186,32 @@ func TestLeaseFencesItself(t *testing.T) {
 	h.WantStats(t, 1, 1)
 	wantNoOrphans(t, h)
 }
+
+func TestKeyOlderThanProviderWindowIsNotResent(t *testing.T) {
+	t.Parallel()
+	// A real provider forgets an idempotency key after its window; resending
+	// the create after that would charge again. So a retry does not resume
+	// such a key: the completer, which only cancels, settles it.
+	h := apptest.New(t, func(cfg *app.Config) {
+		cfg.LockTimeout = time.Second
+		cfg.ProviderKeyWindow = time.Hour
+	})
+	c := h.NewCustomer(t)
+	strand(t, h, c, "k", oneMug, "after_charge")
+	h.Backdate(t, c, "k", 2*time.Hour)
+
+	if r := h.PlaceOrder(t, c, "k", oneMug); r.Status != problem.KeyInUse.Status || r.Header.Get("Retry-After") == "" {
+		t.Errorf("retry: got %d %s, want 409 request-in-progress with Retry-After", r.Status, r.Body)
+	}
+	// The original's call lost its answer; a resent create would have
+	// been answered with the charge.
+	if got := h.Metric(t, "exactlyonce_provider_call_duration_seconds_count", "call", "charge", "result", "succeeded"); got != 0 {
+		t.Errorf("got %v create-charge calls answered with a charge, want 0: the retry must not resend", got)
+	}
+	if n := pass(t, h); n != 1 {
+		t.Fatalf("got %d keys taken over, want 1", n)
+	}
+	wantReplay(t, h.PlaceOrder(t, c, "k", oneMug), http.StatusCreated)
+	h.WantStats(t, 1, 1)
+	wantNoOrphans(t, h)
+}

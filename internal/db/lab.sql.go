@@ -40,7 +40,7 @@ func (q *Queries) CountCustomerOrders(ctx context.Context, customerID uuid.UUID)
 
 const listCustomerKeys = `-- name: ListCustomerKeys :many
 SELECT key, status, locked_until, (locked_until - now())::interval AS lock_remaining,
-       lock_token, response_code, operation_id, created_at
+       lock_token, response_code, operation_id, created_at, (parked_at IS NOT NULL)::boolean AS parked
 FROM idempotency_keys
 WHERE customer_id = $1
 ORDER BY created_at, key
@@ -61,6 +61,7 @@ type ListCustomerKeysRow struct {
 	ResponseCode  *int32
 	OperationID   uuid.UUID
 	CreatedAt     time.Time
+	Parked        bool
 }
 
 // A customer's keys as the double-click lab shows them, oldest first. The
@@ -84,6 +85,7 @@ func (q *Queries) ListCustomerKeys(ctx context.Context, arg ListCustomerKeysPara
 			&i.ResponseCode,
 			&i.OperationID,
 			&i.CreatedAt,
+			&i.Parked,
 		); err != nil {
 			return nil, err
 		}

@@ -185,9 +185,10 @@ type ProviderListChargesRow struct {
 	Refunded       bool
 }
 
-// A page of charges in id order (ids are time-ordered), after the cursor
-// (the last id of the previous page; ” for the first), each with whether it
-// has been refunded.
+// A page of charges in id order, after the cursor (the last id of the
+// previous page; ” for the first), each with whether it has been refunded.
+// Ids are "ch_" and the hex digits of a version 7 UUID, whose first bits are
+// its creation time, so id order is creation order in any collation.
 func (q *Queries) ProviderListCharges(ctx context.Context, arg ProviderListChargesParams) ([]ProviderListChargesRow, error) {
 	rows, err := q.db.Query(ctx, providerListCharges, arg.After, arg.MaxRows)
 	if err != nil {

@@ -14,7 +14,9 @@ SELECT
     (SELECT count(*) FROM provider.charges WHERE status = 'succeeded') AS charges,
     (SELECT count(*) FROM orders) AS orders,
     (SELECT count(*) FROM idempotency_keys WHERE status = 'started') AS keys_started,
-    (SELECT count(*) FROM idempotency_keys WHERE status = 'finished') AS keys_finished
+    (SELECT count(*) FROM idempotency_keys WHERE status = 'finished') AS keys_finished,
+    (SELECT count(*) FROM idempotency_keys WHERE status = 'started' AND parked_at IS NOT NULL) AS keys_parked,
+    (SELECT count(*) FROM reconciled_refunds) AS refunds
 `
 
 type DemoStatsRow struct {
@@ -22,6 +24,8 @@ type DemoStatsRow struct {
 	Orders       int64
 	KeysStarted  int64
 	KeysFinished int64
+	KeysParked   int64
+	Refunds      int64
 }
 
 // Totals for the demo controls; a full count is fine at demo sizes.
@@ -33,6 +37,8 @@ func (q *Queries) DemoStats(ctx context.Context) (DemoStatsRow, error) {
 		&i.Orders,
 		&i.KeysStarted,
 		&i.KeysFinished,
+		&i.KeysParked,
+		&i.Refunds,
 	)
 	return i, err
 }

@@ -43,5 +43,6 @@ func (h *Handler) demoStats(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, map[string]int64{
 		"charges": s.Charges, "orders": s.Orders, "keys_started": s.KeysStarted, "keys_finished": s.KeysFinished,
+		"keys_parked": s.KeysParked, "refunds": s.Refunds,
 	})
 }

@@ -39,6 +39,11 @@ func (h *Handler) registerLab(e *echo.Echo) {
 func (h *Handler) labPage(c echo.Context) error {
 	token := csrfToken(c)
 	page := views.LabPage{CSRF: token, Faults: labFaults(token, h.lab.Provider())}
+	stats, err := h.db.DemoStats(c.Request().Context())
+	if err != nil {
+		return fmt.Errorf("demo stats: %w", err)
+	}
+	page.Faults.SafetyNet = views.LabSafetyNet{Refunds: stats.Refunds, Parked: stats.KeysParked}
 	switch {
 	case c.QueryParam("busy") != "":
 		page.Notice = "Another run was in flight, so this one did not start. Try again once it has finished."

@@ -61,8 +61,13 @@ func (r *Runner) Inspect(ctx context.Context, customer uuid.UUID, key string) (I
 	in := Inspection{CustomerID: customer, Keys: make([]KeyRow, len(rows))}
 	found := false
 	for i, k := range rows {
+		status := k.Status
+		if k.Parked && status == "started" {
+			// A poison key the completer gave up on: it needs an operator.
+			status = "parked"
+		}
 		in.Keys[i] = KeyRow{
-			Key: k.Key, Status: k.Status, LockedUntil: k.LockedUntil, LockRemaining: k.LockRemaining,
+			Key: k.Key, Status: status, LockedUntil: k.LockedUntil, LockRemaining: k.LockRemaining,
 			TokenPrefix: k.LockToken.String()[:8],
 		}
 		if k.ResponseCode != nil {

@@ -70,9 +70,11 @@ func New(baseURL string, d *database.DB, faults *fakeprovider.Provider, log *slo
 	return &Runner{api: newAPIClient(baseURL), db: d, faults: faults, log: log, last: map[string]Run{}}
 }
 
-// BeforeRenew is the engine hook through which the lab stalls an attempt's
-// lease (see stalls). It does nothing to attempts the lab has not stalled.
-func (r *Runner) BeforeRenew(ctx context.Context, c checkout.Claimed) {
+// Stall is the engine hook through which the lab freezes an attempt (see
+// stalls): installed as BeforeRenew, BeforeFence and BeforeFinish, it stops
+// the attempt's heartbeat, its fence and its finish, as a paused process
+// would. It does nothing to attempts the lab has not stalled.
+func (r *Runner) Stall(ctx context.Context, c checkout.Claimed) {
 	r.stalls.wait(ctx, c)
 }
 

@@ -14,12 +14,13 @@ import (
 // wedge an attempt for good.
 const maxStall = 30 * time.Second
 
-// stalls makes chosen attempts stop renewing their lease, as a process
-// frozen by a long GC pause or a suspended VM would: the slow-original
-// scenario needs the original's lock to expire while it is still running,
-// and the engine's heartbeat exists precisely to stop that. It works through
-// the engine's BeforeRenew hook, which is made for this, so the engine
-// itself knows nothing of the lab.
+// stalls makes chosen attempts freeze, as a process stopped by a long GC
+// pause or a suspended VM would: no lease renewal, no self-fencing timer, no
+// finish until released. The slow-original scenario needs the original's
+// lock to expire while it is still running, and the engine's heartbeat
+// exists precisely to stop that. It works through the engine's hooks
+// (BeforeRenew, BeforeFence, BeforeFinish), which are made for this, so the
+// engine itself knows nothing of the lab.
 type stalls struct {
 	mu sync.Mutex
 	m  map[stallKey]chan struct{}

@@ -88,6 +88,7 @@ const (
 	reconciledPending      = "pending"
 	reconciledUnknownKey   = "unknown_key"
 	reconciledOrphan       = "orphan"
+	reconciledRefundFailed = "refund_failed"
 )
 
 // Reconciled is what one pass did.
@@ -100,9 +101,11 @@ type Reconciled struct {
 }
 
 // Pass reads the provider's charges after the cursor, page by page, settles
-// each, and moves the cursor past the ones it settled for good. It stops at
-// the first charge it cannot settle yet (its key is still started, or it is
-// younger than Lag) so that a later pass reads it again.
+// each, and moves the cursor past the ones it settled for good. The cursor
+// stops before the first charge it cannot settle yet (its key is still
+// started, its refund was refused, or it is younger than Lag), so that a
+// later pass reads that charge again; the pass itself reads on to the end,
+// so an orphan after it is refunded now.
 func (r *Reconciler) Pass(ctx context.Context) (Reconciled, error) {
 	var out Reconciled
 	start, err := r.db.ReconcilerCursor(ctx)
@@ -134,7 +137,7 @@ func (r *Reconciler) Pass(ctx context.Context) (Reconciled, error) {
 				out.Refunded++
 			}
 			r.metrics.Reconciled.WithLabelValues(result).Inc()
-			if result == reconciledPending || time.Since(ch.Created) < r.cfg.Lag {
+			if result == reconciledPending || result == reconciledRefundFailed || time.Since(ch.Created) < r.cfg.Lag {
 				held = true
 			}
 			if !held {
@@ -179,6 +182,14 @@ func (r *Reconciler) reconcile(ctx context.Context, ch payment.ListedCharge) (st
 		h(ctx, ch.ID)
 	}
 	refund, err := r.provider.Refund(ctx, RefundKey(ch.ID), ch.ID)
+	var refused *payment.ProviderError
+	if errors.As(err, &refused) {
+		// Asking again will not change the answer; an operator must look.
+		// The cursor stays before the charge, so it is not forgotten.
+		r.log.ErrorContext(ctx, "reconciler: the provider refused to refund a charge that no order holds",
+			"charge", ch.ID, "amount", ch.Amount, "currency", ch.Currency, "err", err)
+		return reconciledRefundFailed, nil
+	}
 	if err != nil {
 		return "", err
 	}

@@ -110,3 +110,51 @@ func TestTwoReconcilersRefundAnOrphanOnce(t *testing.T) {
 		t.Errorf("got %v orphan charges counted by the engine, want 0", got)
 	}
 }
+
+func TestReconcilerCursorWaitsForPendingCharges(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	c := h.NewCustomer(t)
+	paid := order(t, h, c, "paid")
+	h.SetProvider(t, 0, "after_charge")
+	h.PlaceOrder(t, c, "pending", oneMug)
+	h.SetProvider(t, 0, "none")
+	// Lag off: every charge is old enough to pass.
+	r := lifecycle.NewReconciler(h.DB, h.App.Payments, lifecycle.ReconcilerConfig{Lag: time.Nanosecond},
+		h.App.Metrics, slog.New(slog.DiscardHandler))
+
+	var receipt struct {
+		ChargeID string `json:"charge_id"`
+	}
+	paid.JSON(t, &receipt)
+	got, err := r.Pass(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pending key's charge holds the cursor: its order may still come.
+	if got.Examined != 2 || got.Cursor != receipt.ChargeID {
+		t.Errorf("got %+v, want 2 examined and the cursor at the paid order's charge %s", got, receipt.ChargeID)
+	}
+
+	// Once the completer has written the pending key's order, the cursor
+	// passes it.
+	h.WaitLockExpired(t, c, "pending")
+	if n, err := h.App.Completer.Pass(context.Background()); err != nil || n != 1 {
+		t.Fatalf("completer: got %d, %v, want 1 key", n, err)
+	}
+	pending := h.ProviderKey(t, c, "pending")
+	ch, err := h.DB.ProviderChargeByKey(context.Background(), pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = r.Pass(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Examined != 1 || got.Cursor != ch.ID || got.Refunded != 0 {
+		t.Errorf("got %+v, want 1 examined, nothing refunded and the cursor at %s", got, ch.ID)
+	}
+	if cursor, err := h.DB.ReconcilerCursor(context.Background()); err != nil || cursor != ch.ID {
+		t.Errorf("got stored cursor %q, %v, want %s", cursor, err, ch.ID)
+	}
+}

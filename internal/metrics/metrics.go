@@ -87,7 +87,7 @@ func New() *Metrics {
 		}),
 		Reconciled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "exactlyonce_reconciler_charges_total",
-			Help: "Provider charges the reconciler examined, by result: matched (an order holds it), not_succeeded, refunded (already), pending (its key is still started), unknown_key, orphan (refunded now).",
+			Help: "Provider charges the reconciler examined, by result: matched (an order holds it), not_succeeded, refunded (already), pending (its key is still started), unknown_key, orphan (refunded now), refund_failed (the provider refused).",
 		}, []string{"result"}),
 		Refunds: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "exactlyonce_reconciler_refunds_total",
@@ -103,7 +103,7 @@ func New() *Metrics {
 		}),
 		ProviderCalls: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "exactlyonce_provider_call_duration_seconds",
-			Help:    "Calls to the payment provider by call (charge, cancel, refund, list) and result (succeeded, declined, no_charge, unavailable, error, cancelled).",
+			Help:    "Calls to the payment provider by call (charge, cancel) and result (succeeded, declined, no_charge, unavailable, error, cancelled).",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"call", "result"}),
 		HTTPRequests: prometheus.NewHistogramVec(prometheus.HistogramOpts{

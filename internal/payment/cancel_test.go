@@ -3,6 +3,7 @@ package payment_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"exactlyonce/internal/payment"
@@ -123,6 +124,43 @@ func TestListChargesPages(t *testing.T) {
 		if listed[i] != made[i] {
 			t.Errorf("got %v, want %v in creation order", listed, made)
 			break
+		}
+	}
+}
+
+func TestCancelRacingChargeHasOneOutcome(t *testing.T) {
+	t.Parallel()
+	// A cancel and a create-charge call with the same key, sent at once:
+	// however they interleave at the provider, the key ends with a charge
+	// that the cancel returned, or canceled with no charge. Never both.
+	p := newProvider(t)
+	c := p.client(0)
+	ctx := context.Background()
+	for i := range 20 {
+		key := "race-" + string(rune('a'+i))
+		var (
+			wg        sync.WaitGroup
+			charged   payment.Charge
+			chargeErr error
+			found     payment.Charge
+			cancelErr error
+		)
+		start := make(chan struct{})
+		wg.Go(func() { <-start; charged, chargeErr = c.Charge(ctx, request(key)) })
+		wg.Go(func() { <-start; found, cancelErr = c.Cancel(ctx, key) })
+		close(start)
+		wg.Wait()
+		switch {
+		case chargeErr == nil && cancelErr == nil:
+			if found.ID != charged.ID {
+				t.Errorf("%s: cancel returned %s, want the charge %s", key, found.ID, charged.ID)
+			}
+		case errors.Is(chargeErr, payment.ErrCanceled) && errors.Is(cancelErr, payment.ErrCanceled):
+			if n := p.rows(t, key); n != 0 {
+				t.Errorf("%s: canceled, but got %d charges", key, n)
+			}
+		default:
+			t.Errorf("%s: got charge %v and cancel %v, want both to agree", key, chargeErr, cancelErr)
 		}
 	}
 }
