@@ -10,11 +10,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/localpg"
@@ -27,7 +26,6 @@ type cluster struct {
 	pgOpts    localpg.Options
 	pg        *localpg.Server
 	pgMu      sync.Mutex // held while PostgreSQL is crashed and restarted
-	pool      *pgxpool.Pool
 	db        *database.DB
 	provider  *process
 	secret    string
@@ -55,10 +53,11 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	}
 	url := cl.pg.URL("postgres")
 	logf("PostgreSQL ready in %s", cl.pgOpts.DataDir)
-	if cl.pool, err = database.Open(ctx, url); err != nil {
+	pool, err := database.Open(ctx, url)
+	if err != nil {
 		return nil, err
 	}
-	cl.db = database.New(cl.pool)
+	cl.db = database.New(pool)
 
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
@@ -87,7 +86,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	}
 	cl.provider = &process{
 		name: "provider", addr: paddr, args: []string{cfg.Web, "provider"},
-		env:     append(env, "PROVIDER_ADDR="+paddr, "DEMO=1"),
+		env:     slices.Concat(env, []string{"PROVIDER_ADDR=" + paddr, "DEMO=1"}),
 		logPath: filepath.Join(dir, "provider.log"),
 		// Without the secret this answers 401, which proves it serves.
 		ready: "/provider/v1/charges/ch_none", anyAnswer: true,
@@ -97,7 +96,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	}
 	logf("provider ready on %s", paddr)
 
-	shopEnv := append(env, "PROVIDER_URL=http://"+paddr+"/provider", "DEMO=0")
+	shopEnv := slices.Concat(env, []string{"PROVIDER_URL=http://" + paddr + "/provider", "DEMO=0"})
 	var wg sync.WaitGroup
 	errs := make([]error, cfg.Instances)
 	for i := range cfg.Instances {
@@ -107,7 +106,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		}
 		p := &process{
 			name: "web-" + strconv.Itoa(i), addr: addr, args: []string{cfg.Web},
-			env:     append(append([]string{}, shopEnv...), "ADDR="+addr),
+			env:     slices.Concat(shopEnv, []string{"ADDR=" + addr}),
 			logPath: filepath.Join(dir, "web-"+strconv.Itoa(i)+".log"), ready: "/readyz",
 		}
 		cl.shops = append(cl.shops, p)
@@ -241,8 +240,8 @@ func (cl *cluster) stop() {
 	if cl.provider != nil {
 		cl.provider.terminate(3 * time.Second)
 	}
-	if cl.pool != nil {
-		cl.pool.Close()
+	if cl.db != nil {
+		cl.db.Pool.Close()
 	}
 	if cl.pg != nil {
 		cl.pg.Stop(context.Background()) //nolint:errcheck // the watchdog stops it too
