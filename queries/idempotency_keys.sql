@@ -109,9 +109,6 @@ logged AS (
 )
 SELECT parked_at FROM parked;
 
--- name: CountParkedKeys :one
-SELECT count(*) FROM idempotency_keys WHERE parked_at IS NOT NULL AND status = 'started';
-
 -- name: RenewLock :one
 -- The heartbeat of an attempt waiting on the provider: it extends the lock
 -- only while the key is still started and carries this attempt's token. No

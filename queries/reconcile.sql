@@ -43,9 +43,6 @@ logged AS (
 )
 SELECT charge_id FROM recorded;
 
--- name: CountReconciledRefunds :one
-SELECT count(*) FROM reconciled_refunds;
-
 -- name: ChargeHasOrder :one
 -- Whether the order of a key holds the charge: asked after a finish lost its
 -- lock while holding a succeeded charge. status is '' when the key is gone.

@@ -70,7 +70,16 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 	srv.Listener = ln
 	srv.Start()
 	tb.Cleanup(srv.Close)
-	return &Harness{URL: srv.URL, App: a, DB: d}
+	h := &Harness{URL: srv.URL, App: a, DB: d}
+	// Every test, whatever it does, must end with no charge that a lost
+	// finish left without an order. (Cleanups run last first: the server
+	// is still up.)
+	tb.Cleanup(func() {
+		if n := h.Metric(tb, "exactlyonce_orphan_charges_total"); n != 0 {
+			tb.Errorf("got %v orphan charges at the end of the test, want 0: a charge was left without an order", n)
+		}
+	})
+	return h
 }
 
 func testLogger() *slog.Logger {

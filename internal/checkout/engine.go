@@ -13,9 +13,10 @@
 // only in how they read the request and render the Result.
 //
 // While the provider call is in flight the attempt renews its lock (lease.go),
-// so a slow provider does not let a retry take over a live attempt. Keys
-// whose attempts died are finished by the Completer (complete.go), which
-// takes them over the way a retry would and reuses the same finish.
+// so a slow provider does not let a retry take over a live attempt, and stops
+// its own call if it cannot. Keys whose attempts died or stalled are finished
+// by the Completer (complete.go), which takes them over the way a retry
+// would, cancels the operation at the provider, and reuses the same finish.
 package checkout
 
 import (
@@ -43,8 +44,8 @@ type Hooks struct {
 	// AfterClaim runs once an attempt owns the key, before it charges.
 	AfterClaim func(ctx context.Context, c Claimed)
 	// BeforeCharge runs inside the lease, just before the provider call (a
-	// charge, or the completer's look-up). Its ctx is the call's: it is
-	// cancelled when a renewal finds the lock taken over.
+	// charge, or the completer's cancel). Its ctx is the call's: it is
+	// cancelled when a renewal finds the lock taken over, or by the fence.
 	BeforeCharge func(ctx context.Context, c Claimed)
 	// BeforeRenew runs before each renewal of the lock; blocking in it
 	// stands for a process too stalled to renew. Its ctx ends when the

@@ -127,7 +127,9 @@ func TestLeaseFencesItself(t *testing.T) {
 	// its provider call runs; its timers still run. It must stop its own
 	// call while its lock still holds, rather than let the lock expire with
 	// the call in flight.
-	const lock = 4 * time.Second
+	// Long enough that the fence (at three quarters) leaves a loaded
+	// machine ample time to read the key before the lock runs out.
+	const lock = 6 * time.Second
 	type stopped struct {
 		cause     error
 		remaining time.Duration

@@ -92,17 +92,6 @@ func (q *Queries) ClaimKey(ctx context.Context, arg ClaimKeyParams) (ClaimKeyRow
 	return i, err
 }
 
-const countParkedKeys = `-- name: CountParkedKeys :one
-SELECT count(*) FROM idempotency_keys WHERE parked_at IS NOT NULL AND status = 'started'
-`
-
-func (q *Queries) CountParkedKeys(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, countParkedKeys)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const finishKey = `-- name: FinishKey :one
 WITH finished AS (
     UPDATE idempotency_keys

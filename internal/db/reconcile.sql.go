@@ -51,17 +51,6 @@ func (q *Queries) ChargeHasOrder(ctx context.Context, arg ChargeHasOrderParams) 
 	return i, err
 }
 
-const countReconciledRefunds = `-- name: CountReconciledRefunds :one
-SELECT count(*) FROM reconciled_refunds
-`
-
-func (q *Queries) CountReconciledRefunds(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, countReconciledRefunds)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const matchCharge = `-- name: MatchCharge :one
 SELECT
     EXISTS (SELECT FROM orders o WHERE o.charge_id = $1::text) AS has_order,

@@ -2,8 +2,10 @@
 // charges API. It sorts every way a call can end into the few outcomes a
 // caller must treat differently: a charge; a decline, which is definite (no
 // money moved); an unavailable provider, after which the outcome may be
-// unknown and the caller retries with the same idempotency key or asks
-// FindCharge; and a provider error, which means a bug on our side.
+// unknown and the caller retries with the same idempotency key or settles it
+// with Cancel; a canceled operation (ErrCanceled), which is a definite "no
+// charge"; and a provider error, which means a bug on our side. It also
+// lists charges and refunds them, for the reconciler.
 package payment
 
 import (

@@ -59,7 +59,7 @@ func (r Reason) String() string {
 
 // UnavailableError means the call did not produce a usable answer. Except for
 // ReasonUnreachable the outcome is unknown: retry with the same idempotency
-// key, or ask FindCharge.
+// key, or settle it with Cancel.
 type UnavailableError struct {
 	Reason Reason
 	Status int   // the provider's HTTP status, or 0 if it did not answer
