@@ -23,6 +23,7 @@ idemcheck: ## check the running shop's idempotency keys (start it with make run 
 test: deps verify vet ## everything CI checks: generated code, vet, all tests (-race), browser tests
 	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v /internal/browsertest)
 	$(MAKE) -s fuzz FUZZTIME=3s
+	$(MAKE) -s chaos/short
 	$(MAKE) -s test/browser
 
 # The browser tests run on their own, after the rest and without -race: the
@@ -50,6 +51,22 @@ fuzz: ## run every Fuzz* target in the module for FUZZTIME each (default 1m; mak
 			go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./$$dir; \
 		done; \
 	done
+
+# The chaos harness (cmd/chaos, internal/chaos): shops, provider and
+# PostgreSQL as separate processes, killed, paused and crashed while clients
+# check out; exits non-zero when an invariant broke. See the README's
+# "Failure model".
+.PHONY: chaos
+chaos: ## chaos harness, long: 10,000 checkouts under kills, stalls, DB crashes, provider faults
+	go build -o bin/web ./cmd/web
+	go run ./cmd/chaos -v -web bin/web -instances 3 -clients 48 -checkouts 10000 -duration 8m -drain 1m \
+		-kills 24 -stalls 16 -db-crashes 6
+
+.PHONY: chaos/short
+chaos/short: ## chaos harness in under a minute (part of make test)
+	go build -o bin/web ./cmd/web
+	go run ./cmd/chaos -web bin/web -instances 3 -clients 16 -checkouts 250 -duration 20s -drain 8s -settle 15s \
+		-kills 2 -stalls 2 -db-crashes 1
 
 .PHONY: bench
 bench: ## benchmarks (compare figures within one run only)
