@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -22,7 +23,9 @@ import (
 	"exactlyonce/api"
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/database"
 	"exactlyonce/internal/handlers"
+	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/problem"
 )
 
@@ -337,4 +340,41 @@ func TestOpenAPIKeyHeaderSchema(t *testing.T) {
 			t.Errorf("Idempotency-Key %.40q: got valid %v, want %v (%v)", value, got, want, err)
 		}
 	}
+}
+
+// TestOpenAPIDuringADatabaseOutage stops the application's own PostgreSQL
+// under a running server and validates the answers against the
+// description: 503 service-unavailable with Retry-After from the routes
+// that need the database, and the red readiness probe.
+func TestOpenAPIDuringADatabaseOutage(t *testing.T) {
+	s := loadSpec(t)
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("/tmp", "openapi-outage-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg, err := localpg.Start(ctx, localpg.Options{DataDir: dir, Throwaway: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pg.Stop(context.Background()) })
+	pool, err := database.Open(ctx, pg.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := database.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	h := apptest.NewOnPool(t, pool)
+	cust := h.NewCustomer(t)
+	auth := []string{"Authorization", "Bearer " + cust.Token}
+	if err := pg.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	s.do(t, h, 503, "POST", "/api/customers", `{}`)
+	s.do(t, h, 503, "POST", "/api/orders", mugOrder, append([]string{"Idempotency-Key", `"outage"`}, auth...)...)
+	s.do(t, h, 503, "GET", "/api/orders", "", auth...)
+	s.do(t, h, 503, "GET", "/readyz", "")
 }
