@@ -146,11 +146,11 @@ func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*pg
 		log.Info("local PostgreSQL ready", "dir", dir)
 		url = srv.URL("postgres")
 	}
-	pool, err := database.Open(ctx, url)
+	pool, err := database.OpenWith(ctx, url, database.PoolOptions{MaxConns: int32(cfg.DBMaxConns), QueryMode: cfg.DBQueryMode})
 	if err != nil {
 		return nil, err
 	}
-	if err := database.Migrate(ctx, pool); err != nil {
+	if err := migrate(ctx, cfg, pool); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -159,4 +159,20 @@ func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*pg
 		return nil, err
 	}
 	return pool, nil
+}
+
+// migrate applies the migrations through pool, or through a direct
+// connection of its own when MIGRATE_DATABASE_URL is set: goose's lock is a
+// session-level advisory lock, which PgBouncer in transaction pooling would
+// not keep on one server connection.
+func migrate(ctx context.Context, cfg config.Config, pool *pgxpool.Pool) error {
+	if cfg.MigrateDatabaseURL == "" {
+		return database.Migrate(ctx, pool)
+	}
+	direct, err := database.OpenWith(ctx, cfg.MigrateDatabaseURL, database.PoolOptions{MaxConns: 2})
+	if err != nil {
+		return fmt.Errorf("MIGRATE_DATABASE_URL: %w", err)
+	}
+	defer direct.Close()
+	return database.Migrate(ctx, direct)
 }

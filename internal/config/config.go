@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/database"
 	"exactlyonce/internal/logging"
 )
 
@@ -80,6 +81,23 @@ type Config struct {
 	// ProviderSecret is the bearer secret shared by `web provider` and the
 	// shops that use it through ProviderURL.
 	ProviderSecret string
+	// DBMaxConns caps the pgx pool (DB_MAX_CONNS); zero keeps pgx's
+	// default, the greater of 4 and the number of CPUs. Instances ×
+	// DB_MAX_CONNS must stay below PostgreSQL's max_connections (minus its
+	// reserved ones), or below PgBouncer's default_pool_size when the
+	// shops connect through it. See docs/performance.md.
+	DBMaxConns int
+	// DBQueryMode is pgx's query exec mode (DB_QUERY_MODE): cache_statement
+	// (pgx's default), cache_describe (for PgBouncer in transaction
+	// pooling, which before 1.21 has no prepared statements),
+	// describe_exec, exec or simple_protocol. Empty keeps pgx's default.
+	DBQueryMode string
+	// MigrateDatabaseURL is where the migrations run
+	// (MIGRATE_DATABASE_URL): a direct connection to PostgreSQL, because
+	// goose holds a session-level advisory lock, which a transaction
+	// pooler such as PgBouncer would not keep on one server connection.
+	// Empty means DatabaseURL.
+	MigrateDatabaseURL string
 }
 
 // MinSessionSecret is the shortest SESSION_SECRET accepted, in bytes. The
@@ -171,6 +189,18 @@ func Load() (Config, error) {
 	if c.ProviderURL != "" && c.ProviderSecret == "" {
 		return c, fmt.Errorf("PROVIDER_URL is set but PROVIDER_SECRET is not: set it to the secret `web provider` was started with")
 	}
+	maxConns, err := number("DB_MAX_CONNS")
+	if err != nil || maxConns != float64(int(maxConns)) || maxConns > 10000 {
+		return c, fmt.Errorf("DB_MAX_CONNS: want a whole number of connections from 1 to 10000, got %q", os.Getenv("DB_MAX_CONNS"))
+	}
+	c.DBMaxConns = int(maxConns)
+	c.DBQueryMode = os.Getenv("DB_QUERY_MODE")
+	if c.DBQueryMode != "" {
+		if _, err := database.ParseQueryMode(c.DBQueryMode); err != nil {
+			return c, fmt.Errorf("DB_QUERY_MODE: %w", err)
+		}
+	}
+	c.MigrateDatabaseURL = os.Getenv("MIGRATE_DATABASE_URL")
 	if c.DatabaseURL == "" && c.LocalDB == "" {
 		return c, fmt.Errorf("DATABASE_URL is not set: point it at PostgreSQL, or use `make run`, which starts a local server")
 	}

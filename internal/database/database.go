@@ -6,8 +6,6 @@ package database
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -30,18 +28,5 @@ func New(pool *pgxpool.Pool) *DB {
 // Open connects to url and checks the server answers before returning, so a
 // wrong DATABASE_URL fails at start-up rather than on the first request.
 func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		// The parse error can quote the URL, password included: say less.
-		return nil, errors.New("open database: DATABASE_URL is not a valid PostgreSQL connection string")
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	return pool, nil
+	return OpenWith(ctx, url, PoolOptions{})
 }
