@@ -5,6 +5,10 @@
 // is much quicker than migrating.
 //
 // Set TEST_DATABASE_URL to a superuser URL to use an existing server instead.
+// When that URL goes through a transaction pooler (PgBouncer), also set
+// TEST_ADMIN_DATABASE_URL to a direct superuser URL of the same server: it
+// creates and drops the databases and migrates the template (goose's lock is
+// session-level), while the tests connect through TEST_DATABASE_URL.
 // Databases named template_app_* and test_* that a crashed test binary left
 // there can be dropped.
 package pgtest
@@ -92,6 +96,9 @@ func setUp(ctx context.Context) (teardown func(), err error) {
 	if env.server, err = url.Parse(adminURL); err != nil || (env.server.Scheme != "postgres" && env.server.Scheme != "postgresql") {
 		return nil, fmt.Errorf("TEST_DATABASE_URL must be a postgres:// URL")
 	}
+	if direct := os.Getenv("TEST_ADMIN_DATABASE_URL"); direct != "" {
+		adminURL = direct
+	}
 	if env.admin, err = pgxpool.New(ctx, adminURL); err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
@@ -105,7 +112,7 @@ func setUp(ctx context.Context) (teardown func(), err error) {
 			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
 		}
 	})
-	if err := migrate(ctx, databaseURL(env.template)); err != nil {
+	if err := migrate(ctx, adminDatabaseURL(adminURL, env.template)); err != nil {
 		return nil, err
 	}
 	return undoAll, nil
@@ -145,6 +152,17 @@ func migrate(ctx context.Context, url string) error {
 
 func databaseURL(name string) string {
 	u := *env.server
+	u.Path = "/" + name
+	return u.String()
+}
+
+// adminDatabaseURL is the URL of database name on the admin connection's
+// server (TEST_ADMIN_DATABASE_URL when set).
+func adminDatabaseURL(adminURL, name string) string {
+	u, err := url.Parse(adminURL)
+	if err != nil {
+		return databaseURL(name)
+	}
 	u.Path = "/" + name
 	return u.String()
 }
