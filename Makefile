@@ -89,3 +89,25 @@ vet: ## go vet and gofmt
 .PHONY: deps
 deps: ## install the system packages the tests need, when missing (as root)
 	@scripts/install-deps
+
+# The load test (cmd/loadtest, internal/loadtest): its own throwaway
+# PostgreSQL and shop, pgbench baselines and HTTP load side by side at one
+# client count, a table of rates, ratios, latencies and CPU per request.
+# Not part of make test. PGBOUNCER=1 puts PgBouncer (transaction pooling)
+# in front of PostgreSQL. See docs/performance.md.
+LOADTEST_CLIENTS ?= 16
+LOADTEST_DURATION ?= 5s
+.PHONY: loadtest
+loadtest: ## load test: pgbench baselines vs the shop over HTTP, side by side (PGBOUNCER=1 through PgBouncer)
+	go build -o bin/web ./cmd/web
+	go run ./cmd/loadtest -web bin/web -clients $(LOADTEST_CLIENTS) -duration $(LOADTEST_DURATION) \
+		$(if $(PGBOUNCER),-pgbouncer) $(if $(PROFILE),-profile $(PROFILE))
+
+# The engine and API tests through PgBouncer 1.18 in transaction pooling
+# (started by cmd/withpgbouncer), the shop's pool in cache_describe mode;
+# databases are created and migrated on a direct connection.
+PGBOUNCER_PKGS := ./internal/checkout/ ./internal/handlers/ ./internal/lifecycle/ ./internal/app/ ./internal/pgbouncer/
+.PHONY: test/pgbouncer
+test/pgbouncer: ## engine and API tests through PgBouncer in transaction pooling
+	@command -v pgbouncer >/dev/null || test -x /usr/sbin/pgbouncer || scripts/install-deps
+	go run ./cmd/withpgbouncer -- go test -count=1 -timeout 10m $(PGBOUNCER_PKGS)

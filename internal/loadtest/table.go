@@ -14,6 +14,9 @@ type Row struct {
 	Result   Result
 	Baseline *Result
 	Target   string // e.g. "≥ 0.6×"; empty when none
+	// Alone marks an app leg with no baseline to compare with (the
+	// checkout page); a row without Baseline is otherwise a baseline.
+	Alone bool
 }
 
 // Ratio is the row's rate over its baseline's, or 0 without one.
@@ -32,6 +35,9 @@ func PrintTable(w io.Writer, rows []Row) error {
 	fmt.Fprintln(tw, "|---\t---:\t---:\t---\t---:\t---:\t---:\t---:\t")
 	for _, r := range rows {
 		ratio := "1 (baseline)"
+		if r.Alone {
+			ratio = "—"
+		}
 		if r.Baseline != nil {
 			ratio = fmt.Sprintf("%.2f× %s", r.Ratio(), r.Baseline.Name)
 		}

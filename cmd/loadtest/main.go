@@ -1,0 +1,374 @@
+// Command loadtest is `make loadtest`: it starts a throwaway PostgreSQL (and,
+// with -pgbouncer, PgBouncer in transaction pooling in front of it) and the
+// shop's binary with the demo provider, then measures side by side, at one
+// client count:
+//
+//   - pgbench running the shop's own statements of one new order, and the
+//     seed's five-round-trip shape;
+//   - POST /api/orders with a fresh key each (new orders);
+//   - pgbench running a point select by primary key;
+//   - POST /api/orders resending one placed order's key (replays);
+//   - GET /checkout of a shopper with a cart;
+//
+// and prints a table of rates, ratios, p50/p99 latencies and the web
+// process's CPU per request. Everything listens on loopback; every leg is
+// bounded in time (and optionally in count). The machine is shared, so only
+// ratios within one run mean anything.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"exactlyonce/internal/loadtest"
+	"exactlyonce/internal/localpg"
+	"exactlyonce/internal/pgbouncer"
+)
+
+type flags struct {
+	web        string
+	clients    int
+	duration   time.Duration
+	max        int
+	bouncer    bool
+	profileDir string
+	logFile    string
+}
+
+func main() {
+	var f flags
+	flag.StringVar(&f.web, "web", "bin/web", "the shop's binary (go build -o bin/web ./cmd/web)")
+	flag.IntVar(&f.clients, "clients", 16, "concurrent clients, the same for every leg")
+	flag.DurationVar(&f.duration, "duration", 5*time.Second, "length of each leg (whole seconds for pgbench)")
+	flag.IntVar(&f.max, "max", 0, "stop each leg after this many requests too (0: time only)")
+	flag.BoolVar(&f.bouncer, "pgbouncer", false, "put PgBouncer (transaction pooling) between the shop, pgbench and PostgreSQL")
+	flag.StringVar(&f.profileDir, "profile", "", "save CPU profiles of the web process during the new-order and replay legs here")
+	flag.StringVar(&f.logFile, "log", "", "the web process's log (default: discarded into a temporary file)")
+	flag.Parse()
+	if f.clients < 1 || f.clients > 256 || f.duration <= 0 || f.duration > 10*time.Minute {
+		fmt.Fprintln(os.Stderr, "loadtest: -clients from 1 to 256, -duration up to 10m")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, f); err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, f flags) error {
+	say := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "loadtest: "+format+"\n", args...) }
+	dir, err := os.MkdirTemp("/tmp", "loadtest-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return err
+	}
+	srv, err := localpg.Start(ctx, localpg.Options{DataDir: filepath.Join(dir, "pg"), Throwaway: true})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop(context.Background())
+	direct := srv.URL("postgres")
+	shopURL, mode := direct, "prepared"
+	pgEnv, err := libpqEnv(direct)
+	if err != nil {
+		return err
+	}
+	if f.bouncer {
+		b, err := pgbouncer.Start(ctx, direct, pgbouncer.Options{})
+		if err != nil {
+			return err
+		}
+		defer b.Stop()
+		shopURL, mode = b.URL("postgres"), "extended"
+		pgEnv = []string{"PGHOST=127.0.0.1", "PGPORT=" + strconv.Itoa(b.Port()), "PGUSER=postgres", "PGDATABASE=postgres"}
+		say("PgBouncer (transaction pooling) on 127.0.0.1:%d; the shop uses DB_QUERY_MODE=cache_describe, pgbench -M extended", b.Port())
+	}
+
+	web, err := startWeb(ctx, f, dir, shopURL, direct)
+	if err != nil {
+		return err
+	}
+	defer web.stop()
+	say("shop at %s (pid %d), admin at %s", web.base, web.cmd.Process.Pid, web.admin)
+
+	shop, err := loadtest.NewShop(web.base, f.clients)
+	if err != nil {
+		return err
+	}
+	if err := shop.Setup(ctx, f.clients); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	cust, token, replayKey := shop.Customer(0)
+	sum := sha256.Sum256([]byte(token))
+	pgb := loadtest.Pgbench{Env: pgEnv, Mode: mode, Dir: dir}
+	opts := loadtest.Options{Clients: f.clients, Duration: f.duration, Max: f.max}
+	orderDefs := map[string]string{"cust": cust, "tokenhash": hex.EncodeToString(sum[:])}
+
+	load0 := loadavg()
+	say("pgbench: the shop's statements of a new order")
+	pgNew, err := pgb.Run(ctx, "pgbench: new order (app's statements)", "neworder.sql", opts, orderDefs)
+	if err != nil {
+		return err
+	}
+	say("HTTP: new orders")
+	appNew, err := web.measure(ctx, f, "neworders", func() loadtest.Result {
+		return loadtest.Run(ctx, "app: new orders (POST, fresh key)", opts, shop.NewOrder)
+	})
+	if err != nil {
+		return err
+	}
+	say("pgbench: the seed's five round trips")
+	pgSeed, err := pgb.Run(ctx, "pgbench: seed's 5-round-trip order", "seed.sql", opts, orderDefs)
+	if err != nil {
+		return err
+	}
+	say("pgbench: point select")
+	pgPoint, err := pgb.Run(ctx, "pgbench: point select by primary key", "pointselect.sql", opts,
+		map[string]string{"cust": cust, "key": replayKey})
+	if err != nil {
+		return err
+	}
+	say("HTTP: replays")
+	appReplay, err := web.measure(ctx, f, "replays", func() loadtest.Result {
+		return loadtest.Run(ctx, "app: replays (POST, same key)", opts, shop.Replay)
+	})
+	if err != nil {
+		return err
+	}
+	say("HTTP: checkout page")
+	appPage, err := web.measure(ctx, f, "", func() loadtest.Result {
+		return loadtest.Run(ctx, "app: checkout page (GET /checkout)", opts, shop.CheckoutPage)
+	})
+	if err != nil {
+		return err
+	}
+	load1 := loadavg()
+
+	rows := []loadtest.Row{
+		{Result: pgNew},
+		{Result: appNew, Baseline: &pgNew, Target: "≥ 0.6×"},
+		{Result: pgSeed},
+		{Result: appNew, Baseline: &pgSeed, Target: "≥ 2×"},
+		{Result: pgPoint},
+		{Result: appReplay, Baseline: &pgPoint, Target: "≥ 0.3×, ≤ 60 µs CPU"},
+		{Result: appPage, Alone: true},
+	}
+	via := "directly (pgx cache_statement, pgbench -M prepared)"
+	if f.bouncer {
+		via = "through PgBouncer 1.18, transaction pooling (pgx cache_describe, pgbench -M extended)"
+	}
+	fmt.Printf("\n%d clients, %s per leg, PostgreSQL reached %s; DB_MAX_CONNS=%s\n", f.clients, f.duration, via, envOr("DB_MAX_CONNS", "pgx default"))
+	fmt.Printf("machine: %d CPUs, %s memory, load average %s before and %s after (shared: compare within one run only)\n\n",
+		runtime.NumCPU(), memTotal(), load0, load1)
+	if err := loadtest.PrintTable(os.Stdout, rows); err != nil {
+		return err
+	}
+	for _, r := range []loadtest.Result{pgNew, appNew, pgSeed, pgPoint, appReplay, appPage} {
+		if r.FirstErr != nil {
+			fmt.Printf("\n%s: first error: %v\n", r.Name, r.FirstErr)
+		}
+	}
+	return nil
+}
+
+type webProc struct {
+	cmd   *exec.Cmd
+	base  string
+	admin string
+	done  chan error
+}
+
+func startWeb(ctx context.Context, f flags, dir, dbURL, direct string) (*webProc, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	admin, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	cmd := exec.Command(f.web)
+	cmd.Env = append(os.Environ(),
+		"DATABASE_URL="+dbURL, "MIGRATE_DATABASE_URL="+direct, "DEMO=1",
+		"ADDR="+addr, "ADMIN_ADDR="+admin, "SESSION_SECRET="+hex.EncodeToString(secret),
+		"CUSTOMER_BURST=1000", "CUSTOMERS_PER_MINUTE=1000")
+	logPath := f.logFile
+	if logPath == "" {
+		logPath = filepath.Join(dir, "web.log")
+	}
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", f.web, err)
+	}
+	w := &webProc{cmd: cmd, base: "http://" + addr, admin: "http://" + admin, done: make(chan error, 1)}
+	go func() { w.done <- cmd.Wait(); logf.Close() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(w.base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return w, nil
+			}
+		}
+		select {
+		case err := <-w.done:
+			b, _ := os.ReadFile(logPath)
+			return nil, fmt.Errorf("web exited (%v):\n%s", err, tailStr(string(b)))
+		case <-ctx.Done():
+			w.stop()
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			w.stop()
+			return nil, errors.New("web not ready within 60s")
+		}
+	}
+}
+
+// measure runs leg, recording the web process's CPU time around it and,
+// with -profile and a name, a CPU profile of most of it.
+func (w *webProc) measure(ctx context.Context, f flags, name string, leg func() loadtest.Result) (loadtest.Result, error) {
+	pid := w.cmd.Process.Pid
+	profiled := make(chan error, 1)
+	if f.profileDir != "" && name != "" {
+		secs := max(1, int(f.duration.Seconds())-1)
+		go func() { profiled <- w.profile(ctx, filepath.Join(f.profileDir, name+".pprof"), secs) }()
+	} else {
+		profiled <- nil
+	}
+	before, err := loadtest.ProcessCPU(pid)
+	if err != nil {
+		return loadtest.Result{}, err
+	}
+	r := leg()
+	after, err := loadtest.ProcessCPU(pid)
+	if err != nil {
+		return loadtest.Result{}, err
+	}
+	r.CPU = after - before
+	if err := <-profiled; err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+func (w *webProc) profile(ctx context.Context, path string, secs int) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", w.admin, secs), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	_, err = io.Copy(out, resp.Body)
+	return err
+}
+
+func (w *webProc) stop() {
+	_ = w.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-w.done:
+	case <-time.After(20 * time.Second):
+		_ = w.cmd.Process.Kill()
+		<-w.done
+	}
+}
+
+// libpqEnv turns a localpg URL into pgbench's PG* variables.
+func libpqEnv(raw string) ([]string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	q := u.Query()
+	return []string{"PGHOST=" + q.Get("host"), "PGPORT=" + q.Get("port"), "PGUSER=" + u.User.Username(),
+		"PGDATABASE=" + strings.TrimPrefix(u.Path, "/")}, nil
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func memTotal() string {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, _ := strconv.Atoi(f[1])
+			return fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+		}
+	}
+	return "?"
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func tailStr(s string) string {
+	if len(s) > 2000 {
+		return s[len(s)-2000:]
+	}
+	return s
+}
