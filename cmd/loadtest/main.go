@@ -51,6 +51,7 @@ type flags struct {
 	bouncer    bool
 	profileDir string
 	logFile    string
+	poolSizes  string
 }
 
 func main() {
@@ -62,6 +63,7 @@ func main() {
 	flag.BoolVar(&f.bouncer, "pgbouncer", false, "put PgBouncer (transaction pooling) between the shop, pgbench and PostgreSQL")
 	flag.StringVar(&f.profileDir, "profile", "", "save CPU profiles of the web process during the new-order and replay legs here")
 	flag.StringVar(&f.logFile, "log", "", "the web process's log (default: discarded into a temporary file)")
+	flag.StringVar(&f.poolSizes, "pool-sizes", "", "comma-separated DB_MAX_CONNS values: the HTTP legs run once per value, each on a fresh shop process (default: DB_MAX_CONNS from the environment, or pgx's default)")
 	flag.Parse()
 	if f.clients < 1 || f.clients > 256 || f.duration <= 0 || f.duration > 10*time.Minute {
 		fmt.Fprintln(os.Stderr, "loadtest: -clients from 1 to 256, -duration up to 10m")
@@ -107,12 +109,16 @@ func run(ctx context.Context, f flags) error {
 		say("PgBouncer (transaction pooling) on 127.0.0.1:%d; the shop uses DB_QUERY_MODE=cache_describe, pgbench -M extended", b.Port())
 	}
 
-	web, err := startWeb(ctx, f, dir, shopURL, direct)
+	sizes := strings.Split(f.poolSizes, ",")
+	if f.poolSizes == "" {
+		sizes = []string{os.Getenv("DB_MAX_CONNS")}
+	}
+	web, err := startWeb(ctx, f, dir, shopURL, direct, sizes[0])
 	if err != nil {
 		return err
 	}
-	defer web.stop()
-	say("shop at %s (pid %d), admin at %s", web.base, web.cmd.Process.Pid, web.admin)
+	defer func() { web.stop() }()
+	say("shop at %s (pid %d), admin at %s, DB_MAX_CONNS=%s", web.base, web.cmd.Process.Pid, web.admin, orDefault(sizes[0]))
 
 	shop, err := loadtest.NewShop(web.base, f.clients)
 	if err != nil {
@@ -167,6 +173,13 @@ func run(ctx context.Context, f flags) error {
 	}
 	load1 := loadavg()
 
+	label := func(r loadtest.Result, size string) loadtest.Result {
+		if len(sizes) > 1 {
+			r.Name += " [DB_MAX_CONNS=" + orDefault(size) + "]"
+		}
+		return r
+	}
+	appNew, appReplay, appPage = label(appNew, sizes[0]), label(appReplay, sizes[0]), label(appPage, sizes[0])
 	rows := []loadtest.Row{
 		{Result: pgNew},
 		{Result: appNew, Baseline: &pgNew, Target: "≥ 0.6×"},
@@ -176,17 +189,54 @@ func run(ctx context.Context, f flags) error {
 		{Result: appReplay, Baseline: &pgPoint, Target: "≥ 0.3×, ≤ 60 µs CPU"},
 		{Result: appPage, Alone: true},
 	}
+	all := []loadtest.Result{pgNew, appNew, pgSeed, pgPoint, appReplay, appPage}
+	for _, size := range sizes[1:] {
+		web.stop()
+		if web, err = startWeb(ctx, f, dir, shopURL, direct, size); err != nil {
+			return err
+		}
+		say("shop restarted with DB_MAX_CONNS=%s", orDefault(size))
+		if shop, err = loadtest.NewShop(web.base, f.clients); err != nil {
+			return err
+		}
+		if err := shop.Setup(ctx, f.clients); err != nil {
+			return fmt.Errorf("setup: %w", err)
+		}
+		legs := []struct {
+			name, profile string
+			do            func(context.Context, int) error
+		}{
+			{"app: new orders (POST, fresh key)", "", shop.NewOrder},
+			{"app: replays (POST, same key)", "", shop.Replay},
+			{"app: checkout page (GET /checkout)", "", shop.CheckoutPage},
+		}
+		var rs []loadtest.Result
+		for _, leg := range legs {
+			say("HTTP: %s", leg.name)
+			r, err := web.measure(ctx, f, leg.profile, func() loadtest.Result { return loadtest.Run(ctx, leg.name, opts, leg.do) })
+			if err != nil {
+				return err
+			}
+			rs = append(rs, label(r, size))
+		}
+		all = append(all, rs...)
+		rows = append(rows,
+			loadtest.Row{Result: rs[0], Baseline: &pgNew, Target: "≥ 0.6×"},
+			loadtest.Row{Result: rs[1], Baseline: &pgPoint, Target: "≥ 0.3×, ≤ 60 µs CPU"},
+			loadtest.Row{Result: rs[2], Alone: true})
+	}
+	load1 = loadavg()
 	via := "directly (pgx cache_statement, pgbench -M prepared)"
 	if f.bouncer {
 		via = "through PgBouncer 1.18, transaction pooling (pgx cache_describe, pgbench -M extended)"
 	}
-	fmt.Printf("\n%d clients, %s per leg, PostgreSQL reached %s; DB_MAX_CONNS=%s\n", f.clients, f.duration, via, envOr("DB_MAX_CONNS", "pgx default"))
+	fmt.Printf("\n%d clients, %s per leg, PostgreSQL reached %s; DB_MAX_CONNS=%s\n", f.clients, f.duration, via, orDefault(strings.Join(sizes, ",")))
 	fmt.Printf("machine: %d CPUs, %s memory, load average %s before and %s after (shared: compare within one run only)\n\n",
 		runtime.NumCPU(), memTotal(), load0, load1)
 	if err := loadtest.PrintTable(os.Stdout, rows); err != nil {
 		return err
 	}
-	for _, r := range []loadtest.Result{pgNew, appNew, pgSeed, pgPoint, appReplay, appPage} {
+	for _, r := range all {
 		if r.FirstErr != nil {
 			fmt.Printf("\n%s: first error: %v\n", r.Name, r.FirstErr)
 		}
@@ -201,7 +251,7 @@ type webProc struct {
 	done  chan error
 }
 
-func startWeb(ctx context.Context, f flags, dir, dbURL, direct string) (*webProc, error) {
+func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string) (*webProc, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -216,12 +266,12 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct string) (*webProc
 	cmd.Env = append(os.Environ(),
 		"DATABASE_URL="+dbURL, "MIGRATE_DATABASE_URL="+direct, "DEMO=1",
 		"ADDR="+addr, "ADMIN_ADDR="+admin, "SESSION_SECRET="+hex.EncodeToString(secret),
-		"CUSTOMER_BURST=1000", "CUSTOMERS_PER_MINUTE=1000")
+		"CUSTOMER_BURST=1000", "CUSTOMERS_PER_MINUTE=1000", "DB_MAX_CONNS="+maxConns)
 	logPath := f.logFile
 	if logPath == "" {
 		logPath = filepath.Join(dir, "web.log")
 	}
-	logf, err := os.Create(logPath)
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -359,11 +409,11 @@ func memTotal() string {
 	return "?"
 }
 
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
+func orDefault(size string) string {
+	if size == "" {
+		return "pgx default (max(4, CPUs))"
 	}
-	return def
+	return size
 }
 
 func tailStr(s string) string {
