@@ -52,6 +52,7 @@ type flags struct {
 	profileDir string
 	logFile    string
 	poolSizes  string
+	growth     string
 }
 
 func main() {
@@ -64,6 +65,7 @@ func main() {
 	flag.StringVar(&f.profileDir, "profile", "", "save CPU profiles of the web process during the new-order and replay legs here")
 	flag.StringVar(&f.logFile, "log", "", "the web process's log (default: discarded into a temporary file)")
 	flag.StringVar(&f.poolSizes, "pool-sizes", "", "comma-separated DB_MAX_CONNS values: the HTTP legs run once per value, each on a fresh shop process (default: DB_MAX_CONNS from the environment, or pgx's default)")
+	flag.StringVar(&f.growth, "growth", "", "after the legs, measure the claim alone at these key-table sizes, bulk-seeded (such as 10k,1m)")
 	flag.Parse()
 	if f.clients < 1 || f.clients > 256 || f.duration <= 0 || f.duration > 10*time.Minute {
 		fmt.Fprintln(os.Stderr, "loadtest: -clients from 1 to 256, -duration up to 10m")
@@ -224,6 +226,43 @@ func run(ctx context.Context, f flags) error {
 			loadtest.Row{Result: rs[0], Baseline: &pgNew, Target: "≥ 0.6×"},
 			loadtest.Row{Result: rs[1], Baseline: &pgPoint, Target: "≥ 0.3×, ≤ 60 µs CPU"},
 			loadtest.Row{Result: rs[2], Alone: true})
+	}
+	if f.bouncer {
+		// The cost of PgBouncer itself: the same scripts straight to
+		// PostgreSQL, prepared, in the same run.
+		directEnv, err := libpqEnv(direct)
+		if err != nil {
+			return err
+		}
+		pgd := loadtest.Pgbench{Env: directEnv, Mode: "prepared", Dir: dir}
+		say("pgbench: the same scripts without PgBouncer")
+		dNew, err := pgd.Run(ctx, "pgbench: new order, direct (no PgBouncer)", "neworder.sql", opts, orderDefs)
+		if err != nil {
+			return err
+		}
+		dPoint, err := pgd.Run(ctx, "pgbench: point select, direct (no PgBouncer)", "pointselect.sql", opts,
+			map[string]string{"cust": cust, "key": replayKey})
+		if err != nil {
+			return err
+		}
+		rows = append(rows, loadtest.Row{Result: pgNew, Baseline: &dNew, Target: "cost of PgBouncer"},
+			loadtest.Row{Result: pgPoint, Baseline: &dPoint, Target: "cost of PgBouncer"})
+		rows = append(rows[:len(rows)-2], loadtest.Row{Result: dNew}, rows[len(rows)-2], loadtest.Row{Result: dPoint}, rows[len(rows)-1])
+		all = append(all, dNew, dPoint)
+	}
+	if f.growth != "" {
+		sizes, err := parseSizes(f.growth)
+		if err != nil {
+			return err
+		}
+		g, err := growth(ctx, direct, pgb, opts, cust, sizes)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, g...)
+		for _, r := range g {
+			all = append(all, r.Result)
+		}
 	}
 	load1 = loadavg()
 	via := "directly (pgx cache_statement, pgbench -M prepared)"

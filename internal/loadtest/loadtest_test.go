@@ -116,10 +116,6 @@ func TestTinyRun(t *testing.T) {
 	if _, err := exec.LookPath("pgbench"); err != nil {
 		t.Skip("pgbench is not installed")
 	}
-	var dbURL string
-	if err := h.DB.Pool.QueryRow(ctx, "SELECT current_database()").Scan(&dbURL); err != nil {
-		t.Fatal(err)
-	}
 	pgb := loadtest.Pgbench{Env: libpqEnv(t, h.DB.Pool.Config().ConnString()), Mode: "prepared", Dir: t.TempDir()}
 	cust, token, key := shop.Customer(0)
 	sum := sha256.Sum256([]byte(token))
@@ -127,7 +123,7 @@ func TestTinyRun(t *testing.T) {
 	for _, s := range []struct {
 		script string
 		defs   map[string]string
-	}{{"neworder.sql", defs}, {"seed.sql", defs}, {"pointselect.sql", map[string]string{"cust": cust, "key": key}}} {
+	}{{"neworder.sql", defs}, {"seed.sql", defs}, {"claim.sql", defs}, {"pointselect.sql", map[string]string{"cust": cust, "key": key}}} {
 		r, err := pgb.Run(ctx, s.script, s.script, loadtest.Options{Clients: 2, Duration: time.Second, Max: 4}, s.defs)
 		if err != nil {
 			t.Fatal(err)

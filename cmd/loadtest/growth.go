@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"exactlyonce/internal/loadtest"
+)
+
+// growthCustomers spread the bulk-seeded keys, as many customers would.
+const growthCustomers = 1000
+
+// growth measures the claim (pgbench, claim.sql) at each table size in
+// sizes, bulk-seeding finished keys with generate_series (on the direct
+// connection) up to each size first. The rows it returns carry the size in
+// their names; the first is the baseline of the others.
+func growth(ctx context.Context, direct string, pgb loadtest.Pgbench, opts loadtest.Options, cust string, sizes []int) ([]loadtest.Row, error) {
+	conn, err := pgx.Connect(ctx, direct)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO customers (id, name)
+		SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'growth'
+		FROM generate_series(1, $1::int) g ON CONFLICT DO NOTHING`, growthCustomers); err != nil {
+		return nil, fmt.Errorf("growth customers: %w", err)
+	}
+	var rows []loadtest.Row
+	var first *loadtest.Result
+	seeded := 0
+	for _, size := range sizes {
+		var have int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM idempotency_keys").Scan(&have); err != nil {
+			return nil, err
+		}
+		if size > have {
+			began := time.Now()
+			fmt.Fprintf(os.Stderr, "loadtest: growth: seeding %d keys (%d there)\n", size-have, have)
+			if _, err := conn.Exec(ctx, `INSERT INTO idempotency_keys (customer_id, key, fingerprint, status, locked_until, lock_token,
+					response_code, response_body, request, operation_id, provider_key, created_at)
+				SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(1 + g % $3::int), 12, '0'))::uuid, 'bulk-' || g, '\x01'::bytea,
+				       'finished', now(), gen_random_uuid(), 201, '{"bulk":true}'::jsonb, '{}'::jsonb, gen_random_uuid(),
+				       'bulk-' || g, now() - interval '1 hour'
+				FROM generate_series($1::bigint, $2::bigint) g`, seeded+1, seeded+size-have, growthCustomers); err != nil {
+				return nil, fmt.Errorf("growth seed: %w", err)
+			}
+			seeded += size - have
+			if _, err := conn.Exec(ctx, "VACUUM ANALYZE idempotency_keys"); err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(os.Stderr, "loadtest: growth: seeded in %s\n", time.Since(began).Round(time.Millisecond))
+		}
+		r, err := pgb.Run(ctx, fmt.Sprintf("pgbench: claim alone at %s keys", human(size)), "claim.sql", opts, map[string]string{"cust": cust})
+		if err != nil {
+			return nil, err
+		}
+		row := loadtest.Row{Result: r}
+		if first == nil {
+			first = &r
+		} else {
+			row.Baseline, row.Target = first, "p99 within 20 %"
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(strings.ToLower(f))
+		mult := 1
+		switch {
+		case strings.HasSuffix(f, "k"):
+			mult, f = 1000, strings.TrimSuffix(f, "k")
+		case strings.HasSuffix(f, "m"):
+			mult, f = 1000000, strings.TrimSuffix(f, "m")
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 || n*mult > 20000000 {
+			return nil, fmt.Errorf("-growth: want sizes such as 10k,1m (up to 20m), got %q", s)
+		}
+		out = append(out, n*mult)
+	}
+	return out, nil
+}
+
+func human(n int) string {
+	switch {
+	case n >= 1000000 && n%1000000 == 0:
+		return strconv.Itoa(n/1000000) + "M"
+	case n >= 1000 && n%1000 == 0:
+		return strconv.Itoa(n/1000) + "k"
+	}
+	return strconv.Itoa(n)
+}
