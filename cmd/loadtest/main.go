@@ -245,6 +245,15 @@ func run(ctx context.Context, f flags) error {
 		if err != nil {
 			return err
 		}
+		// Without prepared statements but without PgBouncer either: what
+		// losing them costs, apart from the extra hop.
+		pge := loadtest.Pgbench{Env: directEnv, Mode: "extended", Dir: dir}
+		eNew, err := pge.Run(ctx, "pgbench: new order, direct, -M extended", "neworder.sql", opts, orderDefs)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, loadtest.Row{Result: eNew, Baseline: &dNew, Target: "cost of no prepared statements"})
+		all = append(all, eNew)
 		rows = append(rows, loadtest.Row{Result: pgNew, Baseline: &dNew, Target: "cost of PgBouncer"},
 			loadtest.Row{Result: pgPoint, Baseline: &dPoint, Target: "cost of PgBouncer"})
 		rows = append(rows[:len(rows)-2], loadtest.Row{Result: dNew}, rows[len(rows)-2], loadtest.Row{Result: dPoint}, rows[len(rows)-1])

@@ -137,6 +137,9 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		cfg.KeyRetention = DefaultKeyRetention
 	}
 	m := metrics.New()
+	if pool != nil {
+		m.RegisterPool(pool)
+	}
 	hooks := cfg.Hooks
 	var labRunner *lab.Runner
 	if cfg.Demo && provider != nil {
