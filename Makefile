@@ -22,6 +22,7 @@ idemcheck: ## check the running shop's idempotency keys (start it with make run 
 .PHONY: test
 test: deps verify vet ## everything CI checks: generated code, vet, all tests (-race), browser tests
 	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v /internal/browsertest)
+	$(MAKE) -s test/pgbouncer
 	$(MAKE) -s fuzz FUZZTIME=3s
 	$(MAKE) -s chaos/short
 	$(MAKE) -s test/browser
