@@ -15,6 +15,10 @@ run: ## serve on http://127.0.0.1:8080 (local PostgreSQL unless DATABASE_URL is 
 	LOCAL_DB="$(CURDIR)/.data/postgres" DEMO="$${DEMO:-1}" ADMIN_ADDR="$${ADMIN_ADDR-127.0.0.1:9090}" \
 		SESSION_SECRET="$${SESSION_SECRET:-$$(cat .data/session-secret)}" go run ./cmd/web
 
+.PHONY: idemcheck
+idemcheck: ## check the running shop's idempotency keys (start it with make run first)
+	go run ./cmd/idemcheck -base http://127.0.0.1:8080 -profile shop
+
 .PHONY: test
 test: deps verify vet ## everything CI checks: generated code, vet, all tests (-race), browser tests
 	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v /internal/browsertest)
