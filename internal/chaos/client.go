@@ -336,7 +336,8 @@ func (s *spread) RoundTrip(req *http.Request) (*http.Response, error) {
 func (s *spread) send(req *http.Request, shop string, body []byte) shot {
 	r := req.Clone(req.Context())
 	r.URL.Host, r.Host = shop, shop
-	if body != nil {
+	r.Body = nil // req's was read; each shot gets its own
+	if len(body) > 0 {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	resp, err := s.d.base.RoundTrip(r)
