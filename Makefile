@@ -46,7 +46,7 @@ test/short: ## the tests without -race, for a quick loop
 FUZZTIME ?= 1m
 .PHONY: fuzz
 fuzz: ## run every Fuzz* target in the module for FUZZTIME each (default 1m; make test uses 3s)
-	@set -e; for dir in $$(grep -l --include='*_test.go' -r '^func Fuzz' internal cmd 2>/dev/null | xargs -r -n1 dirname | sort -u); do \
+	@set -e; for dir in $$(git ls-files --cached --others --exclude-standard '*_test.go' | xargs grep -l '^func Fuzz' | xargs -r -n1 dirname | sort -u); do \
 		for target in $$(go test -list '^Fuzz' ./$$dir | grep '^Fuzz'); do \
 			echo "fuzz ./$$dir $$target ($(FUZZTIME))"; \
 			go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./$$dir; \
@@ -55,8 +55,8 @@ fuzz: ## run every Fuzz* target in the module for FUZZTIME each (default 1m; mak
 
 # The chaos harness (cmd/chaos, internal/chaos): shops, provider and
 # PostgreSQL as separate processes, killed, paused and crashed while clients
-# check out; exits non-zero when an invariant broke. See the README's
-# "Failure model".
+# check out; exits non-zero when an invariant broke. See
+# docs/failure-model.md.
 .PHONY: chaos
 chaos: ## chaos harness, long: 10,000 checkouts under kills, stalls, DB crashes, provider faults
 	go build -o bin/web ./cmd/web
