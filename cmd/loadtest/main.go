@@ -252,11 +252,13 @@ func run(ctx context.Context, f flags) error {
 		if err != nil {
 			return err
 		}
-		rows = append(rows, loadtest.Row{Result: eNew, Baseline: &dNew, Target: "cost of no prepared statements"})
-		all = append(all, eNew)
-		rows = append(rows, loadtest.Row{Result: pgNew, Baseline: &dNew, Target: "cost of PgBouncer"},
+		rows = append(rows,
+			loadtest.Row{Result: dNew},
+			loadtest.Row{Result: eNew, Baseline: &dNew, Target: "cost of no prepared statements"},
+			loadtest.Row{Result: pgNew, Baseline: &dNew, Target: "cost of PgBouncer"},
+			loadtest.Row{Result: dPoint},
 			loadtest.Row{Result: pgPoint, Baseline: &dPoint, Target: "cost of PgBouncer"})
-		rows = append(rows[:len(rows)-2], loadtest.Row{Result: dNew}, rows[len(rows)-2], loadtest.Row{Result: dPoint}, rows[len(rows)-1])
+		all = append(all, eNew)
 		all = append(all, dNew, dPoint)
 	}
 	if f.growth != "" {
