@@ -1,6 +1,7 @@
 package distribution
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -57,7 +58,32 @@ type query struct{ file, name, sql string }
 
 func loadQueries(t *testing.T) []query {
 	t.Helper()
-	files, err := filepath.Glob("../../queries/*.sql")
+	// queries/ and any other sqlc query file in the module (a file with
+	// "-- name:" lines), so that SQL added elsewhere is checked too; not
+	// the migrations, nor the load test's pgbench scripts.
+	var files []string
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "migrations", "testdata", "node_modules", "pgbench", ".data", "artifacts":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(path, ".sql") {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if queryName.Match(b) {
+				files = append(files, path)
+			}
+		}
+		return nil
+	})
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no queries found: %v", err)
 	}
@@ -77,7 +103,7 @@ func loadQueries(t *testing.T) []query {
 			body := text[m[1]:end]
 			body = lineComment.ReplaceAllString(body, " ")
 			body = stringLit.ReplaceAllString(body, "''")
-			qs = append(qs, query{file: filepath.Base(f), name: text[m[2]:m[3]], sql: body})
+			qs = append(qs, query{file: strings.TrimPrefix(f, "../../"), name: text[m[2]:m[3]], sql: body})
 		}
 	}
 	return qs
