@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -99,4 +100,66 @@ func human(n int) string {
 		return strconv.Itoa(n/1000) + "k"
 	}
 	return strconv.Itoa(n)
+}
+
+// sweepLoad measures the claim while the sweeper deletes n expired keys:
+// it bulk-seeds n finished keys created 25 hours ago (past the default
+// KEY_RETENTION), measures the claim alone, then again while `web sweep`
+// deletes them in its batches. It returns the two rows (the first the
+// baseline of the second) and how long the sweep took.
+func sweepLoad(ctx context.Context, web, direct string, pgb loadtest.Pgbench, opts loadtest.Options, cust string, n int) ([]loadtest.Row, time.Duration, error) {
+	conn, err := pgx.Connect(ctx, direct)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `INSERT INTO customers (id, name)
+		SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'growth'
+		FROM generate_series(1, $1::int) g ON CONFLICT DO NOTHING`, growthCustomers); err != nil {
+		return nil, 0, err
+	}
+	began := time.Now()
+	fmt.Fprintf(os.Stderr, "loadtest: sweep: seeding %d expired keys\n", n)
+	if _, err := conn.Exec(ctx, `INSERT INTO idempotency_keys (customer_id, key, fingerprint, status, locked_until, lock_token,
+			response_code, response_body, request, operation_id, provider_key, created_at)
+		SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(1 + g % $2::int), 12, '0'))::uuid, 'expired-' || g, '\x01'::bytea,
+		       'finished', now() - interval '25 hours', gen_random_uuid(), 201, '{"bulk":true}'::jsonb, '{}'::jsonb,
+		       gen_random_uuid(), 'expired-' || g, now() - interval '25 hours'
+		FROM generate_series(1, $1::bigint) g`, n, growthCustomers); err != nil {
+		return nil, 0, fmt.Errorf("sweep seed: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "VACUUM ANALYZE idempotency_keys"); err != nil {
+		return nil, 0, err
+	}
+	fmt.Fprintf(os.Stderr, "loadtest: sweep: seeded in %s\n", time.Since(began).Round(time.Millisecond))
+	quiet, err := pgb.Run(ctx, fmt.Sprintf("pgbench: claim alone, %s expired keys waiting", human(n)), "claim.sql", opts, map[string]string{"cust": cust})
+	if err != nil {
+		return nil, 0, err
+	}
+	cmd := exec.CommandContext(ctx, web, "sweep")
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+direct, "LOG_LEVEL=warn")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	sweepBegan := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, 0, err
+	}
+	swept := make(chan error, 1)
+	go func() { swept <- cmd.Wait() }()
+	busy, err := pgb.Run(ctx, fmt.Sprintf("pgbench: claim while the sweeper deletes %s keys", human(n)), "claim.sql", opts, map[string]string{"cust": cust})
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := <-swept; err != nil {
+		return nil, 0, fmt.Errorf("web sweep: %w\n%s", err, out.String())
+	}
+	took := time.Since(sweepBegan)
+	var left int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM idempotency_keys WHERE key LIKE 'expired-%'").Scan(&left); err != nil {
+		return nil, 0, err
+	}
+	if left != 0 {
+		return nil, 0, fmt.Errorf("web sweep left %d of the %d expired keys", left, n)
+	}
+	return []loadtest.Row{{Result: quiet}, {Result: busy, Baseline: &quiet, Target: "p99 within 20 %"}}, took, nil
 }

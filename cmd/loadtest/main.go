@@ -53,6 +53,7 @@ type flags struct {
 	logFile    string
 	poolSizes  string
 	growth     string
+	sweep      string
 }
 
 func main() {
@@ -66,6 +67,7 @@ func main() {
 	flag.StringVar(&f.logFile, "log", "", "the web process's log (default: discarded into a temporary file)")
 	flag.StringVar(&f.poolSizes, "pool-sizes", "", "comma-separated DB_MAX_CONNS values: the HTTP legs run once per value, each on a fresh shop process (default: DB_MAX_CONNS from the environment, or pgx's default)")
 	flag.StringVar(&f.growth, "growth", "", "after the legs, measure the claim alone at these key-table sizes, bulk-seeded (such as 10k,1m)")
+	flag.StringVar(&f.sweep, "sweep", "", "after the legs, measure the claim while `web sweep` deletes this many bulk-seeded expired keys (such as 1m)")
 	flag.Parse()
 	if f.clients < 1 || f.clients > 256 || f.duration <= 0 || f.duration > 10*time.Minute {
 		fmt.Fprintln(os.Stderr, "loadtest: -clients from 1 to 256, -duration up to 10m")
@@ -275,6 +277,22 @@ func run(ctx context.Context, f flags) error {
 			all = append(all, r.Result)
 		}
 	}
+	var sweepTook time.Duration
+	if f.sweep != "" {
+		n, err := parseSizes(f.sweep)
+		if err != nil || len(n) != 1 {
+			return fmt.Errorf("-sweep: want one size such as 1m")
+		}
+		g, took, err := sweepLoad(ctx, f.web, direct, pgb, opts, cust, n[0])
+		if err != nil {
+			return err
+		}
+		sweepTook = took
+		rows = append(rows, g...)
+		for _, r := range g {
+			all = append(all, r.Result)
+		}
+	}
 	load1 = loadavg()
 	via := "directly (pgx cache_statement, pgbench -M prepared)"
 	if f.bouncer {
@@ -285,6 +303,9 @@ func run(ctx context.Context, f flags) error {
 		runtime.NumCPU(), memTotal(), load0, load1)
 	if err := loadtest.PrintTable(os.Stdout, rows); err != nil {
 		return err
+	}
+	if sweepTook > 0 {
+		fmt.Printf("\nweb sweep deleted the %s expired keys in %s\n", f.sweep, sweepTook.Round(time.Millisecond))
 	}
 	for _, r := range all {
 		if r.FirstErr != nil {
