@@ -153,13 +153,26 @@ func sweepLoad(ctx context.Context, web, direct string, pgb loadtest.Pgbench, op
 	if err := <-swept; err != nil {
 		return nil, 0, fmt.Errorf("web sweep: %w\n%s", err, out.String())
 	}
+	// `web sweep` stops when it finds another instance sweeping (the
+	// shop's own sweeper, every SWEEP_INTERVAL): run it again until the
+	// expired keys are gone, whoever deletes them.
+	for deadline := time.Now().Add(10 * time.Minute); ; {
+		var left int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM idempotency_keys WHERE key LIKE 'expired-%'").Scan(&left); err != nil {
+			return nil, 0, err
+		}
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, 0, fmt.Errorf("%d of the %d expired keys still there after 10 minutes", left, n)
+		}
+		again := exec.CommandContext(ctx, web, "sweep")
+		again.Env = cmd.Env
+		if b, err := again.CombinedOutput(); err != nil {
+			return nil, 0, fmt.Errorf("web sweep: %w\n%s", err, b)
+		}
+	}
 	took := time.Since(sweepBegan)
-	var left int
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM idempotency_keys WHERE key LIKE 'expired-%'").Scan(&left); err != nil {
-		return nil, 0, err
-	}
-	if left != 0 {
-		return nil, 0, fmt.Errorf("web sweep left %d of the %d expired keys", left, n)
-	}
 	return []loadtest.Row{{Result: quiet}, {Result: busy, Baseline: &quiet, Target: "p99 within 20 %"}}, took, nil
 }
