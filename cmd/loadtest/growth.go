@@ -167,6 +167,7 @@ func sweepLoad(ctx context.Context, web, direct string, pgb loadtest.Pgbench, op
 		if time.Now().After(deadline) {
 			return nil, 0, fmt.Errorf("%d of the %d expired keys still there after 10 minutes", left, n)
 		}
+		time.Sleep(time.Second)
 		again := exec.CommandContext(ctx, web, "sweep")
 		again.Env = cmd.Env
 		if b, err := again.CombinedOutput(); err != nil {
