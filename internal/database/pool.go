@@ -39,10 +39,9 @@ var QueryModes = map[string]pgx.QueryExecMode{
 	// transaction pooler (the two may reach different server connections).
 	"describe_exec": pgx.QueryExecModeDescribeExec,
 	// Text parameters typed from the Go values, one round trip. Works with
-	// PgBouncer, but a []byte parameter becomes bytea, which the jsonb
-	// parameters of this application's queries are not: not recommended.
+	// PgBouncer; no test suite runs in this mode (prefer cache_describe).
 	"exec": pgx.QueryExecModeExec,
-	// The simple protocol with client-side interpolation; same caveat as exec.
+	// The simple protocol with client-side interpolation; as exec.
 	"simple_protocol": pgx.QueryExecModeSimpleProtocol,
 }
 
