@@ -59,7 +59,7 @@ SELECT @cart_id, unnest(@skus::text[]), unnest(@quantities::int[]);
 -- pays for this cart, so a form or a client still holding it is told the
 -- cart changed.
 UPDATE carts SET version = version + 1, order_key = NULL, order_key_at = NULL
-WHERE id = @id
+WHERE id = @id AND customer_id = @customer_id
 RETURNING version;
 
 -- name: CheckoutKey :one

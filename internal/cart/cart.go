@@ -157,7 +157,7 @@ func (s *Store) change(ctx context.Context, owner, id uuid.UUID, before func(q *
 		}
 		c = Cart{ID: id, Version: row.Version}
 		if changed {
-			if c.Version, err = q.BumpCartVersion(ctx, id); err != nil {
+			if c.Version, err = q.BumpCartVersion(ctx, db.BumpCartVersionParams{ID: id, CustomerID: owner}); err != nil {
 				return fmt.Errorf("bump cart version: %w", err)
 			}
 		}

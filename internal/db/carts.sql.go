@@ -14,15 +14,20 @@ import (
 
 const bumpCartVersion = `-- name: BumpCartVersion :one
 UPDATE carts SET version = version + 1, order_key = NULL, order_key_at = NULL
-WHERE id = $1
+WHERE id = $1 AND customer_id = $2
 RETURNING version
 `
+
+type BumpCartVersionParams struct {
+	ID         uuid.UUID
+	CustomerID uuid.UUID
+}
 
 // A new version of the lines: the key minted for the old version no longer
 // pays for this cart, so a form or a client still holding it is told the
 // cart changed.
-func (q *Queries) BumpCartVersion(ctx context.Context, id uuid.UUID) (int64, error) {
-	row := q.db.QueryRow(ctx, bumpCartVersion, id)
+func (q *Queries) BumpCartVersion(ctx context.Context, arg BumpCartVersionParams) (int64, error) {
+	row := q.db.QueryRow(ctx, bumpCartVersion, arg.ID, arg.CustomerID)
 	var version int64
 	err := row.Scan(&version)
 	return version, err

@@ -36,11 +36,6 @@ var crossCustomer = map[string]string{
 	"ChaosKeys":                "chaos harness check: lists every key",
 	"ChaosOrders":              "chaos harness check: lists every order",
 	"ChaosTotals":              "chaos harness check: totals across the shop",
-
-	// KNOWN GAP on a request path, kept here so that the test passes until
-	// it is fixed; on Citus it would fan out to every shard. Fix: add
-	// `AND customer_id = @customer_id` (internal/cart knows the customer).
-	"BumpCartVersion": "KNOWN GAP: updates a cart by id alone (internal/cart, on every change of a cart)",
 }
 
 // A query names one customer with an equality on customer_id with a
