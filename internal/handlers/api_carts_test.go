@@ -192,6 +192,43 @@ func TestOrderCartWithoutKeyIsOneOrder(t *testing.T) {
 	h.WantStats(t, 1, 1)
 }
 
+func TestOrderCartWithoutKeyAfterDeclineIsNewOrder(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	cc := newCartClient(t, h)
+	wantCart(t, cc.do(t, http.MethodPut, "", twoMugs), http.StatusOK)
+	if r := cc.do(t, http.MethodPost, "/order", `{"card":"4000000000000002"}`); r.Status != http.StatusPaymentRequired {
+		t.Fatalf("declined card: got %d %s, want 402", r.Status, r.Body)
+	}
+	// The decline released the cart under a new version, so the derived
+	// key of the next order is a new key, not the declined one reused.
+	if ct := wantCart(t, cc.do(t, http.MethodGet, "", ""), http.StatusOK); ct.Version != 2 || ct.Status != "open" {
+		t.Errorf("after the decline: got %+v, want version 2, open", ct)
+	}
+	if r := cc.do(t, http.MethodPost, "/order", `{"card":"4242424242424242"}`); r.Status != http.StatusCreated {
+		t.Fatalf("another card: got %d %s, want 201", r.Status, r.Body)
+	}
+	h.WantStats(t, 1, 1)
+}
+
+func TestOrderCartCardSpellingIsOneRequest(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	cc := newCartClient(t, h)
+	wantCart(t, cc.do(t, http.MethodPut, "", twoMugs), http.StatusOK)
+	first := cc.do(t, http.MethodPost, "/order", `{"card":"4242424242424242"}`)
+	if first.Status != http.StatusCreated {
+		t.Fatalf("got %d %s, want 201", first.Status, first.Body)
+	}
+	// The same card typed with a space and a dash in its last digits is
+	// the same request: replayed, not 422 idempotency-key-reused.
+	again := cc.do(t, http.MethodPost, "/order", `{"card":"4242 4242 4242 42-4 2 "}`)
+	if again.Status != http.StatusCreated || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("spelled card: got %d %s, want the stored 201 replayed", again.Status, again.Body)
+	}
+	h.WantStats(t, 1, 1)
+}
+
 func TestOrderCartWithKeyAndIfMatch(t *testing.T) {
 	t.Parallel()
 	h := apptest.New(t)
