@@ -119,6 +119,27 @@ func TestCartLinesSetAndDeletedTwice(t *testing.T) {
 	}
 }
 
+func TestCartLineOfUnstorableSKUIsNoSuchLine(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	cc := newCartClient(t, h)
+	wantCart(t, cc.do(t, http.MethodPut, "", `{"items":[{"sku":"mug-espresso","quantity":1}]}`), http.StatusOK)
+	// NUL, invalid UTF-8, a control character and an overlong SKU can name
+	// no line: PostgreSQL must never see them, and none is a 500.
+	for _, sku := range []string{"a%00b", "%FF", "a%0Ab", strings.Repeat("x", 101)} {
+		if r := cc.do(t, http.MethodDelete, "/items/"+sku, ""); r.Status != http.StatusNoContent {
+			t.Errorf("DELETE %s: got %d %s, want 204", sku, r.Status, r.Body)
+		}
+		if ct := wantCart(t, cc.do(t, http.MethodPut, "/items/"+sku, `{"quantity":0}`), http.StatusOK); ct.Version != 1 {
+			t.Errorf("PUT %s quantity 0: got version %d, want 1", sku, ct.Version)
+		}
+		wantProblem(t, cc.do(t, http.MethodPut, "/items/"+sku, `{"quantity":1}`), problem.InvalidRequest)
+	}
+	if ct := wantCart(t, cc.do(t, http.MethodGet, "", ""), http.StatusOK); ct.Version != 1 || len(ct.Items) != 1 {
+		t.Errorf("got %+v, want version 1 with its one line", ct)
+	}
+}
+
 func TestCartsAreScopedToTheirCustomer(t *testing.T) {
 	t.Parallel()
 	h := apptest.New(t)
