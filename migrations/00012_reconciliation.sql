@@ -48,6 +48,8 @@ ALTER TABLE key_events ADD CONSTRAINT key_events_event_check
     CHECK (event IN ('claimed', 'taken_over', 'finished', 'recovered', 'expired', 'refunded', 'parked'));
 
 -- +goose Down
+-- The events this migration introduced cannot stay under the old check.
+DELETE FROM key_events WHERE event IN ('refunded', 'parked');
 ALTER TABLE key_events DROP CONSTRAINT key_events_event_check;
 ALTER TABLE key_events ADD CONSTRAINT key_events_event_check
     CHECK (event IN ('claimed', 'taken_over', 'finished', 'recovered', 'expired'));

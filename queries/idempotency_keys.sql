@@ -186,9 +186,11 @@ logged AS (
 ),
 -- Nothing was charged: the cart is released from this key, so that the
 -- next checkout of the same cart mints a new key instead of replaying the
--- decline. A form still holding this key replays it.
+-- decline. A form still holding this key replays it. The version goes up
+-- too: a key derived from (cart, version) by an order sent without one
+-- names the declined operation, and must not be the next order's key.
 released AS (
-    UPDATE carts SET order_key = NULL, order_key_at = NULL
+    UPDATE carts SET order_key = NULL, order_key_at = NULL, version = carts.version + 1
     FROM finished
     WHERE carts.id = finished.cart_id AND carts.order_key = finished.key
 )

@@ -14,8 +14,11 @@ WHERE after < @after::text;
 -- What the shop knows of one provider charge: whether an order holds it,
 -- and the key whose operation made it (by the provider key stored at the
 -- claim), if that key still exists. key_status is '' when there is none.
+-- refund_recorded tells a refund the reconciler recorded from one it made
+-- at the provider but did not record (it stopped between the two).
 SELECT
     EXISTS (SELECT FROM orders o WHERE o.charge_id = @charge_id::text) AS has_order,
+    EXISTS (SELECT FROM reconciled_refunds r WHERE r.charge_id = @charge_id::text) AS refund_recorded,
     coalesce(k.customer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS customer_id,
     coalesce(k.key, '')::text AS key,
     coalesce(k.status, '')::text AS key_status

@@ -11,12 +11,14 @@ import (
 // loggedPath is the request path for the access log with the idempotency
 // key a route carries (/api/keys/:key/events) redacted: the key lets whoever
 // reads the log replay its operation's answer. It is rebuilt from the route
-// template and its parameters, so no substring of the key can survive; a
-// path that matched no route is logged as its template would be, unmatched.
+// template and its parameters, so no substring of the key can survive. A
+// path that matched no such route (a trailing slash, a misspelt tail, a
+// route not found) may still carry a key: every segment that follows a
+// "keys" segment is redacted in it.
 func loggedPath(c echo.Context) string {
 	route := c.Path()
 	if route == "" || !strings.Contains(route, ":key") {
-		return c.Request().URL.Path
+		return redactRawPath(c.Request().URL.Path)
 	}
 	parts := strings.Split(route, "/")
 	for i, p := range parts {
@@ -29,6 +31,18 @@ func loggedPath(c echo.Context) string {
 			v = logging.RedactKey(v)
 		}
 		parts[i] = v
+	}
+	return strings.Join(parts, "/")
+}
+
+// redactRawPath redacts, with the one key redactor, the segment after each
+// "keys" segment (in any case) of a path that matched no key route.
+func redactRawPath(path string) string {
+	parts := strings.Split(path, "/")
+	for i := 1; i < len(parts); i++ {
+		if strings.EqualFold(parts[i-1], "keys") && parts[i] != "" {
+			parts[i] = logging.RedactKey(parts[i])
+		}
 	}
 	return strings.Join(parts, "/")
 }

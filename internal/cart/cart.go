@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -114,9 +116,14 @@ func (s *Store) SetLine(ctx context.Context, owner, id uuid.UUID, sku string, qu
 			n   int64
 			err error
 		)
-		if quantity == 0 {
+		switch {
+		case quantity == 0 && !storableSKU(sku):
+			// No line can hold this SKU (see storableSKU): there is no
+			// such line, and PostgreSQL must not be asked for it.
+			return false, nil
+		case quantity == 0:
 			n, err = q.DeleteCartLine(ctx, db.DeleteCartLineParams{CartID: id, Sku: sku})
-		} else {
+		default:
 			n, err = q.SetCartLine(ctx, db.SetCartLineParams{CartID: id, Sku: sku, Quantity: int32(quantity)})
 		}
 		if err != nil {
@@ -204,7 +211,22 @@ func (s *Store) checkLine(ctx context.Context, sku string, quantity int) error {
 	return s.checkSKU(ctx, sku)
 }
 
+// maxSKULength bounds a SKU taken from a request; no product's is longer.
+const maxSKULength = 100
+
+// storableSKU reports whether sku could name a product at all: valid UTF-8
+// (PostgreSQL refuses anything else in a text column, as it refuses NUL) of
+// at most maxSKULength bytes without control characters. A SKU from a path
+// that is not one names no line and no product.
+func storableSKU(sku string) bool {
+	return len(sku) <= maxSKULength && utf8.ValidString(sku) &&
+		!strings.ContainsFunc(sku, unicode.IsControl)
+}
+
 func (s *Store) checkSKU(ctx context.Context, sku string) error {
+	if !storableSKU(sku) {
+		return &catalog.InvalidCartError{Reason: fmt.Sprintf("unknown sku %q", sku)}
+	}
 	_, ok, err := s.catalog.Lookup(ctx, sku)
 	if err != nil {
 		return err

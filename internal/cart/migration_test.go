@@ -62,3 +62,47 @@ func TestMigrationKeepsShoppersCarts(t *testing.T) {
 		t.Errorf("after Down: got %d cart_items (%v), want 3", lines, err)
 	}
 }
+
+// TestReconciliationDownDropsItsEvents: the Down of the reconciliation
+// migration restores the older check on key_events, which the "refunded"
+// and "parked" events it introduced would fail; it deletes them first.
+func TestReconciliationDownDropsItsEvents(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	db := stdlib.OpenDBFromPool(pool)
+	t.Cleanup(func() { db.Close() })
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = pool.Exec(ctx, `INSERT INTO key_events (customer_id, key, event) VALUES
+		(gen_random_uuid(), 'k', 'claimed'), (gen_random_uuid(), 'k', 'refunded'), (gen_random_uuid(), 'k', 'parked')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 11); err != nil {
+		t.Fatalf("down to 11: %v", err)
+	}
+	var events []string
+	rows, err := pool.Query(ctx, `SELECT event FROM key_events ORDER BY event`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var e string
+		if err := rows.Scan(&e); err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, e)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 1 || events[0] != "claimed" {
+		t.Errorf("after Down: got events %v, want [claimed]", events)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+}

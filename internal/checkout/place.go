@@ -36,32 +36,19 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 	}
 	a.Order.Card = card
 	priced, err := e.catalog.Price(ctx, a.Order.Items)
+	var (
+		c      claim
+		replay *Result
+	)
 	if err != nil {
-		// A finished key answers with what it stored, whatever the
-		// catalog says today (the product may be gone, the catalog
-		// unreadable). If the key cannot be read either, the database is
-		// the problem, and that is the error to report.
-		replay, lookErr := e.storedAnswer(ctx, a)
-		switch {
-		case lookErr != nil:
-			return Result{}, lookErr
-		case replay != nil:
-			e.countClaim(ctx, a, claim{}, replay, nil)
-			return *replay, nil
-		}
-	}
-	var invalid *catalog.InvalidCartError
-	if errors.As(err, &invalid) {
-		return Result{}, &InvalidOrderError{Reason: invalid.Reason}
-	}
-	if err != nil {
+		// The key may be in use already: its answer, or its operation,
+		// must not depend on today's catalog (see claimUnpriced).
+		c, replay, err = e.claimUnpriced(ctx, a, err)
+	} else if err = e.checkAmount(ctx, a, priced); err == nil {
+		c, replay, err = e.claimKey(ctx, a, priced)
+	} else {
 		return Result{}, err
 	}
-	if err := e.checkAmount(ctx, a, priced); err != nil {
-		return Result{}, err
-	}
-
-	c, replay, err := e.claimKey(ctx, a, priced)
 	e.countClaim(ctx, a, c, replay, err)
 	if err != nil {
 		return Result{}, err

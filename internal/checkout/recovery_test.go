@@ -307,3 +307,32 @@ func TestTwoCompletersAtOnce(t *testing.T) {
 	}
 	wantNoOrphans(t, h)
 }
+
+func TestRetryOfChargedKeyResumesAfterProductLeftCatalog(t *testing.T) {
+	t.Parallel()
+	// The original charged and died; the product then left the catalog.
+	// The retry cannot be priced, but its key is this very request and may
+	// have charged: it must resume with the stored order, not answer 400
+	// "nothing was charged".
+	h := apptest.New(t, func(cfg *app.Config) { cfg.CatalogMaxAge = time.Nanosecond; cfg.LockTimeout = 2 * time.Second })
+	c := h.NewCustomer(t)
+	strand(t, h, c, "k", oneMug, "after_charge")
+	if _, err := h.DB.Pool.Exec(context.Background(), `DELETE FROM products WHERE sku = 'mug-espresso'`); err != nil {
+		t.Fatal(err)
+	}
+
+	if r := h.PlaceOrder(t, c, "k", oneMug); r.Status != http.StatusCreated {
+		t.Errorf("retry: got %d %s, want 201", r.Status, r.Body)
+	}
+	if n := pass(t, h); n != 0 {
+		t.Errorf("got %d keys taken over by the completer, want 0", n)
+	}
+	if k := h.Key(t, c, "k"); k.Status != "finished" {
+		t.Errorf("got key %s, want finished", k.Status)
+	}
+	h.WantStats(t, 1, 1)
+	// A new key for the same order is refused: nothing is claimed.
+	if r := h.PlaceOrder(t, c, "k2", oneMug); r.Status != http.StatusBadRequest {
+		t.Errorf("new key: got %d %s, want 400", r.Status, r.Body)
+	}
+}

@@ -1,31 +1,40 @@
 package checkout
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
+	"time"
 
+	"github.com/google/uuid"
+
+	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/db"
 )
 
-// storedAnswer returns the answer a finished key stored for this very
-// request (same fingerprint), or nil when there is none. Place asks it only
-// when the order cannot be priced: a replay must not depend on today's
-// catalog, since the product may have left it or the catalog may fail to
-// load, and the stored answer needs neither. The common replay is still
-// answered by the claim, with no extra round trip.
-func (e *Engine) storedAnswer(ctx context.Context, a Attempt) (*Result, error) {
-	row, err := e.db.FinishedKey(ctx, db.FinishedKeyParams{CustomerID: a.CustomerID, Key: a.Key})
-	if errors.Is(err, database.ErrNotFound) {
-		return nil, nil
+// claimUnpriced answers an attempt whose order cannot be priced today (the
+// product left the catalog, or the catalog cannot be read). A key already
+// claimed for this very request (same fingerprint) must not depend on the
+// catalog: a finished one replays what it stored, and a started one, which
+// may have charged already, is answered as any claim would be (409 while
+// its lock is held, a takeover that resumes with the stored request once it
+// expired). Only when no such key exists is priceErr the answer: then
+// nothing was claimed, so nothing was charged.
+func (e *Engine) claimUnpriced(ctx context.Context, a Attempt, priceErr error) (claim, *Result, error) {
+	c, replay, err := e.lockAndClaim(ctx, a, uuid.New(), time.Now())
+	switch {
+	case errors.Is(err, database.ErrNotFound), errors.Is(err, ErrKeyReused):
+		var invalid *catalog.InvalidCartError
+		if errors.As(priceErr, &invalid) {
+			return claim{}, nil, &InvalidOrderError{Reason: invalid.Reason}
+		}
+		return claim{}, nil, priceErr
+	case err != nil || replay != nil:
+		return claim{}, replay, err
+	case c.resumed == nil:
+		// A key claimed before requests were stored with their keys: it
+		// cannot be resumed without pricing it, so it is left to the
+		// completer (in practice such keys are past canTakeOver's window).
+		return claim{}, nil, &InProgressError{RetryAfter: e.lockFor(a)}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read stored answer: %w", err)
-	}
-	if row.Status != "finished" || row.ResponseCode == nil || !bytes.Equal(row.Fingerprint, a.Fingerprint) {
-		return nil, nil
-	}
-	return &Result{Status: int(*row.ResponseCode), Body: row.ResponseBody, Replayed: true}, nil
+	return c, nil, nil
 }

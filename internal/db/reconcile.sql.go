@@ -54,6 +54,7 @@ func (q *Queries) ChargeHasOrder(ctx context.Context, arg ChargeHasOrderParams) 
 const matchCharge = `-- name: MatchCharge :one
 SELECT
     EXISTS (SELECT FROM orders o WHERE o.charge_id = $1::text) AS has_order,
+    EXISTS (SELECT FROM reconciled_refunds r WHERE r.charge_id = $1::text) AS refund_recorded,
     coalesce(k.customer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS customer_id,
     coalesce(k.key, '')::text AS key,
     coalesce(k.status, '')::text AS key_status
@@ -67,20 +68,24 @@ type MatchChargeParams struct {
 }
 
 type MatchChargeRow struct {
-	HasOrder   bool
-	CustomerID uuid.UUID
-	Key        string
-	KeyStatus  string
+	HasOrder       bool
+	RefundRecorded bool
+	CustomerID     uuid.UUID
+	Key            string
+	KeyStatus      string
 }
 
 // What the shop knows of one provider charge: whether an order holds it,
 // and the key whose operation made it (by the provider key stored at the
 // claim), if that key still exists. key_status is ” when there is none.
+// refund_recorded tells a refund the reconciler recorded from one it made
+// at the provider but did not record (it stopped between the two).
 func (q *Queries) MatchCharge(ctx context.Context, arg MatchChargeParams) (MatchChargeRow, error) {
 	row := q.db.QueryRow(ctx, matchCharge, arg.ChargeID, arg.ProviderKey)
 	var i MatchChargeRow
 	err := row.Scan(
 		&i.HasOrder,
+		&i.RefundRecorded,
 		&i.CustomerID,
 		&i.Key,
 		&i.KeyStatus,

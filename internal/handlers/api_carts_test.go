@@ -119,6 +119,27 @@ func TestCartLinesSetAndDeletedTwice(t *testing.T) {
 	}
 }
 
+func TestCartLineOfUnstorableSKUIsNoSuchLine(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	cc := newCartClient(t, h)
+	wantCart(t, cc.do(t, http.MethodPut, "", `{"items":[{"sku":"mug-espresso","quantity":1}]}`), http.StatusOK)
+	// NUL, invalid UTF-8, a control character and an overlong SKU can name
+	// no line: PostgreSQL must never see them, and none is a 500.
+	for _, sku := range []string{"a%00b", "%FF", "a%0Ab", strings.Repeat("x", 101)} {
+		if r := cc.do(t, http.MethodDelete, "/items/"+sku, ""); r.Status != http.StatusNoContent {
+			t.Errorf("DELETE %s: got %d %s, want 204", sku, r.Status, r.Body)
+		}
+		if ct := wantCart(t, cc.do(t, http.MethodPut, "/items/"+sku, `{"quantity":0}`), http.StatusOK); ct.Version != 1 {
+			t.Errorf("PUT %s quantity 0: got version %d, want 1", sku, ct.Version)
+		}
+		wantProblem(t, cc.do(t, http.MethodPut, "/items/"+sku, `{"quantity":1}`), problem.InvalidRequest)
+	}
+	if ct := wantCart(t, cc.do(t, http.MethodGet, "", ""), http.StatusOK); ct.Version != 1 || len(ct.Items) != 1 {
+		t.Errorf("got %+v, want version 1 with its one line", ct)
+	}
+}
+
 func TestCartsAreScopedToTheirCustomer(t *testing.T) {
 	t.Parallel()
 	h := apptest.New(t)
@@ -189,6 +210,43 @@ func TestOrderCartWithoutKeyIsOneOrder(t *testing.T) {
 	// Closed: no more changes, and another key cannot order it again.
 	wantProblem(t, cc.do(t, http.MethodPut, "/items/mug-espresso", `{"quantity":5}`), problem.CartOrdered)
 	wantProblem(t, cc.do(t, http.MethodPost, "/order", "", "Idempotency-Key", "another-key"), problem.CartOrdered)
+	h.WantStats(t, 1, 1)
+}
+
+func TestOrderCartWithoutKeyAfterDeclineIsNewOrder(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	cc := newCartClient(t, h)
+	wantCart(t, cc.do(t, http.MethodPut, "", twoMugs), http.StatusOK)
+	if r := cc.do(t, http.MethodPost, "/order", `{"card":"4000000000000002"}`); r.Status != http.StatusPaymentRequired {
+		t.Fatalf("declined card: got %d %s, want 402", r.Status, r.Body)
+	}
+	// The decline released the cart under a new version, so the derived
+	// key of the next order is a new key, not the declined one reused.
+	if ct := wantCart(t, cc.do(t, http.MethodGet, "", ""), http.StatusOK); ct.Version != 2 || ct.Status != "open" {
+		t.Errorf("after the decline: got %+v, want version 2, open", ct)
+	}
+	if r := cc.do(t, http.MethodPost, "/order", `{"card":"4242424242424242"}`); r.Status != http.StatusCreated {
+		t.Fatalf("another card: got %d %s, want 201", r.Status, r.Body)
+	}
+	h.WantStats(t, 1, 1)
+}
+
+func TestOrderCartCardSpellingIsOneRequest(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	cc := newCartClient(t, h)
+	wantCart(t, cc.do(t, http.MethodPut, "", twoMugs), http.StatusOK)
+	first := cc.do(t, http.MethodPost, "/order", `{"card":"4242424242424242"}`)
+	if first.Status != http.StatusCreated {
+		t.Fatalf("got %d %s, want 201", first.Status, first.Body)
+	}
+	// The same card typed with a space and a dash in its last digits is
+	// the same request: replayed, not 422 idempotency-key-reused.
+	again := cc.do(t, http.MethodPost, "/order", `{"card":"4242 4242 4242 42-4 2 "}`)
+	if again.Status != http.StatusCreated || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("spelled card: got %d %s, want the stored 201 replayed", again.Status, again.Body)
+	}
 	h.WantStats(t, 1, 1)
 }
 

@@ -109,6 +109,32 @@ func TestAccessLogRedactsKeysInPaths(t *testing.T) {
 	}
 }
 
+func TestAccessLogRedactsKeysInUnmatchedPaths(t *testing.T) {
+	t.Parallel()
+	var out syncBuffer
+	h := apptest.New(t, func(cfg *app.Config) { cfg.Log = logging.New(&out, "json", slog.LevelDebug) })
+	c := h.NewCustomer(t)
+	const key = "secret-key-0123456789abcdef"
+	// No route matches these, so the log cannot rebuild them from one.
+	for _, path := range []string{"/api/keys/" + key + "/events/", "/api/keys/" + key + "/eventz", "/api/keys/" + key, "/API/KEYS/" + key + "/events"} {
+		h.Do(t, http.MethodGet, path, "", "Authorization", "Bearer "+c.Token)
+	}
+	logs := out.String()
+	if strings.Contains(logs, key) {
+		t.Errorf("logs contain the key:\n%s", logs)
+	}
+	found := false
+	for line := range strings.SplitSeq(logs, "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == "request" {
+			found = found || rec["path"] == "/api/keys/"+logging.RedactKey(key)+"/events/"
+		}
+	}
+	if !found {
+		t.Errorf("no access-log line with the key redacted in its unmatched path:\n%s", logs)
+	}
+}
+
 // Metrics and the profiler are served on the admin address only (ADMIN_ADDR).
 func TestOperationsEndpointsAreNotPublic(t *testing.T) {
 	t.Parallel()

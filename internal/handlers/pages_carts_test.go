@@ -204,15 +204,20 @@ func TestDeclineReleasesTheCartVersionKey(t *testing.T) {
 	if p := s.post(t, "/checkout", declined); p.status != http.StatusPaymentRequired {
 		t.Fatalf("got %d, want 402", p.status)
 	}
-	// The cart is unchanged, but its version's key was spent on the
-	// decline: a new checkout gets a new key, and another tab still
-	// holding the declined one replays the decline.
+	// The lines are unchanged, but the version's key was spent on the
+	// decline: the release moves the cart to a new version (so a key
+	// derived from the version changes too), a new checkout gets a new
+	// key, and another tab still holding the declined one replays the
+	// decline.
 	retry := s.checkoutForm(t, goodCard)
 	if retry.Get("idempotency_key") == declined.Get("idempotency_key") {
 		t.Fatal("a checkout after a decline got the declined key")
 	}
-	if retry.Get("cart_version") != declined.Get("cart_version") {
-		t.Errorf("got version %s, want the unchanged cart's %s", retry.Get("cart_version"), declined.Get("cart_version"))
+	if retry.Get("cart_version") == declined.Get("cart_version") {
+		t.Errorf("got version %s after the decline, want a new version", retry.Get("cart_version"))
+	}
+	if p := s.post(t, "/checkout", declined); p.status != http.StatusPaymentRequired {
+		t.Errorf("the declined form again: got %d, want the decline replayed (402)", p.status)
 	}
 	wantReceipt(t, s.follow(t, s.post(t, "/checkout", retry)))
 	h.WantStats(t, 1, 1)

@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"container/list"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -12,9 +14,8 @@ import (
 )
 
 // maxQuotaClients bounds the addresses a quota remembers. Past it, the
-// addresses whose buckets have refilled (which a fresh bucket would treat
-// the same) are forgotten, so a spray of addresses cannot grow the map
-// without bound.
+// address seen least recently is forgotten (in constant time), so a spray of
+// addresses can neither grow the map nor make each new address cost a scan.
 const maxQuotaClients = 10_000
 
 // CustomerQuota is how many anonymous customers one client address may
@@ -28,18 +29,21 @@ type CustomerQuota struct {
 // suite or the lab a few dozen; a script making thousands is stopped.
 var DefaultCustomerQuota = CustomerQuota{PerMinute: 60, Burst: 100}
 
-// addressQuota is a token bucket per client address.
+// addressQuota is a token bucket per client address (per /64 for IPv6),
+// at most max of them, the most recently seen first in order.
 type addressQuota struct {
 	limit rate.Limit
 	burst int
+	max   int
 
 	mu      sync.Mutex
-	clients map[string]*addressBucket
+	clients map[string]*list.Element // of *addressBucket
+	order   *list.List
 }
 
 type addressBucket struct {
-	lim      *rate.Limiter
-	lastSeen time.Time
+	addr string
+	lim  *rate.Limiter
 }
 
 func newAddressQuota(q CustomerQuota) *addressQuota {
@@ -49,23 +53,29 @@ func newAddressQuota(q CustomerQuota) *addressQuota {
 	if q.Burst <= 0 {
 		q.Burst = DefaultCustomerQuota.Burst
 	}
-	return &addressQuota{limit: rate.Limit(q.PerMinute / 60), burst: q.Burst, clients: map[string]*addressBucket{}}
+	return &addressQuota{limit: rate.Limit(q.PerMinute / 60), burst: q.Burst, max: maxQuotaClients,
+		clients: map[string]*list.Element{}, order: list.New()}
 }
 
 // take spends one token of addr's bucket, or says how long until there is
 // one. Nothing is spent when the answer is no.
 func (q *addressQuota) take(addr string, now time.Time) (ok bool, retryAfter time.Duration) {
+	addr = quotaAddress(addr)
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	b, found := q.clients[addr]
-	if !found {
-		if len(q.clients) >= maxQuotaClients {
-			q.forgetRefilled(now)
+	var b *addressBucket
+	if e, found := q.clients[addr]; found {
+		q.order.MoveToFront(e)
+		b = e.Value.(*addressBucket)
+	} else {
+		if q.order.Len() >= q.max {
+			oldest := q.order.Back()
+			q.order.Remove(oldest)
+			delete(q.clients, oldest.Value.(*addressBucket).addr)
 		}
-		b = &addressBucket{lim: rate.NewLimiter(q.limit, q.burst)}
-		q.clients[addr] = b
+		b = &addressBucket{addr: addr, lim: rate.NewLimiter(q.limit, q.burst)}
+		q.clients[addr] = q.order.PushFront(b)
 	}
-	b.lastSeen = now
 	r := b.lim.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
@@ -74,14 +84,19 @@ func (q *addressQuota) take(addr string, now time.Time) (ok bool, retryAfter tim
 	return true, 0
 }
 
-// forgetRefilled drops the buckets that are full again.
-func (q *addressQuota) forgetRefilled(now time.Time) {
-	refill := time.Duration(float64(q.burst) / float64(q.limit) * float64(time.Second))
-	for addr, b := range q.clients {
-		if now.Sub(b.lastSeen) > refill {
-			delete(q.clients, addr)
-		}
+// quotaAddress is the bucket of a client address: an IPv6 address stands
+// for its /64, which one host or customer line usually holds whole, so that
+// a client cannot get a fresh bucket per address of its own prefix.
+func quotaAddress(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil || !ip.Is6() || ip.Is4In6() {
+		return addr
 	}
+	p, err := ip.WithZone("").Prefix(64)
+	if err != nil {
+		return addr
+	}
+	return p.String()
 }
 
 // allowNewCustomer spends one of the client address's new-customer tokens,

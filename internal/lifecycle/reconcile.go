@@ -26,6 +26,9 @@ type ReconcilerHooks struct {
 	// BeforeRefund runs when a reconciler has found an orphan charge and is
 	// about to refund it.
 	BeforeRefund func(ctx context.Context, chargeID string)
+	// AfterRefund runs when the provider has refunded a charge and the
+	// refund is not recorded yet.
+	AfterRefund func(ctx context.Context, chargeID string)
 }
 
 // ReconcilerConfig tunes a Reconciler.
@@ -153,17 +156,20 @@ func (r *Reconciler) Pass(ctx context.Context) (Reconciled, error) {
 
 // reconcile examines one charge and refunds it if it is an orphan.
 func (r *Reconciler) reconcile(ctx context.Context, ch payment.ListedCharge) (string, error) {
-	switch {
-	case ch.Status != payment.StatusSucceeded:
+	if ch.Status != payment.StatusSucceeded {
 		return reconciledNotSucceeded, nil
-	case ch.Refunded:
-		return reconciledRefunded, nil
 	}
 	m, err := r.db.MatchCharge(ctx, db.MatchChargeParams{ChargeID: ch.ID, ProviderKey: ch.IdempotencyKey})
 	if err != nil {
 		return "", fmt.Errorf("match charge: %w", err)
 	}
+	orphan := !m.HasOrder && m.KeyStatus != "started" && m.KeyStatus != ""
 	switch {
+	case ch.Refunded && (m.RefundRecorded || !orphan):
+		return reconciledRefunded, nil
+	// A refunded orphan whose refund is not recorded: a reconciler refunded
+	// it and stopped before recording. The refund below replays by its key
+	// (RefundKey), and the record, event and metric are written once.
 	case m.HasOrder:
 		return reconciledMatched, nil
 	case m.KeyStatus == "started":
@@ -192,6 +198,9 @@ func (r *Reconciler) reconcile(ctx context.Context, ch payment.ListedCharge) (st
 	}
 	if err != nil {
 		return "", err
+	}
+	if h := r.cfg.Hooks.AfterRefund; h != nil {
+		h(ctx, ch.ID)
 	}
 	_, err = r.db.RecordRefund(ctx, db.RecordRefundParams{
 		ChargeID: ch.ID, RefundID: refund.ID, CustomerID: m.CustomerID, Key: m.Key,

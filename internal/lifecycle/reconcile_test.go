@@ -158,3 +158,48 @@ func TestReconcilerCursorWaitsForPendingCharges(t *testing.T) {
 		t.Errorf("got stored cursor %q, %v, want %s", cursor, err, ch.ID)
 	}
 }
+
+func TestRefundMadeButNotRecordedIsRecordedByTheNextPass(t *testing.T) {
+	t.Parallel()
+	// The first pass refunds the orphan at the provider and stops before
+	// recording it, as a reconciler killed between the two would.
+	crashCtx, crash := context.WithCancel(context.Background())
+	defer crash()
+	var crashed atomic.Bool
+	hooks := lifecycle.ReconcilerHooks{AfterRefund: func(context.Context, string) {
+		if crashed.CompareAndSwap(false, true) {
+			crash()
+		}
+	}}
+	h := apptest.New(t, func(cfg *app.Config) { cfg.ReconcilerHooks = hooks })
+	c := h.NewCustomer(t)
+	orphan(t, h, c, "orphan")
+	if _, err := h.App.Reconciler.Pass(crashCtx); err == nil {
+		t.Fatal("first pass: got no error, want it cut off before the record")
+	}
+
+	got, err := h.App.Reconciler.Pass(context.Background())
+	if err != nil || got.Refunded != 1 {
+		t.Errorf("second pass: got %+v, %v, want the refund recorded", got, err)
+	}
+	var recorded, refunds int
+	err = h.DB.Pool.QueryRow(context.Background(),
+		`SELECT (SELECT count(*) FROM reconciled_refunds), (SELECT count(*) FROM provider.refunds)`).Scan(&recorded, &refunds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recorded != 1 || refunds != 1 {
+		t.Errorf("got %d refunds recorded and %d at the provider, want 1 and 1", recorded, refunds)
+	}
+	if got := h.Metric(t, "exactlyonce_reconciler_refunds_total"); got != 1 {
+		t.Errorf("got %v refunds in /metrics, want 1", got)
+	}
+	events := h.KeyEvents(t, c, "orphan")
+	if last := events[len(events)-1]; last.Event != "refunded" {
+		t.Errorf("got last event %+v, want refunded", last)
+	}
+	// And only once: a third pass finds the refund recorded.
+	if got, err := h.App.Reconciler.Pass(context.Background()); err != nil || got.Refunded != 0 {
+		t.Errorf("third pass: got %+v, %v, want nothing refunded", got, err)
+	}
+}
