@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
@@ -27,7 +28,7 @@ func (h *Handler) checkoutStatus(c echo.Context) error {
 	// A key no form could have carried (empty, NUL, not ASCII) names no
 	// order; refused here, it never reaches PostgreSQL, which rejects NUL
 	// and invalid UTF-8 in text with an error.
-	if !ok || checkKey(key) != nil {
+	if !ok || idem.CheckKey(key) != nil {
 		return notFoundPage("order in progress")
 	}
 	ctx := c.Request().Context()
