@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"exactlyonce/idem"
+	"exactlyonce/internal/pickup"
 )
 
 // cutOffGrace is how long requests abandoned at the shutdown deadline get
@@ -31,6 +32,14 @@ func (a *App) StartWorkers(ctx context.Context) *idem.Maintainer {
 		}},
 		idem.Service{Name: "reconciler", Every: a.cfg.ReconcileInterval, Run: func(ctx context.Context) error {
 			_, err := a.Reconciler.Pass(ctx)
+			return err
+		}},
+		idem.Service{Name: "kit completer", Every: a.cfg.CompleterInterval, Run: func(ctx context.Context) error {
+			_, err := (&idem.Completer{Store: a.Keys, Settler: pickup.Settler}).Pass(ctx)
+			return err
+		}},
+		idem.Service{Name: "kit sweeper", Every: a.cfg.SweepInterval, Run: func(ctx context.Context) error {
+			_, err := (&idem.Sweeper{Store: a.Keys, Keep: a.cfg.KeyRetention}).Pass(ctx)
 			return err
 		}},
 	)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"exactlyonce/internal/db"
 )
 
@@ -26,3 +28,8 @@ func (d *DB) InTx(ctx context.Context, fn func(q *db.Queries) error) error {
 	}
 	return nil
 }
+
+// TxQueries returns queries that run in tx, a transaction someone else began
+// (the idem kit's Do, which finishes its key in the same transaction), with
+// their errors translated like every other query's.
+func TxQueries(tx pgx.Tx) *db.Queries { return db.New(translating{tx}) }

@@ -7,7 +7,9 @@ package handlers
 
 import (
 	"log/slog"
+	"time"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/cart"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
@@ -18,6 +20,10 @@ import (
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/session"
 )
+
+// formWait is how long a pickup form waits for an earlier submission of
+// its key before the browser is sent to the processing page.
+const formWait = 3 * time.Second
 
 // Handler holds the dependencies of every route.
 type Handler struct {
@@ -44,6 +50,9 @@ type Handler struct {
 	newCustomers *addressQuota
 	waiters      keyWaiters
 	metrics      *metrics.Metrics
+	// pickupFlow and pickups serve the pickup slot form (page_pickup.go).
+	pickupFlow *idem.FormFlow
+	pickups    pickups
 }
 
 // Deps are the dependencies New needs.
@@ -72,6 +81,11 @@ type Deps struct {
 	CustomerQuota CustomerQuota
 	// Metrics counts the quotas' refusals and the waiting submits.
 	Metrics *metrics.Metrics
+	// Keys and Forms are the idem kit's key store and form keys, which
+	// protect the pickup slot form; Pickups reads its reservations.
+	Keys    *idem.Store
+	Forms   *idem.Forms
+	Pickups pickups
 }
 
 // New returns a Handler.
@@ -79,5 +93,7 @@ func New(d Deps) *Handler {
 	return &Handler{db: d.DB, catalog: d.Catalog, carts: d.Carts, checkout: d.Checkout, provider: d.Provider, log: d.Log,
 		lifecycle: d.Lifecycle, sessions: d.Sessions, formKeys: d.FormKeys,
 		lab: d.Lab, allowedHosts: d.AllowedHosts,
-		newCustomers: newAddressQuota(d.CustomerQuota), metrics: d.Metrics}
+		newCustomers: newAddressQuota(d.CustomerQuota), metrics: d.Metrics, pickups: d.Pickups,
+		pickupFlow: &idem.FormFlow{Store: d.Keys, Forms: d.Forms, StatusPath: "/pickup/status",
+			Wait: formWait, Page: framedPage}}
 }

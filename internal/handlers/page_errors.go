@@ -9,8 +9,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/pickup"
 	"exactlyonce/views"
 )
 
@@ -40,6 +42,7 @@ var (
 	// newCheckout renders a fresh form, and so mints a new key: the way
 	// out of every refusal that is final for the old one.
 	newCheckout = views.Link{Href: "/checkout", Label: "Start a new checkout"}
+	newPickup   = views.Link{Href: "/pickup", Label: "Open the pickup form again"}
 )
 
 func notFoundPage(what string) *pageError {
@@ -92,6 +95,7 @@ func toPageError(err error) *pageError {
 		invalidCart  *catalog.InvalidCartError
 		priceChanged *checkout.PriceChangedError
 		he           *echo.HTTPError
+		badPickup    *pickup.InvalidError
 	)
 	switch {
 	case errors.As(err, &pe):
@@ -112,6 +116,20 @@ func toPageError(err error) *pageError {
 		return &pageError{status: http.StatusUnprocessableEntity, title: "This form was changed",
 			message: "This checkout form was already used for a different order than the one it now carries, so it was refused and nothing was charged. Start a new checkout to pay for your cart as it is.",
 			action:  newCheckout, err: err}
+	case errors.Is(err, pickup.ErrNotFound):
+		return notFoundPage("reservation")
+	case errors.As(err, &badPickup):
+		return &pageError{status: http.StatusBadRequest, title: "This slot cannot be reserved",
+			message: "The form asked for something the shop cannot reserve (" + badPickup.Reason + "). Nothing was reserved.",
+			action:  newPickup, err: err}
+	case errors.Is(err, idem.ErrFormKeyMissing), errors.Is(err, idem.ErrFormKeyForeign), errors.Is(err, idem.ErrFormKeyExpired):
+		return &pageError{status: http.StatusBadRequest, title: "This form cannot be used",
+			message: "This form is too old, was changed, or was made for another browser, so it was refused and nothing was reserved. Open the form again.",
+			action:  newPickup, err: err}
+	case errors.Is(err, idem.ErrMismatch):
+		return &pageError{status: http.StatusUnprocessableEntity, title: "This form was changed",
+			message: "This form was already sent with other answers, so it was refused and nothing more was reserved. Open the form again to make another reservation.",
+			action:  newPickup, err: err}
 	case errors.As(err, &he):
 		switch he.Code {
 		case http.StatusNotFound:

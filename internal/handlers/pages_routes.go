@@ -23,5 +23,9 @@ func (h *Handler) registerPages(e *echo.Echo) {
 	e.GET("/checkout/status", h.checkoutStatus, mw...)
 	e.GET("/orders", h.ordersPage, mw...)
 	e.GET("/orders/:id", h.receiptPage, mw...)
+	e.GET("/pickup", h.pickupPage, mw...)
+	e.POST("/pickup", h.reservePickup, mw...)
+	e.GET("/pickup/status", h.pickupStatus, mw...)
+	e.GET("/pickup/:id", h.pickupReceipt, mw...)
 	e.GET("/static/:name", h.asset)
 }
