@@ -19,6 +19,10 @@
       return;
     }
     form.dataset.submitted = "true";
+    if (form.hasAttribute("data-resubmit") && window.fetch) {
+      event.preventDefault();
+      send(form, formBody(form, event.submitter), 1);
+    }
     var button = form.querySelector("button[type=submit]");
     if (!button) {
       return;
@@ -30,6 +34,91 @@
       button.textContent = form.getAttribute("data-busy") || "Processing…";
     }, 0);
   });
+
+  // Forms marked data-resubmit (the pay form) are sent with fetch, so that a
+  // network error does not end on the browser's error page: the form is
+  // sent again, with the same idempotency key, after a growing random wait,
+  // and the shopper is told so. Any answer from the server is shown as the
+  // page it is. Without JavaScript, or without fetch, the form is sent the
+  // ordinary way.
+  var maxAttempts = 6;
+
+  function formBody(form, submitter) {
+    var data;
+    try {
+      data = new FormData(form, submitter);
+    } catch (e) {
+      data = new FormData(form);
+    }
+    return new URLSearchParams(data);
+  }
+
+  function send(form, body, attempt) {
+    fetch(form.getAttribute("action") || window.location.href, { method: "POST", body: body, credentials: "same-origin" })
+      .then(function (resp) {
+        if (resp.redirected) {
+          window.location.assign(resp.url);
+          return;
+        }
+        return resp.text().then(function (html) {
+          showPage(html);
+        });
+      })
+      .catch(function () {
+        if (attempt >= maxAttempts) {
+          say(form, "Still no connection. Nothing is lost: press the button again when you are back online. " +
+            "It sends the same order key, so you will not be charged twice.");
+          release(form);
+          return;
+        }
+        // Full jitter: a random wait up to 0.5 s, 1 s, 2 s … capped at 8 s.
+        var wait = Math.random() * Math.min(8000, 500 * Math.pow(2, attempt - 1));
+        say(form, "Connection lost. Sending your order again with the same key (attempt " +
+          (attempt + 1) + " of " + maxAttempts + "); you will not be charged twice.");
+        window.setTimeout(function () {
+          send(form, body, attempt + 1);
+        }, wait);
+      });
+  }
+
+  // showPage replaces the page with an answer the server rendered for the
+  // POST (a card error, the processing or outage page), following its meta
+  // refresh, which a replaced body would not.
+  function showPage(html) {
+    var doc = new DOMParser().parseFromString(html, "text/html");
+    document.title = doc.title;
+    document.body.replaceWith(doc.body);
+    var refresh = doc.querySelector("meta[http-equiv=refresh]");
+    var m = refresh && /^(\d+);url=(.+)$/i.exec(refresh.getAttribute("content") || "");
+    if (m) {
+      window.setTimeout(function () {
+        window.location.assign(m[2]);
+      }, Number(m[1]) * 1000);
+    }
+  }
+
+  function say(form, text) {
+    var status = form.querySelector("[data-resubmit-status]");
+    if (!status) {
+      status = document.createElement("p");
+      status.className = "hint";
+      status.setAttribute("role", "status");
+      status.setAttribute("data-resubmit-status", "");
+      status.setAttribute("data-testid", "resubmit-status");
+      form.appendChild(status);
+    }
+    status.textContent = text;
+  }
+
+  function release(form) {
+    delete form.dataset.submitted;
+    var button = form.querySelector("button[type=submit]");
+    if (button && button.dataset.label) {
+      button.disabled = false;
+      button.removeAttribute("aria-busy");
+      button.textContent = button.dataset.label;
+    }
+  }
 
   // Other checkout tabs learn that the cart was ordered. A shopper has one
   // open cart, so an order placed in any tab of this browser closes the
@@ -94,14 +183,6 @@
     if (!event.persisted) {
       return;
     }
-    document.querySelectorAll("form[data-busy]").forEach(function (form) {
-      delete form.dataset.submitted;
-      var button = form.querySelector("button[type=submit]");
-      if (button && button.dataset.label) {
-        button.disabled = false;
-        button.removeAttribute("aria-busy");
-        button.textContent = button.dataset.label;
-      }
-    });
+    document.querySelectorAll("form[data-busy]").forEach(release);
   });
 })();

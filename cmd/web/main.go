@@ -3,6 +3,9 @@
 // sweeper and reconciler. It only wires parts together; see package app for what is wired.
 //
 // `web sweep` runs one pass of the sweeper and exits, for cron.
+//
+// `web provider` serves only the fake payment provider, on PROVIDER_ADDR,
+// for shops started with PROVIDER_URL: the provider as a process of its own.
 package main
 
 import (
@@ -57,9 +60,21 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 
+	if len(args) > 0 && args[0] == "provider" {
+		return serveProvider(ctx, cfg, pool, log)
+	}
+
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
+	}
+	// The in-process provider gets a loopback port of its own, so that it
+	// outlives the shop's listener at shutdown (see app.Serve).
+	var providerLn net.Listener
+	if cfg.ProviderURL == "" {
+		if providerLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return fmt.Errorf("listen for the in-process provider: %w", err)
+		}
 	}
 	a := app.New(pool, app.Config{
 		BaseURL:         "http://" + ln.Addr().String(),
@@ -76,6 +91,10 @@ func run(ctx context.Context, args []string) error {
 		AllowedHosts:      cfg.AllowedHosts,
 		CustomerQuota:     handlers.CustomerQuota{PerMinute: cfg.CustomersPerMinute, Burst: cfg.CustomerBurst},
 		ReconcileInterval: cfg.ReconcileInterval,
+
+		ProviderURL:      cfg.ProviderURL,
+		ProviderSecret:   cfg.ProviderSecret,
+		ProviderListener: providerLn,
 	})
 	if cfg.AdminAddr != "" {
 		adminLn, err := net.Listen("tcp", cfg.AdminAddr)
@@ -92,6 +111,20 @@ func run(ctx context.Context, args []string) error {
 	log.Info("serving", "url", "http://"+ln.Addr().String(), "demo", cfg.Demo, "lock_timeout", cfg.LockTimeout,
 		"key_retention", cfg.KeyRetention)
 	return a.Serve(ctx, ln, cfg.ShutdownTimeout)
+}
+
+// serveProvider is `web provider`.
+func serveProvider(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) error {
+	h, err := app.NewProvider(pool, app.ProviderConfig{Secret: cfg.ProviderSecret, Demo: cfg.Demo, Log: log})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.ProviderAddr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	log.Info("serving the fake payment provider", "url", "http://"+ln.Addr().String()+"/provider", "demo", cfg.Demo)
+	return app.ServeProvider(ctx, h, ln, cfg.ShutdownTimeout)
 }
 
 // openDatabase connects to DATABASE_URL, or starts the project-local server

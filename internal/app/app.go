@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"net"
 	"net/url"
 	"slices"
 	"time"
@@ -68,6 +69,19 @@ type Config struct {
 	// catalogMaxAge. Tests shorten it to see a catalog change at once.
 	CatalogMaxAge time.Duration
 
+	// ProviderURL is the base URL of a payment provider that runs as a
+	// process of its own (`web provider`), such as
+	// http://127.0.0.1:8081/provider, reached with ProviderSecret. Empty
+	// runs the fake provider in this process, with a secret of its own.
+	ProviderURL    string
+	ProviderSecret string
+	// ProviderListener is where Serve serves the in-process provider: a
+	// loopback listener apart from the shop's, so that at shutdown the
+	// provider outlives the shop's listener and the orders still in flight
+	// can finish their charges. Nil mounts it under /provider on the shop's
+	// own routes instead, for tests that serve a.Echo themselves.
+	ProviderListener net.Listener
+
 	// ProviderKeyWindow is how long the provider remembers idempotency keys
 	// (see checkout.Config); zero means checkout.DefaultProviderKeyWindow.
 	ProviderKeyWindow time.Duration
@@ -99,12 +113,16 @@ type App struct {
 	Sweeper   *lifecycle.Sweeper
 	// Reconciler refunds charges that no order holds.
 	Reconciler *lifecycle.Reconciler
-	// Lab runs the double-click lab's scenarios; nil unless Demo is on.
+	// Lab runs the double-click lab's scenarios; nil unless Demo is on
+	// and the provider runs in this process.
 	Lab *lab.Runner
 	// Keys is the idem kit's key store (the pickup form's keys).
 	Keys *idem.Store
 
 	cfg Config
+	// providerEcho serves the in-process provider on cfg.ProviderListener;
+	// nil when the provider is mounted on Echo or runs elsewhere.
+	providerEcho *echo.Echo
 }
 
 // catalogMaxAge is how stale the in-memory catalog may get.
@@ -118,18 +136,14 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	}
 	cat := catalog.New(d.Queries, cfg.CatalogMaxAge)
 
-	// The provider and its client share a secret made fresh for each
-	// process: nothing outside this process needs to know it.
-	secret := randomSecret()
-	provider := fakeprovider.New(d, secret, append([]fakeprovider.Option{fakeprovider.WithLogger(cfg.Log)}, cfg.ProviderOptions...)...)
-	payments := payment.NewClient(cfg.BaseURL+"/provider", secret, cfg.ProviderTimeout)
+	provider, payments := paymentProvider(d, cfg)
 	if cfg.KeyRetention <= 0 {
 		cfg.KeyRetention = DefaultKeyRetention
 	}
 	m := metrics.New()
 	hooks := cfg.Hooks
 	var labRunner *lab.Runner
-	if cfg.Demo {
+	if cfg.Demo && provider != nil {
 		// The lab sends its scenarios' requests to this server's own API,
 		// and freezes an attempt through the engine's hooks.
 		labRunner = lab.New(cfg.BaseURL, d, provider, cfg.Log)
@@ -153,7 +167,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 
 	deps := handlers.Deps{DB: d, Catalog: cat, Checkout: engine, Log: cfg.Log, Carts: cart.New(d, cat),
 		Lifecycle: handlers.Lifecycle{Retention: cfg.KeyRetention}}
-	if cfg.Demo {
+	if cfg.Demo && provider != nil {
 		deps.Provider = provider
 		deps.Lab = labRunner
 	}
@@ -163,12 +177,19 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	deps.AllowedHosts = append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))
 	deps.CustomerQuota, deps.Metrics = cfg.CustomerQuota, m
 	handlers.New(deps).Register(e)
-	provider.Register(e.Group("/provider"))
 
-	return &App{
+	a := &App{
 		Echo: e, DB: d, Checkout: engine, Provider: provider, Payments: payments,
 		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, Keys: keys, cfg: cfg,
 	}
+	switch {
+	case provider == nil:
+	case cfg.ProviderListener != nil:
+		a.providerEcho = newProviderEcho(provider)
+	default:
+		provider.Register(e.Group("/provider"))
+	}
+	return a
 }
 
 // bothHooks runs first, then second when there is one.

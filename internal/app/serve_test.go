@@ -5,15 +5,17 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/pgtest"
 	"exactlyonce/internal/problem"
@@ -21,22 +23,31 @@ import (
 
 const oneMug = `{"items": [{"sku": "mug-espresso", "quantity": 1}]}`
 
-// server is an App run by Serve, as cmd/web runs it.
+// server is an App run by Serve, as cmd/web runs it: the in-process
+// provider on a loopback listener of its own.
 type server struct {
 	*apptest.Harness
 	stop   context.CancelFunc
 	served chan error
-	// charging is closed when the fake provider receives a charge: from
-	// then on the order is in flight at the provider.
+	// charging is closed when the first attempt is about to call the
+	// provider: from then on the order is in flight.
 	charging chan struct{}
 }
 
-func serve(t *testing.T, pool *pgxpool.Pool, grace time.Duration) *server {
+// serve runs an App. When hold is not nil, the attempt about to call the
+// provider waits for it to be closed.
+func serve(t *testing.T, pool *pgxpool.Pool, grace time.Duration, hold chan struct{}) *server {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	providerLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	charging := make(chan struct{})
+	var once sync.Once
 	a := app.New(pool, app.Config{
 		// A lock renewed every 2 s is never missed on a loaded machine, so
 		// the completer below cannot take the order over while it runs.
@@ -45,19 +56,18 @@ func serve(t *testing.T, pool *pgxpool.Pool, grace time.Duration) *server {
 		// Running, so that Serve has workers to stop; a pass finds nothing
 		// to do while the key is locked.
 		CompleterInterval: 10 * time.Millisecond, SweepInterval: 10 * time.Millisecond,
+		ProviderListener: providerLn,
+		Hooks: checkout.Hooks{BeforeCharge: func(context.Context, checkout.Claimed) {
+			once.Do(func() { close(charging) })
+			if hold != nil {
+				<-hold
+			}
+		}},
 	})
 	s := &server{
 		Harness: &apptest.Harness{URL: "http://" + ln.Addr().String(), App: a, DB: database.New(pool)},
-		served:  make(chan error, 1), charging: make(chan struct{}),
+		served:  make(chan error, 1), charging: charging,
 	}
-	a.Echo.Pre(func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if c.Request().Method == http.MethodPost && c.Request().URL.Path == "/provider/v1/charges" {
-				close(s.charging)
-			}
-			return next(c)
-		}
-	})
 	ctx, stop := context.WithCancel(context.Background())
 	s.stop = stop
 	go func() { s.served <- a.Serve(ctx, ln, grace) }()
@@ -94,7 +104,7 @@ func (s *server) shutDown(t *testing.T) {
 
 func TestShutdownLetsRequestInFlightFinish(t *testing.T) {
 	t.Parallel()
-	s := serve(t, newPool(t), 20*time.Second)
+	s := serve(t, newPool(t), 20*time.Second, nil)
 	c := s.NewCustomer(t)
 	s.SetProvider(t, 500*time.Millisecond, "none")
 
@@ -115,7 +125,7 @@ func TestShutdownLetsRequestInFlightFinish(t *testing.T) {
 func TestShutdownCutsOffRequestAfterGrace(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t)
-	s := serve(t, pool, 200*time.Millisecond)
+	s := serve(t, pool, 200*time.Millisecond, nil)
 	c := s.NewCustomer(t)
 	s.SetProvider(t, 50*time.Second, "none")
 
@@ -141,4 +151,51 @@ func TestShutdownCutsOffRequestAfterGrace(t *testing.T) {
 		t.Errorf("retry after restart: got %d %s, want 201", r.Status, r.Body)
 	}
 	restarted.WantStats(t, 1, 1)
+}
+
+// TestShutdownKeepsProviderForOrdersInFlight holds an order just before its
+// provider call until the shop's listener is closed by the shutdown, then
+// lets it call: the in-process provider, on a listener of its own, still
+// answers, and the order is placed. With the provider mounted on the shop's
+// own listener instead (ProviderListener nil), this call is refused and the
+// order answers 503 provider-unavailable, charging nothing.
+func TestShutdownKeepsProviderForOrdersInFlight(t *testing.T) {
+	t.Parallel()
+	hold := make(chan struct{})
+	s := serve(t, newPool(t), 20*time.Second, hold)
+	c := s.NewCustomer(t)
+
+	replied := make(chan apptest.Response)
+	go func() { replied <- s.PlaceOrder(t, c, "k", oneMug) }()
+	<-s.charging
+	s.stop()
+	waitRefused(t, s.URL)
+	close(hold)
+
+	if r := <-replied; r.Status != http.StatusCreated {
+		t.Errorf("order in flight at shutdown: got %d %s, want 201", r.Status, r.Body)
+	}
+	s.shutDown(t)
+	s.WantStats(t, 1, 1)
+}
+
+// waitRefused waits until the server at base accepts no more connections.
+func waitRefused(t *testing.T, base string) {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		conn, err := net.Dial("tcp", u.Host)
+		if err != nil {
+			return
+		}
+		conn.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the shop still accepts connections 10 s after shutdown began")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -150,7 +150,7 @@ func repoRoot(t *testing.T) string {
 
 // screenshot saves a PNG of the whole page under artifacts/screenshots (git
 // ignored). When docName is set it also becomes docs/screenshots/docName,
-// the picture the README shows, but only if that file is missing or
+// the picture docs/browser-checkout.md shows, but only if that file is missing or
 // UPDATE_SCREENSHOTS=1: a test run should not dirty the work tree.
 func screenshot(t *testing.T, ctx context.Context, name, docName string) {
 	t.Helper()

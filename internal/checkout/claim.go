@@ -116,6 +116,8 @@ func (e *Engine) lockAndClaim(ctx context.Context, a Attempt, token uuid.UUID, l
 		replay *Result
 	)
 	err := e.db.InTx(ctx, func(q *db.Queries) error {
+		// InTx may run this again after a serialization failure.
+		c, replay = claim{}, nil
 		row, err := q.LockKey(ctx, db.LockKeyParams{CustomerID: a.CustomerID, Key: a.Key})
 		if err != nil {
 			return fmt.Errorf("lock key: %w", err)

@@ -6,6 +6,7 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -70,6 +71,15 @@ type Config struct {
 	// defaults (handlers.DefaultCustomerQuota: 60 a minute, 100 at once).
 	CustomersPerMinute float64
 	CustomerBurst      int
+	// ProviderURL is the base URL of the fake payment provider run as a
+	// process of its own (`web provider`), such as
+	// http://127.0.0.1:8081/provider. Empty runs it inside the shop.
+	ProviderURL string
+	// ProviderAddr is where `web provider` listens.
+	ProviderAddr string
+	// ProviderSecret is the bearer secret shared by `web provider` and the
+	// shops that use it through ProviderURL.
+	ProviderSecret string
 }
 
 // MinSessionSecret is the shortest SESSION_SECRET accepted, in bytes. The
@@ -87,6 +97,10 @@ func Load() (Config, error) {
 		// Read as given: it is hashed into keys, so its form does not matter.
 		SessionSecret: os.Getenv("SESSION_SECRET"),
 		AdminAddr:     os.Getenv("ADMIN_ADDR"),
+
+		ProviderURL:    os.Getenv("PROVIDER_URL"),
+		ProviderAddr:   getenv("PROVIDER_ADDR", "127.0.0.1:8081"),
+		ProviderSecret: os.Getenv("PROVIDER_SECRET"),
 	}
 	var err error
 	if c.LockTimeout, err = duration("LOCK_TIMEOUT", 30*time.Second); err != nil {
@@ -150,6 +164,12 @@ func Load() (Config, error) {
 	}
 	if n := len(c.SessionSecret); n > 0 && n < MinSessionSecret {
 		return c, fmt.Errorf("SESSION_SECRET is %d bytes long; it must be at least %d, such as 32 random bytes in hex, or unset for a random one that lasts until the process stops", n, MinSessionSecret)
+	}
+	if u, err := url.Parse(c.ProviderURL); c.ProviderURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return c, fmt.Errorf("PROVIDER_URL: want an http:// or https:// URL such as http://127.0.0.1:8081/provider, got %q", c.ProviderURL)
+	}
+	if c.ProviderURL != "" && c.ProviderSecret == "" {
+		return c, fmt.Errorf("PROVIDER_URL is set but PROVIDER_SECRET is not: set it to the secret `web provider` was started with")
 	}
 	if c.DatabaseURL == "" && c.LocalDB == "" {
 		return c, fmt.Errorf("DATABASE_URL is not set: point it at PostgreSQL, or use `make run`, which starts a local server")

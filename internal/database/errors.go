@@ -24,12 +24,21 @@ func translate(err error) error {
 	if err == nil {
 		return nil
 	}
+	if errors.Is(err, ErrUnavailable) || errors.Is(err, ErrSerialization) {
+		return err // translated already
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
 		return errors.Join(ErrConflict, err)
+	}
+	if errors.As(err, &pgErr) && pgErr.Code == "40001" { // serialization_failure
+		return errors.Join(ErrSerialization, err)
+	}
+	if unavailable(err) {
+		return errors.Join(ErrUnavailable, err)
 	}
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"exactlyonce/internal/cart"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/database"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/problem"
 )
@@ -77,6 +78,8 @@ func toAPIError(err error) *apiError {
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case databaseUnavailable(err):
+		return &apiError{kind: problem.Unavailable, detail: "the database cannot be reached; retry shortly", retryAfter: databaseRetryAfter}
 	case errors.Is(err, cart.ErrNotFound):
 		return newAPIError(problem.NotFound, "no such cart")
 	case errors.Is(err, cart.ErrOrdered):
@@ -123,4 +126,18 @@ func toAPIError(err error) *apiError {
 // expires only earns it another 409.
 func retryAfterSeconds(d time.Duration) int {
 	return max(1, int(math.Ceil(d.Seconds())))
+}
+
+// databaseRetryAfter is what a client is told to wait while the database is
+// out of reach: long enough for a restart to make progress, short enough
+// that a client is not kept away once it is back.
+const databaseRetryAfter = 2 * time.Second
+
+// databaseUnavailable reports whether err is an outage of the database
+// (translated once, by package database) rather than a fault of the request
+// or of the code: it passes by itself, so it is a 503, never a 500. A
+// serialization failure that outlived InTx's retries is answered the same
+// way, as running the request again may succeed.
+func databaseUnavailable(err error) bool {
+	return errors.Is(err, database.ErrUnavailable) || errors.Is(err, database.ErrSerialization)
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -23,6 +24,8 @@ type pageError struct {
 	title   string
 	message string
 	action  views.Link
+	// retryAfter, when set, is sent as Retry-After.
+	retryAfter time.Duration
 	// err is the cause, for the log.
 	err error
 }
@@ -73,9 +76,8 @@ func (h *Handler) handlePageError(err error, c echo.Context) {
 		log.Warn("request refused", "status", pe.status, "reason", pe.title)
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-	var ae *apiError
-	if errors.As(err, &ae) && ae.retryAfter > 0 {
-		c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(ae.retryAfter)))
+	if pe.retryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(pe.retryAfter)))
 	}
 	page := views.Error(views.ErrorPage{Status: pe.status, Title: pe.title, Message: pe.message, Action: pe.action})
 	if rerr := render(c, pe.status, page); rerr != nil {
@@ -103,7 +105,11 @@ func toPageError(err error) *pageError {
 	case errors.As(err, &ae):
 		// Refusals shared by both audiences (a wrong host name, a quota)
 		// are built as problems; a person gets them as a page.
-		return &pageError{status: ae.kind.Status, title: ae.kind.Title, message: ae.kind.About, action: backToShop, err: err}
+		return &pageError{status: ae.kind.Status, title: ae.kind.Title, message: ae.kind.About, action: backToShop, retryAfter: ae.retryAfter, err: err}
+	case databaseUnavailable(err):
+		return &pageError{status: http.StatusServiceUnavailable, title: "Back in a moment",
+			message: "The shop cannot reach its records right now. Please try again in a few seconds. If you were paying, sending the same form again is safe: it can never charge you twice.",
+			action:  backToShop, retryAfter: databaseRetryAfter, err: err}
 	case errors.As(err, &invalid):
 		return cannotSell(invalid.Reason, err)
 	case errors.As(err, &invalidCart):

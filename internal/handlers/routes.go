@@ -28,6 +28,7 @@ func (h *Handler) Register(e *echo.Echo) {
 
 	api.GET("/idempotency-policy", h.idempotencyPolicy)
 	api.GET("/keys/:key/events", h.keyEvents, h.requireCustomer)
+	api.GET("/openapi.json", h.openAPI)
 
 	if h.provider != nil {
 		demo := api.Group("/demo")

@@ -29,6 +29,11 @@ type Options struct {
 	// exits, the server is stopped and its files deleted. It is meant for
 	// tests. An existing cluster is never deleted.
 	Throwaway bool
+	// CrashSafe, with Throwaway, keeps synchronous commits, so that a
+	// Crash loses no committed transaction, as on a production server.
+	// fsync stays off: only a crash of the machine, not of the server,
+	// would lose what it skips.
+	CrashSafe bool
 	// Log, if not nil, receives a line for each step taken.
 	Log io.Writer
 }
@@ -127,7 +132,10 @@ func start(ctx context.Context, opts Options) (*Server, error) {
 	// pg_ctl hands -o to a shell, hence the quoting.
 	settings := "-c listen_addresses='' -p 5432 -k " + shellQuote(socketDir) + " -c unix_socket_permissions=0700"
 	if opts.Throwaway {
-		settings += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+		settings += " -c fsync=off -c full_page_writes=off"
+		if !opts.CrashSafe {
+			settings += " -c synchronous_commit=off"
+		}
 	}
 	// -l matters beyond logging: without it the server would inherit our
 	// output pipe and the command would never be seen to finish.
@@ -234,4 +242,19 @@ func logTail(path string) string {
 // shellQuote quotes s as one word for a POSIX shell.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Crash stops the server the way a power cut would, as far as clients can
+// tell: `pg_ctl stop -m immediate` kills every backend without a checkpoint,
+// and the next Start replays the write-ahead log. It is for tests and the
+// chaos harness, which prove that nothing committed is lost and nothing
+// half-done survives. Crashing a server that is not running does nothing.
+func (s *Server) Crash(ctx context.Context) error {
+	if !s.run.running(ctx, s.dataDir) {
+		return nil
+	}
+	if err := s.run.run(ctx, "pg_ctl", "stop", "-D", s.dataDir, "-m", "immediate", "-w", "-s"); err != nil {
+		return fmt.Errorf("crash postgres: %w", err)
+	}
+	return nil
 }

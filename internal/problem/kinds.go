@@ -46,6 +46,8 @@ var (
 		"The cart changed while this order was being placed (another request set its lines), or its current version is being ordered under another Idempotency-Key. Nothing was stored or charged: GET the cart, check it, and order again."}
 	CartVersionMismatch = Kind{"cart-version-mismatch", "Cart version mismatch", http.StatusPreconditionFailed,
 		"The If-Match header names a version of the cart that is not its current one. Nothing was stored or charged: GET the cart for its current version, check it, and order again."}
+	Unavailable = Kind{"service-unavailable", "Service unavailable", http.StatusServiceUnavailable,
+		"The shop's database cannot be reached for a moment (it is restarting, or the network to it failed). Retry after Retry-After seconds, with the same Idempotency-Key for an order: if this attempt got as far as the payment, the retry resumes it without charging twice."}
 	Internal = Kind{"internal", "Internal error", http.StatusInternalServerError,
 		"Something went wrong on our side. It has been logged. Retrying with the same Idempotency-Key is safe."}
 )
@@ -54,6 +56,6 @@ var (
 var Kinds = []Kind{
 	InvalidRequest, MissingKey, InvalidKey, Unauthorized, PaymentDeclined, NotFound, MethodNotAllowed,
 	KeyInUse, LockLost, KeyReused, UnsupportedMediaType, ProviderFailed, ProviderUnavailable, ProviderTimeout, Internal,
-	PaymentNotCompleted, ShuttingDown, MisdirectedRequest, TooManyRequests,
+	PaymentNotCompleted, ShuttingDown, Unavailable, MisdirectedRequest, TooManyRequests,
 	CartOrdered, CartChanged, CartVersionMismatch,
 }

@@ -1,0 +1,62 @@
+package client
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// retryable reports whether a status may change on retry with the same key:
+// a request still in progress (409), rate limiting (429), or a gateway or
+// provider failure whose outcome the server resumes (502, 503, 504). A 400,
+// 401, 404 or 422 is the same answer every time, and any other 4xx (a 402
+// declined card) is a stored, final outcome. A 500 is not retried either:
+// the server did not say the request is safe to resume.
+func retryable(status int) bool {
+	switch status {
+	case http.StatusConflict, http.StatusTooManyRequests,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// backoff is the wait before retry number attempt (0 for the first retry):
+// "full jitter", a uniform random time up to base·2^attempt capped at max,
+// so clients that failed together do not retry together. A Retry-After from
+// the server replaces it as the wait, plus up to base of jitter for the same
+// reason: retrying sooner would only meet the same 409.
+func backoff(attempt int, base, max, retryAfter time.Duration) time.Duration {
+	if retryAfter > 0 {
+		return retryAfter + jitter(base)
+	}
+	ceiling := max
+	if attempt < 30 && base<<attempt < max {
+		ceiling = base << attempt
+	}
+	return jitter(ceiling)
+}
+
+// jitter is a uniform random duration in [0, d].
+func jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return time.Duration(rand.Int64N(int64(d) + 1))
+}
+
+// retryAfter reads a Retry-After header: delay-seconds or an HTTP date.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}

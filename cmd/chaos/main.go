@@ -1,0 +1,58 @@
+// Command chaos runs the chaos harness (package chaos) against a built web
+// binary: shops, provider and PostgreSQL as separate processes on loopback,
+// clients placing checkouts while instances are killed and paused and the
+// database crashes. It prints one summary line and the report as JSON, and
+// exits 1 when an invariant broke (2 when the run could not be made).
+//
+//	go build -o bin/web ./cmd/web && go run ./cmd/chaos -web bin/web
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"exactlyonce/internal/chaos"
+)
+
+func main() {
+	var cfg chaos.Config
+	flag.StringVar(&cfg.Web, "web", "bin/web", "the built web binary")
+	flag.IntVar(&cfg.Instances, "instances", 3, "shop processes")
+	flag.IntVar(&cfg.Clients, "clients", 8, "concurrent clients")
+	flag.IntVar(&cfg.Checkouts, "checkouts", 500, "logical checkouts in all")
+	flag.DurationVar(&cfg.Duration, "duration", 30*time.Second, "the time the checkouts are spread over")
+	flag.DurationVar(&cfg.Drain, "drain", 10*time.Second, "how long checkouts in flight then get to finish")
+	flag.DurationVar(&cfg.Settle, "settle", 30*time.Second, "bound on the wait for the completer to settle every key")
+	flag.Uint64Var(&cfg.Seed, "seed", 0, "random seed (0: pick one)")
+	flag.IntVar(&cfg.Kills, "kills", 3, "kill -9 of an instance, each restarted")
+	flag.IntVar(&cfg.Stalls, "stalls", 2, "SIGSTOP of an instance for longer than lock + completer grace")
+	flag.IntVar(&cfg.DBCrashes, "db-crashes", 1, "PostgreSQL crashes (pg_ctl stop -m immediate, then start)")
+	flag.StringVar(&cfg.ProviderFaults, "provider-faults", "rates", "the provider's faults: rates (windows for a provider without rates), windows, or off")
+	flag.DurationVar(&cfg.LockTimeout, "lock-timeout", 0, "the shops' LOCK_TIMEOUT (default 3s)")
+	flag.DurationVar(&cfg.CompleterGrace, "completer-grace", 0, "the shops' COMPLETER_GRACE (default 2s)")
+	flag.DurationVar(&cfg.RequestTimeout, "request-timeout", 0, "how long a client waits for an answer (default 5s)")
+	flag.StringVar(&cfg.Dir, "dir", "", "folder for logs and the database (default: a temporary one, deleted after a pass)")
+	verbose := flag.Bool("v", false, "log each step to stderr")
+	flag.Parse()
+	if *verbose {
+		cfg.Log = os.Stderr
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := chaos.Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		os.Exit(2)
+	}
+	fmt.Println(rep.Summary())
+	fmt.Println(string(rep.JSON()))
+	if !rep.Passed() {
+		os.Exit(1)
+	}
+}

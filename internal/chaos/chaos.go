@@ -1,0 +1,158 @@
+// Package chaos is a harness that tries to make the shop charge a customer
+// twice, lose an order, or answer 500. It starts a PostgreSQL server of its
+// own (internal/localpg), the fake payment provider and several shop
+// instances as separate processes of the web binary, all on loopback; drives
+// clients that place checkouts through the JSON API, retrying each with one
+// Idempotency-Key; and meanwhile kills instances (kill -9), pauses them
+// (SIGSTOP, longer than a lock plus the completer's grace, as a GC pause or
+// a frozen VM would), crashes PostgreSQL (pg_ctl stop -m immediate) and turns
+// on the provider's faults. Then it lets the completer settle every key and
+// checks, in SQL and against what the clients were told, that every
+// invariant of exactly-once charging held (see check.go).
+//
+// Everything is bounded: the number of checkouts, the time clients drive,
+// the time allowed to settle; the run stops itself and its processes.
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"time"
+)
+
+// Config is one run.
+type Config struct {
+	// Web is the path of the built web binary (cmd/web).
+	Web string
+	// Instances is how many shop processes serve the clients.
+	Instances int
+	// Clients place checkouts concurrently, each as one API customer.
+	Clients int
+	// Checkouts is how many logical checkouts the clients place in all.
+	Checkouts int
+	// Duration is the time the checkouts are spread over; Drain is what
+	// the checkouts then in flight get to finish (and clients behind the
+	// schedule, half of it to start theirs) before they are left to the
+	// completer; Settle bounds the wait for every key to be settled.
+	Duration, Drain, Settle time.Duration
+	// Seed makes the clients' and the disruptions' choices repeatable
+	// (timing still varies); 0 picks one.
+	Seed uint64
+
+	// The shop's settings (LOCK_TIMEOUT, PROVIDER_TIMEOUT, COMPLETER_GRACE,
+	// COMPLETER_INTERVAL). Short, so that a run sees many takeovers.
+	LockTimeout, ProviderTimeout, CompleterGrace, CompleterInterval time.Duration
+	// RequestTimeout is how long a client waits for one answer.
+	RequestTimeout time.Duration
+
+	// How many of each disruption the run makes, spread over Duration.
+	Kills, Stalls, DBCrashes int
+	// ProviderFaults is how the provider fails while clients drive:
+	// "rates" (each call draws a fault; a provider without rates falls
+	// back to windows), "windows" (one fault at a time, for a moment), or
+	// "off".
+	ProviderFaults string
+
+	// Dir is where processes' logs and the database go; empty makes one
+	// under /tmp, deleted after a run that passed.
+	Dir string
+	// Log receives a line per step.
+	Log io.Writer
+}
+
+// withDefaults fills what is zero.
+func (c Config) withDefaults() Config {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	set(&c.LockTimeout, 3*time.Second)
+	set(&c.ProviderTimeout, time.Second)
+	set(&c.CompleterGrace, 2*time.Second)
+	set(&c.CompleterInterval, 500*time.Millisecond)
+	set(&c.RequestTimeout, 5*time.Second)
+	set(&c.Duration, 30*time.Second)
+	set(&c.Drain, 10*time.Second)
+	set(&c.Settle, 30*time.Second)
+	c.Instances = max(c.Instances, 1)
+	c.Clients = max(c.Clients, 1)
+	c.Checkouts = max(c.Checkouts, 1)
+	if c.Seed == 0 {
+		c.Seed = rand.Uint64()
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	return c
+}
+
+// stall is how long a paused instance stays paused: past its lock and the
+// completer's grace, so that a takeover and the completer's verdict can come
+// while the paused attempt's provider call is still to land.
+func (c Config) stall() time.Duration {
+	return c.LockTimeout + c.CompleterGrace + time.Second
+}
+
+// Run makes one run and reports what it saw. The error is for a run that
+// could not be made (no binary, no PostgreSQL); broken invariants are in
+// the report.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg = cfg.withDefaults()
+	began := time.Now()
+	dir, keep := cfg.Dir, true
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("/tmp", "chaos-"); err != nil {
+			return nil, err
+		}
+		keep = false
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	// The whole run is bounded, startup and settling included.
+	ctx, cancel := context.WithTimeout(ctx, cfg.Duration+cfg.Drain+cfg.Settle+2*time.Minute)
+	defer cancel()
+
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(cfg.Log, "%s chaos: "+format+"\n", append([]any{time.Since(began).Round(time.Millisecond)}, args...)...)
+	}
+	cl, err := startCluster(ctx, cfg, dir, logf)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.stop()
+
+	rep := &Report{Config: reportConfig(cfg), Dir: dir, Violations: []Violation{}}
+	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
+	products, err := cl.products(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	logf("driving %d checkouts with %d clients over %d instances for up to %s", cfg.Checkouts, cfg.Clients, cfg.Instances, cfg.Duration)
+	driveCtx, stopDisrupting := context.WithCancel(ctx)
+	disrupted := make(chan Disruptions, 1)
+	go func() { disrupted <- cl.disrupt(driveCtx, rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())), logf) }()
+	rep.Clients = drive(ctx, cl, cfg, products, rng, logf)
+	logf("drive over; waiting for the disruptions in progress to end")
+	stopDisrupting()
+	rep.Disruptions = <-disrupted
+
+	logf("settling: every instance up, provider healthy, waiting for the completer")
+	if err := cl.heal(ctx); err != nil {
+		return nil, fmt.Errorf("heal: %w", err)
+	}
+	rep.SettleSeconds, rep.Unsettled = cl.settle(ctx, cfg.Settle)
+	if err := check(ctx, cl.db, rep); err != nil {
+		return nil, fmt.Errorf("check: %w", err)
+	}
+	rep.Seconds = time.Since(began).Seconds()
+	if rep.Passed() && !keep {
+		cl.removeDir = true
+	}
+	return rep, nil
+}

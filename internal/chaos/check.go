@@ -1,0 +1,122 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"exactlyonce/internal/database"
+)
+
+// The invariants a run checks. Each broken one is reported under its name.
+const (
+	violKeyTwoOrders     = "key with two orders"
+	violChargeTwoOrders  = "charge in two orders"
+	violChargeNoOrder    = "succeeded charge without an order or a refund"
+	violRefundedOrder    = "order whose charge was refunded"
+	violOrderNoCharge    = "order without a succeeded charge of its amount"
+	violSeen201Missing   = "201 seen by a client, not in the database"
+	violSeen402HasOrder  = "402 seen by a client, but the key made an order"
+	violKeyLeftStarted   = "key left started"
+	violUnexpectedStatus = "unexpected status"
+	violServerError      = "500 answered"
+	violContradiction    = "contradictory answers for one key"
+)
+
+// check runs the invariants in SQL and against what the clients were told,
+// after the run has settled, and adds what broke to rep.
+func check(ctx context.Context, d *database.DB, rep *Report) error {
+	add := func(kind, example string) { rep.violate(kind, example) }
+	for _, v := range rep.Clients.violations {
+		add(v.kind, v.example)
+	}
+
+	many, err := d.ChaosKeysWithManyOrders(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range many {
+		add(violKeyTwoOrders, fmt.Sprintf("customer %s key %s: %d orders", r.CustomerID, r.IdempotencyKey, r.Orders))
+	}
+	shared, err := d.ChaosChargesInManyOrders(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range shared {
+		add(violChargeTwoOrders, fmt.Sprintf("charge %s: %d orders", r.ChargeID, r.Orders))
+	}
+	// A charge without an order that the reconciler refunded is no
+	// violation: the customer has the money back, as the audit trail says.
+	orphans, err := d.ChaosChargesWithoutOrder(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range orphans {
+		add(violChargeNoOrder, fmt.Sprintf("charge %s of %d at %s", r.ID, r.Amount, r.CreatedAt.Format("15:04:05.000")))
+	}
+	refunded, err := d.ChaosRefundedOrders(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range refunded {
+		add(violRefundedOrder, fmt.Sprintf("order %s (key %s): charge %s refunded", r.ID, r.IdempotencyKey, r.ChargeID))
+	}
+	unpaid, err := d.ChaosOrdersWithoutCharge(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range unpaid {
+		add(violOrderNoCharge, fmt.Sprintf("order %s (key %s) of %d", r.ID, r.IdempotencyKey, r.Amount))
+	}
+	if rep.Unsettled > 0 {
+		add(violKeyLeftStarted, fmt.Sprintf("%d keys still started %.0f s after the drive", rep.Unsettled, rep.SettleSeconds))
+	}
+
+	type ck struct {
+		customer uuid.UUID
+		key      string
+	}
+	orders, err := d.ChaosOrders(ctx)
+	if err != nil {
+		return err
+	}
+	orderOf := make(map[ck]uuid.UUID, len(orders))
+	for _, o := range orders {
+		orderOf[ck{o.CustomerID, o.IdempotencyKey}] = o.ID
+	}
+	keys, err := d.ChaosKeys(ctx)
+	if err != nil {
+		return err
+	}
+	stored := make(map[ck]int32, len(keys))
+	for _, k := range keys {
+		if k.ResponseCode != nil {
+			stored[ck{k.CustomerID, k.Key}] = *k.ResponseCode
+		}
+	}
+	for _, o := range rep.Clients.outcomes {
+		id, ordered := orderOf[ck{o.customer, o.key}]
+		switch o.status {
+		case http.StatusCreated:
+			if !ordered || id != o.orderID {
+				add(violSeen201Missing, fmt.Sprintf("key %s: client saw order %s, database has %s", o.key, o.orderID, id))
+			}
+		case http.StatusPaymentRequired:
+			if ordered || stored[ck{o.customer, o.key}] != http.StatusPaymentRequired {
+				add(violSeen402HasOrder, fmt.Sprintf("key %s: client saw 402 %s, database has order %s, stored %d",
+					o.key, o.problem, id, stored[ck{o.customer, o.key}]))
+			}
+		}
+	}
+
+	totals, err := d.ChaosTotals(ctx)
+	if err != nil {
+		return err
+	}
+	rep.Database = Totals{Orders: totals.Orders, ChargesSucceeded: totals.ChargesSucceeded,
+		ChargesDeclined: totals.ChargesDeclined, Keys: totals.Keys, Keys402: totals.Keys402,
+		Refunds: totals.Refunds, CanceledKeys: totals.CanceledKeys, ParkedKeys: totals.ParkedKeys}
+	return nil
+}

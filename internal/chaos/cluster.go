@@ -1,0 +1,252 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/localpg"
+)
+
+// cluster is everything a run starts: PostgreSQL, the provider, the shops.
+type cluster struct {
+	cfg       Config
+	dir       string
+	pgOpts    localpg.Options
+	pg        *localpg.Server
+	pgMu      sync.Mutex // held while PostgreSQL is crashed and restarted
+	db        *database.DB
+	provider  *process
+	secret    string
+	shops     []*process
+	removeDir bool
+}
+
+func startCluster(ctx context.Context, cfg Config, dir string, logf func(string, ...any)) (_ *cluster, err error) {
+	cl := &cluster{cfg: cfg, dir: dir, secret: "sk_chaos_" + rand.Text()}
+	defer func() {
+		if err != nil {
+			cl.stop()
+		}
+	}()
+	// As root, PostgreSQL runs as the user postgres, which must be able to
+	// enter the folder its cluster is in.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
+	// Crash-safe, because a crash must lose nothing committed, as on a
+	// production server; throwaway, so it goes when the harness does.
+	cl.pgOpts = localpg.Options{DataDir: filepath.Join(dir, "pg"), Throwaway: true, CrashSafe: true}
+	if cl.pg, err = localpg.Start(ctx, cl.pgOpts); err != nil {
+		return nil, err
+	}
+	url := cl.pg.URL("postgres")
+	logf("PostgreSQL ready in %s", cl.pgOpts.DataDir)
+	pool, err := database.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	cl.db = database.New(pool)
+
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"DATABASE_URL=" + url,
+		"PROVIDER_SECRET=" + cl.secret,
+		"SESSION_SECRET=" + rand.Text() + rand.Text(),
+		"LOCK_TIMEOUT=" + cfg.LockTimeout.String(),
+		"PROVIDER_TIMEOUT=" + cfg.ProviderTimeout.String(),
+		"COMPLETER_GRACE=" + cfg.CompleterGrace.String(),
+		"COMPLETER_INTERVAL=" + cfg.CompleterInterval.String(),
+		// Read by a shop that has the reconciler, ignored by one without.
+		"RECONCILE_INTERVAL=" + cfg.CompleterInterval.String(),
+		"SHUTDOWN_TIMEOUT=2s",
+		"LOG_FORMAT=json",
+		"LOG_LEVEL=warn",
+	}
+	if v := os.Getenv("PG_BIN"); v != "" {
+		env = append(env, "PG_BIN="+v)
+	}
+
+	// The provider first: it applies the migrations and seeds the catalog
+	// before any shop starts.
+	paddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cl.provider = &process{
+		name: "provider", addr: paddr, args: []string{cfg.Web, "provider"},
+		env:     slices.Concat(env, []string{"PROVIDER_ADDR=" + paddr, "DEMO=1"}),
+		logPath: filepath.Join(dir, "provider.log"),
+		// Without the secret this answers 401, which proves it serves.
+		ready: "/provider/v1/charges/ch_none", anyAnswer: true,
+	}
+	if err := cl.provider.start(ctx); err != nil {
+		return nil, err
+	}
+	logf("provider ready on %s", paddr)
+
+	shopEnv := slices.Concat(env, []string{"PROVIDER_URL=http://" + paddr + "/provider", "DEMO=0"})
+	var wg sync.WaitGroup
+	errs := make([]error, cfg.Instances)
+	for i := range cfg.Instances {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		p := &process{
+			name: "web-" + strconv.Itoa(i), addr: addr, args: []string{cfg.Web},
+			env:     slices.Concat(shopEnv, []string{"ADDR=" + addr}),
+			logPath: filepath.Join(dir, "web-"+strconv.Itoa(i)+".log"), ready: "/readyz",
+		}
+		cl.shops = append(cl.shops, p)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = p.start(ctx)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	logf("%d shop instances ready", cfg.Instances)
+	return cl, nil
+}
+
+// setBehaviour sets the provider's behaviour through its demo control.
+// It returns the provider's status, so a caller can tell a body the
+// provider does not know (400) from a failure.
+func (cl *cluster) setBehaviour(ctx context.Context, body string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+cl.provider.addr+"/provider/demo/behaviour", bytes.NewBufferString(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+cl.secret)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body) //nolint:errcheck
+	return resp.StatusCode, nil
+}
+
+// product is what clients put into carts.
+type product struct {
+	SKU   string `json:"sku"`
+	Price int64  `json:"price"`
+}
+
+// products reads the catalog through the first shop's API.
+func (cl *cluster) products(ctx context.Context) ([]product, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+cl.shops[0].addr+"/api/products", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var ps []product
+	if err := json.NewDecoder(resp.Body).Decode(&ps); err != nil || len(ps) == 0 {
+		return nil, fmt.Errorf("read catalog: got %d products, error %v", len(ps), err)
+	}
+	return ps, nil
+}
+
+// crashPostgres stops PostgreSQL as a power cut would and starts it again
+// after down.
+func (cl *cluster) crashPostgres(ctx context.Context, down time.Duration) error {
+	cl.pgMu.Lock()
+	defer cl.pgMu.Unlock()
+	if err := cl.pg.Crash(ctx); err != nil {
+		return err
+	}
+	select {
+	case <-time.After(down):
+	case <-ctx.Done():
+	}
+	// Not ctx: a server left down would fail the settling too.
+	_, err := localpg.Start(context.WithoutCancel(ctx), cl.pgOpts)
+	return err
+}
+
+// heal undoes every disruption: PostgreSQL up, every shop running and
+// resumed, the provider healthy.
+func (cl *cluster) heal(ctx context.Context) error {
+	cl.pgMu.Lock()
+	_, err := localpg.Start(ctx, cl.pgOpts)
+	cl.pgMu.Unlock()
+	if err != nil {
+		return err
+	}
+	for _, p := range cl.shops {
+		if p.running() {
+			p.resume() //nolint:errcheck
+			continue
+		}
+		if err := p.start(ctx); err != nil {
+			return err
+		}
+	}
+	if _, err := cl.setBehaviour(ctx, `{"delay_ms":0,"fail":"none"}`); err != nil {
+		return err
+	}
+	return nil
+}
+
+// settle waits until no key is left started and the reconciler has
+// refunded every charge without an order, for up to limit, and returns how
+// long that took and how many keys are still started.
+func (cl *cluster) settle(ctx context.Context, limit time.Duration) (seconds float64, started int64) {
+	began := time.Now()
+	for {
+		n, err := cl.db.ChaosStartedKeys(ctx)
+		if err == nil {
+			started = n
+		}
+		orphans, oerr := cl.db.ChaosChargesWithoutOrder(ctx)
+		if err == nil && oerr == nil && n == 0 && len(orphans) == 0 {
+			return time.Since(began).Seconds(), 0
+		}
+		if time.Since(began) > limit || ctx.Err() != nil {
+			return time.Since(began).Seconds(), started
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// stop ends every process and the server, and deletes the run's folder
+// when asked to.
+func (cl *cluster) stop() {
+	for _, p := range cl.shops {
+		p.terminate(3 * time.Second)
+	}
+	if cl.provider != nil {
+		cl.provider.terminate(3 * time.Second)
+	}
+	if cl.db != nil {
+		cl.db.Pool.Close()
+	}
+	if cl.pg != nil {
+		cl.pg.Stop(context.Background()) //nolint:errcheck // the watchdog stops it too
+	}
+	if cl.removeDir {
+		os.RemoveAll(cl.dir)
+	}
+}

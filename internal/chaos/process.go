@@ -1,0 +1,154 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// process is one run of the web binary that can be killed, paused and
+// started again on the same address, so clients find it where it was.
+type process struct {
+	name    string
+	addr    string // 127.0.0.1:port
+	args    []string
+	env     []string
+	logPath string
+	// ready is the path polled for a 200 once it has started; with
+	// anyAnswer, any answer below 500 will do.
+	ready     string
+	anyAnswer bool
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// freeAddr returns a loopback address nobody listens on now. Another
+// program could take it before the process does; on a test machine's
+// loopback that is rare enough, and start fails loudly if it happens.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// start runs the process and waits until it answers.
+func (p *process) start(ctx context.Context) error {
+	log, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	cmd := exec.Command(p.args[0], p.args[1:]...)
+	cmd.Env = p.env
+	cmd.Stdout, cmd.Stderr = log, log
+	// Killed with the harness, however the harness ends; and a group of
+	// its own, so a Ctrl-C at the terminal reaches the harness only.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", p.name, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait() //nolint:errcheck // killing it is the point
+		close(exited)
+	}()
+	p.mu.Lock()
+	p.cmd, p.exited = cmd, exited
+	p.mu.Unlock()
+	return p.waitReady(ctx, exited)
+}
+
+func (p *process) waitReady(ctx context.Context, exited chan struct{}) error {
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr+p.ready, nil)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK || (p.anyAnswer && resp.StatusCode < 500) {
+				return nil
+			}
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("%s exited while starting; see %s", p.name, p.logPath)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not become ready in 60 s; see %s", p.name, p.logPath)
+		}
+	}
+}
+
+// running reports whether the process is alive (paused counts as alive).
+func (p *process) running() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return false
+	}
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// kill sends SIGKILL, as a crash of the machine would end it, and waits.
+func (p *process) kill() {
+	p.mu.Lock()
+	cmd, exited := p.cmd, p.exited
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	cmd.Process.Kill() //nolint:errcheck // it may have gone already
+	<-exited
+}
+
+// pause stops the process (SIGSTOP) without telling it; resume lets it
+// go on where it was.
+func (p *process) pause() error  { return p.signal(syscall.SIGSTOP) }
+func (p *process) resume() error { return p.signal(syscall.SIGCONT) }
+
+func (p *process) signal(sig syscall.Signal) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return errors.New("not started")
+	}
+	return p.cmd.Process.Signal(sig)
+}
+
+// terminate asks the process to shut down gracefully, and kills it if it
+// has not within grace.
+func (p *process) terminate(grace time.Duration) {
+	p.mu.Lock()
+	cmd, exited := p.cmd, p.exited
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	cmd.Process.Signal(syscall.SIGCONT) //nolint:errcheck
+	cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck
+	select {
+	case <-exited:
+	case <-time.After(grace):
+		p.kill()
+	}
+}

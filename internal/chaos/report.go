@@ -1,0 +1,115 @@
+package chaos
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Report is what a run saw: what the clients were told, what the run did,
+// what the database holds, and every invariant that broke.
+type Report struct {
+	Config      ReportConfig `json:"config"`
+	Clients     Clients      `json:"clients"`
+	Disruptions Disruptions  `json:"disruptions"`
+	Database    Totals       `json:"database"`
+	// SettleSeconds is how long the completer took to settle every key
+	// after the drive; Unsettled is how many were still started then.
+	SettleSeconds float64     `json:"settle_seconds"`
+	Unsettled     int64       `json:"unsettled"`
+	Violations    []Violation `json:"violations"`
+	Seconds       float64     `json:"seconds"`
+	// Dir holds the processes' logs; it is deleted after a run that passed
+	// unless it was given.
+	Dir string `json:"dir"`
+}
+
+// ReportConfig is the part of Config worth reporting.
+type ReportConfig struct {
+	Instances       int     `json:"instances"`
+	Clients         int     `json:"clients"`
+	Checkouts       int     `json:"checkouts"`
+	Seed            uint64  `json:"seed"`
+	LockTimeout     float64 `json:"lock_timeout_seconds"`
+	CompleterGrace  float64 `json:"completer_grace_seconds"`
+	ProviderTimeout float64 `json:"provider_timeout_seconds"`
+	StallSeconds    float64 `json:"stall_seconds"`
+	DurationSeconds float64 `json:"duration_seconds"`
+}
+
+func reportConfig(c Config) ReportConfig {
+	return ReportConfig{
+		Instances: c.Instances, Clients: c.Clients, Checkouts: c.Checkouts, Seed: c.Seed,
+		LockTimeout: c.LockTimeout.Seconds(), CompleterGrace: c.CompleterGrace.Seconds(),
+		ProviderTimeout: c.ProviderTimeout.Seconds(), StallSeconds: c.stall().Seconds(),
+		DurationSeconds: c.Duration.Seconds(),
+	}
+}
+
+// Totals are counts read from the database after the run.
+type Totals struct {
+	Orders           int64 `json:"orders"`
+	ChargesSucceeded int64 `json:"charges_succeeded"`
+	ChargesDeclined  int64 `json:"charges_declined"`
+	Keys             int64 `json:"keys"`
+	Keys402          int64 `json:"keys_402"`
+	// Refunds are charges the reconciler gave back (no order held them);
+	// CanceledKeys are operations the completer closed at the provider
+	// with no charge; ParkedKeys are poison keys left for an operator.
+	Refunds      int64 `json:"refunds"`
+	CanceledKeys int64 `json:"canceled_keys"`
+	ParkedKeys   int64 `json:"parked_keys"`
+}
+
+// Violation is one broken invariant: how often, and a few examples.
+type Violation struct {
+	Kind     string   `json:"kind"`
+	Count    int      `json:"count"`
+	Examples []string `json:"examples"`
+}
+
+type violation struct{ kind, example string }
+
+// maxExamples keeps a report readable when an invariant breaks often.
+const maxExamples = 5
+
+func (r *Report) violate(kind, example string) {
+	for i := range r.Violations {
+		if r.Violations[i].Kind == kind {
+			r.Violations[i].Count++
+			if len(r.Violations[i].Examples) < maxExamples {
+				r.Violations[i].Examples = append(r.Violations[i].Examples, example)
+			}
+			return
+		}
+	}
+	r.Violations = append(r.Violations, Violation{Kind: kind, Count: 1, Examples: []string{example}})
+	sort.Slice(r.Violations, func(i, j int) bool { return r.Violations[i].Kind < r.Violations[j].Kind })
+}
+
+// Passed reports whether every invariant held.
+func (r *Report) Passed() bool { return len(r.Violations) == 0 }
+
+// Summary is the report in one line.
+func (r *Report) Summary() string {
+	verdict := "PASS"
+	if !r.Passed() {
+		var kinds []string
+		for _, v := range r.Violations {
+			kinds = append(kinds, fmt.Sprintf("%d %s", v.Count, v.Kind))
+		}
+		verdict = "FAIL (" + strings.Join(kinds, "; ") + ")"
+	}
+	c, d := r.Clients, r.Disruptions
+	return fmt.Sprintf("chaos: %s: %d checkouts (%d placed, %d declined, %d not completed, %d unresolved) in %d attempts over %d instances; "+
+		"%d kill -9, %d SIGSTOP, %d PostgreSQL crashes, provider faults %s; database: %d orders, %d succeeded charges, %d refunds; settled in %.1f s; %.0f s in all",
+		verdict, c.Checkouts, c.Placed, c.Declined, c.NotCompleted, c.Unresolved, c.Attempts, r.Config.Instances,
+		d.Kills, d.Stalls, d.DBCrashes, d.ProviderFaults, r.Database.Orders, r.Database.ChargesSucceeded, r.Database.Refunds, r.SettleSeconds, r.Seconds)
+}
+
+// JSON is the whole report, indented.
+func (r *Report) JSON() []byte {
+	b, _ := json.MarshalIndent(r, "", "  ")
+	return b
+}

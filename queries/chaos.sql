@@ -1,0 +1,64 @@
+-- The chaos harness's checks (internal/chaos), run after a run has settled,
+-- on a database of the harness's own. Each returns the rows that break one
+-- invariant, so an empty result is a pass.
+
+-- name: ChaosKeysWithManyOrders :many
+-- No key may have made two orders.
+SELECT customer_id, idempotency_key, count(*) AS orders
+FROM orders
+GROUP BY customer_id, idempotency_key
+HAVING count(*) > 1;
+
+-- name: ChaosChargesInManyOrders :many
+-- No charge may pay for two orders.
+SELECT charge_id, count(*) AS orders
+FROM orders
+GROUP BY charge_id
+HAVING count(*) > 1;
+
+-- name: ChaosChargesWithoutOrder :many
+-- Every succeeded charge must pay for an order, or have been refunded (by
+-- the reconciler): otherwise a customer was charged for nothing.
+SELECT c.id, c.amount, c.created_at
+FROM provider.charges c
+WHERE c.status = 'succeeded'
+  AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.charge_id = c.id)
+  AND NOT EXISTS (SELECT 1 FROM provider.refunds r WHERE r.charge_id = c.id)
+ORDER BY c.created_at;
+
+-- name: ChaosRefundedOrders :many
+-- A refund must never take back the charge of an order: the customer would
+-- have the order for free.
+SELECT o.customer_id, o.id, o.idempotency_key, o.charge_id
+FROM orders o
+JOIN provider.refunds r ON r.charge_id = o.charge_id;
+
+-- name: ChaosOrdersWithoutCharge :many
+-- Every order must be paid by a succeeded charge of its amount and currency.
+SELECT o.customer_id, o.id, o.idempotency_key, o.amount
+FROM orders o
+LEFT JOIN provider.charges c ON c.id = o.charge_id
+WHERE c.id IS NULL OR c.status <> 'succeeded' OR c.amount <> o.amount OR c.currency <> o.currency;
+
+-- name: ChaosStartedKeys :one
+-- Keys nobody has settled yet; a settled run has none.
+SELECT count(*) FROM idempotency_keys WHERE status = 'started';
+
+-- name: ChaosKeys :many
+-- Every key with what it stored, to compare with what the clients were told.
+SELECT customer_id, key, status, response_code FROM idempotency_keys;
+
+-- name: ChaosOrders :many
+-- Every order by its key, to compare with the 201s the clients saw.
+SELECT customer_id, idempotency_key, id FROM orders;
+
+-- name: ChaosTotals :one
+SELECT
+    (SELECT count(*) FROM orders)                                         AS orders,
+    (SELECT count(*) FROM provider.charges WHERE status = 'succeeded')    AS charges_succeeded,
+    (SELECT count(*) FROM provider.charges WHERE status = 'declined')     AS charges_declined,
+    (SELECT count(*) FROM idempotency_keys)                               AS keys,
+    (SELECT count(*) FROM idempotency_keys WHERE response_code = 402)     AS keys_402,
+    (SELECT count(*) FROM provider.refunds)                               AS refunds,
+    (SELECT count(*) FROM provider.canceled_keys)                         AS canceled_keys,
+    (SELECT count(*) FROM idempotency_keys WHERE parked_at IS NOT NULL)   AS parked_keys;
