@@ -138,7 +138,7 @@ func (h *Handler) place(ctx context.Context, a checkout.Attempt) (checkout.Resul
 // handler.
 func (h *Handler) answerAttempt(c echo.Context, id uuid.UUID, sub submission, res checkout.Result, err error, joined bool) error {
 	var (
-		provider  *checkout.ProviderError
+		provider  *checkout.OutcomeUnknownError
 		abandoned *checkout.AbandonedError
 		ordered   *checkout.CartOrderedError
 	)

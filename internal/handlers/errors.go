@@ -69,7 +69,7 @@ func toAPIError(err error) *apiError {
 		ae          *apiError
 		invalid     *checkout.InvalidOrderError
 		inProgress  *checkout.InProgressError
-		provider    *checkout.ProviderError
+		provider    *checkout.OutcomeUnknownError
 		abandoned   *checkout.AbandonedError
 		he          *echo.HTTPError
 		ordered     *checkout.CartOrderedError

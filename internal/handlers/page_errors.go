@@ -118,10 +118,6 @@ func toPageError(err error) *pageError {
 		return &pageError{status: http.StatusConflict, title: "Prices have changed",
 			message: "The total of your order is not the one this form showed, so nothing was charged. Check the new total and pay again.",
 			action:  newCheckout, err: err}
-	case errors.Is(err, checkout.ErrKeyReused):
-		return &pageError{status: http.StatusUnprocessableEntity, title: "This form was changed",
-			message: "This checkout form was already used for a different order than the one it now carries, so it was refused and nothing was charged. Start a new checkout to pay for your cart as it is.",
-			action:  newCheckout, err: err}
 	case errors.Is(err, pickup.ErrNotFound):
 		return notFoundPage("reservation")
 	case errors.As(err, &badPickup):
@@ -132,10 +128,10 @@ func toPageError(err error) *pageError {
 		return &pageError{status: http.StatusBadRequest, title: "This form cannot be used",
 			message: "This form is too old, was changed, or was made for another browser, so it was refused and nothing was reserved. Open the form again.",
 			action:  newPickup, err: err}
-	case errors.Is(err, idem.ErrMismatch):
+	case errors.Is(err, idem.ErrMismatch): // checkout.ErrKeyReused is the same error
 		return &pageError{status: http.StatusUnprocessableEntity, title: "This form was changed",
-			message: "This form was already sent with other answers, so it was refused and nothing more was reserved. Open the form again to make another reservation.",
-			action:  newPickup, err: err}
+			message: "This form was already sent with other contents than it now carries, so it was refused and nothing more was charged or reserved. Open the form again to start anew.",
+			action:  backToShop, err: err}
 	case errors.As(err, &he):
 		switch he.Code {
 		case http.StatusNotFound:
