@@ -14,6 +14,7 @@ import (
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/payment"
+	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/problem"
 )
 
@@ -74,12 +75,17 @@ func toAPIError(err error) *apiError {
 		he          *echo.HTTPError
 		ordered     *checkout.CartOrderedError
 		invalidCart *catalog.InvalidCartError
+		badPickup   *pickup.InvalidError
 	)
 	switch {
 	case errors.As(err, &ae):
 		return ae
 	case databaseUnavailable(err):
 		return &apiError{kind: problem.Unavailable, detail: "the database cannot be reached; retry shortly", retryAfter: databaseRetryAfter}
+	case errors.As(err, &badPickup):
+		return newAPIError(problem.InvalidRequest, badPickup.Reason)
+	case errors.Is(err, pickup.ErrNotFound):
+		return newAPIError(problem.NotFound, "no such reservation")
 	case errors.Is(err, cart.ErrNotFound):
 		return newAPIError(problem.NotFound, "no such cart")
 	case errors.Is(err, cart.ErrOrdered):

@@ -20,6 +20,7 @@ import (
 
 type pickups interface {
 	Get(ctx context.Context, visitor string, id int64) (pickup.Reservation, error)
+	ReserveFinishing(ctx context.Context, l *idem.Lock, visitor, slot, name string, answer func(id int64) idem.Response) (idem.Response, error)
 }
 
 // visitor names the browser a pickup key is bound to and scoped by: a hash

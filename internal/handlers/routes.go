@@ -26,6 +26,10 @@ func (h *Handler) Register(e *echo.Echo) {
 	carts.DELETE("/:id/items/:sku", h.deleteCartItem)
 	carts.POST("/:id/order", h.orderCart)
 
+	pickups := api.Group("/pickups", h.requireCustomer)
+	pickups.POST("", h.reservePickupAPI, h.keyed())
+	pickups.GET("/:id", h.getPickupAPI)
+
 	api.GET("/idempotency-policy", h.idempotencyPolicy)
 	api.GET("/keys/:key/events", h.keyEvents, h.requireCustomer)
 	api.GET("/openapi.json", h.openAPI)

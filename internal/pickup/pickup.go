@@ -103,3 +103,19 @@ func slot(id string) (Slot, bool) {
 var Settler = idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) error {
 	return l.Release(ctx)
 })
+
+// ReserveFinishing writes a reservation and finishes the key l with
+// answer(id), in one transaction: the reservation and the stored answer land
+// together or not at all, and a stale attempt's reservation rolls back.
+func (s *Store) ReserveFinishing(ctx context.Context, l *idem.Lock, visitor, slotID, name string, answer func(id int64) idem.Response) (idem.Response, error) {
+	var resp idem.Response
+	err := pgx.BeginFunc(ctx, s.d.Pool, func(tx pgx.Tx) error {
+		id, err := Reserve(ctx, tx, visitor, slotID, name)
+		if err != nil {
+			return err
+		}
+		resp = answer(id)
+		return l.FinishTx(ctx, tx, resp)
+	})
+	return resp, err
+}
