@@ -46,12 +46,14 @@ type Provider struct {
 func New(db *database.DB, secret string, opts ...Option) *Provider {
 	p := &Provider{
 		db:        db,
-		q:         providerdb.New(db.Conn()),
 		log:       slog.Default(),
 		secretSum: sha256.Sum256([]byte(secret)),
 		noSecret:  secret == "",
 		behaviour: Behaviour{Fail: FaultNone},
 		draw:      rand.Float64,
+	}
+	if db != nil { // tests of the behaviour controls need no database
+		p.q = providerdb.New(db.Conn())
 	}
 	for _, opt := range opts {
 		opt(p)
