@@ -23,8 +23,9 @@ type Client struct {
 	// bounds the retrying of one call, after which it reconciles and, if
 	// the outcome is still open, returns ErrUnsettled with the key kept.
 	BaseDelay, MaxDelay, MaxElapsed time.Duration
-	// Observe, when set, hears every attempt and wait: the lab and the
-	// chaos harness log them, a UI can show them.
+	// Observe, when set, hears every attempt and wait: a program can log
+	// them, a UI can show them. (The lab and the chaos harness record the
+	// answers themselves, in the transport they give HTTP.)
 	Observe func(Event)
 
 	mu     sync.Mutex

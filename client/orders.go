@@ -98,11 +98,7 @@ func (c *Client) PlaceOrder(ctx context.Context, op string, order OrderRequest) 
 			return Order{}, problemOf(r)
 		}
 
-		var after time.Duration
-		if err == nil {
-			after = retryAfter(r.header, time.Now())
-		}
-		ev.Wait = backoff(attempt-1, c.BaseDelay, c.MaxDelay, after)
+		ev.Wait = c.Backoff(attempt-1, r.header) // r.header is nil after a network error
 		if now := time.Now(); now.Add(ev.Wait).After(giveUp) {
 			ev.Wait, ev.Note = 0, "out of retries for this call"
 			c.observe(ev)
@@ -132,7 +128,7 @@ func (c *Client) policyRetrying(ctx context.Context, op string, e Entry, giveUp 
 		if err == nil || errors.As(err, &answered) || !networkError(ctx, err) {
 			return p, err
 		}
-		wait := backoff(attempt, c.BaseDelay, c.MaxDelay, 0)
+		wait := c.Backoff(attempt, nil)
 		if time.Now().Add(wait).After(giveUp) {
 			return Policy{}, fmt.Errorf("%w: %v (key kept for a retry)", ErrUnsettled, err)
 		}

@@ -38,6 +38,15 @@ func backoff(attempt int, base, max, retryAfter time.Duration) time.Duration {
 	return jitter(ceiling)
 }
 
+// Backoff is the wait before retry number retry (0 for the first) of a
+// request that got header as its answer, nil after a network error: the
+// client's own backoff, or the answer's Retry-After plus jitter. PlaceOrder
+// waits this long between attempts; it is exported for a caller's requests
+// that PlaceOrder does not make, so that they wait the same way.
+func (c *Client) Backoff(retry int, header http.Header) time.Duration {
+	return backoff(retry, c.BaseDelay, c.MaxDelay, retryAfter(header, time.Now()))
+}
+
 // jitter is a uniform random duration in [0, d].
 func jitter(d time.Duration) time.Duration {
 	if d <= 0 {

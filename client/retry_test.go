@@ -50,3 +50,16 @@ func TestRetryableStatuses(t *testing.T) {
 		}
 	}
 }
+
+func TestClientBackoffHonoursTheAnswersRetryAfter(t *testing.T) {
+	c := New("http://shop", "", nil)
+	c.BaseDelay, c.MaxDelay = 10*time.Millisecond, 40*time.Millisecond
+	for range 100 {
+		if got := c.Backoff(5, nil); got < 0 || got > 40*time.Millisecond {
+			t.Fatalf("after a network error: got %v, want within [0, 40ms]", got)
+		}
+		if got := c.Backoff(0, http.Header{"Retry-After": {"2"}}); got < 2*time.Second || got > 2010*time.Millisecond {
+			t.Fatalf("after Retry-After: 2: got %v, want 2s plus at most 10ms", got)
+		}
+	}
+}

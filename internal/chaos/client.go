@@ -4,38 +4,51 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
+
+	"exactlyonce/client"
 )
 
 // declinedCard is the fake provider's card that is always declined.
 const declinedCard = "4000000000000002"
 
+// anyShop is the base URL the clients are given. It names no server: the
+// harness's transport (spread) sends each request to a shop it picks.
+const anyShop = "http://any-shop"
+
 // Clients is what the clients did and were told.
 type Clients struct {
 	Checkouts int `json:"checkouts"`
-	// Placed got a 201; Declined and NotCompleted a final 402 (the card
-	// was declined, or the completer closed the key with no charge);
-	// Unresolved were still retrying when the drive ended, and were left
-	// to the completer.
+	// Placed got a 201, or found the order by reconciling (Reconciled of
+	// them) when the client's retrying stopped; Declined and NotCompleted
+	// a final 402 (the card was declined, or the completer closed the key
+	// with no charge); Unresolved were still open when the drive ended,
+	// and were left to the completer.
 	Placed       int `json:"placed"`
+	Reconciled   int `json:"reconciled"`
 	Declined     int `json:"declined"`
 	NotCompleted int `json:"not_completed"`
 	Unresolved   int `json:"unresolved"`
-	// Attempts counts requests; Doubled the attempts fired twice at once.
+	// Attempts counts order requests sent, replays included; Doubled the
+	// attempts fired twice at once.
 	Attempts int `json:"attempts"`
 	Doubled  int `json:"doubled"`
 	Replays  int `json:"replays"`
-	// Statuses counts answers by status; "none" is no answer (refused,
-	// reset, timed out).
+	// Statuses counts every answer the clients got, by status; "none" is
+	// no answer (refused, reset, timed out).
 	Statuses map[string]int `json:"statuses"`
 
 	outcomes   []outcome
@@ -51,28 +64,23 @@ type outcome struct {
 	problem  string
 }
 
-// answer is one response, read whole.
-type answer struct {
-	status     int // 0: none
-	retryAfter time.Duration
-	orderID    uuid.UUID
-	problem    string
-	err        error
-}
-
 // driver is the state the clients share.
 type driver struct {
 	cfg      Config
 	cl       *cluster
 	products []product
-	http     *http.Client
-	next     atomic.Int64 // the next checkout to place
+	base     http.RoundTripper // the connections to every shop
+	next     atomic.Int64      // the next checkout to place
 	began    time.Time
 	stopNew  time.Time // no checkout starts after this
 	giveUp   time.Time // no checkout retries after this
+	logf     func(string, ...any)
 
 	mu  sync.Mutex
 	res Clients
+	// seen is the final answer (201 or 402) each key was first given, to
+	// hold every later answer of the key against it.
+	seen map[string]outcome
 }
 
 // drive runs the clients until every checkout is done or time is up.
@@ -81,20 +89,26 @@ func drive(ctx context.Context, cl *cluster, cfg Config, products []product, rng
 	transport.MaxIdleConnsPerHost = cfg.Clients * 2
 	now := time.Now()
 	d := &driver{
-		cfg: cfg, cl: cl, products: products, began: now,
-		http: &http.Client{Timeout: cfg.RequestTimeout, Transport: transport},
+		cfg: cfg, cl: cl, products: products, began: now, base: transport, logf: logf,
 		// A client that fell behind the schedule (its shop was paused) may
 		// still start its checkouts during the first half of the drain.
 		stopNew: now.Add(cfg.Duration + cfg.Drain/2), giveUp: now.Add(cfg.Duration + cfg.Drain),
-		res: Clients{Statuses: map[string]int{}},
+		res:  Clients{Statuses: map[string]int{}},
+		seen: map[string]outcome{},
+	}
+	keys := filepath.Join(cl.dir, "keys")
+	if err := os.MkdirAll(keys, 0o755); err != nil {
+		logf("no folder for the clients' keys: %v", err)
+		return d.res
 	}
 	var wg sync.WaitGroup
 	for i := range cfg.Clients {
-		seed1, seed2 := rng.Uint64(), rng.Uint64()
+		seed1, seed2, seed3, seed4 := rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d.client(ctx, i, rand.New(rand.NewPCG(seed1, seed2)))
+			d.client(ctx, i, filepath.Join(keys, fmt.Sprintf("client-%d.json", i)),
+				rand.New(rand.NewPCG(seed1, seed2)), rand.New(rand.NewPCG(seed3, seed4)))
 		}()
 	}
 	progress := time.NewTicker(5 * time.Second)
@@ -113,12 +127,23 @@ func drive(ctx context.Context, cl *cluster, cfg Config, products []product, rng
 	}
 }
 
-// client is one shopper placing checkouts one after another.
-func (d *driver) client(ctx context.Context, n int, rng *rand.Rand) {
-	customer, token, ok := d.register(ctx, n, rng)
+// client is one shopper placing checkouts one after another, through the
+// Go client (package client) as any program using the API would: one key
+// per checkout saved in a key store file before the first send, its
+// backoff and Retry-After handling, its reconciling when retrying stops.
+// What the harness adds sits in the client's transport (spread): a shop
+// picked per request, some attempts fired twice at once, and every answer
+// recorded for the checks. rng drives the checkouts, netRng the transport.
+func (d *driver) client(ctx context.Context, n int, keyFile string, rng, netRng *rand.Rand) {
+	c := client.New(anyShop, "", client.NewFileStore(keyFile))
+	c.HTTP = &http.Client{Timeout: d.cfg.RequestTimeout, Transport: &spread{d: d, rng: netRng, double: 0.1}}
+	c.BaseDelay, c.MaxDelay = 50*time.Millisecond, 2*time.Second
+
+	customer, token, ok := d.register(ctx, c, n)
 	if !ok {
 		return
 	}
+	c.Token = token
 	for ctx.Err() == nil {
 		i := d.next.Add(1) - 1
 		if i >= int64(d.cfg.Checkouts) {
@@ -130,7 +155,7 @@ func (d *driver) client(ctx context.Context, n int, rng *rand.Rand) {
 		if time.Now().After(d.stopNew) {
 			return
 		}
-		o := d.checkout(ctx, customer, token, rng)
+		o := d.checkout(ctx, c, "checkout-"+strconv.FormatInt(i, 10), customer, rng)
 		d.mu.Lock()
 		d.res.Checkouts++
 		d.res.outcomes = append(d.res.outcomes, o)
@@ -148,174 +173,265 @@ func (d *driver) client(ctx context.Context, n int, rng *rand.Rand) {
 	}
 }
 
-// register creates the client's customer, retrying through the chaos.
-func (d *driver) register(ctx context.Context, n int, rng *rand.Rand) (uuid.UUID, string, bool) {
-	for attempt := 0; time.Now().Before(d.stopNew) && ctx.Err() == nil; attempt++ {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, d.shopURL(rng)+"/api/customers",
-			bytes.NewBufferString(`{"name":"chaos client `+strconv.Itoa(n)+`"}`))
+// register creates the client's customer, retrying through the chaos with
+// the client's backoff. Creating a customer takes no key, so PlaceOrder's
+// retrying is not for it; a retry after a lost answer makes one more
+// customer, which is harmless here.
+func (d *driver) register(ctx context.Context, c *client.Client, n int) (uuid.UUID, string, bool) {
+	body := []byte(`{"name":"chaos client ` + strconv.Itoa(n) + `"}`)
+	for retry := 0; time.Now().Before(d.stopNew) && ctx.Err() == nil; retry++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, anyShop+"/api/customers", bytes.NewReader(body))
+		if err != nil {
+			return uuid.UUID{}, "", false
+		}
 		req.Header.Set("Content-Type", "application/json")
-		resp, err := d.http.Do(req)
-		if err == nil {
+		var header http.Header
+		if resp, err := c.HTTP.Do(req); err == nil {
 			var out struct {
 				ID    uuid.UUID `json:"id"`
 				Token string    `json:"token"`
 			}
-			status := resp.StatusCode
 			err = json.NewDecoder(resp.Body).Decode(&out)
 			resp.Body.Close()
-			d.count(status)
-			if status == http.StatusInternalServerError {
-				d.violate(violServerError, "POST /api/customers")
-			}
-			if status == http.StatusCreated && err == nil {
+			if resp.StatusCode == http.StatusCreated && err == nil {
 				return out.ID, out.Token, true
 			}
-		} else {
-			d.count(0)
+			header = resp.Header
 		}
-		sleep(ctx, backoff(rng, attempt))
+		sleep(ctx, c.Backoff(retry, header))
 	}
 	return uuid.UUID{}, "", false
 }
 
-// checkout places one logical checkout under one key, retrying until it
-// has a final answer (201 or 402) or time is up.
-func (d *driver) checkout(ctx context.Context, customer uuid.UUID, token string, rng *rand.Rand) outcome {
-	o := outcome{customer: customer, key: uuid.NewString()}
-	body := d.cart(rng)
-	for attempt := 0; ; attempt++ {
-		if time.Now().After(d.giveUp) || ctx.Err() != nil {
+// checkout places one logical checkout, op, with c until it has a final
+// answer (201 or 402) or time is up; now and then it places it once more,
+// which must replay the same order.
+func (d *driver) checkout(ctx context.Context, c *client.Client, op string, customer uuid.UUID, rng *rand.Rand) outcome {
+	// The key is saved before anything is sent; PlaceOrder finds it in the
+	// store and sends it.
+	e, err := c.Keys.Key(op)
+	if err != nil {
+		d.logf("%s not placed: %v", op, err)
+		return outcome{customer: customer}
+	}
+	o := outcome{customer: customer, key: e.Key}
+	req := d.cart(rng)
+	// The client stops retrying when the drive is over and reconciles;
+	// the context only bounds that last look.
+	c.MaxElapsed = time.Until(d.giveUp)
+	ctx, cancel := context.WithDeadline(ctx, d.giveUp.Add(2*d.cfg.RequestTimeout))
+	defer cancel()
+
+	placed, err := c.PlaceOrder(ctx, op, req)
+	var p *client.Problem
+	switch {
+	case err == nil:
+		id, perr := uuid.Parse(placed.OrderID)
+		if perr != nil {
+			d.violate(violUnexpectedStatus, fmt.Sprintf("key %s: 201 with order id %q", e.Key, placed.OrderID))
 			return o
 		}
-		shots := 1
-		if rng.Float64() < 0.1 {
-			shots = 2
+		o.status, o.orderID = http.StatusCreated, id
+		if placed.Reconciled {
+			// Found through the key's trail, not in an answer the
+			// transport saw: hold it against the key's answers too.
+			d.final(e.Key, http.StatusCreated, id, "")
+			d.mu.Lock()
+			d.res.Reconciled++
+			d.mu.Unlock()
 		}
-		answers := make([]answer, shots)
-		var wg sync.WaitGroup
-		for i := range shots {
-			url := d.shopURL(rng)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				answers[i] = d.order(ctx, url, token, o.key, body)
-			}()
-		}
-		wg.Wait()
+	case errors.As(err, &p) && p.Status == http.StatusPaymentRequired:
+		// A 402 found by reconciling has no type: counted not completed.
+		o.status, o.problem = p.Status, p.Type
+	default:
+		// Unsettled, or an answer the transport has already reported
+		// (a 500, an unexpected status): left to the completer.
+		d.logf("%s (key %s) unresolved: %v", op, e.Key, err)
+		return o
+	}
+	if o.status == http.StatusCreated && rng.Float64() < 0.1 {
+		// The transport holds the replay's answer against the first.
 		d.mu.Lock()
-		d.res.Attempts += shots
-		if shots == 2 {
-			d.res.Doubled++
-		}
+		d.res.Replays++
 		d.mu.Unlock()
-
-		var wait time.Duration
-		for _, a := range answers {
-			d.count(a.status)
-			switch a.status {
-			case http.StatusCreated:
-				if o.status == http.StatusPaymentRequired || (o.status == http.StatusCreated && o.orderID != a.orderID) {
-					d.violate(violContradiction, fmt.Sprintf("key %s: %d %s then 201 %s", o.key, o.status, o.orderID, a.orderID))
-				}
-				o.status, o.orderID = a.status, a.orderID
-			case http.StatusPaymentRequired:
-				if o.status == http.StatusCreated {
-					d.violate(violContradiction, fmt.Sprintf("key %s: 201 %s then 402 %s", o.key, o.orderID, a.problem))
-				}
-				if o.status == 0 {
-					o.status, o.problem = a.status, a.problem
-				}
-			case http.StatusInternalServerError:
-				d.violate(violServerError, fmt.Sprintf("key %s: %s", o.key, a.problem))
-			case 0, http.StatusConflict, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-				// The outcome is unknown or not final: retry.
-				wait = max(wait, a.retryAfter)
-			default:
-				d.violate(violUnexpectedStatus, fmt.Sprintf("key %s: %d %s", o.key, a.status, a.problem))
-				return o
-			}
-		}
-		if o.status != 0 {
-			if o.status == http.StatusCreated && rng.Float64() < 0.1 {
-				d.replay(ctx, rng, token, body, o)
-			}
-			return o
-		}
-		sleep(ctx, max(backoff(rng, attempt), min(wait, 3*time.Second)))
+		c.MaxElapsed = time.Until(d.giveUp)
+		c.PlaceOrder(ctx, op, req) //nolint:errcheck // judged by the transport
 	}
+	c.Keys.Forget(op) //nolint:errcheck // a key left in the file is harmless
+	return o
 }
 
-// replay sends a placed checkout once more: it must answer the same order.
-func (d *driver) replay(ctx context.Context, rng *rand.Rand, token string, body []byte, o outcome) {
-	a := d.order(ctx, d.shopURL(rng), token, o.key, body)
-	d.count(a.status)
-	d.mu.Lock()
-	d.res.Replays++
-	d.mu.Unlock()
-	if a.status == http.StatusCreated && a.orderID != o.orderID {
-		d.violate(violContradiction, fmt.Sprintf("key %s: 201 %s, replayed as 201 %s", o.key, o.orderID, a.orderID))
-	}
-	if a.status == http.StatusInternalServerError {
-		d.violate(violServerError, "replay of key "+o.key)
-	}
+// spread is one client's transport. Each request goes to a shop picked at
+// random, as a load balancer spreading requests would; a share (double) of
+// the order attempts is fired at two shops at once, as a double click or a
+// proxy's retry would, and the client is given the more final of the two
+// answers; and every answer is recorded (see saw) before the client reads it.
+type spread struct {
+	d      *driver
+	rng    *rand.Rand // used by the client's goroutine only
+	double float64
 }
 
-// order sends one POST /api/orders.
-func (d *driver) order(ctx context.Context, base, token, key string, body []byte) answer {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/orders", bytes.NewReader(body))
-	if err != nil {
-		return answer{err: err}
+// shot is one request sent and its answer, read whole.
+type shot struct {
+	resp *http.Response
+	body []byte
+	err  error
+}
+
+func (s *spread) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		var err error
+		body, err = io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Idempotency-Key", `"`+key+`"`)
-	resp, err := d.http.Do(req)
-	if err != nil {
-		return answer{err: err}
+	order := req.Method == http.MethodPost && req.URL.Path == "/api/orders"
+	n := 1
+	if order && s.rng.Float64() < s.double {
+		n = 2
 	}
-	defer resp.Body.Close()
+	shops := make([]string, n)
+	for i := range shops {
+		shops[i] = s.d.cl.shops[s.rng.IntN(len(s.d.cl.shops))].addr
+	}
+	shots := make([]shot, n)
+	var wg sync.WaitGroup
+	for i := range shots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			shots[i] = s.send(req, shops[i], body)
+		}()
+	}
+	wg.Wait()
+	if order {
+		s.d.mu.Lock()
+		s.d.res.Attempts += n
+		if n == 2 {
+			s.d.res.Doubled++
+		}
+		s.d.mu.Unlock()
+	}
+	best := 0
+	for i, sh := range shots {
+		s.d.saw(req, sh)
+		if rank(sh) > rank(shots[best]) {
+			best = i
+		}
+	}
+	for i, sh := range shots {
+		if i != best && sh.resp != nil {
+			sh.resp.Body.Close()
+		}
+	}
+	return shots[best].resp, shots[best].err
+}
+
+// send sends a copy of req to shop and reads the answer whole, so that it
+// can be recorded and still be read by the client.
+func (s *spread) send(req *http.Request, shop string, body []byte) shot {
+	r := req.Clone(req.Context())
+	r.URL.Host, r.Host = shop, shop
+	r.Body = nil // req's was read; each shot gets its own
+	if len(body) > 0 {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	resp, err := s.d.base.RoundTrip(r)
+	if err != nil {
+		return shot{err: err}
+	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
 	if err != nil {
 		// Cut off mid-answer: as good as none.
-		return answer{err: err}
+		return shot{err: err}
 	}
-	a := answer{status: resp.StatusCode}
-	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
-		a.retryAfter = time.Duration(s) * time.Second
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return shot{resp: resp, body: b}
+}
+
+// rank orders answers for the client: a final one (2xx or 402), then any
+// other, then none.
+func rank(sh shot) int {
+	switch {
+	case sh.resp == nil:
+		return 0
+	case sh.resp.StatusCode/100 == 2 || sh.resp.StatusCode == http.StatusPaymentRequired:
+		return 2
 	}
+	return 1
+}
+
+// saw records one answer a client got: its status, a 500 anywhere, and for
+// an order, whether the status is one the shop may give and whether it
+// agrees with the key's other answers.
+func (d *driver) saw(req *http.Request, sh shot) {
+	status := 0
+	if sh.resp != nil {
+		status = sh.resp.StatusCode
+	}
+	d.count(status)
+	key := strings.Trim(req.Header.Get("Idempotency-Key"), `"`)
 	var out struct {
 		OrderID uuid.UUID `json:"order_id"`
 		Type    string    `json:"type"`
 	}
-	json.Unmarshal(b, &out) //nolint:errcheck // a body that is not JSON leaves both empty
-	a.orderID, a.problem = out.OrderID, out.Type
-	return a
+	json.Unmarshal(sh.body, &out) //nolint:errcheck // a body that is not JSON leaves both empty
+	if status == http.StatusInternalServerError {
+		d.violate(violServerError, strings.TrimSpace(fmt.Sprintf("%s %s %s %s", req.Method, req.URL.Path, key, out.Type)))
+		return
+	}
+	if req.Method != http.MethodPost || req.URL.Path != "/api/orders" {
+		return
+	}
+	switch status {
+	case http.StatusCreated, http.StatusPaymentRequired:
+		d.final(key, status, out.OrderID, out.Type)
+	case 0, http.StatusConflict, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		// The outcome is unknown or not final: the client retries.
+	default:
+		d.violate(violUnexpectedStatus, fmt.Sprintf("key %s: %d %s", key, status, out.Type))
+	}
 }
 
-// cart is a random order body: one to three products, now and then the
-// card the provider always declines.
-func (d *driver) cart(rng *rand.Rand) []byte {
-	type line struct {
-		SKU      string `json:"sku"`
-		Quantity int    `json:"quantity"`
+// final holds a final answer for key against the key's first one: one
+// order id, and never both a 201 and a 402.
+func (d *driver) final(key string, status int, orderID uuid.UUID, problem string) {
+	this := outcome{status: status, orderID: orderID, problem: problem}
+	d.mu.Lock()
+	first, ok := d.seen[key]
+	if !ok {
+		d.seen[key] = this
 	}
-	var req struct {
-		Items []line `json:"items"`
-		Card  string `json:"card,omitempty"`
+	d.mu.Unlock()
+	if ok && (first.status != status || first.orderID != orderID) {
+		d.violate(violContradiction, fmt.Sprintf("key %s: %s, then %s", key, first.answer(), this.answer()))
 	}
+}
+
+// answer is a final answer in a few words.
+func (o outcome) answer() string {
+	if o.status == http.StatusCreated {
+		return fmt.Sprintf("201 %s", o.orderID)
+	}
+	return fmt.Sprintf("%d %s", o.status, o.problem)
+}
+
+// cart is a random order: one to three products, now and then the card the
+// provider always declines.
+func (d *driver) cart(rng *rand.Rand) client.OrderRequest {
+	var req client.OrderRequest
 	for _, i := range rng.Perm(len(d.products))[:1+rng.IntN(min(3, len(d.products)))] {
-		req.Items = append(req.Items, line{SKU: d.products[i].SKU, Quantity: 1 + rng.IntN(3)})
+		req.Items = append(req.Items, client.Item{SKU: d.products[i].SKU, Quantity: 1 + rng.IntN(3)})
 	}
 	if rng.Float64() < 0.03 {
 		req.Card = declinedCard
 	}
-	b, _ := json.Marshal(req)
-	return b
-}
-
-// shopURL picks a shop at random, as a load balancer spreading requests would.
-func (d *driver) shopURL(rng *rand.Rand) string {
-	return "http://" + d.cl.shops[rng.IntN(len(d.cl.shops))].addr
+	return req
 }
 
 func (d *driver) count(status int) {
@@ -332,14 +448,6 @@ func (d *driver) violate(kind, example string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.res.violations = append(d.res.violations, violation{kind, example})
-}
-
-// backoff is exponential with full jitter: a random wait up to 50 ms × 2^n,
-// capped at 2 s, so that clients retrying after one outage do not all come
-// back at the same instant.
-func backoff(rng *rand.Rand, attempt int) time.Duration {
-	ceiling := min(2*time.Second, 50*time.Millisecond<<min(attempt, 10))
-	return time.Duration(rng.Int64N(int64(ceiling)) + 1)
 }
 
 func sleep(ctx context.Context, d time.Duration) {

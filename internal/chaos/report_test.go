@@ -2,10 +2,8 @@ package chaos
 
 import (
 	"encoding/json"
-	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestReportGroupsViolations(t *testing.T) {
@@ -35,18 +33,5 @@ func TestReportGroupsViolations(t *testing.T) {
 	var back Report
 	if err := json.Unmarshal(r.JSON(), &back); err != nil || len(back.Violations) != 2 {
 		t.Errorf("JSON round trip: got %d violations, error %v", len(back.Violations), err)
-	}
-}
-
-func TestBackoffIsJitteredAndCapped(t *testing.T) {
-	t.Parallel()
-	rng := rand.New(rand.NewPCG(1, 2))
-	for attempt := range 40 {
-		ceiling := min(2*time.Second, 50*time.Millisecond<<min(attempt, 10))
-		for range 100 {
-			if d := backoff(rng, attempt); d <= 0 || d > ceiling {
-				t.Fatalf("attempt %d: got %s, want in (0, %s]", attempt, d, ceiling)
-			}
-		}
 	}
 }

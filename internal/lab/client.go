@@ -8,9 +8,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
+
+	"exactlyonce/client"
 )
 
 // LockHeader is a request header that sets the lock timeout of one order
@@ -163,4 +166,90 @@ func (c *apiClient) do(ctx context.Context, method, path string, body []byte, h 
 		return response{}, err
 	}
 	return response{status: resp.StatusCode, header: resp.Header, body: b}, nil
+}
+
+// goClient returns a Go client (package client) of s's shopper, as a
+// program using the API would make one, whose order attempts are recorded
+// in rec (see recording).
+func (c *apiClient) goClient(s shopper, rec *recorder) *client.Client {
+	gc := client.New(c.baseURL, s.Token, &memKeys{entries: map[string]client.Entry{}})
+	gc.HTTP = &http.Client{Timeout: c.http.Timeout, Transport: recording{base: c.http.Transport, rec: rec}}
+	return gc
+}
+
+// clientCall is one call of the Go client, carried in its context for the
+// recording transport: the label its attempts are recorded under, and the
+// answer of its last attempt.
+type clientCall struct {
+	label string
+	mu    sync.Mutex
+	last  orderResponse
+}
+
+type clientCallKey struct{}
+
+// recording is the Go client's transport in the lab: it records every order
+// attempt the client sends, as session.place records the lab's own.
+type recording struct {
+	base http.RoundTripper
+	rec  *recorder
+}
+
+func (t recording) RoundTrip(req *http.Request) (*http.Response, error) {
+	call, ok := req.Context().Value(clientCallKey{}).(*clientCall)
+	if !ok || req.Method != http.MethodPost || req.URL.Path != "/api/orders" {
+		return t.base.RoundTrip(req)
+	}
+	i := t.rec.begin(call.label, strings.Trim(req.Header.Get("Idempotency-Key"), `"`))
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		t.rec.end(i, orderResponse{}, err)
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	if err != nil {
+		t.rec.end(i, orderResponse{}, err)
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	answer := readOrderResponse(response{status: resp.StatusCode, header: resp.Header, body: b})
+	t.rec.end(i, answer, nil)
+	call.mu.Lock()
+	call.last = answer
+	call.mu.Unlock()
+	return resp, nil
+}
+
+// memKeys is a client.KeyStore in memory. A lab run begins and ends in one
+// process, so its keys need not survive a restart, which is what the
+// client's file store is for.
+type memKeys struct {
+	mu      sync.Mutex
+	entries map[string]client.Entry
+}
+
+func (m *memKeys) Key(op string) (client.Entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[op]
+	if !ok {
+		e = client.Entry{Key: client.NewKey(), Created: time.Now()}
+		m.entries[op] = e
+	}
+	return e, nil
+}
+
+func (m *memKeys) Put(op string, e client.Entry) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entries[op] = e
+	return nil
+}
+
+func (m *memKeys) Forget(op string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.entries, op)
+	return nil
 }

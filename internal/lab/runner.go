@@ -142,6 +142,7 @@ func (r *Runner) start(ctx context.Context, sc Scenario) (*session, error) {
 		return nil, err
 	}
 	s := &session{r: r, shopper: sh, rec: newRecorder()}
+	s.client = r.api.goClient(sh, s.rec)
 	r.mu.Lock()
 	r.live = &liveRun{scenario: sc.ID, customer: sh.ID, started: s.rec.began, rec: s.rec}
 	r.latest = sc.ID

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"exactlyonce/client"
 	"exactlyonce/internal/fakeprovider"
 )
 
@@ -35,6 +36,9 @@ const (
 	oneMug  = `{"items": [{"sku": "mug-espresso", "quantity": 1}]}`
 	twoMugs = `{"items": [{"sku": "mug-espresso", "quantity": 2}]}`
 )
+
+// clientMug is oneMug for the Go client, which writes the body itself.
+var clientMug = client.OrderRequest{Items: []client.Item{{SKU: "mug-espresso", Quantity: 1}}}
 
 // The locks of the scenarios that wait for one to expire, each for its own
 // requests only. The crash scenario's immediate retry must arrive while the
@@ -196,8 +200,13 @@ var Scenarios = []Scenario{
 		WantCharges: 2, WantOrders: 2,
 		provider: fakeprovider.Behaviour{Delay: 300 * time.Millisecond},
 		steps: func(ctx context.Context, s *session) error {
-			s.place(ctx, "tab 1, its own key", uuid.NewString(), oneMug, 0)
-			s.place(ctx, "tab 2, its own key", uuid.NewString(), oneMug, 0)
+			// The Go client keeps a key per operation; naming the
+			// operation after the render gives each tab its own.
+			for _, tab := range []string{"tab 1", "tab 2"} {
+				if _, err := s.placeAsClient(ctx, tab+", its own key", "render of "+tab, clientMug); err != nil {
+					return err
+				}
+			}
 			return nil
 		},
 	},
@@ -209,9 +218,16 @@ var Scenarios = []Scenario{
 			"true, and neither calls the provider nor writes anything.",
 		WantCharges: 1, WantOrders: 1,
 		steps: func(ctx context.Context, s *session) error {
-			key := uuid.NewString()
-			first := s.place(ctx, "original", key, oneMug, 0)
-			again := s.place(ctx, "refresh", key, oneMug, 0)
+			// The Go client resends as a client after a lost response
+			// does: the same operation, so the same key.
+			first, err := s.placeAsClient(ctx, "original", "checkout", clientMug)
+			if err != nil {
+				return err
+			}
+			again, err := s.placeAsClient(ctx, "refresh", "checkout", clientMug)
+			if err != nil {
+				return err
+			}
 			if first.status == http.StatusCreated && again.replayed && bytes.Equal(first.body, again.body) {
 				s.note("the replay is byte-for-byte the original response, marked Idempotent-Replayed: true")
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"exactlyonce/client"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
@@ -20,18 +21,42 @@ type session struct {
 	r       *Runner
 	shopper shopper
 	rec     *recorder
+	// client is the Go client of the shopper, for placeAsClient.
+	client *client.Client
 
 	mu    sync.Mutex
 	notes []string
 }
 
 // place sends one order attempt and records it. Its outcome is recorded,
-// not returned as an error: a refusal is what the lab shows.
+// not returned as an error: a refusal is what the lab shows. It is a raw
+// request, not the Go client's: the scenarios that use it fire a precise
+// duplicate (a second click 50 ms later, ten at one instant, a key reused
+// for another body, a retry before and after a lock expires), which the
+// client, deciding itself when to retry, would never send.
 func (s *session) place(ctx context.Context, label, key, body string, lockFor time.Duration) orderResponse {
 	i := s.rec.begin(label, key)
 	resp, err := s.r.api.placeOrder(ctx, s.shopper, key, body, lockFor)
 	s.rec.end(i, resp, err)
 	return resp
+}
+
+// placeAsClient places the order op of the run's shopper through the Go
+// client (package client), as a program using the API would: the client
+// keeps one key per op, so a second call for the same op resends that key,
+// and it retries by its own policy. Every attempt it sends is recorded
+// under label; the answer of the last is returned. The error is for a call
+// that failed without a final answer (a refusal is an answer).
+func (s *session) placeAsClient(ctx context.Context, label, op string, order client.OrderRequest) (orderResponse, error) {
+	call := &clientCall{label: label}
+	_, err := s.client.PlaceOrder(context.WithValue(ctx, clientCallKey{}, call), op, order)
+	var refused *client.Problem
+	if err != nil && !errors.As(err, &refused) {
+		return orderResponse{}, fmt.Errorf("%s: %w", label, err)
+	}
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	return call.last, nil
 }
 
 // orderCart orders a version of a cart of the run's shopper, as a checkout
