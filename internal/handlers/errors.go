@@ -40,10 +40,6 @@ func (h *Handler) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	if !isAPIPath(c.Request().URL.Path) {
-		h.handlePageError(err, c)
-		return
-	}
 	ae := toAPIError(err)
 	log := h.log.With("request_id", c.Response().Header().Get(echo.HeaderXRequestID),
 		"method", c.Request().Method, "route", c.Path())

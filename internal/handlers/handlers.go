@@ -1,8 +1,9 @@
 // Package handlers is the HTTP face of the shop: the JSON API, the browser
-// pages (page_*.go, checkout_*.go), the demo controls and the error handler
-// that turns every returned error into a response: problem+json for the
-// API, an HTML page for a person. Handlers only translate between HTTP and
-// the checkout engine; the order logic lives in package checkout.
+// pages (page_*.go, checkout_*.go), the demo controls and the error handlers
+// that turn every returned error into a response: an HTML page for the
+// routes of the browser face (asPage, chosen per route group), problem+json
+// for every other route. Handlers only translate between HTTP and the
+// checkout engine and the idem kit; the order logic lives in package checkout.
 package handlers
 
 import (

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -53,16 +52,17 @@ func notFoundPage(what string) *pageError {
 		message: "There is no such " + what + ", or it is not yours.", action: backToShop}
 }
 
-// isAPIPath reports whether a path belongs to a machine client (the API,
-// the fake provider, the operations endpoints), which is answered with
-// problem+json; every other path is a page a person sees.
-func isAPIPath(path string) bool {
-	for _, prefix := range []string{"/api", "/provider", "/problems", "/healthz", "/readyz"} {
-		if path == prefix || strings.HasPrefix(path, prefix+"/") {
-			return true
+// asPage makes a route part of the browser face: its errors, and those of
+// the middleware after it, are answered with an HTML page (toPageError).
+// Every other route answers machine clients, with problem+json
+// (handleError): the audience is chosen per route group, not by URL.
+func (h *Handler) asPage(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := next(c); err != nil && !c.Response().Committed {
+			h.handlePageError(err, c)
 		}
+		return nil
 	}
-	return false
 }
 
 // handlePageError is handleError for pages: the same logging, an HTML page.

@@ -11,6 +11,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	h.registerLab(e)
 
 	api := e.Group("/api")
+	api.RouteNotFound("/*", notFound)
 	api.POST("/customers", h.createCustomer)
 	api.GET("/products", h.listProducts)
 
@@ -42,7 +43,12 @@ func (h *Handler) Register(e *echo.Echo) {
 	}
 
 	e.GET("/problems/:slug", h.describeProblem)
+	e.RouteNotFound("/problems/*", notFound)
 
 	e.GET("/healthz", h.healthz)
 	e.GET("/readyz", h.readyz)
 }
+
+// notFound answers a path no route serves; the route group's error mapping
+// words it for its audience.
+func notFound(echo.Context) error { return echo.ErrNotFound }
