@@ -7,14 +7,18 @@
 package handlers
 
 import (
+	"context"
 	"log/slog"
 	"time"
+
+	"github.com/google/uuid"
 
 	"exactlyonce/idem"
 	"exactlyonce/internal/cart"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/db"
 	"exactlyonce/internal/fakeprovider"
 	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/lab"
@@ -26,9 +30,24 @@ import (
 // its key before the browser is sent to the processing page.
 const formWait = 3 * time.Second
 
+// records is what the handlers read and write directly: customers, the
+// orders and key events they list, the demo's counts and the readiness
+// probe. The order flow's own reads and writes go through the engine.
+// *database.DB is the implementation.
+type records interface {
+	CreateCustomer(ctx context.Context, arg db.CreateCustomerParams) error
+	CustomerByTokenHash(ctx context.Context, tokenHash []byte) (db.CustomerByTokenHashRow, error)
+	EnsureShopper(ctx context.Context, id uuid.UUID) error
+	GetOrder(ctx context.Context, arg db.GetOrderParams) (db.Order, error)
+	ListOrders(ctx context.Context, arg db.ListOrdersParams) ([]db.Order, error)
+	ListKeyEvents(ctx context.Context, arg db.ListKeyEventsParams) ([]db.ListKeyEventsRow, error)
+	DemoStats(ctx context.Context) (db.DemoStatsRow, error)
+	Ready(ctx context.Context) error
+}
+
 // Handler holds the dependencies of every route.
 type Handler struct {
-	db       *database.DB
+	db       records
 	catalog  *catalog.Catalog
 	carts    *cart.Store
 	checkout *checkout.Engine
