@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -42,19 +43,20 @@ type Claim struct {
 //   - a started key whose lease ran out (by the database clock) is taken
 //     over under FOR UPDATE with a new lock token, keeping its operation ID.
 func (s *Store) Claim(ctx context.Context, r Request) (Claim, error) {
+	sent := time.Now()
 	row, err := s.q.Claim(ctx, idemdb.ClaimParams{
 		Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, Lease: s.lease, Request: r.Payload,
 	})
 	if err == nil {
 		return Claim{Lock: &Lock{store: s, Scope: r.Scope, Key: r.Key, OperationID: row.OperationID,
-			Token: row.LockToken, Payload: r.Payload}}, nil
+			Token: row.LockToken, Payload: r.Payload, sent: sent}}, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return Claim{}, fmt.Errorf("claim key: %w", err)
 	}
 	var c Claim
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		c, err = s.claimExisting(ctx, idemdb.New(tx), r)
+		c, err = s.claimExisting(ctx, idemdb.New(tx), r, sent)
 		return err
 	})
 	return c, err
@@ -62,7 +64,7 @@ func (s *Store) Claim(ctx context.Context, r Request) (Claim, error) {
 
 // claimExisting decides about a key that exists, holding its row lock so
 // that two attempts cannot both take over an expired key.
-func (s *Store) claimExisting(ctx context.Context, q *idemdb.Queries, r Request) (Claim, error) {
+func (s *Store) claimExisting(ctx context.Context, q *idemdb.Queries, r Request, sent time.Time) (Claim, error) {
 	row, err := q.LockKey(ctx, idemdb.LockKeyParams{Scope: r.Scope, Key: r.Key})
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Released or swept between the insert and the lock: the caller
@@ -89,5 +91,5 @@ func (s *Store) claimExisting(ctx context.Context, q *idemdb.Queries, r Request)
 		return Claim{}, fmt.Errorf("take over key: %w", err)
 	}
 	return Claim{Lock: &Lock{store: s, Scope: r.Scope, Key: r.Key, OperationID: taken.OperationID,
-		Token: taken.LockToken, Payload: taken.Request, TakenOver: true}}, nil
+		Token: taken.LockToken, Payload: taken.Request, TakenOver: true, sent: sent}}, nil
 }

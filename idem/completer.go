@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -41,6 +42,7 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 	var errs []error
 	n := 0
 	for ; n < limit; n++ {
+		sent := time.Now()
 		row, err := c.Store.q.TakeStuck(ctx, c.Store.lease)
 		if errors.Is(err, pgx.ErrNoRows) {
 			break
@@ -49,7 +51,7 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 			return n, fmt.Errorf("take stuck key: %w", err)
 		}
 		l := &Lock{store: c.Store, Scope: row.Scope, Key: row.Key, OperationID: row.OperationID,
-			Token: row.LockToken, Payload: row.Request, TakenOver: true}
+			Token: row.LockToken, Payload: row.Request, TakenOver: true, sent: sent}
 		held, stop := l.Keep(ctx)
 		if err := c.Settler.Settle(held, l); err != nil {
 			errs = append(errs, fmt.Errorf("settle key %q: %w", l.Key, err))

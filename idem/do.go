@@ -48,7 +48,8 @@ func (s *Store) Do(ctx context.Context, r Request, wait time.Duration, work Work
 		return lock.FinishTx(held, tx, resp)
 	})
 	if err != nil {
-		if cause := context.Cause(held); errors.Is(cause, ErrLockLost) {
+		if cause := context.Cause(held); errors.Is(cause, ErrLockLost) || errors.Is(cause, ErrLeaseLapsing) {
+			// Fenced: another attempt has the key, or may have it soon.
 			err = ErrLockLost
 		}
 		if !errors.Is(err, ErrLockLost) {

@@ -36,7 +36,8 @@ type Lock struct {
 	// ran out: the operation may be half done.
 	TakenOver bool
 
-	finished bool // set once Finish or FinishTx stored the answer
+	finished bool      // set once Finish or FinishTx stored the answer
+	sent     time.Time // when the claim was sent, by this process's clock
 }
 
 // Finish stores resp as the key's answer, if this attempt still holds it.
@@ -102,40 +103,12 @@ func (l *Lock) Heartbeat(ctx context.Context) error {
 }
 
 // Keep heartbeats the lease every third of it until stop is called, and
-// fences the attempt itself: the returned context is cancelled, with cause
-// ErrLockLost, as soon as a heartbeat finds the key taken over or the lease
-// may have run out without a successful heartbeat (measured from when the
-// last successful one was sent, so a slow database errs towards stopping).
-// Do the attempt's work under the returned context.
+// fences the attempt itself (KeepLease): the returned context is cancelled,
+// with cause ErrLockLost, as soon as a heartbeat finds the key taken over,
+// and with cause ErrLeaseLapsing when no heartbeat has succeeded for
+// FenceAt of the lease, before the lease can run out. Do the attempt's
+// work under the returned context.
 func (l *Lock) Keep(ctx context.Context) (held context.Context, stop func()) {
-	held, cancel := context.WithCancelCause(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		every := l.store.lease / 3
-		deadline := time.Now().Add(l.store.lease - every)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-held.Done():
-				return
-			case <-t.C:
-			}
-			sent := time.Now()
-			err := l.Heartbeat(held)
-			switch {
-			case err == nil:
-				deadline = sent.Add(l.store.lease - every)
-			case errors.Is(err, ErrLockLost):
-				cancel(ErrLockLost)
-				return
-			}
-			if time.Now().After(deadline) {
-				cancel(ErrLockLost)
-				return
-			}
-		}
-	}()
-	return held, func() { cancel(context.Canceled); <-done }
+	held, stopKeeping := KeepLease(ctx, LeaseKeeping{Lease: l.store.lease, Since: l.sent, Renew: l.Heartbeat})
+	return held, func() { _ = stopKeeping() }
 }

@@ -23,8 +23,8 @@ var ErrLockLost = idem.ErrLockLost
 // call runs, and a newer attempt take over beside it, it fences itself off
 // (see withLease). The outcome of the call is unknown; Place returns it
 // inside a *OutcomeUnknownError, and the key stays started for a retry or the
-// completer.
-var ErrLeaseLapsing = errors.New("lock could not be renewed; provider call stopped before the lock ran out")
+// completer. It is the kit's error, as ErrLockLost is.
+var ErrLeaseLapsing = idem.ErrLeaseLapsing
 
 // ErrAbandoned means the process is shutting down and gave up on the attempt
 // where it was (see Engine.Abandon). Place returns it as an *AbandonedError.
