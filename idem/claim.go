@@ -1,7 +1,6 @@
 package idem
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,16 +73,16 @@ func (s *Store) claimExisting(ctx context.Context, q *idemdb.Queries, r Request,
 	if err != nil {
 		return Claim{}, fmt.Errorf("lock key: %w", err)
 	}
-	switch {
-	case !bytes.Equal(row.Fingerprint, r.Fingerprint):
+	switch Judge(row.Fingerprint, r.Fingerprint, row.Status == "finished", row.Held) {
+	case VerdictMismatch:
 		return Claim{}, ErrMismatch
-	case row.Status == "finished":
+	case VerdictReplay:
 		resp, err := responseFrom(row.ResponseStatus, row.ResponseHeaders, row.ResponseBody)
 		if err != nil {
 			return Claim{}, err
 		}
 		return Claim{Replay: &resp}, nil
-	case row.Held:
+	case VerdictInProgress:
 		return Claim{}, ErrInProgress
 	}
 	taken, err := q.TakeOver(ctx, idemdb.TakeOverParams{Scope: r.Scope, Key: r.Key, Lease: s.lease})
