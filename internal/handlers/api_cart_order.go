@@ -64,16 +64,7 @@ func (h *Handler) orderCart(c echo.Context) error {
 	if key == "" {
 		key = derivedCartKey(ct)
 	}
-	if req.Card == "" {
-		req.Card = defaultCard
-	}
-	// The fingerprint keeps the card's last four digits: normalise it
-	// first, as POST /api/orders does, so that "4242 4242 4242 4242" is the
-	// same request as "4242424242424242". A card that is not one is left
-	// for Place to refuse.
-	if card, ok := checkout.NormalizeCard(req.Card); ok {
-		req.Card = card
-	}
+	req.Card = orderCard(req.Card)
 	fp, err := cartOrderFingerprint(ct, req.Card)
 	if err != nil {
 		return err

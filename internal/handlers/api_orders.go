@@ -43,19 +43,26 @@ func decodeOrder(body []byte) (orderRequest, []byte, error) {
 	if err := decodeStrict(body, &req); err != nil {
 		return orderRequest{}, nil, err
 	}
-	if req.Card == "" {
-		req.Card = defaultCard
-	}
-	card, ok := checkout.NormalizeCard(req.Card)
-	if !ok {
-		return orderRequest{}, nil, newAPIError(problem.InvalidRequest, "card must be a number of 12 to 19 digits; spaces and dashes are ignored")
-	}
-	req.Card = card
+	req.Card = orderCard(req.Card)
 	fp, err := req.fingerprint()
 	if err != nil {
 		return orderRequest{}, nil, err
 	}
 	return req, fp, nil
+}
+
+// orderCard is the card an order names, defaulted and normalised as the
+// fingerprint needs it: "4242 4242 4242 4242" and "4242424242424242" are
+// one request. A card that is not a number is left as sent for Place to
+// refuse, before the claim, so the card is judged in one place.
+func orderCard(card string) string {
+	if card == "" {
+		return defaultCard
+	}
+	if normal, ok := checkout.NormalizeCard(card); ok {
+		return normal
+	}
+	return card
 }
 
 // fingerprint identifies the order as decoded and normalised, never as the
@@ -71,7 +78,7 @@ func (r orderRequest) fingerprint() ([]byte, error) {
 	body, err := json.Marshal(struct {
 		Items     []catalog.Item `json:"items"`
 		CardLast4 string         `json:"card_last4"`
-	}{items, r.Card[len(r.Card)-4:]})
+	}{items, r.Card[max(0, len(r.Card)-4):]})
 	if err != nil {
 		return nil, fmt.Errorf("encode order: %w", err)
 	}
