@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -31,18 +30,8 @@ func (a *App) Admin() http.Handler {
 // meant to be reachable from the host or the operator's network only.
 func (a *App) ServeAdmin(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: a.Admin(), ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve admin: %w", err)
-	case <-ctx.Done():
+	if err := serveUntil(ctx, srv, ln, time.Second); err != nil {
+		return fmt.Errorf("admin server: %w", err)
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("shut down admin: %w", err)
-	}
-	srv.Close()
 	return nil
 }

@@ -72,21 +72,9 @@ func NewProvider(pool *pgxpool.Pool, cfg ProviderConfig) (*echo.Echo, error) {
 // ServeProvider serves a provider built by NewProvider on ln until ctx ends,
 // then lets the calls in flight finish for up to grace.
 func ServeProvider(ctx context.Context, h http.Handler, ln net.Listener, grace time.Duration) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve provider: %w", err)
-	case <-ctx.Done():
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		srv.Close()
-		if !errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("shut down provider: %w", err)
-		}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout}
+	if err := serveUntil(ctx, srv, ln, grace); err != nil {
+		return fmt.Errorf("provider server: %w", err)
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package app
 
 import (
+	"context"
+	"errors"
+	"net"
 	"net/http"
 	"time"
 
@@ -31,4 +34,25 @@ func newServer(h http.Handler, providerTimeout time.Duration) *http.Server {
 		WriteTimeout:      readTimeout + handlers.LongestRequest(providerTimeout),
 		IdleTimeout:       idleTimeout,
 	}
+}
+
+// serveUntil serves srv on ln until ctx ends, then lets the requests in
+// flight finish for up to grace and closes whatever is left. Running out of
+// grace is no error: those requests' clients have waited long enough.
+func serveUntil(ctx context.Context, srv *http.Server, ln net.Listener, grace time.Duration) error {
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := srv.Shutdown(shutdownCtx)
+	srv.Close()
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
 }
