@@ -165,11 +165,12 @@ func (r *Reconciler) reconcile(ctx context.Context, ch payment.ListedCharge) (st
 	}
 	orphan := !m.HasOrder && m.KeyStatus != "started" && m.KeyStatus != ""
 	switch {
+	// A refunded orphan whose refund is not recorded is not done: a
+	// reconciler refunded it and stopped before recording. It goes on to
+	// the refund below, which replays by its key (RefundKey), so the
+	// record, event and metric are written once.
 	case ch.Refunded && (m.RefundRecorded || !orphan):
 		return reconciledRefunded, nil
-	// A refunded orphan whose refund is not recorded: a reconciler refunded
-	// it and stopped before recording. The refund below replays by its key
-	// (RefundKey), and the record, event and metric are written once.
 	case m.HasOrder:
 		return reconciledMatched, nil
 	case m.KeyStatus == "started":
