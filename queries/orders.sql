@@ -36,25 +36,6 @@ closed AS (
 )
 SELECT finished.response_body FROM finished, inserted;
 
--- name: FinishOrderUnguarded :one
--- NEVER USE IN THE ORDER FLOW. The finish as naive implementations write it:
--- it trusts that the caller still owns the key and checks neither the status
--- nor the lock token. It exists so that a test can show the second order
--- this lets through when a slow attempt finishes after its key was taken over.
-WITH finished AS (
-    UPDATE idempotency_keys
-    SET status = 'finished', response_code = @response_code::int, response_body = @response_body
-    WHERE idempotency_keys.customer_id = @customer_id AND idempotency_keys.key = @key
-    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_body
-),
-inserted AS (
-    INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
-    SELECT customer_id, @order_id, key, @amount, @currency, @charge_id, @items
-    FROM finished
-    RETURNING id
-)
-SELECT finished.response_body FROM finished, inserted;
-
 -- name: GetOrder :one
 SELECT *
 FROM orders

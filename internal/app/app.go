@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/cart"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
@@ -27,6 +28,7 @@ import (
 	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
+	"exactlyonce/internal/pickup"
 )
 
 // Config is what New needs beyond the pool.
@@ -114,6 +116,8 @@ type App struct {
 	// Lab runs the double-click lab's scenarios; nil unless Demo is on
 	// and the provider runs in this process.
 	Lab *lab.Runner
+	// Keys is the idem kit's key store (the pickup form's keys).
+	Keys *idem.Store
 
 	cfg Config
 	// providerEcho serves the in-process provider on cfg.ProviderListener;
@@ -170,14 +174,16 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		deps.Provider = provider
 		deps.Lab = labRunner
 	}
-	deps.Sessions, deps.FormKeys = browserSessions(cfg)
+	keys := idem.NewStore(pool, idem.Options{Lease: cfg.LockTimeout})
+	deps.Keys, deps.Pickups = keys, pickup.NewStore(d)
+	deps.Sessions, deps.FormKeys, deps.Forms = browserSessions(cfg)
 	deps.AllowedHosts = append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))
 	deps.CustomerQuota, deps.Metrics = cfg.CustomerQuota, m
 	handlers.New(deps).Register(e)
 
 	a := &App{
 		Echo: e, DB: d, Checkout: engine, Provider: provider, Payments: payments,
-		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, cfg: cfg,
+		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, Keys: keys, cfg: cfg,
 	}
 	switch {
 	case provider == nil:

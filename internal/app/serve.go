@@ -8,7 +8,8 @@ import (
 	"net/http"
 	"time"
 
-	"exactlyonce/internal/lifecycle"
+	"exactlyonce/idem"
+	"exactlyonce/internal/pickup"
 )
 
 // cutOffGrace is how long requests abandoned at the shutdown deadline get
@@ -16,21 +17,30 @@ import (
 // connections are closed. Abandoned work stops at once, so this is short.
 const cutOffGrace = 2 * time.Second
 
-// StartWorkers runs the completer, the sweeper and the reconciler in the background, each
-// every configured interval (a zero interval leaves it off), until ctx ends
-// or the result's Stop is called.
-func (a *App) StartWorkers(ctx context.Context) *lifecycle.Workers {
-	return lifecycle.Start(ctx, a.cfg.Log,
-		lifecycle.Job{Name: "completer", Every: a.cfg.CompleterInterval, Run: func(ctx context.Context) error {
+// StartWorkers runs the maintenance services as one unit (idem.Maintainer):
+// the completer, the sweeper and the reconciler of orders, and the kit's own
+// completer and sweeper, each every configured interval (a zero interval
+// leaves it off), until ctx ends or the result's Stop is called.
+func (a *App) StartWorkers(ctx context.Context) *idem.Maintainer {
+	return idem.StartMaintainer(ctx, a.cfg.Log,
+		idem.Service{Name: "completer", Every: a.cfg.CompleterInterval, Run: func(ctx context.Context) error {
 			_, err := a.Completer.Pass(ctx)
 			return err
 		}},
-		lifecycle.Job{Name: "sweeper", Every: a.cfg.SweepInterval, Run: func(ctx context.Context) error {
+		idem.Service{Name: "sweeper", Every: a.cfg.SweepInterval, Run: func(ctx context.Context) error {
 			_, err := a.Sweeper.Pass(ctx)
 			return err
 		}},
-		lifecycle.Job{Name: "reconciler", Every: a.cfg.ReconcileInterval, Run: func(ctx context.Context) error {
+		idem.Service{Name: "reconciler", Every: a.cfg.ReconcileInterval, Run: func(ctx context.Context) error {
 			_, err := a.Reconciler.Pass(ctx)
+			return err
+		}},
+		idem.Service{Name: "kit completer", Every: a.cfg.CompleterInterval, Run: func(ctx context.Context) error {
+			_, err := (&idem.Completer{Store: a.Keys, Settler: pickup.Settler}).Pass(ctx)
+			return err
+		}},
+		idem.Service{Name: "kit sweeper", Every: a.cfg.SweepInterval, Run: func(ctx context.Context) error {
+			_, err := (&idem.Sweeper{Store: a.Keys, Keep: a.cfg.KeyRetention}).Pass(ctx)
 			return err
 		}},
 	)

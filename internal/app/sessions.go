@@ -3,6 +3,7 @@ package app
 import (
 	"time"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/session"
 )
@@ -11,16 +12,17 @@ import (
 // with; a form older than that is refused and a new one offered.
 const maxCheckoutFormAge = time.Hour
 
-// browserSessions builds the browser shop's cookie store and the signer of
-// its checkout form keys from SESSION_SECRET, or from a random secret (with
-// a warning) when none is set.
-func browserSessions(cfg Config) (*session.Store, *formkey.Signer) {
+// browserSessions builds the browser shop's cookie store, the signer of its
+// checkout form keys and the kit's form keys (the pickup form) from
+// SESSION_SECRET, or from a random secret (with a warning) when none is set.
+func browserSessions(cfg Config) (*session.Store, *formkey.Signer, *idem.Forms) {
 	secret := []byte(cfg.SessionSecret)
 	if len(secret) == 0 {
 		cfg.Log.Warn("SESSION_SECRET is not set: using a random one, so shoppers' sessions and open checkout forms will not survive a restart")
 		secret = session.RandomSecret()
 	}
-	return session.New(secret), formkey.New(secret, checkoutFormTTL(cfg.KeyRetention))
+	ttl := checkoutFormTTL(cfg.KeyRetention)
+	return session.New(secret), formkey.New(secret, ttl), idem.NewForms(secret, ttl)
 }
 
 // checkoutFormTTL is how long a checkout form's key is accepted. A form may

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"exactlyonce/internal/chaos/chaosdb"
 	"exactlyonce/internal/database"
 )
 
@@ -27,7 +28,8 @@ const (
 
 // check runs the invariants in SQL and against what the clients were told,
 // after the run has settled, and adds what broke to rep.
-func check(ctx context.Context, d *database.DB, rep *Report) error {
+func check(ctx context.Context, conn *database.DB, rep *Report) error {
+	d := chaosdb.New(conn.Conn())
 	add := func(kind, example string) { rep.violate(kind, example) }
 	for _, v := range rep.Clients.violations {
 		add(v.kind, v.example)

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"exactlyonce/internal/chaos/chaosdb"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/localpg"
 )
@@ -216,11 +217,11 @@ func (cl *cluster) heal(ctx context.Context) error {
 func (cl *cluster) settle(ctx context.Context, limit time.Duration) (seconds float64, started int64) {
 	began := time.Now()
 	for {
-		n, err := cl.db.ChaosStartedKeys(ctx)
+		n, err := chaosdb.New(cl.db.Conn()).ChaosStartedKeys(ctx)
 		if err == nil {
 			started = n
 		}
-		orphans, oerr := cl.db.ChaosChargesWithoutOrder(ctx)
+		orphans, oerr := chaosdb.New(cl.db.Conn()).ChaosChargesWithoutOrder(ctx)
 		if err == nil && oerr == nil && n == 0 && len(orphans) == 0 {
 			return time.Since(began).Seconds(), 0
 		}

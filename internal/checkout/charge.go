@@ -34,7 +34,7 @@ func ProviderKey(customerID uuid.UUID, key string, operation uuid.UUID) string {
 	return "order_" + hex.EncodeToString(sum[:])
 }
 
-// charge is phase 2: the external call. Its error is a *ProviderError when
+// charge is phase 2: the external call. Its error is a *OutcomeUnknownError when
 // the outcome is unknown, a *payment.DeclinedError when it is a definite no,
 // and payment.ErrCanceled when the completer canceled the operation at the
 // provider before this call reached it (a definite "no charge" too).
@@ -57,7 +57,7 @@ func (e *Engine) charge(ctx context.Context, a Attempt, c claim, priced catalog.
 		// The key stays started and locked: a retry before the lock expires
 		// is told to wait, one after it takes over and asks the provider
 		// again with the same derived key.
-		return payment.Charge{}, &ProviderError{Reason: unavailable.Reason, RetryAfter: e.lockFor(a), Err: err}
+		return payment.Charge{}, &OutcomeUnknownError{Reason: unavailable.Reason, RetryAfter: e.lockFor(a), Err: err}
 	case errors.As(err, &refused):
 		// A 4xx other than a decline is our bug or misconfiguration, and
 		// not always proof that nothing was charged: an idempotency_error
@@ -65,7 +65,7 @@ func (e *Engine) charge(ctx context.Context, a Attempt, c claim, priced catalog.
 		// an unknown outcome, never as a 500: the key stays started, a
 		// retry resumes it, and otherwise the completer asks the provider
 		// what happened and settles the key.
-		return payment.Charge{}, &ProviderError{Reason: payment.ReasonFailed, RetryAfter: e.lockFor(a), Err: err}
+		return payment.Charge{}, &OutcomeUnknownError{Reason: payment.ReasonFailed, RetryAfter: e.lockFor(a), Err: err}
 	}
 	return ch, err
 }

@@ -1,7 +1,6 @@
 package checkout
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
@@ -150,16 +150,22 @@ func (e *Engine) lockAndClaim(ctx context.Context, a Attempt, token uuid.UUID, l
 // is refused, a finished one is replayed, a running one is asked to wait. So
 // is a key too old to resume (see canTakeOver): the completer settles it.
 func (e *Engine) decide(a Attempt, s keyState) (*Result, error) {
-	switch {
-	case !bytes.Equal(s.fingerprint, a.Fingerprint):
+	switch s.verdict(a) {
+	case idem.VerdictMismatch:
 		return nil, ErrKeyReused
-	case s.status == "finished":
+	case idem.VerdictReplay:
 		return &Result{Status: int(*s.responseCode), Body: s.responseBody, Replayed: true}, nil
-	case s.lockRemaining <= 0:
+	case idem.VerdictTakeOver:
+		// Expired, but too old to resume (canTakeOver).
 		return nil, &InProgressError{RetryAfter: e.lockFor(a)}
 	default:
 		return nil, &InProgressError{RetryAfter: s.lockRemaining}
 	}
+}
+
+// verdict is the kit's claim rule (idem.Judge) applied to an order key.
+func (s keyState) verdict(a Attempt) idem.Verdict {
+	return idem.Judge(s.fingerprint, a.Fingerprint, s.status == "finished", s.lockRemaining > 0)
 }
 
 // canTakeOver reports whether the key is this request's operation, still
@@ -174,8 +180,7 @@ func (e *Engine) decide(a Attempt, s keyState) (*Result, error) {
 // of an unknown key returns the charge or closes the operation without
 // creating anything.
 func (e *Engine) canTakeOver(a Attempt, s keyState) bool {
-	return bytes.Equal(s.fingerprint, a.Fingerprint) && s.status == "started" && s.lockRemaining <= 0 &&
-		s.age < e.cfg.ProviderKeyWindow
+	return s.verdict(a) == idem.VerdictTakeOver && s.age < e.cfg.ProviderKeyWindow
 }
 
 func (e *Engine) lockFor(a Attempt) time.Duration {

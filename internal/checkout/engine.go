@@ -111,7 +111,8 @@ type Engine struct {
 	metrics  *metrics.Metrics
 	log      *slog.Logger
 	// finish writes the order and the key's response. It is a field only so
-	// that a test can swap in the unguarded finish and show what it breaks.
+	// that mutation tests can swap in a finish with a guard removed and show
+	// what each guard buys (export_test.go).
 	finish finishFunc
 
 	// abandoned is closed by Abandon; attempts in flight watch it.

@@ -4,24 +4,27 @@ import (
 	"errors"
 	"time"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/payment"
 )
 
 // ErrKeyReused means the key was first used for a different request. It is
-// a client bug, and replaying the other request's answer would hide it.
-var ErrKeyReused = errors.New("idempotency key reused with a different request")
+// a client bug, and replaying the other request's answer would hide it. It
+// is the kit's error, so one mapping serves orders and every other form.
+var ErrKeyReused = idem.ErrMismatch
 
 // ErrLockLost means this attempt outlived its lock and a newer attempt took
-// the key over; the finish matched no row and wrote nothing.
-var ErrLockLost = errors.New("lock lost to a newer attempt")
+// the key over; the finish matched no row and wrote nothing. It is the
+// kit's error, as ErrKeyReused is.
+var ErrLockLost = idem.ErrLockLost
 
 // ErrLeaseLapsing means the attempt stopped its own provider call because it
 // could not renew its lock in time: rather than let the lock expire while the
 // call runs, and a newer attempt take over beside it, it fences itself off
 // (see withLease). The outcome of the call is unknown; Place returns it
-// inside a *ProviderError, and the key stays started for a retry or the
-// completer.
-var ErrLeaseLapsing = errors.New("lock could not be renewed; provider call stopped before the lock ran out")
+// inside a *OutcomeUnknownError, and the key stays started for a retry or the
+// completer. It is the kit's error, as ErrLockLost is.
+var ErrLeaseLapsing = idem.ErrLeaseLapsing
 
 // ErrAbandoned means the process is shutting down and gave up on the attempt
 // where it was (see Engine.Abandon). Place returns it as an *AbandonedError.
@@ -51,14 +54,15 @@ type InProgressError struct {
 
 func (e *InProgressError) Error() string { return "a request with this key is in progress" }
 
-// ProviderError means the provider's answer is unknown or missing. Nothing
+// OutcomeUnknownError means the outcome of the payment is not known: the
+// provider's answer is missing or failed. Nothing
 // was stored and the key stays started, so a retry after RetryAfter takes
 // it over and resumes; the provider's own deduplication makes that safe.
-type ProviderError struct {
+type OutcomeUnknownError struct {
 	Reason     payment.Reason
 	RetryAfter time.Duration
 	Err        error
 }
 
-func (e *ProviderError) Error() string { return "payment provider: " + e.Err.Error() }
-func (e *ProviderError) Unwrap() error { return e.Err }
+func (e *OutcomeUnknownError) Error() string { return "payment provider: " + e.Err.Error() }
+func (e *OutcomeUnknownError) Unwrap() error { return e.Err }

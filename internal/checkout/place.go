@@ -19,7 +19,7 @@ import (
 // It returns a Result for every outcome that is stored and replayed (a placed
 // order, a declined card), and an error for every outcome that is not:
 // *InvalidOrderError, ErrKeyReused, *InProgressError, ErrLockLost,
-// *ProviderError, *AbandonedError, or an unexpected failure. None of those
+// *OutcomeUnknownError, *AbandonedError, or an unexpected failure. None of those
 // errors stores anything, so the same key can be retried.
 func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 	select {
@@ -112,7 +112,7 @@ func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claime
 	switch {
 	case errors.Is(err, ErrLeaseLapsing):
 		// The outcome is unknown, as after a timeout; the key stays started.
-		return Result{}, &ProviderError{Reason: payment.ReasonTimeout, RetryAfter: e.lockFor(a) - FenceAt(e.lockFor(a)), Err: err}
+		return Result{}, &OutcomeUnknownError{Reason: payment.ReasonTimeout, RetryAfter: e.lockFor(a) - FenceAt(e.lockFor(a)), Err: err}
 	case err != nil && !canceled && !errors.As(err, &declined):
 		return Result{}, err
 	}

@@ -45,9 +45,9 @@ func TestProviderRefusalIsAnUnknownOutcome(t *testing.T) {
 	e := checkout.New(d, catalog.New(d.Queries, time.Hour), payments, checkout.Config{LockTimeout: 30 * time.Second})
 
 	_, err := e.Place(ctx, attempt(customer, "k"))
-	var pe *checkout.ProviderError
+	var pe *checkout.OutcomeUnknownError
 	if !errors.As(err, &pe) {
-		t.Fatalf("got %v, want a *checkout.ProviderError", err)
+		t.Fatalf("got %v, want a *checkout.OutcomeUnknownError", err)
 	}
 	if pe.Reason != payment.ReasonFailed || pe.RetryAfter <= 0 {
 		t.Errorf("got reason %s, retry after %s; want failed (an unknown outcome) with a retry time", pe.Reason, pe.RetryAfter)

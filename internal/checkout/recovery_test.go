@@ -79,7 +79,7 @@ func TestCompleterFinishesChargedOrder(t *testing.T) {
 	wantReplay(t, r, http.StatusCreated)
 	var receipt checkout.Receipt
 	r.JSON(t, &receipt)
-	charge, err := h.DB.ProviderChargeByKey(context.Background(), h.ProviderKey(t, c, "k"))
+	charge, err := h.App.Provider.ChargeByKey(context.Background(), h.ProviderKey(t, c, "k"))
 	if err != nil {
 		t.Fatalf("provider charge: %v", err)
 	}

@@ -134,7 +134,7 @@ func TestProviderFailsAfterCharging(t *testing.T) {
 	}
 	var receipt checkout.Receipt
 	retry.JSON(t, &receipt)
-	charge, err := h.DB.ProviderChargeByKey(context.Background(), h.ProviderKey(t, c, "k-1"))
+	charge, err := h.App.Provider.ChargeByKey(context.Background(), h.ProviderKey(t, c, "k-1"))
 	if err != nil {
 		t.Fatalf("provider charge: %v", err)
 	}
@@ -154,7 +154,7 @@ func TestProviderFailsAfterCharging(t *testing.T) {
 // while the provider call is in flight, so its lock then expires), the retry
 // takes over and charges, the original finishes, and the retry finishes
 // last. It returns the two responses.
-func slowOriginal(t *testing.T, unguarded bool) (h *apptest.Harness, original, retry apptest.Response) {
+func slowOriginal(t *testing.T, mutate func(*checkout.Engine)) (h *apptest.Harness, original, retry apptest.Response) {
 	t.Helper()
 	var (
 		originalCharged = make(chan struct{})
@@ -173,8 +173,8 @@ func slowOriginal(t *testing.T, unguarded bool) (h *apptest.Harness, original, r
 			}
 		}
 	})
-	if unguarded {
-		checkout.UseUnguardedFinish(h.App.Checkout)
+	if mutate != nil {
+		mutate(h.App.Checkout)
 	}
 	c := h.NewCustomer(t)
 	h.SetProvider(t, 2*time.Second, "none")
@@ -196,7 +196,7 @@ func slowOriginal(t *testing.T, unguarded bool) (h *apptest.Harness, original, r
 
 func TestSlowOriginalLosesToRetry(t *testing.T) {
 	t.Parallel()
-	h, original, retry := slowOriginal(t, false)
+	h, original, retry := slowOriginal(t, nil)
 	if retry.Status != http.StatusCreated {
 		t.Errorf("retry: got %d %s, want 201", retry.Status, retry.Body)
 	}
@@ -209,14 +209,32 @@ func TestSlowOriginalLosesToRetry(t *testing.T) {
 	wantNoOrphans(t, h)
 }
 
-func TestWithoutLockTokenSlowOriginalWritesSecondOrder(t *testing.T) {
+// Mutation: the finish without "AND lock_token = @lock_token", the status
+// guard kept. No second order: the status = 'started' guard, re-checked by
+// READ COMMITTED on the row the first finish changed, stops the second
+// finish. What breaks is who wins: the stale original, finishing first,
+// writes the order and the current holder (the retry) is told it lost.
+func TestWithoutLockTokenStaleOriginalWins(t *testing.T) {
 	t.Parallel()
-	h, original, retry := slowOriginal(t, true)
-	if original.Status != http.StatusCreated || retry.Status != http.StatusCreated {
-		t.Errorf("got %d and %d, want both 201 without the token check", original.Status, retry.Status)
+	h, original, retry := slowOriginal(t, checkout.UseFinishWithoutToken)
+	if original.Status != http.StatusCreated {
+		t.Errorf("original: got %d %s, want 201 (the stale holder wins)", original.Status, original.Body)
 	}
-	// One charge thanks to the provider key, but two orders: the bug the
-	// lock token exists to prevent.
+	if retry.Status != http.StatusConflict {
+		t.Errorf("retry: got %d %s, want 409 (the current holder loses)", retry.Status, retry.Body)
+	}
+	h.WantStats(t, 1, 1)
+}
+
+// Mutation: the finish with no guard at all, neither status nor token. Both
+// attempts write an order: one charge thanks to the provider key, two
+// orders for it.
+func TestWithoutAnyGuardSlowOriginalWritesSecondOrder(t *testing.T) {
+	t.Parallel()
+	h, original, retry := slowOriginal(t, checkout.UseFinishWithoutGuard)
+	if original.Status != http.StatusCreated || retry.Status != http.StatusCreated {
+		t.Errorf("got %d and %d, want both 201 without any guard", original.Status, retry.Status)
+	}
 	h.WantStats(t, 1, 2)
 }
 

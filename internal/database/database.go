@@ -30,3 +30,9 @@ func New(pool *pgxpool.Pool) *DB {
 func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	return OpenWith(ctx, url, PoolOptions{})
 }
+
+// Conn is the pool as sqlc's generated code talks to it, with errors
+// translated: for the demo rooms whose queries sqlc generates into packages
+// of their own (internal/lab/labdb, internal/chaos/chaosdb), whose DBTX is
+// the same interface.
+func (d *DB) Conn() db.DBTX { return translating{d.Pool} }

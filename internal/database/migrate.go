@@ -3,25 +3,32 @@ package database
 import (
 	"context"
 	"fmt"
+	"io/fs"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
+	goosedb "github.com/pressly/goose/v3/database"
 	"github.com/pressly/goose/v3/lock"
 
+	"exactlyonce/idem"
 	"exactlyonce/migrations"
 )
 
-// Migrate applies every embedded migration the database has not seen yet.
-// goose takes a session-level advisory lock, so several instances starting at
-// once apply each migration exactly once.
+// Migrate applies every embedded migration the database has not seen yet:
+// the idempotency kit's first (its own numbering, in its own version table
+// idem_db_version), then the application's. goose takes a session-level
+// advisory lock, so several instances starting at once apply each
+// migration exactly once.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	provider, err := newMigrator(pool)
+	providers, err := newMigrators(pool)
 	if err != nil {
 		return err
 	}
-	if _, err := provider.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+	for _, provider := range providers {
+		if _, err := provider.Up(ctx); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
 	}
 	return nil
 }
@@ -29,30 +36,54 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 // Pending reports how many embedded migrations the database still lacks;
 // readiness checks use it to refuse traffic on an old schema.
 func Pending(ctx context.Context, pool *pgxpool.Pool) (int, error) {
-	provider, err := newMigrator(pool)
+	providers, err := newMigrators(pool)
 	if err != nil {
 		return 0, err
 	}
-	statuses, err := provider.Status(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("migration status: %w", err)
-	}
 	pending := 0
-	for _, s := range statuses {
-		if s.State == goose.StatePending {
-			pending++
+	for _, provider := range providers {
+		statuses, err := provider.Status(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("migration status: %w", err)
+		}
+		for _, s := range statuses {
+			if s.State == goose.StatePending {
+				pending++
+			}
 		}
 	}
 	return pending, nil
 }
 
-func newMigrator(pool *pgxpool.Pool) (*goose.Provider, error) {
+// newMigrators returns the kit's migrator and the application's, in the
+// order they apply.
+func newMigrators(pool *pgxpool.Pool) ([]*goose.Provider, error) {
+	kitFS, err := fs.Sub(idem.Migrations, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("migrations: %w", err)
+	}
+	kitStore, err := goosedb.NewStore(goosedb.DialectPostgres, "idem_db_version")
+	if err != nil {
+		return nil, fmt.Errorf("migrations: %w", err)
+	}
+	kit, err := newMigrator(pool, "", kitFS, goose.WithStore(kitStore))
+	if err != nil {
+		return nil, err
+	}
+	app, err := newMigrator(pool, goose.DialectPostgres, migrations.FS)
+	if err != nil {
+		return nil, err
+	}
+	return []*goose.Provider{kit, app}, nil
+}
+
+func newMigrator(pool *pgxpool.Pool, dialect goose.Dialect, fsys fs.FS, opts ...goose.ProviderOption) (*goose.Provider, error) {
 	locker, err := lock.NewPostgresSessionLocker()
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
 	}
-	provider, err := goose.NewProvider(goose.DialectPostgres, stdlib.OpenDBFromPool(pool), migrations.FS,
-		goose.WithSessionLocker(locker))
+	provider, err := goose.NewProvider(dialect, stdlib.OpenDBFromPool(pool), fsys,
+		append(opts, goose.WithSessionLocker(locker))...)
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
 	}

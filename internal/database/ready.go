@@ -17,19 +17,21 @@ func (d *DB) Ready(ctx context.Context) error {
 	if err := d.Pool.Ping(ctx); err != nil {
 		return fmt.Errorf("ping: %w", err)
 	}
-	provider, err := newMigrator(d.Pool)
+	providers, err := newMigrators(d.Pool)
 	if err != nil {
 		return err
 	}
-	// Closing the provider closes only its database/sql wrapper, whose
-	// connections go back to the pool.
-	defer provider.Close()
-	pending, err := provider.HasPending(ctx)
-	if err != nil {
-		return fmt.Errorf("migration status: %w", err)
-	}
-	if pending {
-		return ErrMigrationsPending
+	for _, provider := range providers {
+		// Closing the provider closes only its database/sql wrapper, whose
+		// connections go back to the pool.
+		defer provider.Close()
+		pending, err := provider.HasPending(ctx)
+		if err != nil {
+			return fmt.Errorf("migration status: %w", err)
+		}
+		if pending {
+			return ErrMigrationsPending
+		}
 	}
 	return nil
 }

@@ -33,6 +33,13 @@ var txOptions = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 // a retry and then a 503, never a 500. fn must therefore touch nothing but
 // the database through q, and reset whatever it assigns outside itself.
 func (d *DB) InTx(ctx context.Context, fn func(q *db.Queries) error) error {
+	return d.InTxConn(ctx, func(conn db.DBTX) error { return fn(db.New(conn)) })
+}
+
+// InTxConn is InTx for the demo rooms whose queries sqlc generates into
+// packages of their own (the fake provider's providerdb): fn gets the
+// transaction as the connection those packages' New takes.
+func (d *DB) InTxConn(ctx context.Context, fn func(conn db.DBTX) error) error {
 	var err error
 	for attempt := 1; attempt <= txAttempts; attempt++ {
 		err = d.inTx(ctx, fn)
@@ -48,7 +55,7 @@ func (d *DB) InTx(ctx context.Context, fn func(q *db.Queries) error) error {
 	return err
 }
 
-func (d *DB) inTx(ctx context.Context, fn func(q *db.Queries) error) error {
+func (d *DB) inTx(ctx context.Context, fn func(conn db.DBTX) error) error {
 	tx, err := d.Pool.BeginTx(ctx, txOptions)
 	if err != nil {
 		return fmt.Errorf("begin: %w", translate(err))
@@ -56,7 +63,7 @@ func (d *DB) inTx(ctx context.Context, fn func(q *db.Queries) error) error {
 	// Rollback after Commit is a no-op, so this covers every early return.
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
 
-	if err := fn(db.New(translating{tx})); err != nil {
+	if err := fn(translating{tx}); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -64,6 +71,11 @@ func (d *DB) inTx(ctx context.Context, fn func(q *db.Queries) error) error {
 	}
 	return nil
 }
+
+// TxQueries returns queries that run in tx, a transaction someone else began
+// (the idem kit's Do, which finishes its key in the same transaction), with
+// their errors translated like every other query's.
+func TxQueries(tx pgx.Tx) *db.Queries { return db.New(translating{tx}) }
 
 // sleep waits d, or returns ctx's error if ctx ends first.
 func sleep(ctx context.Context, d time.Duration) error {

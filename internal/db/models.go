@@ -74,6 +74,14 @@ type Order struct {
 	CreatedAt      time.Time
 }
 
+type PickupReservation struct {
+	ID        int64
+	Visitor   string
+	Slot      string
+	Name      string
+	CreatedAt time.Time
+}
+
 type Product struct {
 	Sku      string
 	Name     string

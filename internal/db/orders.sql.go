@@ -86,55 +86,6 @@ func (q *Queries) FinishOrder(ctx context.Context, arg FinishOrderParams) (json.
 	return response_body, err
 }
 
-const finishOrderUnguarded = `-- name: FinishOrderUnguarded :one
-WITH finished AS (
-    UPDATE idempotency_keys
-    SET status = 'finished', response_code = $1::int, response_body = $2
-    WHERE idempotency_keys.customer_id = $3 AND idempotency_keys.key = $4
-    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_body
-),
-inserted AS (
-    INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
-    SELECT customer_id, $5, key, $6, $7, $8, $9
-    FROM finished
-    RETURNING id
-)
-SELECT finished.response_body FROM finished, inserted
-`
-
-type FinishOrderUnguardedParams struct {
-	ResponseCode int32
-	ResponseBody json.RawMessage
-	CustomerID   uuid.UUID
-	Key          string
-	OrderID      uuid.UUID
-	Amount       int64
-	Currency     string
-	ChargeID     string
-	Items        json.RawMessage
-}
-
-// NEVER USE IN THE ORDER FLOW. The finish as naive implementations write it:
-// it trusts that the caller still owns the key and checks neither the status
-// nor the lock token. It exists so that a test can show the second order
-// this lets through when a slow attempt finishes after its key was taken over.
-func (q *Queries) FinishOrderUnguarded(ctx context.Context, arg FinishOrderUnguardedParams) (json.RawMessage, error) {
-	row := q.db.QueryRow(ctx, finishOrderUnguarded,
-		arg.ResponseCode,
-		arg.ResponseBody,
-		arg.CustomerID,
-		arg.Key,
-		arg.OrderID,
-		arg.Amount,
-		arg.Currency,
-		arg.ChargeID,
-		arg.Items,
-	)
-	var response_body json.RawMessage
-	err := row.Scan(&response_body)
-	return response_body, err
-}
-
 const getOrder = `-- name: GetOrder :one
 SELECT customer_id, id, idempotency_key, amount, currency, charge_id, items, created_at
 FROM orders

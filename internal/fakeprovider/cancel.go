@@ -10,6 +10,7 @@ import (
 
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
+	"exactlyonce/internal/fakeprovider/providerdb"
 )
 
 // cancelJSON answers a cancel that found no charge.
@@ -41,10 +42,11 @@ func (p *Provider) cancelByKey(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	var (
-		ch      db.ProviderCharge
+		ch      providerdb.ProviderCharge
 		charged bool
 	)
-	err := p.db.InTx(ctx, func(q *db.Queries) error {
+	err := p.db.InTxConn(ctx, func(conn db.DBTX) error {
+		q := providerdb.New(conn)
 		if err := q.ProviderLockKey(ctx, key); err != nil {
 			return fmt.Errorf("lock key: %w", err)
 		}

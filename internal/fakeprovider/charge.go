@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"exactlyonce/internal/db"
+	"exactlyonce/internal/fakeprovider/providerdb"
 )
 
 // Charge statuses, as stored in provider.charges.status.
@@ -34,7 +34,7 @@ type chargeJSON struct {
 	Created     int64  `json:"created"`
 }
 
-func toJSON(ch db.ProviderCharge) chargeJSON {
+func toJSON(ch providerdb.ProviderCharge) chargeJSON {
 	return chargeJSON{
 		ID:          ch.ID,
 		Amount:      ch.Amount,
@@ -49,7 +49,7 @@ func toJSON(ch db.ProviderCharge) chargeJSON {
 // createAnswer is the status and body that answer the call that created ch.
 // It depends on the stored row alone, which is what makes every replay of the
 // call byte-for-byte the same as the first answer.
-func createAnswer(ch db.ProviderCharge) (int, []byte) {
+func createAnswer(ch providerdb.ProviderCharge) (int, []byte) {
 	if ch.Status == statusDeclined {
 		return http.StatusPaymentRequired, errorBody(&apiError{
 			Type:    typeCard,

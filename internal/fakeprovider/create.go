@@ -12,6 +12,7 @@ import (
 
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
+	"exactlyonce/internal/fakeprovider/providerdb"
 )
 
 // detachedRecordTimeout bounds the write a timed-out call still makes after
@@ -107,13 +108,14 @@ const codeKeyCanceled = "idempotency_key_canceled"
 // returns errCanceled. The decision is taken under the key's lock (see
 // ProviderLockKey), so a concurrent cancel of the key either comes first, and
 // this call charges nothing, or sees the charge and returns it.
-func (p *Provider) record(ctx context.Context, key string, params chargeParams, status string) (ch db.ProviderCharge, replayed bool, err error) {
+func (p *Provider) record(ctx context.Context, key string, params chargeParams, status string) (ch providerdb.ProviderCharge, replayed bool, err error) {
 	id, err := newChargeID()
 	if err != nil {
-		return db.ProviderCharge{}, false, err
+		return providerdb.ProviderCharge{}, false, err
 	}
 	hash := params.hash()
-	err = p.db.InTx(ctx, func(q *db.Queries) error {
+	err = p.db.InTxConn(ctx, func(conn db.DBTX) error {
+		q := providerdb.New(conn)
 		if err := q.ProviderLockKey(ctx, key); err != nil {
 			return fmt.Errorf("lock key: %w", err)
 		}
@@ -124,7 +126,7 @@ func (p *Provider) record(ctx context.Context, key string, params chargeParams, 
 		if canceled {
 			return errCanceled
 		}
-		ch, err = q.ProviderCreateCharge(ctx, db.ProviderCreateChargeParams{
+		ch, err = q.ProviderCreateCharge(ctx, providerdb.ProviderCreateChargeParams{
 			ID:             id,
 			IdempotencyKey: key,
 			ParamsHash:     hash,
@@ -152,7 +154,7 @@ func (p *Provider) record(ctx context.Context, key string, params chargeParams, 
 		return nil
 	})
 	if err != nil {
-		return db.ProviderCharge{}, false, err
+		return providerdb.ProviderCharge{}, false, err
 	}
 	return ch, replayed, nil
 }

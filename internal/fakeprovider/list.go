@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"exactlyonce/internal/db"
+	"exactlyonce/internal/fakeprovider/providerdb"
 )
 
 // Bounds on a page of the charges list, as Stripe's.
@@ -49,7 +49,7 @@ func (p *Provider) listOrFind(c echo.Context) error {
 		limit = n
 	}
 	// One more than asked tells whether there is another page.
-	rows, err := p.db.ProviderListCharges(c.Request().Context(), db.ProviderListChargesParams{
+	rows, err := p.q.ProviderListCharges(c.Request().Context(), providerdb.ProviderListChargesParams{
 		After: c.QueryParam("starting_after"), MaxRows: int32(limit + 1),
 	})
 	if err != nil {

@@ -17,11 +17,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/fakeprovider/providerdb"
 )
 
 // Provider serves the charges API. Its handlers are safe for concurrent use.
 type Provider struct {
 	db  *database.DB
+	q   *providerdb.Queries // the provider's own queries (provider.sql)
 	log *slog.Logger
 	// secretSum is the SHA-256 of the bearer secret: comparing fixed-length
 	// digests keeps the comparison constant-time even in the secret's length.
@@ -49,6 +51,9 @@ func New(db *database.DB, secret string, opts ...Option) *Provider {
 		noSecret:  secret == "",
 		behaviour: Behaviour{Fail: FaultNone},
 		draw:      rand.Float64,
+	}
+	if db != nil { // tests of the behaviour controls need no database
+		p.q = providerdb.New(db.Conn())
 	}
 	for _, opt := range opts {
 		opt(p)
@@ -89,4 +94,10 @@ func (p *Provider) Register(g *echo.Group) {
 	g.POST("/v1/charges/cancel", p.cancelByKey)
 	g.GET("/v1/charges/:id", p.chargeByID)
 	g.POST("/v1/refunds", p.createRefund)
+}
+
+// ChargeByKey returns the charge made under an idempotency key, for the
+// lab and tests that check what the provider recorded.
+func (p *Provider) ChargeByKey(ctx context.Context, key string) (providerdb.ProviderCharge, error) {
+	return p.q.ProviderChargeByKey(ctx, key)
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/db"
+	"exactlyonce/internal/fakeprovider/providerdb"
 )
 
 // refundJSON is a refund as the API shows it.
@@ -23,7 +23,7 @@ type refundJSON struct {
 	Created int64  `json:"created"`
 }
 
-func refundToJSON(r db.ProviderRefund) refundJSON {
+func refundToJSON(r providerdb.ProviderRefund) refundJSON {
 	return refundJSON{ID: r.ID, Charge: r.ChargeID, Amount: r.Amount, Status: statusSucceeded, Created: r.CreatedAt.Unix()}
 }
 
@@ -46,7 +46,7 @@ func (p *Provider) createRefund(c echo.Context) error {
 		return errBodyInvalid
 	}
 	ctx := c.Request().Context()
-	ch, err := p.db.ProviderChargeByID(ctx, body.Charge)
+	ch, err := p.q.ProviderChargeByID(ctx, body.Charge)
 	if errors.Is(err, database.ErrNotFound) {
 		return &apiError{Status: http.StatusNotFound, Type: typeInvalidRequest, Code: "resource_missing", Param: "charge", Message: "No such charge."}
 	}
@@ -60,7 +60,7 @@ func (p *Provider) createRefund(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("new refund id: %w", err)
 	}
-	r, err := p.db.ProviderCreateRefund(ctx, db.ProviderCreateRefundParams{
+	r, err := p.q.ProviderCreateRefund(ctx, providerdb.ProviderCreateRefundParams{
 		ID: "re_" + hex.EncodeToString(u[:]), IdempotencyKey: key, ChargeID: ch.ID, Amount: ch.Amount,
 	})
 	switch {
@@ -71,7 +71,7 @@ func (p *Provider) createRefund(c echo.Context) error {
 		return fmt.Errorf("create refund: %w", err)
 	}
 	// Nothing inserted: the key or the charge has a refund already.
-	r, err = p.db.ProviderRefundByCharge(ctx, ch.ID)
+	r, err = p.q.ProviderRefundByCharge(ctx, ch.ID)
 	switch {
 	case err == nil && r.IdempotencyKey == key:
 		c.Response().Header().Set("Idempotent-Replayed", "true")

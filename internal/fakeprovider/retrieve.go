@@ -8,7 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/db"
+	"exactlyonce/internal/fakeprovider/providerdb"
 )
 
 // chargeByKey serves GET /v1/charges?idempotency_key=K. It is how a client
@@ -19,17 +19,17 @@ func (p *Provider) chargeByKey(c echo.Context) error {
 	if key == "" {
 		return invalidRequest("parameter_missing", "idempotency_key", "The idempotency_key parameter is required.")
 	}
-	ch, err := p.db.ProviderChargeByKey(c.Request().Context(), key)
+	ch, err := p.q.ProviderChargeByKey(c.Request().Context(), key)
 	return p.writeCharge(c, ch, err, "No charge was made with that idempotency key.")
 }
 
 // chargeByID serves GET /v1/charges/:id.
 func (p *Provider) chargeByID(c echo.Context) error {
-	ch, err := p.db.ProviderChargeByID(c.Request().Context(), c.Param("id"))
+	ch, err := p.q.ProviderChargeByID(c.Request().Context(), c.Param("id"))
 	return p.writeCharge(c, ch, err, "No such charge.")
 }
 
-func (p *Provider) writeCharge(c echo.Context, ch db.ProviderCharge, err error, notFound string) error {
+func (p *Provider) writeCharge(c echo.Context, ch providerdb.ProviderCharge, err error, notFound string) error {
 	switch {
 	case errors.Is(err, database.ErrNotFound):
 		// resource_missing, unlike route_not_found, tells a client the route

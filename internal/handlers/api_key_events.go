@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/problem"
 )
@@ -35,7 +36,7 @@ func (h *Handler) keyEvents(c echo.Context) error {
 		key, err = url.PathUnescape(key)
 	}
 	if err == nil {
-		err = checkKey(key)
+		err = idem.CheckKey(key)
 	}
 	if err != nil {
 		return newAPIError(problem.InvalidKey, "the key in the path must be 1 to 255 printable ASCII characters, percent-encoded")

@@ -8,9 +8,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/checkout"
-	"exactlyonce/internal/database"
-	"exactlyonce/internal/db"
 	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/problem"
 	"exactlyonce/views"
@@ -27,23 +26,23 @@ func (h *Handler) checkoutStatus(c echo.Context) error {
 	// A key no form could have carried (empty, NUL, not ASCII) names no
 	// order; refused here, it never reaches PostgreSQL, which rejects NUL
 	// and invalid UTF-8 in text with an error.
-	if !ok || checkKey(key) != nil {
+	if !ok || idem.CheckKey(key) != nil {
 		return notFoundPage("order in progress")
 	}
 	ctx := c.Request().Context()
-	row, err := h.db.ShopperKey(ctx, db.ShopperKeyParams{CustomerID: id, Key: key})
-	if errors.Is(err, database.ErrNotFound) {
+	state, err := h.checkout.State(ctx, id, key)
+	if errors.Is(err, checkout.ErrNoSuchKey) {
 		return notFoundPage("order in progress")
 	}
 	if err != nil {
-		return fmt.Errorf("read key: %w", err)
+		return err
 	}
-	if row.Status == "finished" {
+	if state.Finished {
 		// Replayed (the cart is not touched again) and joined (the shopper
 		// sent the order once; no "already placed" note).
-		return h.answerResult(c, checkout.Result{Status: int(*row.ResponseCode), Body: row.ResponseBody, Replayed: true}, true)
+		return h.answerResult(c, state.Result, true)
 	}
-	if row.LockRemaining > 0 {
+	if state.Held {
 		return renderProcessing(c, key, nil)
 	}
 	// Nobody holds the order any more: the attempt stopped without an

@@ -13,7 +13,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/checkout"
-	"exactlyonce/internal/db"
 	"exactlyonce/internal/formkey"
 	"exactlyonce/views"
 )
@@ -25,9 +24,6 @@ const (
 	// page in between, and stays far below the time a browser or a proxy
 	// gives a request.
 	holdFor = 3 * time.Second
-	// pollEvery is how often a waiting submit reads the key. One indexed
-	// read by primary key per tick, for a few seconds at most.
-	pollEvery = 100 * time.Millisecond
 	// claimTimeout bounds what Place does before it owns the key (pricing
 	// and the claim), which runs detached from the request (see place).
 	claimTimeout = 15 * time.Second
@@ -121,7 +117,7 @@ func (h *Handler) placeFromPage(c echo.Context, sub submission, a checkout.Attem
 			defer leave()
 		}
 		joined = true
-		if !h.awaitKey(c.Request().Context(), a.CustomerID, a.Key, deadline) {
+		if !h.checkout.Await(c.Request().Context(), a.CustomerID, a.Key, deadline) {
 			return renderProcessing(c, a.Key, nil)
 		}
 	}
@@ -137,35 +133,12 @@ func (h *Handler) place(ctx context.Context, a checkout.Attempt) (checkout.Resul
 	return h.checkout.Place(ctx, a)
 }
 
-// awaitKey polls the key until the attempt holding it has finished or let
-// its lock expire (true: ask the engine again), or until the deadline or
-// the request's end (false).
-func (h *Handler) awaitKey(ctx context.Context, id uuid.UUID, key string, deadline time.Time) bool {
-	for time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(pollEvery):
-		}
-		row, err := h.db.ShopperKey(ctx, db.ShopperKeyParams{CustomerID: id, Key: key})
-		if err != nil {
-			// Not found cannot happen (a key is never deleted while
-			// locked); any error is for the engine to meet and report.
-			return true
-		}
-		if row.Status == "finished" || row.LockRemaining <= 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // answerAttempt turns the engine's answer into a page. Errors that are not
 // an outcome of the order (a changed form, an invalid cart) go to the error
 // handler.
 func (h *Handler) answerAttempt(c echo.Context, id uuid.UUID, sub submission, res checkout.Result, err error, joined bool) error {
 	var (
-		provider  *checkout.ProviderError
+		provider  *checkout.OutcomeUnknownError
 		abandoned *checkout.AbandonedError
 		ordered   *checkout.CartOrderedError
 	)

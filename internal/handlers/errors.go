@@ -14,6 +14,7 @@ import (
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/payment"
+	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/problem"
 )
 
@@ -37,10 +38,6 @@ func newAPIError(kind problem.Kind, detail string) *apiError {
 // (page_errors.go).
 func (h *Handler) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
-		return
-	}
-	if !isAPIPath(c.Request().URL.Path) {
-		h.handlePageError(err, c)
 		return
 	}
 	ae := toAPIError(err)
@@ -69,17 +66,22 @@ func toAPIError(err error) *apiError {
 		ae          *apiError
 		invalid     *checkout.InvalidOrderError
 		inProgress  *checkout.InProgressError
-		provider    *checkout.ProviderError
+		provider    *checkout.OutcomeUnknownError
 		abandoned   *checkout.AbandonedError
 		he          *echo.HTTPError
 		ordered     *checkout.CartOrderedError
 		invalidCart *catalog.InvalidCartError
+		badPickup   *pickup.InvalidError
 	)
 	switch {
 	case errors.As(err, &ae):
 		return ae
 	case databaseUnavailable(err):
 		return &apiError{kind: problem.Unavailable, detail: "the database cannot be reached; retry shortly", retryAfter: databaseRetryAfter}
+	case errors.As(err, &badPickup):
+		return newAPIError(problem.InvalidRequest, badPickup.Reason)
+	case errors.Is(err, pickup.ErrNotFound):
+		return newAPIError(problem.NotFound, "no such reservation")
 	case errors.Is(err, cart.ErrNotFound):
 		return newAPIError(problem.NotFound, "no such cart")
 	case errors.Is(err, cart.ErrOrdered):

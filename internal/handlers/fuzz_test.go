@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"exactlyonce/idem"
 )
 
 // wantClientError fails unless err is a problem the client caused: a 4xx,
@@ -33,8 +35,8 @@ func FuzzIdempotencyKey(f *testing.F) {
 			wantClientError(t, err)
 			return
 		}
-		if checkKey(key) != nil {
-			t.Fatalf("accepted key %q that checkKey refuses", key)
+		if idem.CheckKey(key) != nil {
+			t.Fatalf("accepted key %q that idem.CheckKey refuses", key)
 		}
 		// The same key sent in the Structured Field form is the same key.
 		quoted := strconv.Quote(key) // printable ASCII: only \ and " are escaped, as RFC 8941 does

@@ -1,17 +1,24 @@
 // Package handlers is the HTTP face of the shop: the JSON API, the browser
-// pages (page_*.go, checkout_*.go), the demo controls and the error handler
-// that turns every returned error into a response: problem+json for the
-// API, an HTML page for a person. Handlers only translate between HTTP and
-// the checkout engine; the order logic lives in package checkout.
+// pages (page_*.go, checkout_*.go), the demo controls and the error handlers
+// that turn every returned error into a response: an HTML page for the
+// routes of the browser face (asPage, chosen per route group), problem+json
+// for every other route. Handlers only translate between HTTP and the
+// checkout engine and the idem kit; the order logic lives in package checkout.
 package handlers
 
 import (
+	"context"
 	"log/slog"
+	"time"
 
+	"github.com/google/uuid"
+
+	"exactlyonce/idem"
 	"exactlyonce/internal/cart"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/db"
 	"exactlyonce/internal/fakeprovider"
 	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/lab"
@@ -19,9 +26,28 @@ import (
 	"exactlyonce/internal/session"
 )
 
+// formWait is how long a pickup form waits for an earlier submission of
+// its key before the browser is sent to the processing page.
+const formWait = 3 * time.Second
+
+// records is what the handlers read and write directly: customers, the
+// orders and key events they list, the demo's counts and the readiness
+// probe. The order flow's own reads and writes go through the engine.
+// *database.DB is the implementation.
+type records interface {
+	CreateCustomer(ctx context.Context, arg db.CreateCustomerParams) error
+	CustomerByTokenHash(ctx context.Context, tokenHash []byte) (db.CustomerByTokenHashRow, error)
+	EnsureShopper(ctx context.Context, id uuid.UUID) error
+	GetOrder(ctx context.Context, arg db.GetOrderParams) (db.Order, error)
+	ListOrders(ctx context.Context, arg db.ListOrdersParams) ([]db.Order, error)
+	ListKeyEvents(ctx context.Context, arg db.ListKeyEventsParams) ([]db.ListKeyEventsRow, error)
+	DemoStats(ctx context.Context) (db.DemoStatsRow, error)
+	Ready(ctx context.Context) error
+}
+
 // Handler holds the dependencies of every route.
 type Handler struct {
-	db       *database.DB
+	db       records
 	catalog  *catalog.Catalog
 	carts    *cart.Store
 	checkout *checkout.Engine
@@ -44,6 +70,9 @@ type Handler struct {
 	newCustomers *addressQuota
 	waiters      keyWaiters
 	metrics      *metrics.Metrics
+	// pickupFlow and pickups serve the pickup slot form (page_pickup.go).
+	pickupFlow *idem.FormFlow
+	pickups    pickups
 }
 
 // Deps are the dependencies New needs.
@@ -72,6 +101,11 @@ type Deps struct {
 	CustomerQuota CustomerQuota
 	// Metrics counts the quotas' refusals and the waiting submits.
 	Metrics *metrics.Metrics
+	// Keys and Forms are the idem kit's key store and form keys, which
+	// protect the pickup slot form; Pickups reads its reservations.
+	Keys    *idem.Store
+	Forms   *idem.Forms
+	Pickups pickups
 }
 
 // New returns a Handler.
@@ -79,5 +113,7 @@ func New(d Deps) *Handler {
 	return &Handler{db: d.DB, catalog: d.Catalog, carts: d.Carts, checkout: d.Checkout, provider: d.Provider, log: d.Log,
 		lifecycle: d.Lifecycle, sessions: d.Sessions, formKeys: d.FormKeys,
 		lab: d.Lab, allowedHosts: d.AllowedHosts,
-		newCustomers: newAddressQuota(d.CustomerQuota), metrics: d.Metrics}
+		newCustomers: newAddressQuota(d.CustomerQuota), metrics: d.Metrics, pickups: d.Pickups,
+		pickupFlow: &idem.FormFlow{Store: d.Keys, Forms: d.Forms, StatusPath: "/pickup/status",
+			Wait: formWait, Page: framedPage}}
 }

@@ -198,6 +198,18 @@ func TestOpenAPIDescribesEveryRouteAndError(t *testing.T) {
 	s.do(t, h, 409, "PUT", cart, `{"items":[{"sku":"mug-espresso","quantity":3}]}`, auth...)
 	s.do(t, h, 409, "POST", cart+"/order", "", withKey("k-cart-other")...)
 
+	// A pickup reservation: a key under the kit's middleware.
+	pickup := s.do(t, h, 201, "POST", "/api/pickups", `{"slot":"mon-am","name":"Ada"}`, withKey("k-pickup")...)
+	if r := s.do(t, h, 201, "POST", "/api/pickups", `{"name":"Ada","slot":"mon-am"}`, withKey("k-pickup")...); r.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("pickup again: got Idempotent-Replayed %q, want true", r.Header.Get("Idempotent-Replayed"))
+	}
+	s.do(t, h, 422, "POST", "/api/pickups", `{"slot":"mon-pm","name":"Ada"}`, withKey("k-pickup")...)
+	s.do(t, h, 400, "POST", "/api/pickups", `{"slot":"mon-am","name":"Ada"}`, auth...)
+	s.do(t, h, 400, "POST", "/api/pickups", `{"slot":"sun-am","name":"Ada"}`, withKey("k-pickup-2")...)
+	s.do(t, h, 200, "GET", pickup.Header.Get("Location"), "", auth...)
+	s.do(t, h, 404, "GET", "/api/pickups/999999", "", auth...)
+	s.do(t, h, 401, "GET", "/api/pickups/1", "")
+
 	for _, k := range problem.Kinds {
 		s.do(t, h, 200, "GET", "/problems/"+k.Slug, "")
 	}

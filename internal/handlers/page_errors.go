@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/pickup"
 	"exactlyonce/views"
 )
 
@@ -43,6 +44,7 @@ var (
 	// newCheckout renders a fresh form, and so mints a new key: the way
 	// out of every refusal that is final for the old one.
 	newCheckout = views.Link{Href: "/checkout", Label: "Start a new checkout"}
+	newPickup   = views.Link{Href: "/pickup", Label: "Open the pickup form again"}
 )
 
 func notFoundPage(what string) *pageError {
@@ -50,16 +52,17 @@ func notFoundPage(what string) *pageError {
 		message: "There is no such " + what + ", or it is not yours.", action: backToShop}
 }
 
-// isAPIPath reports whether a path belongs to a machine client (the API,
-// the fake provider, the operations endpoints), which is answered with
-// problem+json; every other path is a page a person sees.
-func isAPIPath(path string) bool {
-	for _, prefix := range []string{"/api", "/provider", "/problems", "/healthz", "/readyz"} {
-		if path == prefix || strings.HasPrefix(path, prefix+"/") {
-			return true
+// asPage makes a route part of the browser face: its errors, and those of
+// the middleware after it, are answered with an HTML page (toPageError).
+// Every other route answers machine clients, with problem+json
+// (handleError): the audience is chosen per route group, not by URL.
+func (h *Handler) asPage(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := next(c); err != nil && !c.Response().Committed {
+			h.handlePageError(err, c)
 		}
+		return nil
 	}
-	return false
 }
 
 // handlePageError is handleError for pages: the same logging, an HTML page.
@@ -94,6 +97,7 @@ func toPageError(err error) *pageError {
 		invalidCart  *catalog.InvalidCartError
 		priceChanged *checkout.PriceChangedError
 		he           *echo.HTTPError
+		badPickup    *pickup.InvalidError
 	)
 	switch {
 	case errors.As(err, &pe):
@@ -114,10 +118,20 @@ func toPageError(err error) *pageError {
 		return &pageError{status: http.StatusConflict, title: "Prices have changed",
 			message: "The total of your order is not the one this form showed, so nothing was charged. Check the new total and pay again.",
 			action:  newCheckout, err: err}
-	case errors.Is(err, checkout.ErrKeyReused):
+	case errors.Is(err, pickup.ErrNotFound):
+		return notFoundPage("reservation")
+	case errors.As(err, &badPickup):
+		return &pageError{status: http.StatusBadRequest, title: "This slot cannot be reserved",
+			message: "The form asked for something the shop cannot reserve (" + badPickup.Reason + "). Nothing was reserved.",
+			action:  newPickup, err: err}
+	case errors.Is(err, idem.ErrFormKeyMissing), errors.Is(err, idem.ErrFormKeyForeign), errors.Is(err, idem.ErrFormKeyExpired):
+		return &pageError{status: http.StatusBadRequest, title: "This form cannot be used",
+			message: "This form is too old, was changed, or was made for another browser, so it was refused and nothing was reserved. Open the form again.",
+			action:  newPickup, err: err}
+	case errors.Is(err, idem.ErrMismatch): // checkout.ErrKeyReused is the same error
 		return &pageError{status: http.StatusUnprocessableEntity, title: "This form was changed",
-			message: "This checkout form was already used for a different order than the one it now carries, so it was refused and nothing was charged. Start a new checkout to pay for your cart as it is.",
-			action:  newCheckout, err: err}
+			message: "This form was already sent with other contents than it now carries, so it was refused and nothing more was charged or reserved. Open the form again to start anew.",
+			action:  backToShop, err: err}
 	case errors.As(err, &he):
 		switch he.Code {
 		case http.StatusNotFound:

@@ -26,7 +26,7 @@ func (h *Handler) registerLab(e *echo.Echo) {
 	if h.lab == nil {
 		return
 	}
-	mw := []echo.MiddlewareFunc{middleware.BodyLimit(maxFormBytes), h.csrfProtection()}
+	mw := []echo.MiddlewareFunc{h.asPage, middleware.BodyLimit(maxFormBytes), h.csrfProtection()}
 	e.GET("/lab", h.labPage, mw...)
 	e.POST("/lab/run/:scenario", h.runLabScenario, mw...)
 	e.GET("/lab/live", h.labLive, mw...)

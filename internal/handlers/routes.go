@@ -11,6 +11,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	h.registerLab(e)
 
 	api := e.Group("/api")
+	api.RouteNotFound("/*", notFound)
 	api.POST("/customers", h.createCustomer)
 	api.GET("/products", h.listProducts)
 
@@ -26,6 +27,10 @@ func (h *Handler) Register(e *echo.Echo) {
 	carts.DELETE("/:id/items/:sku", h.deleteCartItem)
 	carts.POST("/:id/order", h.orderCart)
 
+	pickups := api.Group("/pickups", h.requireCustomer)
+	pickups.POST("", h.reservePickupAPI, h.keyed())
+	pickups.GET("/:id", h.getPickupAPI)
+
 	api.GET("/idempotency-policy", h.idempotencyPolicy)
 	api.GET("/keys/:key/events", h.keyEvents, h.requireCustomer)
 	api.GET("/openapi.json", h.openAPI)
@@ -38,7 +43,12 @@ func (h *Handler) Register(e *echo.Echo) {
 	}
 
 	e.GET("/problems/:slug", h.describeProblem)
+	e.RouteNotFound("/problems/*", notFound)
 
 	e.GET("/healthz", h.healthz)
 	e.GET("/readyz", h.readyz)
 }
+
+// notFound answers a path no route serves; the route group's error mapping
+// words it for its audience.
+func notFound(echo.Context) error { return echo.ErrNotFound }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"exactlyonce/internal/db"
+	"exactlyonce/internal/lab/labdb"
 )
 
 // maxEvents bounds the audit trail shown for one key.
@@ -54,7 +55,7 @@ func (r *Runner) Inspect(ctx context.Context, customer uuid.UUID, key string) (I
 	if !r.isLabShopper(customer) {
 		return Inspection{}, ErrNotLabShopper
 	}
-	rows, err := r.db.ListCustomerKeys(ctx, db.ListCustomerKeysParams{CustomerID: customer, MaxRows: maxKeys})
+	rows, err := r.q.ListCustomerKeys(ctx, labdb.ListCustomerKeysParams{CustomerID: customer, MaxRows: maxKeys})
 	if err != nil {
 		return Inspection{}, fmt.Errorf("list keys: %w", err)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/db"
 	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/lab/labdb"
 )
 
 // Errors of Runner.Run.
@@ -39,6 +39,7 @@ const maxKeys = 50
 type Runner struct {
 	api    *apiClient
 	db     *database.DB
+	q      *labdb.Queries // the lab's own queries (lab.sql)
 	faults *fakeprovider.Provider
 	stalls stalls
 	log    *slog.Logger
@@ -67,7 +68,7 @@ func New(baseURL string, d *database.DB, faults *fakeprovider.Provider, log *slo
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{api: newAPIClient(baseURL), db: d, faults: faults, log: log, last: map[string]Run{}}
+	return &Runner{api: newAPIClient(baseURL), db: d, q: labdb.New(d.Conn()), faults: faults, log: log, last: map[string]Run{}}
 }
 
 // Stall is the engine hook through which the lab freezes an attempt (see
@@ -154,7 +155,7 @@ func (r *Runner) start(ctx context.Context, sc Scenario) (*session, error) {
 // provider keys derived from the shopper's keys, exactly as the engine
 // derives them when it charges.
 func (r *Runner) count(ctx context.Context, customer uuid.UUID) (charges, orders int64, err error) {
-	keys, err := r.db.ListCustomerKeys(ctx, db.ListCustomerKeysParams{CustomerID: customer, MaxRows: maxKeys})
+	keys, err := r.q.ListCustomerKeys(ctx, labdb.ListCustomerKeysParams{CustomerID: customer, MaxRows: maxKeys})
 	if err != nil {
 		return 0, 0, fmt.Errorf("list keys: %w", err)
 	}
@@ -162,10 +163,10 @@ func (r *Runner) count(ctx context.Context, customer uuid.UUID) (charges, orders
 	for i, k := range keys {
 		providerKeys[i] = checkout.ProviderKey(customer, k.Key, k.OperationID)
 	}
-	if charges, err = r.db.CountChargesByProviderKeys(ctx, providerKeys); err != nil {
+	if charges, err = r.q.CountChargesByProviderKeys(ctx, providerKeys); err != nil {
 		return 0, 0, fmt.Errorf("count charges: %w", err)
 	}
-	if orders, err = r.db.CountCustomerOrders(ctx, customer); err != nil {
+	if orders, err = r.q.CountCustomerOrders(ctx, customer); err != nil {
 		return 0, 0, fmt.Errorf("count orders: %w", err)
 	}
 	return charges, orders, nil

@@ -143,7 +143,8 @@ var Scenarios = []Scenario{
 			"request. Here the original's process stalls (a long GC pause, a frozen VM) and its lock expires. A retry takes " +
 			"the key over with a new lock token, and the provider's idempotency gives it the same charge. When the original " +
 			"wakes, its token no longer matches: it writes nothing and is answered 409 superseded. Its client retries as told " +
-			"and receives the retry's order. Without the token check it would have written a second order.",
+			"and receives the retry's order. Without the token check (the status guard kept) there would still be one order, " +
+			"but the stale original would win and the retry be told it lost; only a finish with no guard at all writes a second order.",
 		WantCharges: 1, WantOrders: 1,
 		provider: fakeprovider.Behaviour{Delay: 2 * time.Second},
 		steps: func(ctx context.Context, s *session) error {

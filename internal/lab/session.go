@@ -132,7 +132,7 @@ func (s *session) noteOriginalCharge(ctx context.Context, key string, recovered 
 	if err != nil {
 		return fmt.Errorf("get key: %w", err)
 	}
-	ch, err := s.r.db.ProviderChargeByKey(ctx, checkout.ProviderKey(s.shopper.ID, key, k.OperationID))
+	ch, err := s.r.faults.ChargeByKey(ctx, checkout.ProviderKey(s.shopper.ID, key, k.OperationID))
 	if err != nil {
 		return fmt.Errorf("provider charge: %w", err)
 	}

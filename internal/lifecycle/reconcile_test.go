@@ -143,7 +143,7 @@ func TestReconcilerCursorWaitsForPendingCharges(t *testing.T) {
 		t.Fatalf("completer: got %d, %v, want 1 key", n, err)
 	}
 	pending := h.ProviderKey(t, c, "pending")
-	ch, err := h.DB.ProviderChargeByKey(context.Background(), pending)
+	ch, err := h.App.Provider.ChargeByKey(context.Background(), pending)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: lab.sql
 
-package db
+package labdb
 
 import (
 	"context"

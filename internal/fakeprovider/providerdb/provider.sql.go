@@ -3,7 +3,7 @@
 //   sqlc v1.31.1
 // source: provider.sql
 
-package db
+package providerdb
 
 import (
 	"context"

@@ -1,0 +1,169 @@
+package idem_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"exactlyonce/idem"
+	"exactlyonce/idem/idemtest"
+)
+
+func createNotes(tb testing.TB, pool *pgxpool.Pool) {
+	tb.Helper()
+	if _, err := pool.Exec(context.Background(), `CREATE TABLE notes (id serial PRIMARY KEY, body text NOT NULL)`); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func countNotes(tb testing.TB, pool *pgxpool.Pool) int {
+	tb.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM notes`).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+func addNote(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
+	var id int
+	if err := tx.QueryRow(ctx, `INSERT INTO notes (body) VALUES ('x') RETURNING id`).Scan(&id); err != nil {
+		return idem.Response{}, err
+	}
+	return idem.Response{Status: 303, Header: map[string]string{"Location": fmt.Sprintf("/notes/%d", id)}}, nil
+}
+
+func TestDoRunsWorkOncePerKey(t *testing.T) {
+	s, pool := newStore(t)
+	createNotes(t, pool)
+	var wg sync.WaitGroup
+	answers := make([]string, 8)
+	for i := range answers {
+		wg.Go(func() {
+			resp, err := s.Do(context.Background(), request("d1", "a"), 5*time.Second, addNote)
+			if err != nil {
+				t.Errorf("do: %v", err)
+			}
+			answers[i] = resp.Header["Location"]
+		})
+	}
+	wg.Wait()
+	if got := countNotes(t, pool); got != 1 {
+		t.Fatalf("got %d notes, want 1", got)
+	}
+	for _, a := range answers {
+		if a != answers[0] || a == "" {
+			t.Fatalf("got answers %q, want one Location for all", answers)
+		}
+	}
+}
+
+func TestDoReleasesTheKeyWhenWorkFails(t *testing.T) {
+	s, pool := newStore(t)
+	createNotes(t, pool)
+	boom := errors.New("boom")
+	_, err := s.Do(context.Background(), request("d2", "a"), time.Second, func(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
+		if _, err := addNote(ctx, tx); err != nil {
+			return idem.Response{}, err
+		}
+		return idem.Response{}, boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("got %v, want boom", err)
+	}
+	if got := countNotes(t, pool); got != 0 {
+		t.Fatalf("got %d notes after a failed attempt, want 0 (rolled back)", got)
+	}
+	if _, err := s.Do(context.Background(), request("d2", "a"), time.Second, addNote); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	if got := countNotes(t, pool); got != 1 {
+		t.Fatalf("got %d notes after the retry, want 1", got)
+	}
+}
+
+// A stale attempt's write rolls back with its finish: the caller's write
+// and the answer land together or not at all.
+func TestFinishTxRollsBackAStaleWrite(t *testing.T) {
+	ctx := context.Background()
+	s, pool := newStore(t)
+	createNotes(t, pool)
+	stale := claimLock(t, s, request("d3", "a"))
+	idemtest.ExpireLock(t, pool, "alice", "d3")
+	claimLock(t, s, request("d3", "a"))
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		resp, err := addNote(ctx, tx)
+		if err != nil {
+			return err
+		}
+		return stale.FinishTx(ctx, tx, resp)
+	})
+	if !errors.Is(err, idem.ErrLockLost) {
+		t.Fatalf("got %v, want ErrLockLost", err)
+	}
+	if got := countNotes(t, pool); got != 0 {
+		t.Fatalf("got %d notes, want 0", got)
+	}
+}
+
+func TestCompleterSettlesStuckKeys(t *testing.T) {
+	ctx := context.Background()
+	s, pool := newStore(t)
+	createNotes(t, pool)
+	r := request("c1", "a")
+	r.Payload = []byte(`{"body":"x"}`)
+	claimLock(t, s, r)
+	idemtest.ExpireLock(t, pool, "alice", "c1")
+	var settled []string
+	c := &idem.Completer{Store: s, Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) error {
+		settled = append(settled, l.Key+" "+string(l.Payload))
+		return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			resp, err := addNote(ctx, tx)
+			if err != nil {
+				return err
+			}
+			return l.FinishTx(ctx, tx, resp)
+		})
+	})}
+	n, err := c.Pass(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("pass: got %d, %v, want 1, nil", n, err)
+	}
+	if len(settled) != 1 || settled[0] != `c1 {"body": "x"}` {
+		t.Fatalf("got settled %q, want c1 with its payload", settled)
+	}
+	if _, err := s.Get(ctx, "alice", "c1"); err != nil {
+		t.Fatalf("get after settling: %v", err)
+	}
+	if n, err := c.Pass(ctx); n != 0 || err != nil {
+		t.Fatalf("second pass: got %d, %v, want nothing to do", n, err)
+	}
+}
+
+func TestSweeperDeletesOldAnswersOnly(t *testing.T) {
+	ctx := context.Background()
+	s, pool := newStore(t)
+	for _, k := range []string{"old", "new"} {
+		if err := claimLock(t, s, request(k, "a")).Finish(ctx, idem.Response{Status: 200}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claimLock(t, s, request("started", "a"))
+	idemtest.AgeAnswer(t, pool, "alice", "old", "2 hours")
+	n, err := (&idem.Sweeper{Store: s, Keep: time.Hour, Batch: 1}).Pass(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("got %d swept, %v, want 1", n, err)
+	}
+	if _, err := s.Get(ctx, "alice", "old"); !errors.Is(err, idem.ErrNotFound) {
+		t.Fatalf("old answer: got %v, want ErrNotFound", err)
+	}
+	if _, err := s.Get(ctx, "alice", "new"); err != nil {
+		t.Fatalf("new answer: %v", err)
+	}
+}

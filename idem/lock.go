@@ -1,0 +1,114 @@
+package idem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"exactlyonce/idem/internal/idemdb"
+)
+
+// Lock is one attempt's hold on a key. Everything it does is fenced by
+// Token: once another attempt has taken the key over, Finish, Release and
+// Heartbeat fail with ErrLockLost and change nothing.
+type Lock struct {
+	store *Store
+	Scope string
+	Key   string
+	// OperationID names the operation across takeovers: derive the keys of
+	// downstream calls (a payment provider's idempotency key) from it, so a
+	// second attempt repeats the first one's call instead of making another.
+	OperationID string
+	// Token names this attempt. A caller whose write cannot run in the
+	// transaction of FinishTx makes it conditional on the token in the same
+	// statement, e.g.
+	//
+	//	WHERE EXISTS (SELECT FROM idem_keys
+	//	              WHERE scope = $1 AND key = $2 AND lock_token = $3 AND status = 'started')
+	Token string
+	// Payload is what the claim stored with the key (Request.Payload).
+	Payload json.RawMessage
+	// TakenOver reports that an earlier attempt held the key and its lease
+	// ran out: the operation may be half done.
+	TakenOver bool
+
+	finished bool      // set once Finish or FinishTx stored the answer
+	sent     time.Time // when the claim was sent, by this process's clock
+}
+
+// Finish stores resp as the key's answer, if this attempt still holds it.
+func (l *Lock) Finish(ctx context.Context, resp Response) error {
+	return l.finish(ctx, l.store.q, resp)
+}
+
+// FinishTx is Finish inside the caller's transaction, after the caller's own
+// writes: when it fails with ErrLockLost the caller rolls back, so its
+// write and the stored answer land together or not at all.
+func (l *Lock) FinishTx(ctx context.Context, tx pgx.Tx, resp Response) error {
+	return l.finish(ctx, idemdb.New(tx), resp)
+}
+
+func (l *Lock) finish(ctx context.Context, q *idemdb.Queries, resp Response) error {
+	var header json.RawMessage
+	if len(resp.Header) > 0 {
+		var err error
+		if header, err = json.Marshal(resp.Header); err != nil {
+			return fmt.Errorf("finish key: %w", err)
+		}
+	}
+	status := int32(resp.Status)
+	n, err := q.Finish(ctx, idemdb.FinishParams{
+		Scope: l.Scope, Key: l.Key, LockToken: l.Token,
+		ResponseStatus: &status, ResponseHeaders: header, ResponseBody: resp.Body,
+	})
+	if err != nil {
+		return fmt.Errorf("finish key: %w", err)
+	}
+	if n == 0 {
+		return ErrLockLost
+	}
+	l.finished = true
+	return nil
+}
+
+// Release gives the key up when nothing was done under it (the request was
+// refused before any write), so that the client's retry starts afresh.
+func (l *Lock) Release(ctx context.Context) error {
+	n, err := l.store.q.Release(ctx, idemdb.ReleaseParams{Scope: l.Scope, Key: l.Key, LockToken: l.Token})
+	if err != nil {
+		return fmt.Errorf("release key: %w", err)
+	}
+	if n == 0 {
+		return ErrLockLost
+	}
+	return nil
+}
+
+// Heartbeat extends the lease by the store's Lease, from the database's now().
+func (l *Lock) Heartbeat(ctx context.Context) error {
+	_, err := l.store.q.Heartbeat(ctx, idemdb.HeartbeatParams{
+		Scope: l.Scope, Key: l.Key, LockToken: l.Token, Lease: l.store.lease,
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrLockLost
+	}
+	if err != nil {
+		return fmt.Errorf("heartbeat: %w", err)
+	}
+	return nil
+}
+
+// Keep heartbeats the lease every third of it until stop is called, and
+// fences the attempt itself (KeepLease): the returned context is cancelled,
+// with cause ErrLockLost, as soon as a heartbeat finds the key taken over,
+// and with cause ErrLeaseLapsing when no heartbeat has succeeded for
+// FenceAt of the lease, before the lease can run out. Do the attempt's
+// work under the returned context.
+func (l *Lock) Keep(ctx context.Context) (held context.Context, stop func()) {
+	held, stopKeeping := KeepLease(ctx, LeaseKeeping{Lease: l.store.lease, Since: l.sent, Renew: l.Heartbeat})
+	return held, func() { _ = stopKeeping() }
+}

@@ -1,0 +1,78 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/idem"
+	"exactlyonce/internal/problem"
+)
+
+// The pickup reservation as a JSON endpoint, made idempotent by the kit's
+// middleware: the kit's example of a key on an API route (docs/kit.md).
+
+// keyed is the kit's Idempotency-Key middleware for API routes: keys scoped
+// to the customer, refusals answered with the API's problem types.
+func (h *Handler) keyed() echo.MiddlewareFunc {
+	return idem.Middleware(idem.MiddlewareConfig{
+		Store: h.pickupFlow.Store, Required: true,
+		Scope: func(c echo.Context) (string, error) { return customerID(c).String(), nil },
+		Refuse: func(c echo.Context, status int, err error) error {
+			switch status {
+			case http.StatusConflict:
+				return newAPIError(problem.KeyInUse, "an earlier request with this Idempotency-Key has not finished yet")
+			case http.StatusUnprocessableEntity:
+				return newAPIError(problem.KeyReused, "this Idempotency-Key was first sent with a different method, route or body")
+			}
+			if len(c.Request().Header.Values("Idempotency-Key")) == 0 {
+				return newAPIError(problem.MissingKey, "send an Idempotency-Key header with a unique value per operation")
+			}
+			return newAPIError(problem.InvalidKey, idem.KeyProblem(err))
+		},
+	})
+}
+
+type pickupJSON struct {
+	ID   int64  `json:"id"`
+	Slot string `json:"slot"`
+	Name string `json:"name"`
+}
+
+func (h *Handler) reservePickupAPI(c echo.Context) error {
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Slot string `json:"slot"`
+		Name string `json:"name"`
+	}
+	if err := decodeStrict(body, &req); err != nil {
+		return newAPIError(problem.InvalidRequest, err.Error())
+	}
+	resp, err := h.pickups.ReserveFinishing(c.Request().Context(), idem.LockOf(c), customerID(c).String(), req.Slot, req.Name,
+		func(id int64) idem.Response {
+			b, _ := json.Marshal(pickupJSON{ID: id, Slot: req.Slot, Name: req.Name})
+			return idem.Response{Status: http.StatusCreated, Body: b, Header: map[string]string{
+				echo.HeaderLocation: "/api/pickups/" + strconv.FormatInt(id, 10), echo.HeaderContentType: echo.MIMEApplicationJSON}}
+		})
+	if err != nil {
+		return err
+	}
+	for k, v := range resp.Header {
+		c.Response().Header().Set(k, v)
+	}
+	return c.Blob(resp.Status, echo.MIMEApplicationJSON, resp.Body)
+}
+
+func (h *Handler) getPickupAPI(c echo.Context) error {
+	id, _ := strconv.ParseInt(c.Param("id"), 10, 64)
+	r, err := h.pickups.Get(c.Request().Context(), customerID(c).String(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, pickupJSON{ID: r.ID, Slot: r.Slot.ID, Name: r.Name})
+}

@@ -1,0 +1,134 @@
+package handlers_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"sync"
+	"testing"
+
+	"exactlyonce/idem"
+	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/pickup"
+)
+
+// pickupForm loads the pickup form and fills it in.
+func (s *shopper) pickupForm(t testing.TB, slot, name string) url.Values {
+	t.Helper()
+	p := s.get(t, "/pickup")
+	if p.status != http.StatusOK {
+		t.Fatalf("GET /pickup: got %d, want 200", p.status)
+	}
+	form := formValues(p.testid("pickup-form"))
+	form.Set("slot", slot)
+	form.Set("name", name)
+	return form
+}
+
+func countPickups(t testing.TB, h *apptest.Harness) int {
+	t.Helper()
+	var n int
+	if err := h.DB.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pickup_reservations`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestPickupForm(t *testing.T) {
+	t.Run("a form sent twice reserves once and shows the same reservation", func(t *testing.T) {
+		h := apptest.New(t)
+		s := newShopper(t, h)
+		form := s.pickupForm(t, "sat-am", "Ada")
+		first, again := s.post(t, "/pickup", form), s.post(t, "/pickup", form)
+		if first.header.Get("Location") == "" || again.header.Get("Location") != first.header.Get("Location") {
+			t.Fatalf("got Locations %q and %q, want one", first.header.Get("Location"), again.header.Get("Location"))
+		}
+		if got := s.follow(t, again).text("pickup-slot"); got != "Saturday, 9:00–12:00" {
+			t.Fatalf("got slot %q, want Saturday morning", got)
+		}
+		if got := countPickups(t, h); got != 1 {
+			t.Fatalf("got %d reservations, want 1", got)
+		}
+	})
+
+	t.Run("a double click racing itself reserves once", func(t *testing.T) {
+		h := apptest.New(t)
+		s := newShopper(t, h)
+		form := s.pickupForm(t, "mon-am", "Ada")
+		var wg sync.WaitGroup
+		locations := make([]string, 6)
+		for i := range locations {
+			wg.Go(func() { locations[i] = s.post(t, "/pickup", form).header.Get("Location") })
+		}
+		wg.Wait()
+		for _, l := range locations {
+			if l != locations[0] || l == "" {
+				t.Fatalf("got Locations %q, want one", locations)
+			}
+		}
+		if got := countPickups(t, h); got != 1 {
+			t.Fatalf("got %d reservations, want 1", got)
+		}
+	})
+
+	t.Run("a form sent again with other answers is refused", func(t *testing.T) {
+		h := apptest.New(t)
+		s := newShopper(t, h)
+		form := s.pickupForm(t, "mon-am", "Ada")
+		s.post(t, "/pickup", form)
+		form.Set("slot", "mon-pm")
+		wantErrorPage(t, s.post(t, "/pickup", form), http.StatusUnprocessableEntity)
+		if got := countPickups(t, h); got != 1 {
+			t.Fatalf("got %d reservations, want 1", got)
+		}
+	})
+
+	t.Run("another browser's form is refused", func(t *testing.T) {
+		h := apptest.New(t)
+		alice, mallory := newShopper(t, h), newShopper(t, h)
+		form := alice.pickupForm(t, "mon-am", "Ada")
+		mine := mallory.pickupForm(t, "mon-am", "Ada")
+		form.Set("csrf_token", mine.Get("csrf_token"))
+		wantErrorPage(t, mallory.post(t, "/pickup", form), http.StatusBadRequest)
+	})
+
+	t.Run("an unknown slot reserves nothing and the key may be used again", func(t *testing.T) {
+		h := apptest.New(t)
+		s := newShopper(t, h)
+		form := s.pickupForm(t, "sun-am", "Ada")
+		wantErrorPage(t, s.post(t, "/pickup", form), http.StatusBadRequest)
+		form.Set("slot", "mon-am")
+		if p := s.post(t, "/pickup", form); p.status != http.StatusSeeOther {
+			t.Fatalf("got %d, want 303", p.status)
+		}
+	})
+
+	t.Run("a submission whose key is held waits on the processing page", func(t *testing.T) {
+		h := apptest.New(t)
+		s := newShopper(t, h)
+		form := s.pickupForm(t, "mon-am", "Ada")
+		sum := sha256.Sum256([]byte(form.Get("csrf_token")))
+		visitor := hex.EncodeToString(sum[:16])
+		// Another attempt holds the key: claimed through the kit, as the
+		// first of two submissions would have.
+		c, err := h.App.Keys.Claim(context.Background(), idem.Request{Scope: visitor, Key: form.Get(idem.KeyField),
+			Fingerprint: idem.Fingerprint([]byte(pickup.Version), []byte("mon-am"), []byte("Ada"))})
+		if err != nil || c.Lock == nil {
+			t.Fatalf("claim: %+v, %v", c, err)
+		}
+		sent := s.post(t, "/pickup", form)
+		processing := s.follow(t, sent)
+		if processing.status != http.StatusAccepted || processing.testid("processing").Length() != 1 || processing.header.Get("Refresh") == "" {
+			t.Fatalf("got %d %v, want the processing page with a Refresh header", processing.status, processing.header)
+		}
+		if err := c.Lock.Finish(context.Background(), idem.Response{Status: http.StatusSeeOther,
+			Header: map[string]string{"Location": "/pickup/42"}}); err != nil {
+			t.Fatal(err)
+		}
+		if done := s.follow(t, sent); done.status != http.StatusSeeOther || done.header.Get("Location") != "/pickup/42" {
+			t.Fatalf("got %d %q, want a redirect to the result", done.status, done.header.Get("Location"))
+		}
+	})
+}
