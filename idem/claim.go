@@ -2,6 +2,7 @@ package idem
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +25,15 @@ type Request struct {
 	// Payload is kept with the key for whoever settles it if this attempt
 	// dies (a Settler); it may be nil.
 	Payload json.RawMessage
+	// Lease overrides the store's Lease for this attempt when set.
+	Lease time.Duration
+}
+
+func (s *Store) leaseOf(r Request) time.Duration {
+	if r.Lease > 0 {
+		return r.Lease
+	}
+	return s.lease
 }
 
 // Claim is the outcome of Store.Claim: either this attempt holds the key
@@ -36,59 +46,160 @@ type Claim struct {
 // Claim takes the key for this attempt, or reports what became of it:
 //
 //   - a new key is inserted and held, in one round trip;
-//   - a finished key with the same fingerprint returns its Replay;
-//   - a key used with another fingerprint fails with ErrMismatch;
-//   - a started key whose lease runs fails with ErrInProgress;
+//   - a finished key with the same fingerprint returns its Replay, and a
+//     key used with another fingerprint fails with ErrMismatch, also in one
+//     round trip (a fingerprint never changes, and an answer is final);
+//   - a started key whose lease runs fails with an *InProgressError;
 //   - a started key whose lease ran out (by the database clock) is taken
-//     over under FOR UPDATE with a new lock token, keeping its operation ID.
+//     over under FOR UPDATE with a new lock token, keeping its operation ID
+//     (Resume).
 func (s *Store) Claim(ctx context.Context, r Request) (Claim, error) {
 	sent := time.Now()
+	operation, token := NewID(), NewID()
 	row, err := s.q.Claim(ctx, idemdb.ClaimParams{
-		Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, Lease: s.lease, Request: r.Payload,
+		Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, Lease: s.leaseOf(r), Request: r.Payload,
+		OperationID: operation, LockToken: token,
 	})
-	if err == nil {
-		return Claim{Lock: &Lock{store: s, Scope: r.Scope, Key: r.Key, OperationID: row.OperationID,
-			Token: row.LockToken, Payload: r.Payload, sent: sent}}, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		// Inserted by another transaction after this statement's snapshot.
+		return retryable(s.Resume(ctx, r))
+	case err != nil:
 		return Claim{}, fmt.Errorf("claim key: %w", err)
+	case row.Inserted:
+		return Claim{Lock: s.Held(r, operation, token, sent)}, nil
 	}
+	k, err := keyFrom(row.Fingerprint, row.Status, row.LeaseLeftSeconds, row.AgeSeconds,
+		row.ResponseStatus, row.ResponseHeaders, row.ResponseBody)
+	if err != nil {
+		return Claim{}, err
+	}
+	return s.Decide(ctx, r, k)
+}
+
+// Decide answers a claim of a key that exists, as its caller read it
+// without a lock: a replay, ErrMismatch or an *InProgressError at once, and
+// a takeover through Resume, under the row lock. A caller that claims keys
+// with idem_claim in a statement of its own, and reads the existing key in
+// the same statement, calls it when nothing was inserted.
+func (s *Store) Decide(ctx context.Context, r Request, k Key) (Claim, error) {
+	if s.verdict(k, r.Fingerprint) == VerdictTakeOver {
+		return retryable(s.Resume(ctx, r))
+	}
+	return s.answer(k, r.Fingerprint)
+}
+
+// retryable turns a key that vanished between a claim's two looks
+// (released by its holder, or swept) into one to claim again, at once.
+func retryable(c Claim, err error) (Claim, error) {
+	if errors.Is(err, ErrNotFound) {
+		return c, &InProgressError{}
+	}
+	return c, err
+}
+
+// Held is the Lock of a key the caller claimed itself, with idem_claim in
+// a statement of its own (to bind its own write to the claim in one round
+// trip): operationID and token are the ones it passed to idem_claim, and
+// sent is when it sent the statement, by this process's clock.
+func (s *Store) Held(r Request, operationID, token string, sent time.Time) *Lock {
+	return &Lock{store: s, Scope: r.Scope, Key: r.Key, OperationID: operationID, Token: token,
+		Payload: r.Payload, lease: s.leaseOf(r), sent: sent}
+}
+
+// Resume decides about a key that exists, holding its row lock so that two
+// attempts cannot both take over an expired key: it answers as Claim does,
+// and takes the key over when its lease ran out. A caller that claims keys
+// with idem_claim in a statement of its own calls it when that statement
+// inserted nothing. ErrNotFound means there is no such key (any more).
+func (s *Store) Resume(ctx context.Context, r Request) (Claim, error) {
+	sent := time.Now()
 	var c Claim
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		c, err = s.claimExisting(ctx, idemdb.New(tx), r, sent)
-		return err
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		q := idemdb.New(tx)
+		row, err := q.LockKey(ctx, idemdb.LockKeyParams{Scope: r.Scope, Key: r.Key})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("lock key: %w", err)
+		}
+		k, err := keyFrom(row.Fingerprint, row.Status, row.LeaseLeftSeconds, row.AgeSeconds,
+			row.ResponseStatus, row.ResponseHeaders, row.ResponseBody)
+		if err != nil {
+			return err
+		}
+		if s.verdict(k, r.Fingerprint) != VerdictTakeOver {
+			c, err = s.answer(k, r.Fingerprint)
+			return err
+		}
+		token := NewID()
+		taken, err := q.TakeOver(ctx, idemdb.TakeOverParams{Scope: r.Scope, Key: r.Key, LockToken: token, Lease: s.leaseOf(r)})
+		if err != nil {
+			return fmt.Errorf("take over key: %w", err)
+		}
+		c = Claim{Lock: &Lock{store: s, Scope: r.Scope, Key: r.Key, OperationID: taken.OperationID,
+			Token: token, Payload: taken.Request, TakenOver: true, lease: s.leaseOf(r), sent: sent}}
+		return nil
 	})
 	return c, err
 }
 
-// claimExisting decides about a key that exists, holding its row lock so
-// that two attempts cannot both take over an expired key.
-func (s *Store) claimExisting(ctx context.Context, q *idemdb.Queries, r Request, sent time.Time) (Claim, error) {
-	row, err := q.LockKey(ctx, idemdb.LockKeyParams{Scope: r.Scope, Key: r.Key})
-	if errors.Is(err, pgx.ErrNoRows) {
-		// Released or swept between the insert and the lock: the caller
-		// may simply claim again.
-		return Claim{}, ErrInProgress
+// Key is a stored key as a claim judges it.
+type Key struct {
+	Fingerprint []byte
+	Finished    bool
+	// LeaseLeft is what remains of the holder's lease by the database
+	// clock; zero or less means it ran out.
+	LeaseLeft time.Duration
+	// Age is how long ago the key was first claimed, by the database clock.
+	Age time.Duration
+	// Answer is the stored response of a finished key.
+	Answer Response
+}
+
+func keyFrom(fingerprint []byte, status string, leaseLeft, age float64, respStatus *int32, header json.RawMessage, body []byte) (Key, error) {
+	k := Key{Fingerprint: fingerprint, Finished: status == "finished", LeaseLeft: seconds(leaseLeft), Age: seconds(age)}
+	if !k.Finished {
+		return k, nil
 	}
-	if err != nil {
-		return Claim{}, fmt.Errorf("lock key: %w", err)
+	var err error
+	k.Answer, err = responseFrom(respStatus, header, body)
+	return k, err
+}
+
+// verdict is Judge, with the store's ResumeWithin: a key too old to be
+// resumed is not taken over by a claim but left to the completer.
+func (s *Store) verdict(k Key, fingerprint []byte) Verdict {
+	v := Judge(k.Fingerprint, fingerprint, k.Finished, k.LeaseLeft > 0)
+	if v == VerdictTakeOver && s.resumeWithin > 0 && k.Age >= s.resumeWithin {
+		return VerdictTooOld
 	}
-	switch Judge(row.Fingerprint, r.Fingerprint, row.Status == "finished", row.Held) {
+	return v
+}
+
+// answer turns every verdict but a takeover into what Claim returns.
+func (s *Store) answer(k Key, fingerprint []byte) (Claim, error) {
+	switch s.verdict(k, fingerprint) {
 	case VerdictMismatch:
 		return Claim{}, ErrMismatch
 	case VerdictReplay:
-		resp, err := responseFrom(row.ResponseStatus, row.ResponseHeaders, row.ResponseBody)
-		if err != nil {
-			return Claim{}, err
-		}
+		resp := k.Answer
 		return Claim{Replay: &resp}, nil
-	case VerdictInProgress:
-		return Claim{}, ErrInProgress
+	case VerdictTooOld:
+		return Claim{}, &InProgressError{RetryAfter: s.lease}
 	}
-	taken, err := q.TakeOver(ctx, idemdb.TakeOverParams{Scope: r.Scope, Key: r.Key, Lease: s.lease})
-	if err != nil {
-		return Claim{}, fmt.Errorf("take over key: %w", err)
-	}
-	return Claim{Lock: &Lock{store: s, Scope: r.Scope, Key: r.Key, OperationID: taken.OperationID,
-		Token: taken.LockToken, Payload: taken.Request, TakenOver: true, sent: sent}}, nil
+	return Claim{}, &InProgressError{RetryAfter: max(k.LeaseLeft, 0)}
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// NewID returns a random (version 4) UUID in its text form: lock tokens and
+// operation IDs, which nobody should be able to guess.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

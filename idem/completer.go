@@ -7,14 +7,17 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"exactlyonce/idem/internal/idemdb"
 )
 
 // Settler settles an operation whose attempt died holding its key: the
-// completer hands it the key, taken over with a fresh lease and its
-// Payload, and the Settler must either finish it (with its own write, in
-// one transaction: Lock.FinishTx) or release it when nothing happened
-// (Lock.Release), so the client's retry starts afresh. An error leaves the
-// key to the next pass, once the new lease runs out.
+// completer hands it the key, taken over with a fresh lease (kept while it
+// runs) and its Payload, and the Settler must either finish it (with its own
+// write in the same transaction or statement, see Lock) or release it when
+// nothing happened (Lock.Release), so the client's retry starts afresh. An
+// error leaves the key to a later pass, once the new lease runs out; wrap it
+// with Poison when retrying cannot cure it.
 type Settler interface {
 	Settle(ctx context.Context, l *Lock) error
 }
@@ -25,25 +28,72 @@ type SettlerFunc func(ctx context.Context, l *Lock) error
 // Settle calls f.
 func (f SettlerFunc) Settle(ctx context.Context, l *Lock) error { return f(ctx, l) }
 
-// Completer finds started keys whose lease ran out and has a Settler settle
-// them, one by one, each under a kept lease.
+// Poison marks a settling error that retrying cannot cure (an unreadable
+// payload, a downstream service refusing the request itself): a key whose
+// settling fails with it MaxAttempts times is parked. Outages are not
+// poison: they park nothing.
+func Poison(err error) error { return &poisonError{err} }
+
+type poisonError struct{ err error }
+
+func (e *poisonError) Error() string { return e.err.Error() }
+func (e *poisonError) Unwrap() error { return e.err }
+
+// IsPoison reports whether err was marked with Poison.
+func IsPoison(err error) bool {
+	var p *poisonError
+	return errors.As(err, &p)
+}
+
+// Settled reports one key a completer pass handed to its Settler.
+type Settled struct {
+	Lock *Lock
+	// Attempt counts the completer's takeovers of this key, this one
+	// included.
+	Attempt int
+	// Err is what the Settler returned.
+	Err error
+	// Parked is true when this pass parked the key.
+	Parked bool
+}
+
+// Completer finds started keys whose lease ran out and whose client has had
+// Grace to retry, and has a Settler settle them, one by one, each under a
+// kept lease. Several completers (one per instance) never wait for each
+// other: each takes a different key (SKIP LOCKED).
 type Completer struct {
 	Store   *Store
 	Settler Settler
-	Max     int // keys per pass; default 100
+	// Grace is how long after its claim a key is left to its client's
+	// retries before the completer may take it over.
+	Grace time.Duration
+	// Max bounds the keys of one pass; default 100.
+	Max int
+	// MaxAttempts is how many takeovers ending in a Poison error park a
+	// key; default 5.
+	MaxAttempts int
+	// Observe, when set, is told about every key a pass handed over: for
+	// the caller's audit trail, metrics and logs.
+	Observe func(ctx context.Context, s Settled)
 }
 
-// Pass settles up to Max stuck keys and reports how many it handed over.
+// Pass settles up to Max stuck keys and reports how many it handed over. A
+// key whose settling failed is not an error of the pass (Observe sees it);
+// only a failure to take keys over is.
 func (c *Completer) Pass(ctx context.Context) (int, error) {
 	limit := c.Max
 	if limit <= 0 {
 		limit = 100
 	}
-	var errs []error
+	maxAttempts := c.MaxAttempts
+	if maxAttempts <= 0 {
+		maxAttempts = 5
+	}
 	n := 0
 	for ; n < limit; n++ {
 		sent := time.Now()
-		row, err := c.Store.q.TakeStuck(ctx, c.Store.lease)
+		token := NewID()
+		row, err := c.Store.q.TakeStuck(ctx, idemdb.TakeStuckParams{LockToken: token, Lease: c.Store.lease, Grace: c.Grace})
 		if errors.Is(err, pgx.ErrNoRows) {
 			break
 		}
@@ -51,12 +101,25 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 			return n, fmt.Errorf("take stuck key: %w", err)
 		}
 		l := &Lock{store: c.Store, Scope: row.Scope, Key: row.Key, OperationID: row.OperationID,
-			Token: row.LockToken, Payload: row.Request, TakenOver: true, sent: sent}
+			Token: token, Payload: row.Request, TakenOver: true, ByCompleter: true, lease: c.Store.lease, sent: sent}
 		held, stop := l.Keep(ctx)
-		if err := c.Settler.Settle(held, l); err != nil {
-			errs = append(errs, fmt.Errorf("settle key %q: %w", l.Key, err))
-		}
+		err = c.Settler.Settle(held, l)
 		stop()
+		s := Settled{Lock: l, Attempt: int(row.SettleAttempts), Err: err}
+		if IsPoison(err) && s.Attempt >= maxAttempts {
+			s.Parked = c.park(ctx, l)
+		}
+		if c.Observe != nil {
+			c.Observe(ctx, s)
+		}
 	}
-	return n, errors.Join(errs...)
+	return n, nil
+}
+
+// park leaves a poison key to an operator, if the completer still holds it.
+func (c *Completer) park(ctx context.Context, l *Lock) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	n, err := c.Store.q.Park(ctx, idemdb.ParkParams{Scope: l.Scope, Key: l.Key, LockToken: l.Token})
+	return err == nil && n == 1
 }

@@ -157,8 +157,8 @@ func TestSweeperDeletesOldAnswersOnly(t *testing.T) {
 	claimLock(t, s, request("started", "a"))
 	idemtest.AgeAnswer(t, pool, "alice", "old", "2 hours")
 	n, err := (&idem.Sweeper{Store: s, Keep: time.Hour, Batch: 1}).Pass(ctx)
-	if err != nil || n != 1 {
-		t.Fatalf("got %d swept, %v, want 1", n, err)
+	if err != nil || n.Keys != 1 {
+		t.Fatalf("got %+v swept, %v, want 1", n, err)
 	}
 	if _, err := s.Get(ctx, "alice", "old"); !errors.Is(err, idem.ErrNotFound) {
 		t.Fatalf("old answer: got %v, want ErrNotFound", err)

@@ -1,6 +1,9 @@
 package idem
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // What the key store answers besides a lock or a stored response. Callers
 // compare with errors.Is; the Echo middleware maps them to 409 and 422.
@@ -19,3 +22,14 @@ var (
 	// or swept).
 	ErrNotFound = errors.New("idempotency key not found")
 )
+
+// InProgressError is ErrInProgress with how long the client should wait
+// before it retries: what is left of the holder's lease.
+type InProgressError struct {
+	RetryAfter time.Duration
+}
+
+func (e *InProgressError) Error() string { return ErrInProgress.Error() }
+
+// Is makes errors.Is(err, ErrInProgress) hold.
+func (e *InProgressError) Is(target error) bool { return target == ErrInProgress }

@@ -16,6 +16,10 @@ const (
 	// VerdictTakeOver: the key is started and its lease ran out; the attempt
 	// may take it over, under the row lock, with a new token.
 	VerdictTakeOver
+	// VerdictTooOld: as VerdictTakeOver, but the key is older than the
+	// store's ResumeWithin, so a claim leaves it to the completer
+	// (ErrInProgress).
+	VerdictTooOld
 )
 
 // Judge is the one rule a claim applies to a key that exists: stored is the

@@ -23,21 +23,25 @@ type Lock struct {
 	// downstream calls (a payment provider's idempotency key) from it, so a
 	// second attempt repeats the first one's call instead of making another.
 	OperationID string
-	// Token names this attempt. A caller whose write cannot run in the
-	// transaction of FinishTx makes it conditional on the token in the same
-	// statement, e.g.
+	// Token names this attempt. A caller whose own write must land in the
+	// same statement as the finish calls idem_finish with it (see the
+	// migration), and writes only when it returns true, e.g.
 	//
-	//	WHERE EXISTS (SELECT FROM idem_keys
-	//	              WHERE scope = $1 AND key = $2 AND lock_token = $3 AND status = 'started')
+	//	WITH finished AS MATERIALIZED (
+	//	    SELECT idem_finish($scope, $key, $token, 201, NULL, $body) AS ok)
+	//	INSERT INTO orders (...) SELECT ... FROM finished WHERE ok
 	Token string
 	// Payload is what the claim stored with the key (Request.Payload).
 	Payload json.RawMessage
 	// TakenOver reports that an earlier attempt held the key and its lease
 	// ran out: the operation may be half done.
 	TakenOver bool
+	// ByCompleter marks the Completer's locks (handed to a Settler).
+	ByCompleter bool
 
-	finished bool      // set once Finish or FinishTx stored the answer
-	sent     time.Time // when the claim was sent, by this process's clock
+	finished bool          // set once Finish or FinishTx stored the answer
+	lease    time.Duration // how long each claim or heartbeat holds the key
+	sent     time.Time     // when the claim was sent, by this process's clock
 }
 
 // Finish stores resp as the key's answer, if this attempt still holds it.
@@ -60,15 +64,14 @@ func (l *Lock) finish(ctx context.Context, q *idemdb.Queries, resp Response) err
 			return fmt.Errorf("finish key: %w", err)
 		}
 	}
-	status := int32(resp.Status)
-	n, err := q.Finish(ctx, idemdb.FinishParams{
+	ok, err := q.Finish(ctx, idemdb.FinishParams{
 		Scope: l.Scope, Key: l.Key, LockToken: l.Token,
-		ResponseStatus: &status, ResponseHeaders: header, ResponseBody: resp.Body,
+		ResponseStatus: int32(resp.Status), ResponseHeaders: header, ResponseBody: resp.Body,
 	})
 	if err != nil {
 		return fmt.Errorf("finish key: %w", err)
 	}
-	if n == 0 {
+	if !ok {
 		return ErrLockLost
 	}
 	l.finished = true
@@ -88,10 +91,10 @@ func (l *Lock) Release(ctx context.Context) error {
 	return nil
 }
 
-// Heartbeat extends the lease by the store's Lease, from the database's now().
+// Heartbeat extends the lease by the lock's lease, from the database's now().
 func (l *Lock) Heartbeat(ctx context.Context) error {
 	_, err := l.store.q.Heartbeat(ctx, idemdb.HeartbeatParams{
-		Scope: l.Scope, Key: l.Key, LockToken: l.Token, Lease: l.store.lease,
+		Scope: l.Scope, Key: l.Key, LockToken: l.Token, Lease: l.lease,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrLockLost
@@ -109,6 +112,13 @@ func (l *Lock) Heartbeat(ctx context.Context) error {
 // FenceAt of the lease, before the lease can run out. Do the attempt's
 // work under the returned context.
 func (l *Lock) Keep(ctx context.Context) (held context.Context, stop func()) {
-	held, stopKeeping := KeepLease(ctx, LeaseKeeping{Lease: l.store.lease, Since: l.sent, Renew: l.Heartbeat})
+	held, stopKeeping := KeepLease(ctx, LeaseKeeping{Lease: l.lease, Since: l.sent, Renew: l.Heartbeat})
 	return held, func() { _ = stopKeeping() }
 }
+
+// Lease is how long each claim or heartbeat of this lock holds the key.
+func (l *Lock) Lease() time.Duration { return l.lease }
+
+// Sent is when this attempt's claim was sent, by this process's monotonic
+// clock: its lease runs from no earlier than that.
+func (l *Lock) Sent() time.Time { return l.sent }

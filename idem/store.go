@@ -15,9 +15,10 @@ import (
 
 // Store keeps idempotency keys in PostgreSQL. It is safe for concurrent use.
 type Store struct {
-	pool  *pgxpool.Pool
-	q     *idemdb.Queries
-	lease time.Duration
+	pool         *pgxpool.Pool
+	q            *idemdb.Queries
+	lease        time.Duration
+	resumeWithin time.Duration
 }
 
 // Options configure a Store.
@@ -25,6 +26,13 @@ type Options struct {
 	// Lease is how long a claim holds its key without a heartbeat before
 	// another attempt may take it over. Default 30s.
 	Lease time.Duration
+	// ResumeWithin, when set, is the age past which a claim no longer takes
+	// over a key whose lease ran out: the client is told the key is in
+	// progress and the completer settles it. Set it to the window in which
+	// a downstream service still recognises a key derived from the
+	// operation (a payment provider forgets idempotency keys after a day):
+	// past it, repeating the first attempt's call would do the work twice.
+	ResumeWithin time.Duration
 }
 
 // NewStore returns a Store on pool, whose database has Migrations applied.
@@ -32,7 +40,7 @@ func NewStore(pool *pgxpool.Pool, opts Options) *Store {
 	if opts.Lease <= 0 {
 		opts.Lease = 30 * time.Second
 	}
-	return &Store{pool: pool, q: idemdb.New(pool), lease: opts.Lease}
+	return &Store{pool: pool, q: idemdb.New(pool), lease: opts.Lease, resumeWithin: opts.ResumeWithin}
 }
 
 // Lease is how long a claim holds its key without a heartbeat.
@@ -59,8 +67,8 @@ func responseFrom(status *int32, header json.RawMessage, body []byte) (Response,
 	return r, nil
 }
 
-// Get returns the stored response of a finished key, ErrInProgress while the
-// key is started, and ErrNotFound when there is no such key.
+// Get returns the stored response of a finished key, an *InProgressError
+// while the key is started, and ErrNotFound when there is no such key.
 func (s *Store) Get(ctx context.Context, scope, key string) (Response, error) {
 	row, err := s.q.GetKey(ctx, idemdb.GetKeyParams{Scope: scope, Key: key})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -70,7 +78,7 @@ func (s *Store) Get(ctx context.Context, scope, key string) (Response, error) {
 		return Response{}, fmt.Errorf("get key: %w", err)
 	}
 	if row.Status != "finished" {
-		return Response{}, ErrInProgress
+		return Response{}, &InProgressError{RetryAfter: max(seconds(row.LeaseLeftSeconds), 0)}
 	}
 	return responseFrom(row.ResponseStatus, row.ResponseHeaders, row.ResponseBody)
 }

@@ -1,29 +1,26 @@
 -- name: FinishOrder :one
 -- The last step of a successful order, in one statement and so in one
--- transaction: mark the key finished with the response to replay, write the
--- order and record the event ("finished", or "recovered" when the completer
--- finishes it), but only if this attempt still holds the key's lock token.
--- When a newer attempt has taken the key over, the UPDATE matches no row, the
--- INSERTs have nothing to select from, and the statement returns no row.
-WITH finished AS (
-    UPDATE idempotency_keys
-    SET status = 'finished', response_code = @response_code::int, response_body = @response_body
-    WHERE idempotency_keys.customer_id = @customer_id AND idempotency_keys.key = @key
-      AND status = 'started' AND lock_token = @lock_token
-    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_code,
-              idempotency_keys.response_body, idempotency_keys.cart_id, idempotency_keys.cart_version
+-- transaction: the kit's fenced finish (idem_finish) stores the receipt as
+-- the key's answer, and only if it did, the order is written, the event
+-- recorded ("finished", or "recovered" when the completer finishes it) and
+-- the cart version paid for closed. When a newer attempt has taken the key
+-- over, idem_finish returns false, the INSERTs have nothing to select from,
+-- and the statement returns no row.
+WITH finished AS MATERIALIZED (
+    SELECT idem_finish((@customer_id::uuid)::text, @key::text, @lock_token::uuid, @response_status::integer,
+                       NULL::jsonb, @response_body::bytea) AS ok
 ),
 inserted AS (
     INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
-    SELECT customer_id, @order_id, key, @amount, @currency, @charge_id, @items
-    FROM finished
+    SELECT @customer_id::uuid, @order_id, @key::text, @amount, @currency, @charge_id, @items
+    FROM finished WHERE ok
     RETURNING id
 ),
 logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)
-    SELECT finished.customer_id, finished.key, @event::text,
-           @detail::jsonb || jsonb_build_object('status', finished.response_code, 'order_id', inserted.id)
-    FROM finished, inserted
+    SELECT @customer_id::uuid, @key::text, @event::text,
+           @detail::jsonb || jsonb_build_object('status', @response_status::integer, 'order_id', inserted.id)
+    FROM inserted
 ),
 -- An order placed from a cart closes it, whoever finishes it (the request
 -- or the completer): the shopper's next change opens a new, empty cart. Only
@@ -31,10 +28,12 @@ logged AS (
 -- order ran stays open with its new lines, which nobody has paid for.
 closed AS (
     UPDATE carts SET order_id = inserted.id
-    FROM finished, inserted
-    WHERE carts.id = finished.cart_id AND carts.version = finished.cart_version AND carts.order_id IS NULL
+    FROM inserted, order_keys o
+    WHERE o.scope = (@customer_id::uuid)::text AND o.key = @key::text
+      AND carts.id = o.cart_id AND carts.customer_id = @customer_id::uuid AND carts.version = o.cart_version
+      AND carts.order_id IS NULL
 )
-SELECT finished.response_body FROM finished, inserted;
+SELECT inserted.id FROM inserted;
 
 -- name: GetOrder :one
 SELECT *

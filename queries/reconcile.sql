@@ -19,11 +19,12 @@ WHERE after < @after::text;
 SELECT
     EXISTS (SELECT FROM orders o WHERE o.charge_id = @charge_id::text) AS has_order,
     EXISTS (SELECT FROM reconciled_refunds r WHERE r.charge_id = @charge_id::text) AS refund_recorded,
-    coalesce(k.customer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS customer_id,
+    coalesce(k.scope::uuid, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS customer_id,
     coalesce(k.key, '')::text AS key,
     coalesce(k.status, '')::text AS key_status
 FROM (SELECT 1) AS one
-LEFT JOIN idempotency_keys k ON k.provider_key = @provider_key::text;
+LEFT JOIN (order_keys o JOIN idem_keys k ON k.scope = o.scope AND k.key = o.key)
+    ON o.provider_key = @provider_key::text;
 
 -- name: RecordRefund :one
 -- Records a refund the reconciler made, once per charge, with its audit
@@ -50,5 +51,5 @@ SELECT charge_id FROM recorded;
 -- Whether the order of a key holds the charge: asked after a finish lost its
 -- lock while holding a succeeded charge. status is '' when the key is gone.
 SELECT
-    coalesce((SELECT k.status FROM idempotency_keys k WHERE k.customer_id = @customer_id AND k.key = @key), '')::text AS key_status,
+    coalesce((SELECT k.status FROM idem_keys k WHERE k.scope = (@customer_id::uuid)::text AND k.key = @key::text), '')::text AS key_status,
     EXISTS (SELECT FROM orders o WHERE o.customer_id = @customer_id AND o.charge_id = @charge_id::text) AS has_order;

@@ -1,15 +1,32 @@
 -- name: Claim :one
--- A new key in one round trip. No row back means the key exists already.
-INSERT INTO idem_keys (scope, key, fingerprint, operation_id, lock_token, locked_until, request)
-VALUES (@scope, @key, @fingerprint, gen_random_uuid(), gen_random_uuid(), now() + @lease::interval, @request)
-ON CONFLICT (scope, key) DO NOTHING
-RETURNING operation_id, lock_token, locked_until;
+-- A new key in one round trip (idem_claim), or, when it exists, the key as
+-- this statement's snapshot sees it, so that a replay, a mismatch and a
+-- key in progress are also answered in one round trip. The lease left is
+-- measured by the database clock (zero or less: run out). No row back means the key was inserted by another
+-- transaction after this statement's snapshot: look again under a lock.
+WITH claimed AS MATERIALIZED (
+    SELECT idem_claim(@scope::text, @key::text, @fingerprint::bytea, @lease::interval, @request::jsonb,
+                      @operation_id::uuid, @lock_token::uuid) AS inserted
+)
+SELECT true AS inserted, @fingerprint::bytea AS fingerprint, 'started'::text AS status,
+       @operation_id::uuid AS operation_id, @request::jsonb AS request,
+       NULL::integer AS response_status, NULL::jsonb AS response_headers, NULL::bytea AS response_body,
+       0::double precision AS lease_left_seconds, 0::double precision AS age_seconds
+FROM claimed WHERE claimed.inserted
+UNION ALL
+SELECT false, k.fingerprint, k.status, k.operation_id, k.request,
+       k.response_status, k.response_headers, k.response_body,
+       extract(epoch FROM k.locked_until - now())::double precision,
+       extract(epoch FROM now() - k.created_at)::double precision
+FROM claimed, idem_keys AS k
+WHERE NOT claimed.inserted AND k.scope = @scope::text AND k.key = @key::text;
 
 -- name: LockKey :one
 -- An existing key, locked for the rest of the transaction, with the
 -- database's verdict on whether its holder's lease still runs.
 SELECT fingerprint, status, operation_id, request, response_status, response_headers, response_body,
-       (locked_until > now())::boolean AS held
+       extract(epoch FROM locked_until - now())::double precision AS lease_left_seconds,
+       extract(epoch FROM now() - created_at)::double precision AS age_seconds
 FROM idem_keys
 WHERE scope = @scope AND key = @key
 FOR UPDATE;
@@ -18,58 +35,78 @@ FOR UPDATE;
 -- Hands a started key whose lease has run out to a new attempt. The caller
 -- holds the row lock (LockKey) and has checked that the lease ran out.
 UPDATE idem_keys
-SET lock_token = gen_random_uuid(), locked_until = now() + @lease::interval
+SET lock_token = @lock_token::uuid, locked_until = now() + @lease::interval
 WHERE scope = @scope AND key = @key AND status = 'started'
-RETURNING operation_id, lock_token, locked_until, request;
+RETURNING operation_id, request;
 
 -- name: TakeStuck :one
--- The completer's takeover: the oldest started key whose lease has run out,
--- skipping rows another completer is taking at this moment.
+-- The completer's takeover: the oldest started key whose lease has run out
+-- and whose client has had @grace to retry, skipping parked keys and rows
+-- another completer or a retry is deciding about at this moment (the
+-- re-check of the WHERE clause on the locked row drops a key taken over
+-- meanwhile). settle_attempts counts the takeovers.
 UPDATE idem_keys AS k
-SET lock_token = gen_random_uuid(), locked_until = now() + @lease::interval
+SET lock_token = @lock_token::uuid, locked_until = now() + @lease::interval,
+    settle_attempts = k.settle_attempts + 1
 FROM (
     SELECT s.scope, s.key FROM idem_keys AS s
-    WHERE s.status = 'started' AND s.locked_until < now()
+    WHERE s.status = 'started' AND s.parked_at IS NULL AND s.locked_until <= now()
+      AND s.created_at <= now() - @grace::interval
     ORDER BY s.locked_until
     LIMIT 1
     FOR UPDATE SKIP LOCKED
 ) AS stuck
-WHERE k.scope = stuck.scope AND k.key = stuck.key
-RETURNING k.scope, k.key, k.operation_id, k.lock_token, k.locked_until, k.request;
+WHERE k.scope = stuck.scope AND k.key = stuck.key AND k.status = 'started' AND k.parked_at IS NULL
+RETURNING k.scope, k.key, k.operation_id, k.request, k.settle_attempts;
+
+-- name: Park :execrows
+-- Parks a poison key held by the completer: it stays started, and no
+-- completer takes it over again.
+UPDATE idem_keys
+SET parked_at = now()
+WHERE scope = @scope AND key = @key AND lock_token = @lock_token::uuid AND status = 'started';
 
 -- name: Heartbeat :one
 -- Extends the lease of the attempt holding lock_token; no row back means
 -- the attempt has lost the key.
 UPDATE idem_keys
 SET locked_until = now() + @lease::interval
-WHERE scope = @scope AND key = @key AND lock_token = @lock_token AND status = 'started'
+WHERE scope = @scope AND key = @key AND lock_token = @lock_token::uuid AND status = 'started'
 RETURNING locked_until;
 
--- name: Finish :execrows
--- The fenced finish: only the attempt holding the current token, and only
--- once. Zero rows means the attempt lost the key.
-UPDATE idem_keys
-SET status = 'finished', response_status = @response_status, response_headers = @response_headers,
-    response_body = @response_body, finished_at = now(), locked_until = now()
-WHERE scope = @scope AND key = @key AND lock_token = @lock_token AND status = 'started';
+-- name: Finish :one
+-- The fenced finish (idem_finish): false means the attempt lost the key.
+SELECT idem_finish(@scope::text, @key::text, @lock_token::uuid, @response_status::integer,
+                   @response_headers::jsonb, @response_body::bytea)::boolean AS finished;
 
 -- name: Release :execrows
 -- Gives a started key up when nothing was done under it, so that the next
 -- request with the key starts afresh.
 DELETE FROM idem_keys
-WHERE scope = @scope AND key = @key AND lock_token = @lock_token AND status = 'started';
+WHERE scope = @scope AND key = @key AND lock_token = @lock_token::uuid AND status = 'started';
 
 -- name: GetKey :one
 SELECT status, response_status, response_headers, response_body,
-       (locked_until > now())::boolean AS held
+       extract(epoch FROM locked_until - now())::double precision AS lease_left_seconds
 FROM idem_keys
 WHERE scope = @scope AND key = @key;
 
--- name: Sweep :execrows
--- Deletes up to @batch answers finished more than @keep ago.
+-- name: TrySweepLock :one
+-- Lets one instance at a time sweep (Sweeper.Exclusive): a
+-- transaction-level advisory lock, released by the batch's commit. The
+-- constant is the kit's name for the lock (SweepLockID).
+SELECT pg_try_advisory_xact_lock(7305812216405213249);
+
+-- name: Sweep :many
+-- Deletes up to @batch answers finished more than @keep ago, oldest first,
+-- and returns them. SKIP LOCKED passes over a key a claim is reading under
+-- FOR UPDATE, and the LIMIT keeps every transaction short.
 DELETE FROM idem_keys
 WHERE (scope, key) IN (
-    SELECT scope, key FROM idem_keys
-    WHERE status = 'finished' AND finished_at < now() - @keep::interval
+    SELECT s.scope, s.key FROM idem_keys AS s
+    WHERE s.status = 'finished' AND s.finished_at < now() - @keep::interval
+    ORDER BY s.finished_at
     LIMIT @batch
-);
+    FOR UPDATE SKIP LOCKED
+)
+RETURNING scope, key, response_status, created_at;

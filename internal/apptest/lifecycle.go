@@ -32,15 +32,15 @@ func (h *Harness) ProviderKey(tb testing.TB, c Customer, key string) string {
 	return checkout.ProviderKey(c.ID, key, h.Key(tb, c, key).OperationID)
 }
 
-// Backdate moves a key's creation, and its audit events, back by d, as if
+// Backdate moves a key's creation and finish, and its audit events, back by d, as if
 // it had been made that long ago. Tests of expiry use it instead of waiting
 // out a retention window; no query of the application does this, so it is
 // SQL of the test's own.
 func (h *Harness) Backdate(tb testing.TB, c Customer, key string, d time.Duration) {
 	tb.Helper()
 	ctx := context.Background()
-	_, err := h.DB.Pool.Exec(ctx, `UPDATE idempotency_keys SET created_at = created_at - $3::interval
-		WHERE customer_id = $1 AND key = $2`, c.ID, key, d)
+	_, err := h.DB.Pool.Exec(ctx, `UPDATE idem_keys SET created_at = created_at - $3::interval,
+		finished_at = finished_at - $3::interval WHERE scope = $1::uuid::text AND key = $2`, c.ID, key, d)
 	if err == nil {
 		_, err = h.DB.Pool.Exec(ctx, `UPDATE key_events SET at = at - $3::interval
 			WHERE customer_id = $1 AND key = $2`, c.ID, key, d)

@@ -42,11 +42,12 @@ WHERE c.id IS NULL OR c.status <> 'succeeded' OR c.amount <> o.amount OR c.curre
 
 -- name: ChaosStartedKeys :one
 -- Keys nobody has settled yet; a settled run has none.
-SELECT count(*) FROM idempotency_keys WHERE status = 'started';
+SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key) WHERE k.status = 'started';
 
 -- name: ChaosKeys :many
 -- Every key with what it stored, to compare with what the clients were told.
-SELECT customer_id, key, status, response_code FROM idempotency_keys;
+SELECT k.scope::uuid AS customer_id, k.key, k.status, k.response_status
+FROM idem_keys k JOIN order_keys USING (scope, key);
 
 -- name: ChaosOrders :many
 -- Every order by its key, to compare with the 201s the clients saw.
@@ -57,8 +58,10 @@ SELECT
     (SELECT count(*) FROM orders)                                         AS orders,
     (SELECT count(*) FROM provider.charges WHERE status = 'succeeded')    AS charges_succeeded,
     (SELECT count(*) FROM provider.charges WHERE status = 'declined')     AS charges_declined,
-    (SELECT count(*) FROM idempotency_keys)                               AS keys,
-    (SELECT count(*) FROM idempotency_keys WHERE response_code = 402)     AS keys_402,
+    (SELECT count(*) FROM order_keys)                                     AS keys,
+    (SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key)
+     WHERE k.response_status = 402)                                       AS keys_402,
     (SELECT count(*) FROM provider.refunds)                               AS refunds,
     (SELECT count(*) FROM provider.canceled_keys)                         AS canceled_keys,
-    (SELECT count(*) FROM idempotency_keys WHERE parked_at IS NOT NULL)   AS parked_keys;
+    (SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key)
+     WHERE k.parked_at IS NOT NULL)                                       AS parked_keys;

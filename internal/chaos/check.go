@@ -94,8 +94,8 @@ func check(ctx context.Context, conn *database.DB, rep *Report) error {
 	}
 	stored := make(map[ck]int32, len(keys))
 	for _, k := range keys {
-		if k.ResponseCode != nil {
-			stored[ck{k.CustomerID, k.Key}] = *k.ResponseCode
+		if k.ResponseStatus != nil {
+			stored[ck{k.CustomerID, k.Key}] = *k.ResponseStatus
 		}
 	}
 	for _, o := range rep.Clients.outcomes {

@@ -9,8 +9,6 @@ import (
 	"github.com/google/uuid"
 
 	"exactlyonce/idem"
-	"exactlyonce/internal/database"
-	"exactlyonce/internal/db"
 )
 
 // ErrNoSuchKey means the customer has no such key.
@@ -27,17 +25,17 @@ type KeyState struct {
 // State reads the customer's key, for a page that shows how an order is
 // going. ErrNoSuchKey when there is none.
 func (e *Engine) State(ctx context.Context, customer uuid.UUID, key string) (KeyState, error) {
-	row, err := e.db.ShopperKey(ctx, db.ShopperKeyParams{CustomerID: customer, Key: key})
-	if errors.Is(err, database.ErrNotFound) {
+	resp, err := e.keys.Get(ctx, customer.String(), key)
+	var busy *idem.InProgressError
+	switch {
+	case errors.Is(err, idem.ErrNotFound):
 		return KeyState{}, ErrNoSuchKey
-	}
-	if err != nil {
+	case errors.As(err, &busy):
+		return KeyState{Held: busy.RetryAfter > 0}, nil
+	case err != nil:
 		return KeyState{}, fmt.Errorf("read key: %w", err)
 	}
-	if row.Status == "finished" {
-		return KeyState{Finished: true, Result: Result{Status: int(*row.ResponseCode), Body: row.ResponseBody, Replayed: true}}, nil
-	}
-	return KeyState{Held: row.LockRemaining > 0}, nil
+	return KeyState{Finished: true, Result: Result{Status: resp.Status, Body: resp.Body, Replayed: true}}, nil
 }
 
 // Await waits until the attempt holding the key has finished or let its

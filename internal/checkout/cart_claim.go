@@ -20,26 +20,7 @@ type CartVersion struct {
 	Version int64
 }
 
-// claimCartKey is ClaimKey for an attempt with a cart. It returns the row
-// ClaimCartKey returned, or, when the cart refused a new key, the reason.
-func (e *Engine) claimCartKey(ctx context.Context, a Attempt, p db.ClaimKeyParams) (db.ClaimKeyRow, error) {
-	row, err := e.db.ClaimCartKey(ctx, db.ClaimCartKeyParams{
-		Key: p.Key, CartID: a.Cart.ID, CustomerID: p.CustomerID, CartVersion: a.Cart.Version,
-		Fingerprint: p.Fingerprint, LockFor: p.LockFor, LockToken: p.LockToken, Request: p.Request,
-		OperationID: p.OperationID, ProviderKey: p.ProviderKey,
-	})
-	if errors.Is(err, database.ErrNotFound) {
-		if err := e.cartRefusal(ctx, a); err != nil {
-			return db.ClaimKeyRow{}, err
-		}
-		// The cart would take the key: the key row is too new for the
-		// statement's snapshot, as with ClaimKey.
-		return db.ClaimKeyRow{}, database.ErrNotFound
-	}
-	return db.ClaimKeyRow(row), err
-}
-
-// cartRefusal says why ClaimCartKey inserted nothing, reading the cart
+// cartRefusal says why ClaimOrderKey inserted nothing for a cart, reading the cart
 // anew: nil when the cart would accept the key.
 func (e *Engine) cartRefusal(ctx context.Context, a Attempt) error {
 	cart, err := e.db.GetCart(ctx, db.GetCartParams{ID: a.Cart.ID, CustomerID: a.CustomerID})

@@ -16,171 +16,152 @@ import (
 	"exactlyonce/internal/metrics"
 )
 
-// claim is this attempt's hold on a key.
+// claim is this attempt's hold on a key: the kit's lock, and what the order
+// flow needs besides.
 type claim struct {
-	token     uuid.UUID
-	takenOver bool
-	// byCompleter marks the completer's claims: their finishes are recorded
-	// as "recovered" and their losses counted apart.
-	byCompleter bool
-	// operation is the key's operation id, from which the provider key is
-	// derived (see ProviderKey). It lives only in the key row: a row lost
-	// after its attempt charged (a failover to an asynchronous replica, a
-	// restore) makes the next retry a new operation with a new provider key,
-	// and so a second charge. The key table needs synchronous durability.
+	lock *idem.Lock
+	// operation is the key's operation id (lock.OperationID), from which
+	// the provider key is derived (see ProviderKey). It lives only in the
+	// key row: a row lost after its attempt charged (a failover to an
+	// asynchronous replica, a restore) makes the next retry a new operation
+	// with a new provider key, and so a second charge. The key table needs
+	// synchronous durability.
 	operation uuid.UUID
-	// lockedAt is when, by this process's monotonic clock, the claim was
-	// sent: the lock it got runs from no earlier than that, so lockedAt plus
-	// the lock timeout is a safe lower bound on its expiry (see withLease).
-	lockedAt time.Time
 	// resumed is the order as priced when the key was first claimed, set on
 	// a takeover: the operation resumes with the amount the first attempt
 	// may already have charged, even if prices have changed since.
 	resumed *catalog.Priced
 }
 
+// byCompleter tells the completer's claims: their finishes are recorded as
+// "recovered" and their losses counted apart.
+func (c claim) byCompleter() bool { return c.lock.ByCompleter }
+
 // holder names who holds the claim, for metrics.
 func (c claim) holder() string {
-	if c.byCompleter {
+	if c.byCompleter() {
 		return metrics.HolderCompleter
 	}
 	return metrics.HolderRequest
 }
 
-// keyState is a key row as a claim sees it.
-type keyState struct {
-	fingerprint   []byte
-	status        string
-	lockRemaining time.Duration // by the database clock; <= 0 means expired
-	responseCode  *int32
-	responseBody  json.RawMessage
-	operation     uuid.UUID
-	// age is how long ago the key was created, by the database clock.
-	age time.Duration
-}
+// token is the lock token, in the type the shop's statements take.
+func (c claim) token() uuid.UUID { return uuid.MustParse(c.lock.Token) }
 
 // claimKey is phase 1. It returns a claim when this attempt now owns the
 // key, or a Result to replay, or one of ErrKeyReused and *InProgressError.
 //
-// The common cases cost one statement: ClaimKey inserts the key, or reports
-// the row already there. Deciding from that unlocked read is safe for
-// everything except a takeover, because a fingerprint never changes and a
-// finished key never goes back to started. A takeover, and a row too new for
-// ClaimKey's snapshot, go through lockAndClaim.
-//
-// The claim stores the priced order with the key, for the completer.
+// A new key costs one statement, ClaimOrderKey: the kit's claim
+// (idem_claim) with the priced order the completer needs, the provider key
+// and, for a cart version, the binding of the version to the key. A key that
+// exists is reported by the same statement and judged by the kit
+// (idem.Store.Decide): a replay, a reused key or one in progress is answered
+// from that unlocked read, since a fingerprint never changes and an answer
+// is final; a takeover goes through the kit's locked path.
 func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced) (claim, *Result, error) {
 	request, err := encodeRequest(priced)
 	if err != nil {
 		return claim{}, nil, err
 	}
+	req := e.keyRequest(a, request)
 	token := uuid.New()     // random, not time-ordered: nobody should guess it
 	operation := uuid.New() // used only if this claim creates the key
-	lockedAt := time.Now()
-	params := db.ClaimKeyParams{
-		CustomerID: a.CustomerID, Key: a.Key, Fingerprint: a.Fingerprint,
-		LockFor: e.lockFor(a), LockToken: token, Request: request, OperationID: operation,
+	sent := time.Now()
+	p := db.ClaimOrderKeyParams{
+		CustomerID: a.CustomerID, Key: a.Key, Fingerprint: a.Fingerprint, Lease: e.lockFor(a),
+		Request: request, OperationID: operation, LockToken: token,
 		ProviderKey: ProviderKey(a.CustomerID, a.Key, operation),
 	}
-	var row db.ClaimKeyRow
 	if a.Cart != nil {
-		row, err = e.claimCartKey(ctx, a, params)
-	} else {
-		row, err = e.db.ClaimKey(ctx, params)
+		p.CartID, p.CartVersion = &a.Cart.ID, &a.Cart.Version
 	}
+	row, err := e.db.ClaimOrderKey(ctx, p)
 	switch {
 	case errors.Is(err, database.ErrNotFound):
+		if a.Cart != nil {
+			if err := e.cartRefusal(ctx, a); err != nil {
+				return claim{}, nil, err
+			}
+		}
 		// A concurrent attempt inserted the key after this statement's
-		// snapshot was taken: its INSERT waited for that one and did
-		// nothing, and its SELECT cannot see the row. Look again, locked.
-		return e.lockAndClaim(ctx, a, token, lockedAt)
+		// snapshot was taken: look again, locked.
+		c, err := e.keys.Resume(ctx, req)
+		return e.claimed(ctx, a, c, err)
 	case err != nil:
 		return claim{}, nil, fmt.Errorf("claim key: %w", err)
 	case row.Inserted:
-		return claim{token: token, operation: row.OperationID, lockedAt: lockedAt}, nil, nil
+		return claim{lock: e.keys.Held(req, operation.String(), token.String(), sent), operation: operation}, nil, nil
 	}
-	state := keyState{row.Fingerprint, row.Status, row.LockRemaining, row.ResponseCode, row.ResponseBody, row.OperationID, row.Age}
-	if e.canTakeOver(a, state) {
-		return e.lockAndClaim(ctx, a, token, lockedAt)
+	k := idem.Key{
+		Fingerprint: row.Fingerprint, Finished: row.Status == "finished",
+		LeaseLeft: seconds(row.LeaseLeftSeconds), Age: seconds(row.AgeSeconds),
 	}
-	replay, err := e.decide(a, state)
-	return claim{}, replay, err
+	if k.Finished {
+		k.Answer = idem.Response{Status: int(*row.ResponseStatus), Body: row.ResponseBody}
+	}
+	c, err := e.keys.Decide(ctx, req, k)
+	return e.claimed(ctx, a, c, err)
 }
 
-// lockAndClaim reads the key under FOR UPDATE and decides again; only here
-// can an attempt take over a key whose lock expired, so two retries racing
-// for one expired key cannot both win.
-func (e *Engine) lockAndClaim(ctx context.Context, a Attempt, token uuid.UUID, lockedAt time.Time) (claim, *Result, error) {
-	var (
-		c      claim
-		replay *Result
-	)
-	err := e.db.InTx(ctx, func(q *db.Queries) error {
-		// InTx may run this again after a serialization failure.
-		c, replay = claim{}, nil
-		row, err := q.LockKey(ctx, db.LockKeyParams{CustomerID: a.CustomerID, Key: a.Key})
+// keyRequest is an attempt as the kit's key store sees it: the customer is
+// the key's scope.
+func (e *Engine) keyRequest(a Attempt, request json.RawMessage) idem.Request {
+	return idem.Request{Scope: a.CustomerID.String(), Key: a.Key, Fingerprint: a.Fingerprint,
+		Payload: request, Lease: e.lockFor(a)}
+}
+
+// claimed turns the kit's verdict on a key that existed into the order
+// flow's: a replayed Result, ErrKeyReused, an *InProgressError, or a claim
+// taken over from an attempt whose lease ran out, which resumes the order
+// it was claimed for.
+func (e *Engine) claimed(ctx context.Context, a Attempt, c idem.Claim, err error) (claim, *Result, error) {
+	var busy *idem.InProgressError
+	switch {
+	case errors.Is(err, idem.ErrMismatch):
+		return claim{}, nil, ErrKeyReused
+	case errors.As(err, &busy):
+		return claim{}, nil, &InProgressError{RetryAfter: busy.RetryAfter}
+	case err != nil:
+		return claim{}, nil, fmt.Errorf("claim key: %w", err)
+	case c.Replay != nil:
+		return claim{}, &Result{Status: c.Replay.Status, Body: c.Replay.Body, Replayed: true}, nil
+	}
+	cl, err := resumedClaim(c.Lock)
+	if err != nil {
+		return claim{}, nil, err
+	}
+	e.recordEvent(ctx, a.CustomerID, a.Key, "taken_over", map[string]any{"by": "request"})
+	return cl, nil, nil
+}
+
+// resumedClaim is the claim of a key taken over (by a retry or the
+// completer), with the order it was first claimed for.
+func resumedClaim(l *idem.Lock) (claim, error) {
+	operation, err := uuid.Parse(l.OperationID)
+	if err != nil {
+		return claim{}, fmt.Errorf("operation id: %w", err)
+	}
+	c := claim{lock: l, operation: operation}
+	if l.Payload != nil {
+		priced, err := decodeRequest(l.Payload)
 		if err != nil {
-			return fmt.Errorf("lock key: %w", err)
+			return c, err
 		}
-		state := keyState{row.Fingerprint, row.Status, row.LockRemaining, row.ResponseCode, row.ResponseBody, row.OperationID, row.Age}
-		if !e.canTakeOver(a, state) {
-			replay, err = e.decide(a, state)
-			return err
-		}
-		err = q.TakeOverKey(ctx, db.TakeOverKeyParams{
-			CustomerID: a.CustomerID, Key: a.Key, LockToken: token, LockFor: e.lockFor(a),
-		})
-		if err != nil {
-			return fmt.Errorf("take over key: %w", err)
-		}
-		c = claim{token: token, takenOver: true, operation: state.operation, lockedAt: lockedAt}
-		if row.Request != nil {
-			priced, err := decodeRequest(row.Request)
-			if err != nil {
-				return err
-			}
-			c.resumed = &priced
-		}
-		return nil
-	})
-	return c, replay, err
-}
-
-// decide answers an attempt that does not own the key: a different request
-// is refused, a finished one is replayed, a running one is asked to wait. So
-// is a key too old to resume (see canTakeOver): the completer settles it.
-func (e *Engine) decide(a Attempt, s keyState) (*Result, error) {
-	switch s.verdict(a) {
-	case idem.VerdictMismatch:
-		return nil, ErrKeyReused
-	case idem.VerdictReplay:
-		return &Result{Status: int(*s.responseCode), Body: s.responseBody, Replayed: true}, nil
-	case idem.VerdictTakeOver:
-		// Expired, but too old to resume (canTakeOver).
-		return nil, &InProgressError{RetryAfter: e.lockFor(a)}
-	default:
-		return nil, &InProgressError{RetryAfter: s.lockRemaining}
+		c.resumed = &priced
 	}
+	return c, nil
 }
 
-// verdict is the kit's claim rule (idem.Judge) applied to an order key.
-func (s keyState) verdict(a Attempt) idem.Verdict {
-	return idem.Judge(s.fingerprint, a.Fingerprint, s.status == "finished", s.lockRemaining > 0)
-}
-
-// canTakeOver reports whether the key is this request's operation, still
-// unfinished, abandoned by its holder (the lock expired), and young enough
-// for the provider to still know its idempotency key.
-//
-// A takeover resends the create-charge call under the operation's provider
-// key, trusting the provider to answer it with the charge already made. A
-// real provider forgets keys after a window (Stripe: 24 hours); past it the
-// same call would charge a second time. So an older key is never resumed by
-// a request: it is left to the completer, which only cancels, and a cancel
-// of an unknown key returns the charge or closes the operation without
-// creating anything.
-func (e *Engine) canTakeOver(a Attempt, s keyState) bool {
-	return s.verdict(a) == idem.VerdictTakeOver && s.age < e.cfg.ProviderKeyWindow
+// recordEvent appends a step the kit took to the key's audit trail. The
+// trail is for people: a failure to write it is logged, not returned.
+func (e *Engine) recordEvent(ctx context.Context, customer uuid.UUID, key, event string, detail map[string]any) {
+	raw, err := json.Marshal(detail)
+	if err == nil {
+		err = e.db.RecordKeyEvent(ctx, db.RecordKeyEventParams{CustomerID: customer, Key: key, Event: event, Detail: raw})
+	}
+	if err != nil {
+		e.log.WarnContext(ctx, "record key event", "event", event, "err", err)
+	}
 }
 
 func (e *Engine) lockFor(a Attempt) time.Duration {
@@ -189,3 +170,5 @@ func (e *Engine) lockFor(a Attempt) time.Duration {
 	}
 	return e.cfg.LockTimeout
 }
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

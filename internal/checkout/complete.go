@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"exactlyonce/internal/database"
-	"exactlyonce/internal/db"
+	"exactlyonce/idem"
+	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/payment"
 )
@@ -47,14 +47,15 @@ const DefaultMaxSettleAttempts = 5
 // Completer finishes operations whose attempt died or stalled: keys left
 // started with an expired lock (the process stopped after charging, the
 // provider timed out, the process was paused) whose client has not come
-// back. It takes each over exactly as a retry would, with a new lock token,
-// cancels the operation at the provider by its derived key, and finishes the
-// key the way the attempt would have: the order for the charge the cancel
-// returned, the decline for a declined one, and payment-not-completed when
-// the cancel found none. Every write goes through the engine's guarded
-// finish, so a retry racing the completer for the same key still yields one
-// order and one charge, and so do completers on several instances, which
-// never wait for each other (SKIP LOCKED).
+// back. It is the kit's completer (idem.Completer) with the order flow as
+// its Settler: the kit takes each key over exactly as a retry would, with a
+// new lock token, and the Settler cancels the operation at the provider by
+// its derived key and finishes the key the way the attempt would have: the
+// order for the charge the cancel returned, the decline for a declined one,
+// and payment-not-completed when the cancel found none. Every write goes
+// through the engine's guarded finish, so a retry racing the completer for
+// the same key still yields one order and one charge, and so do completers
+// on several instances, which never wait for each other (SKIP LOCKED).
 //
 // It never concludes "no charge" from a look-up: an attempt that stalled
 // after sending its create-charge call (a paused process, a slow network, a
@@ -66,14 +67,14 @@ const DefaultMaxSettleAttempts = 5
 // A key it has taken over MaxAttempts times whose settling then fails for a
 // reason retrying cannot cure (a poison key: its stored request is
 // unreadable, the provider refuses the cancel, the charge does not match the
-// order) is parked: it stays started, is no longer taken over, and is
-// recorded as "parked" in the audit trail, the metrics and the lab for an
-// operator to look at. An outage of the provider or the database parks
-// nothing.
+// order; idem.Poison) is parked by the kit: it stays started, is no longer
+// taken over, and is recorded as "parked" in the audit trail, the metrics
+// and the lab for an operator to look at. An outage of the provider or the
+// database parks nothing.
 type Completer struct {
 	e        *Engine
 	canceler Canceler
-	cfg      CompleterConfig
+	kit      *idem.Completer
 }
 
 // NewCompleter returns a completer that finishes keys with e.
@@ -84,7 +85,12 @@ func NewCompleter(e *Engine, canceler Canceler, cfg CompleterConfig) *Completer 
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = DefaultMaxSettleAttempts
 	}
-	return &Completer{e: e, canceler: canceler, cfg: cfg}
+	p := &Completer{e: e, canceler: canceler}
+	p.kit = &idem.Completer{
+		Store: e.keys, Settler: idem.SettlerFunc(p.settleKey), Grace: cfg.Grace,
+		Max: cfg.Batch, MaxAttempts: cfg.MaxAttempts, Observe: p.observe,
+	}
+	return p
 }
 
 // Pass takes over and settles up to the batch size of stuck keys, one at a
@@ -92,44 +98,67 @@ func NewCompleter(e *Engine, canceler Canceler, cfg CompleterConfig) *Completer 
 // keys it took over. A key it could not settle (the provider is down) keeps
 // the completer's lock until it expires, and a later pass or a retry tries
 // again; only a database failure ends the pass early.
-func (p *Completer) Pass(ctx context.Context) (int, error) {
-	n := 0
-	for n < p.cfg.Batch {
-		took, err := p.recoverOne(ctx)
-		if err != nil {
-			return n, err
-		}
-		if !took {
-			break
-		}
-		n++
-	}
-	return n, nil
+func (p *Completer) Pass(ctx context.Context) (int, error) { return p.kit.Pass(ctx) }
+
+// outcomes names what settling a key came to, for observe.
+type outcomeError struct {
+	outcome string
+	err     error
 }
 
-// recoverOne takes over one stuck key and settles it. It reports false when
-// there was no key to take.
-func (p *Completer) recoverOne(ctx context.Context) (bool, error) {
-	e := p.e
-	token := uuid.New()
-	lockedAt := time.Now()
-	row, err := e.db.TakeOverStuckKey(ctx, db.TakeOverStuckKeyParams{
-		Grace: p.cfg.Grace, LockToken: token, LockFor: e.cfg.LockTimeout,
-	})
-	if errors.Is(err, database.ErrNotFound) {
-		return false, nil
-	}
+// settleKey is the Settler: it settles one key the kit took over and
+// names the outcome for observe.
+func (p *Completer) settleKey(ctx context.Context, l *idem.Lock) error {
+	customer, err := uuid.Parse(l.Scope)
 	if err != nil {
-		return false, fmt.Errorf("take over stuck key: %w", err)
+		return idem.Poison(&outcomeError{"error", fmt.Errorf("scope %q is not a customer id: %w", l.Scope, err)})
 	}
-	a := Attempt{CustomerID: row.CustomerID, Key: row.Key}
-	c := claim{token: token, takenOver: true, byCompleter: true, operation: row.OperationID, lockedAt: lockedAt}
-	outcome, err := p.settle(ctx, a, c, row)
-	log := e.log.With(logging.Key(a.Key), "customer_id", a.CustomerID, "outcome", outcome)
+	a := Attempt{CustomerID: customer, Key: l.Key}
+	p.e.recordEvent(ctx, customer, l.Key, "taken_over", map[string]any{"by": "completer"})
+	c, err := resumedClaim(l)
+	if err != nil || c.resumed == nil {
+		if err == nil {
+			err = errors.New("the key holds no order to settle")
+		}
+		return idem.Poison(&outcomeError{"error", err})
+	}
+	outcome, err := p.settle(ctx, a, c, *c.resumed)
+	if err != nil || outcome != "" {
+		err = &outcomeError{outcome, err}
+	}
 	var poison *poisonError
-	if errors.As(err, &poison) && int(row.SettleAttempts) >= p.cfg.MaxAttempts {
-		if p.park(ctx, a, c, err) {
-			outcome = "parked"
+	if errors.As(err, &poison) {
+		return idem.Poison(err)
+	}
+	return err
+}
+
+func (e *outcomeError) Error() string {
+	if e.err == nil {
+		return e.outcome
+	}
+	return e.err.Error()
+}
+func (e *outcomeError) Unwrap() error { return e.err }
+
+// observe records what became of a key the kit handed over: the audit
+// event of a parking, the metrics and the log line.
+func (p *Completer) observe(ctx context.Context, s idem.Settled) {
+	e := p.e
+	var oe *outcomeError
+	outcome := "error"
+	if errors.As(s.Err, &oe) {
+		outcome = oe.outcome
+	}
+	err := s.Err
+	if oe != nil {
+		err = oe.err
+	}
+	log := e.log.With(logging.Key(s.Lock.Key), "customer_id", s.Lock.Scope, "outcome", outcome)
+	if s.Parked {
+		outcome = "parked"
+		if customer, perr := uuid.Parse(s.Lock.Scope); perr == nil {
+			e.recordEvent(ctx, customer, s.Lock.Key, "parked", map[string]any{"attempts": s.Attempt, "error": err.Error()})
 		}
 	}
 	e.metrics.Recoveries.WithLabelValues(outcome).Inc()
@@ -138,55 +167,32 @@ func (p *Completer) recoverOne(ctx context.Context) (bool, error) {
 		log.InfoContext(ctx, "completer: a retry settled the key first")
 	case outcome == "parked":
 		log.ErrorContext(ctx, "completer: poison key parked after repeated failures; it needs an operator",
-			"attempts", row.SettleAttempts, "err", err)
+			"attempts", s.Attempt, "err", err)
 	case err != nil:
-		log.WarnContext(ctx, "completer: key left for later", "attempt", row.SettleAttempts, "err", err)
+		log.WarnContext(ctx, "completer: key left for later", "attempt", s.Attempt, "err", err)
 	default:
 		log.InfoContext(ctx, "completer: key recovered")
 	}
-	return true, nil
 }
 
-// poisonError is a failure to settle a key that retrying cannot cure: its
-// stored request is unreadable, the provider refuses the request, the charge
-// does not match the order. Only these count towards parking a key; a
-// provider or database that is down for a while parks nothing.
+// poisonError is a failure to settle a key that retrying cannot cure (see
+// idem.Poison): the provider refuses the request, the charge does not match
+// the order.
 type poisonError struct{ err error }
 
 func (e *poisonError) Error() string { return e.err.Error() }
 func (e *poisonError) Unwrap() error { return e.err }
 
-// park marks a key the completer holds as parked, with the error that made
-// it give up, and reports whether it did (a retry may have taken it over).
-func (p *Completer) park(ctx context.Context, a Attempt, c claim, cause error) bool {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.e.cfg.FinishTimeout)
-	defer cancel()
-	reason := "unknown"
-	if cause != nil {
-		reason = cause.Error()
-	}
-	_, err := p.e.db.ParkKey(ctx, db.ParkKeyParams{CustomerID: a.CustomerID, Key: a.Key, LockToken: c.token, Reason: reason})
-	if err != nil {
-		p.e.log.WarnContext(ctx, "completer: park key", logging.Key(a.Key), "err", err)
-		return false
-	}
-	return true
-}
-
 // settle finishes a key the completer holds, and names the outcome.
-func (p *Completer) settle(ctx context.Context, a Attempt, c claim, row db.TakeOverStuckKeyRow) (string, error) {
+func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catalog.Priced) (string, error) {
 	e := p.e
-	priced, err := decodeRequest(row.Request)
-	if err != nil {
-		return "error", &poisonError{err}
-	}
 	claimed := Claimed{CustomerID: a.CustomerID, Key: a.Key, TakenOver: true, ByCompleter: true}
 	if h := e.cfg.Hooks.AfterClaim; h != nil {
 		h(ctx, claimed)
 	}
 
 	var ch payment.Charge
-	err = e.withLease(ctx, a.CustomerID, a.Key, c, e.cfg.LockTimeout, claimed, func(ctx context.Context) error {
+	err := e.withLease(ctx, a.CustomerID, a.Key, c, claimed, func(ctx context.Context) error {
 		if h := e.cfg.Hooks.BeforeCharge; h != nil {
 			h(ctx, claimed)
 		}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/metrics"
@@ -86,8 +87,10 @@ type Config struct {
 	FinishTimeout time.Duration
 	// ProviderKeyWindow is how long the payment provider remembers an
 	// idempotency key (Stripe: 24 hours; DefaultProviderKeyWindow when
-	// zero). A request never resumes a key older than that (see
-	// canTakeOver).
+	// zero). A request never resumes a key older than that: resending the
+	// create-charge call under a key the provider has forgotten would
+	// charge a second time. Such a key is left to the completer, which only
+	// cancels (idem.Options.ResumeWithin).
 	ProviderKeyWindow time.Duration
 	Hooks             Hooks
 	// Metrics receives the engine's counters; nil counts into a registry
@@ -105,6 +108,7 @@ const DefaultProviderKeyWindow = 24 * time.Hour
 // Engine runs the order flow. It is safe for concurrent use.
 type Engine struct {
 	db       *database.DB
+	keys     *idem.Store
 	catalog  *catalog.Catalog
 	payments Payments
 	cfg      Config
@@ -130,6 +134,9 @@ func New(d *database.DB, cat *catalog.Catalog, payments Payments, cfg Config) *E
 	}
 	e := &Engine{
 		db: d, catalog: cat, payments: payments, cfg: cfg,
+		// The order keys live in the kit's store; a claim never resumes a
+		// key the provider may have forgotten (see ProviderKeyWindow).
+		keys:    idem.NewStore(d.Pool, idem.Options{Lease: cfg.LockTimeout, ResumeWithin: cfg.ProviderKeyWindow}),
 		metrics: cfg.Metrics, log: cfg.Log, abandoned: make(chan struct{}),
 	}
 	if e.metrics == nil {

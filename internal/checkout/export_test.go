@@ -2,14 +2,15 @@ package checkout
 
 import (
 	"context"
-	"encoding/json"
+
+	"github.com/google/uuid"
 
 	"exactlyonce/internal/db"
 )
 
 // The mutation tests remove one guard of the one-statement finish
-// (queries/orders.sql, FinishOrder: WHERE status = 'started' AND
-// lock_token = @lock_token) and show what that guard buys. Rather than keep
+// (queries/orders.sql, FinishOrder, through the kit's idem_finish: WHERE
+// status = 'started' AND lock_token = p_lock_token) and show what that guard buys. Rather than keep
 // a second copy of the statement, each mutation runs the production
 // statement after making the removed guard pass whatever the row holds.
 
@@ -20,10 +21,10 @@ import (
 // key finished.
 func UseFinishWithoutToken(e *Engine) {
 	real := e.finish
-	e.finish = func(ctx context.Context, p db.FinishOrderParams) (json.RawMessage, error) {
-		if err := e.db.Pool.QueryRow(ctx, `SELECT lock_token FROM idempotency_keys WHERE customer_id = $1 AND key = $2`,
+	e.finish = func(ctx context.Context, p db.FinishOrderParams) (uuid.UUID, error) {
+		if err := e.db.Pool.QueryRow(ctx, `SELECT lock_token FROM idem_keys WHERE scope = $1::uuid::text AND key = $2`,
 			p.CustomerID, p.Key).Scan(&p.LockToken); err != nil {
-			return nil, err
+			return uuid.Nil, err
 		}
 		return real(ctx, p)
 	}
@@ -34,10 +35,10 @@ func UseFinishWithoutToken(e *Engine) {
 // with its own answer (overwriting any earlier one) and writes its order.
 func UseFinishWithoutGuard(e *Engine) {
 	real := e.finish
-	e.finish = func(ctx context.Context, p db.FinishOrderParams) (json.RawMessage, error) {
-		if err := e.db.Pool.QueryRow(ctx, `UPDATE idempotency_keys SET status = 'started', response_code = NULL, response_body = NULL
-			WHERE customer_id = $1 AND key = $2 RETURNING lock_token`, p.CustomerID, p.Key).Scan(&p.LockToken); err != nil {
-			return nil, err
+	e.finish = func(ctx context.Context, p db.FinishOrderParams) (uuid.UUID, error) {
+		if err := e.db.Pool.QueryRow(ctx, `UPDATE idem_keys SET status = 'started', response_status = NULL, response_body = NULL, finished_at = NULL
+			WHERE scope = $1::uuid::text AND key = $2 RETURNING lock_token`, p.CustomerID, p.Key).Scan(&p.LockToken); err != nil {
+			return uuid.Nil, err
 		}
 		return real(ctx, p)
 	}

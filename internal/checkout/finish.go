@@ -17,17 +17,18 @@ import (
 	"exactlyonce/internal/problem"
 )
 
-type finishFunc func(ctx context.Context, p db.FinishOrderParams) (json.RawMessage, error)
+type finishFunc func(ctx context.Context, p db.FinishOrderParams) (uuid.UUID, error)
 
-// guardedFinish is the finish the order flow uses: FinishOrder only writes
-// when the key is still started and carries this attempt's lock token.
-func (e *Engine) guardedFinish(ctx context.Context, p db.FinishOrderParams) (json.RawMessage, error) {
+// guardedFinish is the finish the order flow uses: FinishOrder writes only
+// when the kit's idem_finish stored the answer, which it does only while the
+// key is started and carries this attempt's lock token.
+func (e *Engine) guardedFinish(ctx context.Context, p db.FinishOrderParams) (uuid.UUID, error) {
 	return e.db.FinishOrder(ctx, p)
 }
 
 // finishOrder is phase 3 for a successful charge: one statement that writes
-// the order and stores the receipt as the key's response. The body returned
-// is the stored one, so the first answer and every replay are byte-identical.
+// the order and stores the receipt as the key's response. The kit stores the
+// body byte for byte, so the first answer and every replay are identical.
 func (e *Engine) finishOrder(ctx context.Context, a Attempt, c claim, priced catalog.Priced, ch payment.Charge) (Result, error) {
 	orderID, err := uuid.NewV7()
 	if err != nil {
@@ -46,9 +47,9 @@ func (e *Engine) finishOrder(ctx context.Context, a Attempt, c claim, priced cat
 		return Result{}, fmt.Errorf("encode items: %w", err)
 	}
 	event, detail := c.finishEvent(outcomeCharged)
-	stored, err := e.finish(ctx, db.FinishOrderParams{
-		ResponseCode: http.StatusCreated, ResponseBody: body,
-		CustomerID: a.CustomerID, Key: a.Key, LockToken: c.token,
+	_, err = e.finish(ctx, db.FinishOrderParams{
+		ResponseStatus: http.StatusCreated, ResponseBody: body,
+		CustomerID: a.CustomerID, Key: a.Key, LockToken: c.token(),
 		OrderID: orderID, Amount: priced.Amount, Currency: priced.Currency, ChargeID: ch.ID, Items: items,
 		Event: event, Detail: detail,
 	})
@@ -60,7 +61,7 @@ func (e *Engine) finishOrder(ctx context.Context, a Attempt, c claim, priced cat
 	if err != nil {
 		return Result{}, fmt.Errorf("finish order: %w", err)
 	}
-	return Result{Status: http.StatusCreated, Body: stored}, nil
+	return Result{Status: http.StatusCreated, Body: body}, nil
 }
 
 // finishDeclined stores a declined payment as the key's final answer: a
@@ -84,9 +85,10 @@ func (e *Engine) finishNotCompleted(ctx context.Context, a Attempt, c claim) (Re
 // finishWithProblem stores a final answer that wrote no order.
 func (e *Engine) finishWithProblem(ctx context.Context, a Attempt, c claim, p problem.Problem, outcome string) (Result, error) {
 	event, detail := c.finishEvent(outcome)
-	stored, err := e.db.FinishKey(ctx, db.FinishKeyParams{
-		ResponseCode: int32(p.Status), ResponseBody: p.JSON(),
-		CustomerID: a.CustomerID, Key: a.Key, LockToken: c.token,
+	body := p.JSON()
+	_, err := e.db.FinishKey(ctx, db.FinishKeyParams{
+		ResponseStatus: int32(p.Status), ResponseBody: body,
+		CustomerID: a.CustomerID, Key: a.Key, LockToken: c.token(),
 		Event: event, Detail: detail,
 	})
 	if errors.Is(err, database.ErrNotFound) {
@@ -95,7 +97,7 @@ func (e *Engine) finishWithProblem(ctx context.Context, a Attempt, c claim, p pr
 	if err != nil {
 		return Result{}, fmt.Errorf("finish key: %w", err)
 	}
-	return Result{Status: p.Status, Body: stored}, nil
+	return Result{Status: p.Status, Body: body}, nil
 }
 
 // How an operation ended, in audit events and the completer's metrics.
@@ -108,7 +110,7 @@ const (
 // finishEvent is the audit event a finish records: "finished" by a request,
 // "recovered" (with what the completer found) by the completer.
 func (c claim) finishEvent(outcome string) (event string, detail json.RawMessage) {
-	if !c.byCompleter {
+	if !c.byCompleter() {
 		return "finished", json.RawMessage(`{}`)
 	}
 	detail, _ = json.Marshal(map[string]string{"outcome": outcome})

@@ -8,8 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"exactlyonce/idem"
-	"exactlyonce/internal/database"
-	"exactlyonce/internal/db"
 	"exactlyonce/internal/logging"
 )
 
@@ -20,11 +18,11 @@ import (
 func FenceAt(lockFor time.Duration) time.Duration { return idem.FenceAt(lockFor) }
 
 // withLease runs call, the provider call, under the kit's lease keeper
-// (idem.KeepLease): every third of the lock timeout it extends locked_until,
-// but only while the key still carries this attempt's token. A lock shorter
-// than a slow provider call would otherwise let a retry take over a live
-// attempt. What is about orders here is only the renewal statement, the
-// hooks, the metrics and the log lines.
+// (idem.KeepLease) with the kit's heartbeat (idem.Lock.Heartbeat): every
+// third of the lock timeout it extends the lease, but only while the key
+// still carries this attempt's token. A lock shorter than a slow provider
+// call would otherwise let a retry take over a live attempt. What is about
+// orders here is only the hooks, the metrics and the log lines.
 //
 // When a renewal finds the token gone, a newer attempt owns the operation:
 // call's context is cancelled and withLease returns ErrLockLost. When
@@ -34,18 +32,11 @@ func FenceAt(lockFor time.Duration) time.Duration { return idem.FenceAt(lockFor)
 // call that has already reached the provider may still be processed there;
 // what makes that harmless is that the completer cancels at the provider
 // before concluding "no charge".
-func (e *Engine) withLease(ctx context.Context, customerID uuid.UUID, key string, c claim, lockFor time.Duration, who Claimed, call func(ctx context.Context) error) error {
-	p := db.RenewLockParams{LockFor: lockFor, CustomerID: customerID, Key: key, LockToken: c.token}
+func (e *Engine) withLease(ctx context.Context, customerID uuid.UUID, key string, c claim, who Claimed, call func(ctx context.Context) error) error {
 	keeping := idem.LeaseKeeping{
-		Lease: lockFor,
-		Since: c.lockedAt,
-		Renew: func(ctx context.Context) error {
-			_, err := e.db.RenewLock(ctx, p)
-			if errors.Is(err, database.ErrNotFound) {
-				return ErrLockLost
-			}
-			return err
-		},
+		Lease: c.lock.Lease(),
+		Since: c.lock.Sent(),
+		Renew: c.lock.Heartbeat,
 		Renewed: func(ctx context.Context, err error) {
 			switch {
 			case errors.Is(err, ErrLockLost):

@@ -59,7 +59,7 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 	if c.resumed != nil {
 		priced = *c.resumed
 	}
-	claimed := Claimed{CustomerID: a.CustomerID, Key: a.Key, TakenOver: c.takenOver}
+	claimed := Claimed{CustomerID: a.CustomerID, Key: a.Key, TakenOver: c.lock.TakenOver}
 	if h := e.cfg.Hooks.AfterClaim; h != nil {
 		h(ctx, claimed)
 	}
@@ -99,7 +99,7 @@ func (e *Engine) checkAmount(ctx context.Context, a Attempt, priced catalog.Pric
 // chargeAndFinish is phases 2 and 3 of an attempt that owns its key.
 func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claimed Claimed, priced catalog.Priced) (Result, error) {
 	var ch payment.Charge
-	err := e.withLease(ctx, a.CustomerID, a.Key, c, e.lockFor(a), claimed, func(ctx context.Context) error {
+	err := e.withLease(ctx, a.CustomerID, a.Key, c, claimed, func(ctx context.Context) error {
 		if h := e.cfg.Hooks.BeforeCharge; h != nil {
 			h(ctx, claimed)
 		}
@@ -164,7 +164,7 @@ func (e *Engine) countClaim(ctx context.Context, a Attempt, c claim, replay *Res
 		return // not an outcome of the claim: the database failed
 	case replay != nil:
 		outcome = metrics.ClaimReplay
-	case c.takenOver:
+	case c.lock.TakenOver:
 		outcome, level = metrics.ClaimTakeover, slog.LevelInfo
 	default:
 		outcome = metrics.ClaimNew

@@ -56,7 +56,7 @@ func TestProviderRefusalIsAnUnknownOutcome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k.Status != "started" || k.ResponseCode != nil {
-		t.Errorf("got key %s with response %v, want started with no answer stored", k.Status, k.ResponseCode)
+	if k.Status != "started" || k.ResponseStatus != nil {
+		t.Errorf("got key %s with response %v, want started with no answer stored", k.Status, k.ResponseStatus)
 	}
 }

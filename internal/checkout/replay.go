@@ -3,12 +3,9 @@ package checkout
 import (
 	"context"
 	"errors"
-	"time"
 
-	"github.com/google/uuid"
-
+	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
-	"exactlyonce/internal/database"
 )
 
 // claimUnpriced answers an attempt whose order cannot be priced today (the
@@ -20,21 +17,30 @@ import (
 // expired). Only when no such key exists is priceErr the answer: then
 // nothing was claimed, so nothing was charged.
 func (e *Engine) claimUnpriced(ctx context.Context, a Attempt, priceErr error) (claim, *Result, error) {
-	c, replay, err := e.lockAndClaim(ctx, a, uuid.New(), time.Now())
+	kc, err := e.keys.Resume(ctx, e.keyRequest(a, nil))
+	if errors.Is(err, idem.ErrNotFound) {
+		return claim{}, nil, priceError(priceErr)
+	}
+	c, replay, err := e.claimed(ctx, a, kc, err)
 	switch {
-	case errors.Is(err, database.ErrNotFound), errors.Is(err, ErrKeyReused):
-		var invalid *catalog.InvalidCartError
-		if errors.As(priceErr, &invalid) {
-			return claim{}, nil, &InvalidOrderError{Reason: invalid.Reason}
-		}
-		return claim{}, nil, priceErr
+	case errors.Is(err, ErrKeyReused):
+		return claim{}, nil, priceError(priceErr)
 	case err != nil || replay != nil:
 		return claim{}, replay, err
 	case c.resumed == nil:
 		// A key claimed before requests were stored with their keys: it
 		// cannot be resumed without pricing it, so it is left to the
-		// completer (in practice such keys are past canTakeOver's window).
+		// completer (in practice such keys are past the provider's window).
 		return claim{}, nil, &InProgressError{RetryAfter: e.lockFor(a)}
 	}
 	return c, nil, nil
+}
+
+// priceError is the answer to an order that cannot be priced.
+func priceError(err error) error {
+	var invalid *catalog.InvalidCartError
+	if errors.As(err, &invalid) {
+		return &InvalidOrderError{Reason: invalid.Reason}
+	}
+	return err
 }

@@ -13,66 +13,65 @@ import (
 )
 
 const finishOrder = `-- name: FinishOrder :one
-WITH finished AS (
-    UPDATE idempotency_keys
-    SET status = 'finished', response_code = $1::int, response_body = $2
-    WHERE idempotency_keys.customer_id = $3 AND idempotency_keys.key = $4
-      AND status = 'started' AND lock_token = $5
-    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_code,
-              idempotency_keys.response_body, idempotency_keys.cart_id, idempotency_keys.cart_version
+WITH finished AS MATERIALIZED (
+    SELECT idem_finish(($1::uuid)::text, $2::text, $3::uuid, $4::integer,
+                       NULL::jsonb, $5::bytea) AS ok
 ),
 inserted AS (
     INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
-    SELECT customer_id, $6, key, $7, $8, $9, $10
-    FROM finished
+    SELECT $1::uuid, $6, $2::text, $7, $8, $9, $10
+    FROM finished WHERE ok
     RETURNING id
 ),
 logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)
-    SELECT finished.customer_id, finished.key, $11::text,
-           $12::jsonb || jsonb_build_object('status', finished.response_code, 'order_id', inserted.id)
-    FROM finished, inserted
+    SELECT $1::uuid, $2::text, $11::text,
+           $12::jsonb || jsonb_build_object('status', $4::integer, 'order_id', inserted.id)
+    FROM inserted
 ),
 closed AS (
     UPDATE carts SET order_id = inserted.id
-    FROM finished, inserted
-    WHERE carts.id = finished.cart_id AND carts.version = finished.cart_version AND carts.order_id IS NULL
+    FROM inserted, order_keys o
+    WHERE o.scope = ($1::uuid)::text AND o.key = $2::text
+      AND carts.id = o.cart_id AND carts.customer_id = $1::uuid AND carts.version = o.cart_version
+      AND carts.order_id IS NULL
 )
-SELECT finished.response_body FROM finished, inserted
+SELECT inserted.id FROM inserted
 `
 
 type FinishOrderParams struct {
-	ResponseCode int32
-	ResponseBody json.RawMessage
-	CustomerID   uuid.UUID
-	Key          string
-	LockToken    uuid.UUID
-	OrderID      uuid.UUID
-	Amount       int64
-	Currency     string
-	ChargeID     string
-	Items        json.RawMessage
-	Event        string
-	Detail       json.RawMessage
+	CustomerID     uuid.UUID
+	Key            string
+	LockToken      uuid.UUID
+	ResponseStatus int32
+	ResponseBody   []byte
+	OrderID        uuid.UUID
+	Amount         int64
+	Currency       string
+	ChargeID       string
+	Items          json.RawMessage
+	Event          string
+	Detail         json.RawMessage
 }
 
 // The last step of a successful order, in one statement and so in one
-// transaction: mark the key finished with the response to replay, write the
-// order and record the event ("finished", or "recovered" when the completer
-// finishes it), but only if this attempt still holds the key's lock token.
-// When a newer attempt has taken the key over, the UPDATE matches no row, the
-// INSERTs have nothing to select from, and the statement returns no row.
+// transaction: the kit's fenced finish (idem_finish) stores the receipt as
+// the key's answer, and only if it did, the order is written, the event
+// recorded ("finished", or "recovered" when the completer finishes it) and
+// the cart version paid for closed. When a newer attempt has taken the key
+// over, idem_finish returns false, the INSERTs have nothing to select from,
+// and the statement returns no row.
 // An order placed from a cart closes it, whoever finishes it (the request
 // or the completer): the shopper's next change opens a new, empty cart. Only
 // the version that was paid for: a cart changed in another tab while the
 // order ran stays open with its new lines, which nobody has paid for.
-func (q *Queries) FinishOrder(ctx context.Context, arg FinishOrderParams) (json.RawMessage, error) {
+func (q *Queries) FinishOrder(ctx context.Context, arg FinishOrderParams) (uuid.UUID, error) {
 	row := q.db.QueryRow(ctx, finishOrder,
-		arg.ResponseCode,
-		arg.ResponseBody,
 		arg.CustomerID,
 		arg.Key,
 		arg.LockToken,
+		arg.ResponseStatus,
+		arg.ResponseBody,
 		arg.OrderID,
 		arg.Amount,
 		arg.Currency,
@@ -81,9 +80,9 @@ func (q *Queries) FinishOrder(ctx context.Context, arg FinishOrderParams) (json.
 		arg.Event,
 		arg.Detail,
 	)
-	var response_body json.RawMessage
-	err := row.Scan(&response_body)
-	return response_body, err
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
 }
 
 const getOrder = `-- name: GetOrder :one

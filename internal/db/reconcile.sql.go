@@ -27,7 +27,7 @@ func (q *Queries) AdvanceReconcilerCursor(ctx context.Context, after string) err
 
 const chargeHasOrder = `-- name: ChargeHasOrder :one
 SELECT
-    coalesce((SELECT k.status FROM idempotency_keys k WHERE k.customer_id = $1 AND k.key = $2), '')::text AS key_status,
+    coalesce((SELECT k.status FROM idem_keys k WHERE k.scope = ($1::uuid)::text AND k.key = $2::text), '')::text AS key_status,
     EXISTS (SELECT FROM orders o WHERE o.customer_id = $1 AND o.charge_id = $3::text) AS has_order
 `
 
@@ -55,11 +55,12 @@ const matchCharge = `-- name: MatchCharge :one
 SELECT
     EXISTS (SELECT FROM orders o WHERE o.charge_id = $1::text) AS has_order,
     EXISTS (SELECT FROM reconciled_refunds r WHERE r.charge_id = $1::text) AS refund_recorded,
-    coalesce(k.customer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS customer_id,
+    coalesce(k.scope::uuid, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS customer_id,
     coalesce(k.key, '')::text AS key,
     coalesce(k.status, '')::text AS key_status
 FROM (SELECT 1) AS one
-LEFT JOIN idempotency_keys k ON k.provider_key = $2::text
+LEFT JOIN (order_keys o JOIN idem_keys k ON k.scope = o.scope AND k.key = o.key)
+    ON o.provider_key = $2::text
 `
 
 type MatchChargeParams struct {

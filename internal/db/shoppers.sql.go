@@ -7,10 +7,8 @@ package db
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/google/uuid"
-	"time"
 )
 
 const ensureShopper = `-- name: EnsureShopper :exec
@@ -24,36 +22,4 @@ INSERT INTO customers (id) VALUES ($1) ON CONFLICT (id) DO NOTHING
 func (q *Queries) EnsureShopper(ctx context.Context, id uuid.UUID) error {
 	_, err := q.db.Exec(ctx, ensureShopper, id)
 	return err
-}
-
-const shopperKey = `-- name: ShopperKey :one
-SELECT status, (locked_until - now())::interval AS lock_remaining, response_code, response_body
-FROM idempotency_keys
-WHERE customer_id = $1 AND key = $2
-`
-
-type ShopperKeyParams struct {
-	CustomerID uuid.UUID
-	Key        string
-}
-
-type ShopperKeyRow struct {
-	Status        string
-	LockRemaining time.Duration
-	ResponseCode  *int32
-	ResponseBody  json.RawMessage
-}
-
-// A key as the browser checkout's status page needs it: scoped to the
-// shopper, so another shopper's key is simply not found.
-func (q *Queries) ShopperKey(ctx context.Context, arg ShopperKeyParams) (ShopperKeyRow, error) {
-	row := q.db.QueryRow(ctx, shopperKey, arg.CustomerID, arg.Key)
-	var i ShopperKeyRow
-	err := row.Scan(
-		&i.Status,
-		&i.LockRemaining,
-		&i.ResponseCode,
-		&i.ResponseBody,
-	)
-	return i, err
 }

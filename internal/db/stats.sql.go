@@ -13,9 +13,10 @@ const demoStats = `-- name: DemoStats :one
 SELECT
     (SELECT count(*) FROM provider.charges WHERE status = 'succeeded') AS charges,
     (SELECT count(*) FROM orders) AS orders,
-    (SELECT count(*) FROM idempotency_keys WHERE status = 'started') AS keys_started,
-    (SELECT count(*) FROM idempotency_keys WHERE status = 'finished') AS keys_finished,
-    (SELECT count(*) FROM idempotency_keys WHERE status = 'started' AND parked_at IS NOT NULL) AS keys_parked,
+    (SELECT count(*) FROM idem_keys k JOIN order_keys o USING (scope, key) WHERE k.status = 'started') AS keys_started,
+    (SELECT count(*) FROM idem_keys k JOIN order_keys o USING (scope, key) WHERE k.status = 'finished') AS keys_finished,
+    (SELECT count(*) FROM idem_keys k JOIN order_keys o USING (scope, key)
+     WHERE k.status = 'started' AND k.parked_at IS NOT NULL) AS keys_parked,
     (SELECT count(*) FROM reconciled_refunds) AS refunds
 `
 

@@ -71,8 +71,8 @@ func (r *Runner) Inspect(ctx context.Context, customer uuid.UUID, key string) (I
 			Key: k.Key, Status: status, LockedUntil: k.LockedUntil, LockRemaining: k.LockRemaining,
 			TokenPrefix: k.LockToken.String()[:8],
 		}
-		if k.ResponseCode != nil {
-			in.Keys[i].ResponseCode = int(*k.ResponseCode)
+		if k.ResponseStatus != nil {
+			in.Keys[i].ResponseCode = int(*k.ResponseStatus)
 		}
 		found = found || k.Key == key
 	}

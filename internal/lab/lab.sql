@@ -3,9 +3,9 @@
 -- lock's remaining time is measured by the database clock, like every
 -- decision about a lock.
 SELECT key, status, locked_until, (locked_until - now())::interval AS lock_remaining,
-       lock_token, response_code, operation_id, created_at, (parked_at IS NOT NULL)::boolean AS parked
-FROM idempotency_keys
-WHERE customer_id = @customer_id
+       lock_token, response_status, operation_id, created_at, (parked_at IS NOT NULL)::boolean AS parked
+FROM idem_keys
+WHERE scope = (@customer_id::uuid)::text
 ORDER BY created_at, key
 LIMIT @max_rows;
 

@@ -2,10 +2,15 @@ package lifecycle
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"exactlyonce/idem"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/metrics"
@@ -17,19 +22,23 @@ const eventsKeptFor = 2
 
 // SweeperConfig tunes a Sweeper.
 type SweeperConfig struct {
-	// Retention is how long a key is kept after its creation. Finished keys
-	// older than that are deleted; the same key then starts a new operation.
+	// Retention is how long a finished key is kept after it finished. Older
+	// ones are deleted; the same key then starts a new operation.
 	Retention time.Duration
 	// Batch bounds the rows one transaction deletes, so that a backlog never
 	// holds locks for long nor makes one huge transaction.
 	Batch int
 }
 
-// Sweeper deletes expired finished keys, and audit events past their own
-// retention, in bounded batches. It never deletes a started key: its outcome
-// is not known yet, and the completer or a retry settles it first.
+// Sweeper deletes expired finished keys with the kit's sweeper, recording
+// each as "expired" in its audit trail in the same transaction, and then
+// audit events past their own retention, in bounded batches. It never
+// deletes a started key: its outcome is not known yet, and the completer or
+// a retry settles it first. One instance sweeps at a time
+// (idem.Sweeper.Exclusive): the others find the lock taken and stop.
 type Sweeper struct {
 	db      *database.DB
+	keys    *idem.Sweeper
 	cfg     SweeperConfig
 	metrics *metrics.Metrics
 	log     *slog.Logger
@@ -43,7 +52,32 @@ func NewSweeper(d *database.DB, cfg SweeperConfig, m *metrics.Metrics, log *slog
 	if m == nil {
 		m = metrics.New()
 	}
-	return &Sweeper{db: d, cfg: cfg, metrics: m, log: log}
+	s := &Sweeper{db: d, cfg: cfg, metrics: m, log: log}
+	s.keys = &idem.Sweeper{
+		Store: idem.NewStore(d.Pool, idem.Options{}), Keep: cfg.Retention, Batch: int32(cfg.Batch),
+		Exclusive: true, OnDelete: recordExpired,
+	}
+	return s
+}
+
+// recordExpired writes the "expired" event of every order key a sweep batch
+// deleted, in the batch's transaction.
+func recordExpired(ctx context.Context, tx pgx.Tx, deleted []idem.SweptKey) error {
+	q := db.New(tx)
+	for _, k := range deleted {
+		customer, err := uuid.Parse(k.Scope)
+		if err != nil {
+			continue // not an order key (a form's visitor)
+		}
+		detail, err := json.Marshal(map[string]any{"status": k.Status, "created_at": k.CreatedAt})
+		if err != nil {
+			return err
+		}
+		if err := q.RecordKeyEvent(ctx, db.RecordKeyEventParams{CustomerID: customer, Key: k.Key, Event: "expired", Detail: detail}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Swept is what one pass did.
@@ -56,57 +90,33 @@ type Swept struct {
 	Busy bool
 }
 
-// Pass deletes everything expired, a batch per transaction, until a batch
-// comes back short. Each batch first takes a transaction-level advisory
-// lock: while one instance sweeps the others find it taken and stop, and a
-// crashed sweeper's lock goes with its transaction.
+// Pass deletes everything expired: the keys, then the events, a batch per
+// transaction, until a batch comes back short.
 func (s *Sweeper) Pass(ctx context.Context) (Swept, error) {
 	var sw Swept
-	steps := []struct {
-		what    string
-		delete  func(ctx context.Context, q *db.Queries) (int64, error)
-		total   *int64
-		batches *int
-		count   func(float64)
-	}{
-		{"keys", func(ctx context.Context, q *db.Queries) (int64, error) {
-			return q.SweepKeys(ctx, db.SweepKeysParams{Retention: s.cfg.Retention, BatchSize: int32(s.cfg.Batch)})
-		}, &sw.Keys, &sw.KeyBatches, s.metrics.SweptKeys.Add},
-		{"events", func(ctx context.Context, q *db.Queries) (int64, error) {
-			return q.SweepKeyEvents(ctx, db.SweepKeyEventsParams{Keep: eventsKeptFor * s.cfg.Retention, BatchSize: int32(s.cfg.Batch)})
-		}, &sw.Events, &sw.EventBatches, s.metrics.SweptEvents.Add},
+	keys, err := s.keys.Pass(ctx)
+	sw.Keys, sw.KeyBatches, sw.Busy = keys.Keys, keys.Batches, keys.Busy
+	s.metrics.SweptKeys.Add(float64(keys.Keys))
+	if err != nil {
+		return sw, err
 	}
-	for _, step := range steps {
-		for {
-			if err := ctx.Err(); err != nil {
-				return sw, err
-			}
-			var n int64
-			err := s.db.InTx(ctx, func(q *db.Queries) error {
-				locked, err := q.TrySweepLock(ctx)
-				if err != nil {
-					return err
-				}
-				if !locked {
-					sw.Busy = true
-					return nil
-				}
-				n, err = step.delete(ctx, q)
-				return err
-			})
-			if err != nil {
-				return sw, fmt.Errorf("sweep %s: %w", step.what, err)
-			}
-			if sw.Busy {
-				s.log.DebugContext(ctx, "sweeper: another instance is sweeping")
-				return sw, nil
-			}
-			*step.batches++
-			*step.total += n
-			step.count(float64(n))
-			if n < int64(s.cfg.Batch) {
-				break
-			}
+	if sw.Busy {
+		s.log.DebugContext(ctx, "sweeper: another instance is sweeping")
+		return sw, nil
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return sw, err
+		}
+		n, err := s.db.SweepKeyEvents(ctx, db.SweepKeyEventsParams{Keep: eventsKeptFor * s.cfg.Retention, BatchSize: int32(s.cfg.Batch)})
+		if err != nil {
+			return sw, fmt.Errorf("sweep events: %w", err)
+		}
+		sw.EventBatches++
+		sw.Events += n
+		s.metrics.SweptEvents.Add(float64(n))
+		if n < int64(s.cfg.Batch) {
+			break
 		}
 	}
 	if sw.Keys+sw.Events > 0 {

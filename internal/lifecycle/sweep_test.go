@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"exactlyonce/idem"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/db"
@@ -136,8 +139,9 @@ func TestSweeperRunsOnOneInstanceAtATime(t *testing.T) {
 	// Another instance holds the sweep lock for the length of a batch.
 	locked, release, done := make(chan struct{}), make(chan struct{}), make(chan error)
 	go func() {
-		done <- h.DB.InTx(context.Background(), func(q *db.Queries) error {
-			if ok, err := q.TrySweepLock(context.Background()); err != nil || !ok {
+		done <- pgx.BeginFunc(context.Background(), h.DB.Pool, func(tx pgx.Tx) error {
+			var ok bool
+			if err := tx.QueryRow(context.Background(), "SELECT pg_try_advisory_xact_lock($1)", idem.SweepLockID).Scan(&ok); err != nil || !ok {
 				return fmt.Errorf("take sweep lock: got %v, %v", ok, err)
 			}
 			close(locked)

@@ -12,10 +12,22 @@ import (
 )
 
 const claim = `-- name: Claim :one
-INSERT INTO idem_keys (scope, key, fingerprint, operation_id, lock_token, locked_until, request)
-VALUES ($1, $2, $3, gen_random_uuid(), gen_random_uuid(), now() + $4::interval, $5)
-ON CONFLICT (scope, key) DO NOTHING
-RETURNING operation_id, lock_token, locked_until
+WITH claimed AS MATERIALIZED (
+    SELECT idem_claim($1::text, $2::text, $3::bytea, $4::interval, $5::jsonb,
+                      $6::uuid, $7::uuid) AS inserted
+)
+SELECT true AS inserted, $3::bytea AS fingerprint, 'started'::text AS status,
+       $6::uuid AS operation_id, $5::jsonb AS request,
+       NULL::integer AS response_status, NULL::jsonb AS response_headers, NULL::bytea AS response_body,
+       0::double precision AS lease_left_seconds, 0::double precision AS age_seconds
+FROM claimed WHERE claimed.inserted
+UNION ALL
+SELECT false, k.fingerprint, k.status, k.operation_id, k.request,
+       k.response_status, k.response_headers, k.response_body,
+       extract(epoch FROM k.locked_until - now())::double precision,
+       extract(epoch FROM now() - k.created_at)::double precision
+FROM claimed, idem_keys AS k
+WHERE NOT claimed.inserted AND k.scope = $1::text AND k.key = $2::text
 `
 
 type ClaimParams struct {
@@ -24,15 +36,28 @@ type ClaimParams struct {
 	Fingerprint []byte
 	Lease       time.Duration
 	Request     json.RawMessage
+	OperationID string
+	LockToken   string
 }
 
 type ClaimRow struct {
-	OperationID string
-	LockToken   string
-	LockedUntil time.Time
+	Inserted         bool
+	Fingerprint      []byte
+	Status           string
+	OperationID      string
+	Request          json.RawMessage
+	ResponseStatus   *int32
+	ResponseHeaders  json.RawMessage
+	ResponseBody     []byte
+	LeaseLeftSeconds float64
+	AgeSeconds       float64
 }
 
-// A new key in one round trip. No row back means the key exists already.
+// A new key in one round trip (idem_claim), or, when it exists, the key as
+// this statement's snapshot sees it, so that a replay, a mismatch and a
+// key in progress are also answered in one round trip. The lease left is
+// measured by the database clock (zero or less: run out). No row back means the key was inserted by another
+// transaction after this statement's snapshot: look again under a lock.
 func (q *Queries) Claim(ctx context.Context, arg ClaimParams) (ClaimRow, error) {
 	row := q.db.QueryRow(ctx, claim,
 		arg.Scope,
@@ -40,48 +65,57 @@ func (q *Queries) Claim(ctx context.Context, arg ClaimParams) (ClaimRow, error) 
 		arg.Fingerprint,
 		arg.Lease,
 		arg.Request,
+		arg.OperationID,
+		arg.LockToken,
 	)
 	var i ClaimRow
-	err := row.Scan(&i.OperationID, &i.LockToken, &i.LockedUntil)
+	err := row.Scan(
+		&i.Inserted,
+		&i.Fingerprint,
+		&i.Status,
+		&i.OperationID,
+		&i.Request,
+		&i.ResponseStatus,
+		&i.ResponseHeaders,
+		&i.ResponseBody,
+		&i.LeaseLeftSeconds,
+		&i.AgeSeconds,
+	)
 	return i, err
 }
 
-const finish = `-- name: Finish :execrows
-UPDATE idem_keys
-SET status = 'finished', response_status = $1, response_headers = $2,
-    response_body = $3, finished_at = now(), locked_until = now()
-WHERE scope = $4 AND key = $5 AND lock_token = $6 AND status = 'started'
+const finish = `-- name: Finish :one
+SELECT idem_finish($1::text, $2::text, $3::uuid, $4::integer,
+                   $5::jsonb, $6::bytea)::boolean AS finished
 `
 
 type FinishParams struct {
-	ResponseStatus  *int32
-	ResponseHeaders json.RawMessage
-	ResponseBody    []byte
 	Scope           string
 	Key             string
 	LockToken       string
+	ResponseStatus  int32
+	ResponseHeaders json.RawMessage
+	ResponseBody    []byte
 }
 
-// The fenced finish: only the attempt holding the current token, and only
-// once. Zero rows means the attempt lost the key.
-func (q *Queries) Finish(ctx context.Context, arg FinishParams) (int64, error) {
-	result, err := q.db.Exec(ctx, finish,
-		arg.ResponseStatus,
-		arg.ResponseHeaders,
-		arg.ResponseBody,
+// The fenced finish (idem_finish): false means the attempt lost the key.
+func (q *Queries) Finish(ctx context.Context, arg FinishParams) (bool, error) {
+	row := q.db.QueryRow(ctx, finish,
 		arg.Scope,
 		arg.Key,
 		arg.LockToken,
+		arg.ResponseStatus,
+		arg.ResponseHeaders,
+		arg.ResponseBody,
 	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	var finished bool
+	err := row.Scan(&finished)
+	return finished, err
 }
 
 const getKey = `-- name: GetKey :one
 SELECT status, response_status, response_headers, response_body,
-       (locked_until > now())::boolean AS held
+       extract(epoch FROM locked_until - now())::double precision AS lease_left_seconds
 FROM idem_keys
 WHERE scope = $1 AND key = $2
 `
@@ -92,11 +126,11 @@ type GetKeyParams struct {
 }
 
 type GetKeyRow struct {
-	Status          string
-	ResponseStatus  *int32
-	ResponseHeaders json.RawMessage
-	ResponseBody    []byte
-	Held            bool
+	Status           string
+	ResponseStatus   *int32
+	ResponseHeaders  json.RawMessage
+	ResponseBody     []byte
+	LeaseLeftSeconds float64
 }
 
 func (q *Queries) GetKey(ctx context.Context, arg GetKeyParams) (GetKeyRow, error) {
@@ -107,7 +141,7 @@ func (q *Queries) GetKey(ctx context.Context, arg GetKeyParams) (GetKeyRow, erro
 		&i.ResponseStatus,
 		&i.ResponseHeaders,
 		&i.ResponseBody,
-		&i.Held,
+		&i.LeaseLeftSeconds,
 	)
 	return i, err
 }
@@ -115,7 +149,7 @@ func (q *Queries) GetKey(ctx context.Context, arg GetKeyParams) (GetKeyRow, erro
 const heartbeat = `-- name: Heartbeat :one
 UPDATE idem_keys
 SET locked_until = now() + $1::interval
-WHERE scope = $2 AND key = $3 AND lock_token = $4 AND status = 'started'
+WHERE scope = $2 AND key = $3 AND lock_token = $4::uuid AND status = 'started'
 RETURNING locked_until
 `
 
@@ -142,7 +176,8 @@ func (q *Queries) Heartbeat(ctx context.Context, arg HeartbeatParams) (time.Time
 
 const lockKey = `-- name: LockKey :one
 SELECT fingerprint, status, operation_id, request, response_status, response_headers, response_body,
-       (locked_until > now())::boolean AS held
+       extract(epoch FROM locked_until - now())::double precision AS lease_left_seconds,
+       extract(epoch FROM now() - created_at)::double precision AS age_seconds
 FROM idem_keys
 WHERE scope = $1 AND key = $2
 FOR UPDATE
@@ -154,14 +189,15 @@ type LockKeyParams struct {
 }
 
 type LockKeyRow struct {
-	Fingerprint     []byte
-	Status          string
-	OperationID     string
-	Request         json.RawMessage
-	ResponseStatus  *int32
-	ResponseHeaders json.RawMessage
-	ResponseBody    []byte
-	Held            bool
+	Fingerprint      []byte
+	Status           string
+	OperationID      string
+	Request          json.RawMessage
+	ResponseStatus   *int32
+	ResponseHeaders  json.RawMessage
+	ResponseBody     []byte
+	LeaseLeftSeconds float64
+	AgeSeconds       float64
 }
 
 // An existing key, locked for the rest of the transaction, with the
@@ -177,14 +213,37 @@ func (q *Queries) LockKey(ctx context.Context, arg LockKeyParams) (LockKeyRow, e
 		&i.ResponseStatus,
 		&i.ResponseHeaders,
 		&i.ResponseBody,
-		&i.Held,
+		&i.LeaseLeftSeconds,
+		&i.AgeSeconds,
 	)
 	return i, err
 }
 
+const park = `-- name: Park :execrows
+UPDATE idem_keys
+SET parked_at = now()
+WHERE scope = $1 AND key = $2 AND lock_token = $3::uuid AND status = 'started'
+`
+
+type ParkParams struct {
+	Scope     string
+	Key       string
+	LockToken string
+}
+
+// Parks a poison key held by the completer: it stays started, and no
+// completer takes it over again.
+func (q *Queries) Park(ctx context.Context, arg ParkParams) (int64, error) {
+	result, err := q.db.Exec(ctx, park, arg.Scope, arg.Key, arg.LockToken)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const release = `-- name: Release :execrows
 DELETE FROM idem_keys
-WHERE scope = $1 AND key = $2 AND lock_token = $3 AND status = 'started'
+WHERE scope = $1 AND key = $2 AND lock_token = $3::uuid AND status = 'started'
 `
 
 type ReleaseParams struct {
@@ -203,13 +262,16 @@ func (q *Queries) Release(ctx context.Context, arg ReleaseParams) (int64, error)
 	return result.RowsAffected(), nil
 }
 
-const sweep = `-- name: Sweep :execrows
+const sweep = `-- name: Sweep :many
 DELETE FROM idem_keys
 WHERE (scope, key) IN (
-    SELECT scope, key FROM idem_keys
-    WHERE status = 'finished' AND finished_at < now() - $1::interval
+    SELECT s.scope, s.key FROM idem_keys AS s
+    WHERE s.status = 'finished' AND s.finished_at < now() - $1::interval
+    ORDER BY s.finished_at
     LIMIT $2
+    FOR UPDATE SKIP LOCKED
 )
+RETURNING scope, key, response_status, created_at
 `
 
 type SweepParams struct {
@@ -217,84 +279,132 @@ type SweepParams struct {
 	Batch int32
 }
 
-// Deletes up to @batch answers finished more than @keep ago.
-func (q *Queries) Sweep(ctx context.Context, arg SweepParams) (int64, error) {
-	result, err := q.db.Exec(ctx, sweep, arg.Keep, arg.Batch)
+type SweepRow struct {
+	Scope          string
+	Key            string
+	ResponseStatus *int32
+	CreatedAt      time.Time
+}
+
+// Deletes up to @batch answers finished more than @keep ago, oldest first,
+// and returns them. SKIP LOCKED passes over a key a claim is reading under
+// FOR UPDATE, and the LIMIT keeps every transaction short.
+func (q *Queries) Sweep(ctx context.Context, arg SweepParams) ([]SweepRow, error) {
+	rows, err := q.db.Query(ctx, sweep, arg.Keep, arg.Batch)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	var items []SweepRow
+	for rows.Next() {
+		var i SweepRow
+		if err := rows.Scan(
+			&i.Scope,
+			&i.Key,
+			&i.ResponseStatus,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const takeOver = `-- name: TakeOver :one
 UPDATE idem_keys
-SET lock_token = gen_random_uuid(), locked_until = now() + $1::interval
-WHERE scope = $2 AND key = $3 AND status = 'started'
-RETURNING operation_id, lock_token, locked_until, request
+SET lock_token = $1::uuid, locked_until = now() + $2::interval
+WHERE scope = $3 AND key = $4 AND status = 'started'
+RETURNING operation_id, request
 `
 
 type TakeOverParams struct {
-	Lease time.Duration
-	Scope string
-	Key   string
+	LockToken string
+	Lease     time.Duration
+	Scope     string
+	Key       string
 }
 
 type TakeOverRow struct {
 	OperationID string
-	LockToken   string
-	LockedUntil time.Time
 	Request     json.RawMessage
 }
 
 // Hands a started key whose lease has run out to a new attempt. The caller
 // holds the row lock (LockKey) and has checked that the lease ran out.
 func (q *Queries) TakeOver(ctx context.Context, arg TakeOverParams) (TakeOverRow, error) {
-	row := q.db.QueryRow(ctx, takeOver, arg.Lease, arg.Scope, arg.Key)
-	var i TakeOverRow
-	err := row.Scan(
-		&i.OperationID,
-		&i.LockToken,
-		&i.LockedUntil,
-		&i.Request,
+	row := q.db.QueryRow(ctx, takeOver,
+		arg.LockToken,
+		arg.Lease,
+		arg.Scope,
+		arg.Key,
 	)
+	var i TakeOverRow
+	err := row.Scan(&i.OperationID, &i.Request)
 	return i, err
 }
 
 const takeStuck = `-- name: TakeStuck :one
 UPDATE idem_keys AS k
-SET lock_token = gen_random_uuid(), locked_until = now() + $1::interval
+SET lock_token = $1::uuid, locked_until = now() + $2::interval,
+    settle_attempts = k.settle_attempts + 1
 FROM (
     SELECT s.scope, s.key FROM idem_keys AS s
-    WHERE s.status = 'started' AND s.locked_until < now()
+    WHERE s.status = 'started' AND s.parked_at IS NULL AND s.locked_until <= now()
+      AND s.created_at <= now() - $3::interval
     ORDER BY s.locked_until
     LIMIT 1
     FOR UPDATE SKIP LOCKED
 ) AS stuck
-WHERE k.scope = stuck.scope AND k.key = stuck.key
-RETURNING k.scope, k.key, k.operation_id, k.lock_token, k.locked_until, k.request
+WHERE k.scope = stuck.scope AND k.key = stuck.key AND k.status = 'started' AND k.parked_at IS NULL
+RETURNING k.scope, k.key, k.operation_id, k.request, k.settle_attempts
 `
 
-type TakeStuckRow struct {
-	Scope       string
-	Key         string
-	OperationID string
-	LockToken   string
-	LockedUntil time.Time
-	Request     json.RawMessage
+type TakeStuckParams struct {
+	LockToken string
+	Lease     time.Duration
+	Grace     time.Duration
 }
 
-// The completer's takeover: the oldest started key whose lease has run out,
-// skipping rows another completer is taking at this moment.
-func (q *Queries) TakeStuck(ctx context.Context, lease time.Duration) (TakeStuckRow, error) {
-	row := q.db.QueryRow(ctx, takeStuck, lease)
+type TakeStuckRow struct {
+	Scope          string
+	Key            string
+	OperationID    string
+	Request        json.RawMessage
+	SettleAttempts int32
+}
+
+// The completer's takeover: the oldest started key whose lease has run out
+// and whose client has had @grace to retry, skipping parked keys and rows
+// another completer or a retry is deciding about at this moment (the
+// re-check of the WHERE clause on the locked row drops a key taken over
+// meanwhile). settle_attempts counts the takeovers.
+func (q *Queries) TakeStuck(ctx context.Context, arg TakeStuckParams) (TakeStuckRow, error) {
+	row := q.db.QueryRow(ctx, takeStuck, arg.LockToken, arg.Lease, arg.Grace)
 	var i TakeStuckRow
 	err := row.Scan(
 		&i.Scope,
 		&i.Key,
 		&i.OperationID,
-		&i.LockToken,
-		&i.LockedUntil,
 		&i.Request,
+		&i.SettleAttempts,
 	)
 	return i, err
+}
+
+const trySweepLock = `-- name: TrySweepLock :one
+SELECT pg_try_advisory_xact_lock(7305812216405213249)
+`
+
+// Lets one instance at a time sweep (Sweeper.Exclusive): a
+// transaction-level advisory lock, released by the batch's commit. The
+// constant is the kit's name for the lock (SweepLockID).
+func (q *Queries) TrySweepLock(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, trySweepLock)
+	var pg_try_advisory_xact_lock bool
+	err := row.Scan(&pg_try_advisory_xact_lock)
+	return pg_try_advisory_xact_lock, err
 }

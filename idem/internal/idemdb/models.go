@@ -23,4 +23,6 @@ type IdemKey struct {
 	ResponseBody    []byte
 	CreatedAt       time.Time
 	FinishedAt      *time.Time
+	SettleAttempts  int32
+	ParkedAt        *time.Time
 }

@@ -83,14 +83,15 @@ func (q *Queries) ChaosChargesWithoutOrder(ctx context.Context) ([]ChaosChargesW
 }
 
 const chaosKeys = `-- name: ChaosKeys :many
-SELECT customer_id, key, status, response_code FROM idempotency_keys
+SELECT k.scope::uuid AS customer_id, k.key, k.status, k.response_status
+FROM idem_keys k JOIN order_keys USING (scope, key)
 `
 
 type ChaosKeysRow struct {
-	CustomerID   uuid.UUID
-	Key          string
-	Status       string
-	ResponseCode *int32
+	CustomerID     uuid.UUID
+	Key            string
+	Status         string
+	ResponseStatus *int32
 }
 
 // Every key with what it stored, to compare with what the clients were told.
@@ -107,7 +108,7 @@ func (q *Queries) ChaosKeys(ctx context.Context) ([]ChaosKeysRow, error) {
 			&i.CustomerID,
 			&i.Key,
 			&i.Status,
-			&i.ResponseCode,
+			&i.ResponseStatus,
 		); err != nil {
 			return nil, err
 		}
@@ -269,7 +270,7 @@ func (q *Queries) ChaosRefundedOrders(ctx context.Context) ([]ChaosRefundedOrder
 }
 
 const chaosStartedKeys = `-- name: ChaosStartedKeys :one
-SELECT count(*) FROM idempotency_keys WHERE status = 'started'
+SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key) WHERE k.status = 'started'
 `
 
 // Keys nobody has settled yet; a settled run has none.
@@ -285,11 +286,13 @@ SELECT
     (SELECT count(*) FROM orders)                                         AS orders,
     (SELECT count(*) FROM provider.charges WHERE status = 'succeeded')    AS charges_succeeded,
     (SELECT count(*) FROM provider.charges WHERE status = 'declined')     AS charges_declined,
-    (SELECT count(*) FROM idempotency_keys)                               AS keys,
-    (SELECT count(*) FROM idempotency_keys WHERE response_code = 402)     AS keys_402,
+    (SELECT count(*) FROM order_keys)                                     AS keys,
+    (SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key)
+     WHERE k.response_status = 402)                                       AS keys_402,
     (SELECT count(*) FROM provider.refunds)                               AS refunds,
     (SELECT count(*) FROM provider.canceled_keys)                         AS canceled_keys,
-    (SELECT count(*) FROM idempotency_keys WHERE parked_at IS NOT NULL)   AS parked_keys
+    (SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key)
+     WHERE k.parked_at IS NOT NULL)                                       AS parked_keys
 `
 
 type ChaosTotalsRow struct {

@@ -40,9 +40,9 @@ func (q *Queries) CountCustomerOrders(ctx context.Context, customerID uuid.UUID)
 
 const listCustomerKeys = `-- name: ListCustomerKeys :many
 SELECT key, status, locked_until, (locked_until - now())::interval AS lock_remaining,
-       lock_token, response_code, operation_id, created_at, (parked_at IS NOT NULL)::boolean AS parked
-FROM idempotency_keys
-WHERE customer_id = $1
+       lock_token, response_status, operation_id, created_at, (parked_at IS NOT NULL)::boolean AS parked
+FROM idem_keys
+WHERE scope = ($1::uuid)::text
 ORDER BY created_at, key
 LIMIT $2
 `
@@ -53,15 +53,15 @@ type ListCustomerKeysParams struct {
 }
 
 type ListCustomerKeysRow struct {
-	Key           string
-	Status        string
-	LockedUntil   time.Time
-	LockRemaining time.Duration
-	LockToken     uuid.UUID
-	ResponseCode  *int32
-	OperationID   uuid.UUID
-	CreatedAt     time.Time
-	Parked        bool
+	Key            string
+	Status         string
+	LockedUntil    time.Time
+	LockRemaining  time.Duration
+	LockToken      uuid.UUID
+	ResponseStatus *int32
+	OperationID    uuid.UUID
+	CreatedAt      time.Time
+	Parked         bool
 }
 
 // A customer's keys as the double-click lab shows them, oldest first. The
@@ -82,7 +82,7 @@ func (q *Queries) ListCustomerKeys(ctx context.Context, arg ListCustomerKeysPara
 			&i.LockedUntil,
 			&i.LockRemaining,
 			&i.LockToken,
-			&i.ResponseCode,
+			&i.ResponseStatus,
 			&i.OperationID,
 			&i.CreatedAt,
 			&i.Parked,

@@ -35,23 +35,22 @@ type Customer struct {
 	CreatedAt time.Time
 }
 
-type IdempotencyKey struct {
-	CustomerID     uuid.UUID
-	Key            string
-	Fingerprint    []byte
-	Status         string
-	LockedUntil    time.Time
-	LockToken      uuid.UUID
-	ResponseCode   *int32
-	ResponseBody   json.RawMessage
-	CreatedAt      time.Time
-	Request        json.RawMessage
-	OperationID    uuid.UUID
-	ProviderKey    *string
-	SettleAttempts int32
-	ParkedAt       *time.Time
-	CartID         *uuid.UUID
-	CartVersion    *int64
+type IdemKey struct {
+	Scope           string
+	Key             string
+	Fingerprint     []byte
+	Status          string
+	OperationID     uuid.UUID
+	LockToken       uuid.UUID
+	LockedUntil     time.Time
+	Request         json.RawMessage
+	ResponseStatus  *int32
+	ResponseHeaders json.RawMessage
+	ResponseBody    []byte
+	CreatedAt       time.Time
+	FinishedAt      *time.Time
+	SettleAttempts  int32
+	ParkedAt        *time.Time
 }
 
 type KeyEvent struct {
@@ -72,6 +71,14 @@ type Order struct {
 	ChargeID       string
 	Items          json.RawMessage
 	CreatedAt      time.Time
+}
+
+type OrderKey struct {
+	Scope       string
+	Key         string
+	ProviderKey *string
+	CartID      *uuid.UUID
+	CartVersion *int64
 }
 
 type PickupReservation struct {

@@ -1,0 +1,105 @@
+-- name: ClaimOrderKey :one
+-- The first step of every order, in one round trip: the kit's claim of a new
+-- key (idem_claim, with the priced order the completer needs), the key sent
+-- to the provider and the "claimed" event. For an order of a cart version
+-- (@cart_id set), the key is claimed only if the cart is this customer's,
+-- still open, still at @cart_version and not bound to another key, and the
+-- same statement binds the version to the key (the UPDATE locks the cart:
+-- two keys racing for one version cannot both get through, and a change of
+-- the lines waits for it).
+--
+-- A key already there is reported as the kit's claim reports it, whatever
+-- the cart holds now (a finished order is replayed after its cart closed),
+-- and judged by the kit (idem.Store.Decide). No row at all means that the
+-- cart refused the key, or that the key is too new for this statement's
+-- snapshot; the engine reads the cart to tell which.
+WITH cart AS (
+    UPDATE carts SET order_key = @key::text, order_key_at = now()
+    WHERE carts.id = sqlc.narg('cart_id')::uuid AND carts.customer_id = @customer_id::uuid
+      AND carts.version = sqlc.narg('cart_version')::bigint
+      AND carts.order_id IS NULL AND (carts.order_key IS NULL OR carts.order_key = @key::text)
+      AND NOT EXISTS (SELECT FROM idem_keys k WHERE k.scope = (@customer_id::uuid)::text AND k.key = @key::text)
+    RETURNING carts.id, carts.version
+),
+claimed AS MATERIALIZED (
+    SELECT idem_claim((@customer_id::uuid)::text, @key::text, @fingerprint::bytea, @lease::interval,
+                      @request::jsonb, @operation_id::uuid, @lock_token::uuid) AS inserted,
+           cart.id AS cart_id, cart.version AS cart_version
+    FROM (SELECT 1) AS one
+    LEFT JOIN cart ON true
+    WHERE sqlc.narg('cart_id')::uuid IS NULL OR cart.id IS NOT NULL
+),
+about AS (
+    INSERT INTO order_keys (scope, key, provider_key, cart_id, cart_version)
+    SELECT (@customer_id::uuid)::text, @key::text, @provider_key::text, cart_id, cart_version
+    FROM claimed WHERE inserted
+),
+logged AS (
+    INSERT INTO key_events (customer_id, key, event, detail)
+    SELECT @customer_id::uuid, @key::text, 'claimed', jsonb_build_object('locked_until', now() + @lease::interval)
+    FROM claimed WHERE inserted
+)
+SELECT true AS inserted, @fingerprint::bytea AS fingerprint, 'started'::text AS status,
+       NULL::integer AS response_status, NULL::bytea AS response_body,
+       0::double precision AS lease_left_seconds, 0::double precision AS age_seconds
+FROM claimed WHERE inserted
+UNION ALL
+SELECT false, k.fingerprint, k.status, k.response_status, k.response_body,
+       extract(epoch FROM k.locked_until - now())::double precision,
+       extract(epoch FROM now() - k.created_at)::double precision
+FROM idem_keys AS k
+WHERE k.scope = (@customer_id::uuid)::text AND k.key = @key::text
+  AND NOT EXISTS (SELECT FROM claimed WHERE inserted);
+
+-- name: KeyExists :one
+-- Whether a key has been claimed, for the engine's check of a form's amount:
+-- a key in use is judged by what it was claimed for, a new one by the amount.
+SELECT EXISTS (SELECT FROM idem_keys WHERE scope = (@customer_id::uuid)::text AND key = @key);
+
+-- name: RecordKeyEvent :exec
+-- Appends to a key's audit trail an event of a step the kit took (a
+-- takeover by a retry or by the completer, a parking).
+INSERT INTO key_events (customer_id, key, event, detail)
+VALUES (@customer_id, @key, @event, @detail);
+
+-- name: FinishKey :one
+-- Stores a definite outcome that wrote no order (a declined card, a payment
+-- the completer found was never made) with the kit's fenced finish
+-- (idem_finish), and records the event ("finished", or "recovered" when the
+-- completer finishes it). No row means the attempt lost the key.
+WITH finished AS MATERIALIZED (
+    SELECT idem_finish((@customer_id::uuid)::text, @key::text, @lock_token::uuid, @response_status::integer,
+                       NULL::jsonb, @response_body::bytea) AS ok
+),
+logged AS (
+    INSERT INTO key_events (customer_id, key, event, detail)
+    SELECT @customer_id::uuid, @key::text, @event::text, @detail::jsonb || jsonb_build_object('status', @response_status::integer)
+    FROM finished WHERE ok
+),
+-- Nothing was charged: the cart is released from this key, so that the
+-- next checkout of the same cart mints a new key instead of replaying the
+-- decline. A form still holding this key replays it. The version goes up
+-- too: a key derived from (cart, version) by an order sent without one
+-- names the declined operation, and must not be the next order's key.
+released AS (
+    UPDATE carts SET order_key = NULL, order_key_at = NULL, version = carts.version + 1
+    FROM finished, order_keys o
+    WHERE finished.ok AND o.scope = (@customer_id::uuid)::text AND o.key = @key::text
+      AND carts.id = o.cart_id AND carts.customer_id = @customer_id::uuid AND carts.order_key = @key::text
+)
+SELECT ok FROM finished WHERE ok;
+
+-- name: GetKey :one
+-- A key as an operator (or a test) inspects it.
+SELECT k.scope, k.key, k.status, k.locked_until, (k.locked_until - now())::interval AS lock_remaining,
+       k.lock_token, k.response_status, k.created_at, k.operation_id, k.settle_attempts, k.parked_at
+FROM idem_keys k
+WHERE k.scope = (@customer_id::uuid)::text AND k.key = @key;
+
+-- name: ListKeyEvents :many
+-- One key's audit trail, oldest first, across every life of the key.
+SELECT event, at, detail
+FROM key_events
+WHERE customer_id = @customer_id AND key = @key
+ORDER BY id
+LIMIT @max_rows;
