@@ -12,8 +12,9 @@ import (
 )
 
 // Settler settles an operation whose attempt died holding its key: the
-// completer hands it the key, taken over with a fresh lease (kept while it
-// runs) and its Payload, and the Settler must either finish it (with its own
+// completer hands it the key, taken over with a fresh lease, and its
+// Payload. Work that may outlast the lease runs under Lock.Keep, as an
+// attempt's would. The Settler must either finish it (with its own
 // write in the same transaction or statement, see Lock) or release it when
 // nothing happened (Lock.Release), so the client's retry starts afresh. An
 // error leaves the key to a later pass, once the new lease runs out; wrap it
@@ -58,8 +59,7 @@ type Settled struct {
 }
 
 // Completer finds started keys whose lease ran out and whose client has had
-// Grace to retry, and has a Settler settle them, one by one, each under a
-// kept lease. Several completers (one per instance) never wait for each
+// Grace to retry, and has a Settler settle them, one by one. Several completers (one per instance) never wait for each
 // other: each takes a different key (SKIP LOCKED).
 type Completer struct {
 	Store   *Store
@@ -102,9 +102,7 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 		}
 		l := &Lock{store: c.Store, Scope: row.Scope, Key: row.Key, OperationID: row.OperationID,
 			Token: token, Payload: row.Request, TakenOver: true, ByCompleter: true, lease: c.Store.lease, sent: sent}
-		held, stop := l.Keep(ctx)
-		err = c.Settler.Settle(held, l)
-		stop()
+		err = c.Settler.Settle(ctx, l)
 		s := Settled{Lock: l, Attempt: int(row.SettleAttempts), Err: err}
 		if IsPoison(err) && s.Attempt >= maxAttempts {
 			s.Parked = c.park(ctx, l)

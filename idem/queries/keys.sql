@@ -44,18 +44,21 @@ RETURNING operation_id, request;
 -- and whose client has had @grace to retry, skipping parked keys and rows
 -- another completer or a retry is deciding about at this moment (the
 -- re-check of the WHERE clause on the locked row drops a key taken over
--- meanwhile). settle_attempts counts the takeovers.
-UPDATE idem_keys AS k
-SET lock_token = @lock_token::uuid, locked_until = now() + @lease::interval,
-    settle_attempts = k.settle_attempts + 1
-FROM (
+-- meanwhile). settle_attempts counts the takeovers. The pick is a CTE, run
+-- once: as a subquery in FROM, a plan may run it again for each row it
+-- joins, and take a second key.
+WITH stuck AS MATERIALIZED (
     SELECT s.scope, s.key FROM idem_keys AS s
     WHERE s.status = 'started' AND s.parked_at IS NULL AND s.locked_until <= now()
       AND s.created_at <= now() - @grace::interval
     ORDER BY s.locked_until
     LIMIT 1
     FOR UPDATE SKIP LOCKED
-) AS stuck
+)
+UPDATE idem_keys AS k
+SET lock_token = @lock_token::uuid, locked_until = now() + @lease::interval,
+    settle_attempts = k.settle_attempts + 1
+FROM stuck
 WHERE k.scope = stuck.scope AND k.key = stuck.key AND k.status = 'started' AND k.parked_at IS NULL
 RETURNING k.scope, k.key, k.operation_id, k.request, k.settle_attempts;
 

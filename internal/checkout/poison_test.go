@@ -21,8 +21,8 @@ func TestCompleterParksPoisonKey(t *testing.T) {
 	strand(t, h, c, "k", oneMug, "after_charge")
 	// Poison: the stored order no longer matches the charge (the test's own
 	// SQL, standing for a corrupted row), so every settlement fails.
-	_, err := h.DB.Pool.Exec(context.Background(), `UPDATE idempotency_keys
-		SET request = jsonb_set(request, '{amount}', '1') WHERE customer_id = $1 AND key = 'k'`, c.ID)
+	_, err := h.DB.Pool.Exec(context.Background(), `UPDATE idem_keys
+		SET request = jsonb_set(request, '{amount}', '1') WHERE scope = $1::uuid::text AND key = 'k'`, c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -348,17 +348,18 @@ func (q *Queries) TakeOver(ctx context.Context, arg TakeOverParams) (TakeOverRow
 }
 
 const takeStuck = `-- name: TakeStuck :one
-UPDATE idem_keys AS k
-SET lock_token = $1::uuid, locked_until = now() + $2::interval,
-    settle_attempts = k.settle_attempts + 1
-FROM (
+WITH stuck AS MATERIALIZED (
     SELECT s.scope, s.key FROM idem_keys AS s
     WHERE s.status = 'started' AND s.parked_at IS NULL AND s.locked_until <= now()
       AND s.created_at <= now() - $3::interval
     ORDER BY s.locked_until
     LIMIT 1
     FOR UPDATE SKIP LOCKED
-) AS stuck
+)
+UPDATE idem_keys AS k
+SET lock_token = $1::uuid, locked_until = now() + $2::interval,
+    settle_attempts = k.settle_attempts + 1
+FROM stuck
 WHERE k.scope = stuck.scope AND k.key = stuck.key AND k.status = 'started' AND k.parked_at IS NULL
 RETURNING k.scope, k.key, k.operation_id, k.request, k.settle_attempts
 `
@@ -381,7 +382,9 @@ type TakeStuckRow struct {
 // and whose client has had @grace to retry, skipping parked keys and rows
 // another completer or a retry is deciding about at this moment (the
 // re-check of the WHERE clause on the locked row drops a key taken over
-// meanwhile). settle_attempts counts the takeovers.
+// meanwhile). settle_attempts counts the takeovers. The pick is a CTE, run
+// once: as a subquery in FROM, a plan may run it again for each row it
+// joins, and take a second key.
 func (q *Queries) TakeStuck(ctx context.Context, arg TakeStuckParams) (TakeStuckRow, error) {
 	row := q.db.QueryRow(ctx, takeStuck, arg.LockToken, arg.Lease, arg.Grace)
 	var i TakeStuckRow
