@@ -19,8 +19,27 @@ run: ## serve on http://127.0.0.1:8080 (local PostgreSQL unless DATABASE_URL is 
 idemcheck: ## check the running shop's idempotency keys (start it with make run first)
 	go run ./cmd/idemcheck -base http://127.0.0.1:8080 -profile shop
 
+# One throwaway PostgreSQL per run (cmd/testpg; see docs/testing.md): a
+# target whose tests need PostgreSQL runs them under $(TESTPG), which starts
+# the server and sets TEST_DATABASE_URL for them, unless TEST_DATABASE_URL
+# names a server already: a server of your own, or the one of the make test
+# (or make fuzz) that called the target. Test binaries share the server
+# through template databases of their own (internal/pgtest, idem/idemtest).
+TESTPG = $(if $(TEST_DATABASE_URL),,bin/testpg --)
+
+.PHONY: bin/testpg
+bin/testpg:
+	@go build -o bin/testpg ./cmd/testpg
+
 .PHONY: test
-test: deps verify vet ## everything CI checks: generated code, vet, all tests (-race), browser tests
+test: deps verify vet bin/testpg ## everything CI checks: generated code, vet, all tests (-race), browser tests
+	$(TESTPG) $(MAKE) --no-print-directory test/legs
+
+# The legs of make test, one after the other, on make test's one server
+# (test/pgbouncer puts PgBouncer in front of it; chaos/short runs servers of
+# its own, to crash them). Not listed by make help: run make test.
+.PHONY: test/legs
+test/legs:
 	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v /internal/browsertest)
 	$(MAKE) -s test/pgbouncer
 	$(MAKE) -s fuzz FUZZTIME=3s
@@ -33,25 +52,38 @@ test: deps verify vet ## everything CI checks: generated code, vet, all tests (-
 # chromedp now and then loses a page's execution context after a navigation
 # and a wait times out; a second failure fails the build.
 .PHONY: test/browser
-test/browser: ## headless-Chromium tests of the checkout and the lab
-	go test -count=1 -timeout 15m ./internal/browsertest/ || { echo "browser tests failed; retrying once"; go test -count=1 -timeout 15m ./internal/browsertest/; }
+test/browser: bin/testpg ## headless-Chromium tests of the checkout and the lab
+	$(TESTPG) $(SHELL) -c 'go test -count=1 -timeout 15m ./internal/browsertest/ || { echo "browser tests failed; retrying once"; go test -count=1 -timeout 15m ./internal/browsertest/; }'
 
 .PHONY: test/short
-test/short: ## the tests without -race, for a quick loop
-	go test -count=1 ./...
+test/short: bin/testpg ## the tests without -race, for a quick loop
+	$(TESTPG) go test -count=1 ./...
+
+# The kit's tests need only a PostgreSQL server (TEST_DATABASE_URL), nothing
+# of the application; see docs/testing.md.
+.PHONY: test/kit
+test/kit: bin/testpg ## the idempotency kit's own tests (idem/...), on a throwaway PostgreSQL
+	$(TESTPG) go test -count=1 ./idem/...
 
 # Every Fuzz target of the module, found per package with `go test -list`,
 # so targets added anywhere are picked up. Only packages whose test files
-# declare one are listed, to skip building the others' tests.
+# declare one are listed, to skip building the others' tests. Some targets
+# fuzz handlers on PostgreSQL, and every fuzz worker runs TestMain: without a
+# server in TEST_DATABASE_URL, make fuzz calls itself again under testpg, so
+# that all of them share one.
 FUZZTIME ?= 1m
 .PHONY: fuzz
-fuzz: ## run every Fuzz* target in the module for FUZZTIME each (default 1m; make test uses 3s)
+fuzz: bin/testpg ## run every Fuzz* target in the module for FUZZTIME each (default 1m; make test uses 3s)
+ifeq ($(TEST_DATABASE_URL),)
+	@$(TESTPG) $(MAKE) -s fuzz FUZZTIME=$(FUZZTIME)
+else
 	@set -e; for dir in $$(git ls-files --cached --others --exclude-standard '*_test.go' | xargs grep -l '^func Fuzz' | xargs -r -n1 dirname | sort -u); do \
 		for target in $$(go test -list '^Fuzz' ./$$dir | grep '^Fuzz'); do \
 			echo "fuzz ./$$dir $$target ($(FUZZTIME))"; \
 			go test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./$$dir; \
 		done; \
 	done
+endif
 
 # The chaos harness (cmd/chaos, internal/chaos): shops, provider and
 # PostgreSQL as separate processes, killed, paused and crashed while clients
@@ -70,8 +102,8 @@ chaos/short: ## chaos harness in under a minute (part of make test)
 		-kills 2 -stalls 2 -db-crashes 1
 
 .PHONY: bench
-bench: ## benchmarks (compare figures within one run only)
-	go test -run '^$$' -bench . -benchmem -count 3 ./...
+bench: bin/testpg ## benchmarks (compare figures within one run only)
+	$(TESTPG) go test -run '^$$' -bench . -benchmem -count 3 ./...
 
 .PHONY: generate
 generate: ## regenerate sqlc and templ code

@@ -3,10 +3,10 @@ package idem_test
 import (
 	"testing"
 
-	"exactlyonce/internal/pgtest"
+	"exactlyonce/idem/idemtest"
 )
 
-// The kit's tests borrow the application's throwaway PostgreSQL (pgtest),
-// which applies the kit's migrations with the application's. A team that
-// copies the kit points them at its own test database.
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// The kit's tests need nothing of the application: each gets a database of
+// its own, with the kit's migrations, from idemtest on the server that
+// TEST_DATABASE_URL names (`make test/kit` starts one).
+func TestMain(m *testing.M) { idemtest.Main(m) }

@@ -10,12 +10,11 @@ import (
 
 	"exactlyonce/idem"
 	"exactlyonce/idem/idemtest"
-	"exactlyonce/internal/pgtest"
 )
 
 func newStore(tb testing.TB) (*idem.Store, *pgxpool.Pool) {
 	tb.Helper()
-	pool := pgtest.NewPool(tb)
+	pool := idemtest.NewPool(tb)
 	return idem.NewStore(pool, idem.Options{Lease: 3 * time.Second}), pool
 }
 

@@ -34,6 +34,9 @@ type Options struct {
 	// fsync stays off: only a crash of the machine, not of the server,
 	// would lose what it skips.
 	CrashSafe bool
+	// MaxConnections, if not 0, replaces the server's max_connections
+	// (100 by default), for a server that many test binaries share.
+	MaxConnections int
 	// Log, if not nil, receives a line for each step taken.
 	Log io.Writer
 }
@@ -136,6 +139,9 @@ func start(ctx context.Context, opts Options) (*Server, error) {
 		if !opts.CrashSafe {
 			settings += " -c synchronous_commit=off"
 		}
+	}
+	if opts.MaxConnections > 0 {
+		settings += " -c max_connections=" + strconv.Itoa(opts.MaxConnections)
 	}
 	// -l matters beyond logging: without it the server would inherit our
 	// output pipe and the command would never be seen to finish.

@@ -4,7 +4,10 @@
 // migrates a template database once; NewPool then copies the template, which
 // is much quicker than migrating.
 //
-// Set TEST_DATABASE_URL to a superuser URL to use an existing server instead.
+// Set TEST_DATABASE_URL to a superuser URL to use an existing server instead;
+// make test sets it to the one server of its run (cmd/testpg). Test binaries
+// can then share the server, each with a template of its own under a unique
+// name, dropped with its copies when the binary ends.
 // When that URL goes through a transaction pooler (PgBouncer), also set
 // TEST_ADMIN_DATABASE_URL to a direct superuser URL of the same server: it
 // creates and drops the databases and migrates the template (goose's lock is

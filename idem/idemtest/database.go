@@ -1,0 +1,301 @@
+package idemtest
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"exactlyonce/idem"
+)
+
+// The variables NewDatabase reads. TEST_ADMIN_DATABASE_URL is for a
+// TEST_DATABASE_URL that goes through a transaction pooler (PgBouncer): a
+// direct superuser URL of the same server, on which databases are created,
+// migrated and dropped.
+const (
+	envURL      = "TEST_DATABASE_URL"
+	envAdminURL = "TEST_ADMIN_DATABASE_URL"
+)
+
+// errNoServer says what to do when TEST_DATABASE_URL is not set.
+const errNoServer = `idemtest: TEST_DATABASE_URL is not set.
+The kit's tests need a PostgreSQL server (15 or later) on which they may create databases.
+Run them with
+	make test/kit
+or	go run ./cmd/testpg -- go test ./idem/...
+(cmd/testpg starts a throwaway server and sets TEST_DATABASE_URL), or set
+TEST_DATABASE_URL to a superuser postgres:// URL of a server of your own.`
+
+// Main runs a test package whose tests call NewDatabase or NewPool, from
+// its TestMain, after checking that TEST_DATABASE_URL is set: without it the
+// package fails once, saying how to set it, rather than once per test.
+//
+//	func TestMain(m *testing.M) { idemtest.Main(m) }
+func Main(m *testing.M) {
+	if _, _, err := serverURLs(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// NewDatabase creates a database for tb alone on the server that
+// TEST_DATABASE_URL names, applies the kit's migrations (idem.Migrations) to
+// it and returns its URL. The database is dropped when tb ends, after the
+// cleanups registered later, such as closing pools on it. tb fails when
+// TEST_DATABASE_URL is not set.
+//
+// Databases named idemtest_* that a killed test binary left behind can be
+// dropped.
+func NewDatabase(tb testing.TB) string {
+	tb.Helper()
+	server, admin, err := serverURLs()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	name := "idemtest_" + strings.ToLower(rand.Text())
+	if err := adminExec(tb.Context(), admin, "CREATE DATABASE "+ident(name)); err != nil {
+		tb.Fatalf("idemtest: create database: %v", err)
+	}
+	tb.Cleanup(func() {
+		// Not tb.Context(), which is cancelled by now. FORCE ends the
+		// sessions a test left open rather than failing on them.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := adminExec(ctx, admin, "DROP DATABASE IF EXISTS "+ident(name)+" WITH (FORCE)"); err != nil {
+			tb.Errorf("idemtest: drop database %s: %v", name, err)
+		}
+	})
+	if err := migrate(tb.Context(), withDatabase(admin, name)); err != nil {
+		tb.Fatalf("idemtest: migrate %s: %v", name, err)
+	}
+	return withDatabase(server, name)
+}
+
+// NewPool returns a pool on a new database of tb's own (see NewDatabase),
+// closed when tb ends.
+func NewPool(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	pool, err := pgxpool.New(tb.Context(), NewDatabase(tb))
+	if err != nil {
+		tb.Fatalf("idemtest: connect to test database: %v", err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
+}
+
+// serverURLs returns the URL the tests connect through and the one on which
+// databases are created, both with their database name still to be set.
+func serverURLs() (server, admin *url.URL, err error) {
+	raw := os.Getenv(envURL)
+	if raw == "" {
+		return nil, nil, fmt.Errorf("%s", errNoServer)
+	}
+	if server, err = parseURL(envURL, raw); err != nil {
+		return nil, nil, err
+	}
+	admin = server
+	if raw := os.Getenv(envAdminURL); raw != "" {
+		if admin, err = parseURL(envAdminURL, raw); err != nil {
+			return nil, nil, err
+		}
+	}
+	return server, admin, nil
+}
+
+func parseURL(name, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return nil, fmt.Errorf("idemtest: %s must be a postgres:// URL", name)
+	}
+	return u, nil
+}
+
+// withDatabase returns u with its database replaced by name.
+func withDatabase(u *url.URL, name string) string {
+	c := *u
+	c.Path = "/" + name
+	c.RawPath = ""
+	return c.String()
+}
+
+// adminExec runs sql on the server's maintenance database (the one the
+// admin URL names), on a connection of its own.
+func adminExec(ctx context.Context, admin *url.URL, sql string) error {
+	conn, err := pgx.Connect(ctx, admin.String())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
+
+// migration is the Up part of one of the kit's goose migration files.
+type migration struct {
+	version    int64
+	file       string
+	statements []string
+	noTx       bool
+}
+
+// migrate applies the Up part of each of the kit's migrations, in version
+// order, each in a transaction of its own unless marked NO TRANSACTION, as
+// goose would. It records nothing: the database is thrown away after the
+// test. (It reads the files itself so that the kit's tests need nothing
+// beyond pgx.)
+func migrate(ctx context.Context, dbURL string) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	for _, m := range ms {
+		if err := apply(ctx, conn, m); err != nil {
+			return fmt.Errorf("%s: %w", m.file, err)
+		}
+	}
+	return nil
+}
+
+func apply(ctx context.Context, conn *pgx.Conn, m migration) error {
+	if m.noTx {
+		for _, s := range m.statements {
+			if _, err := conn.Exec(ctx, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		for _, s := range m.statements {
+			if _, err := tx.Exec(ctx, s); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// migrations reads the kit's migration files, sorted by the version number
+// their names begin with.
+func migrations() ([]migration, error) {
+	files, err := fs.Glob(idem.Migrations, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no migrations in idem.Migrations")
+	}
+	var ms []migration
+	for _, f := range files {
+		digits, _, _ := strings.Cut(path.Base(f), "_")
+		version, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: name does not begin with a version number", f)
+		}
+		b, err := fs.ReadFile(idem.Migrations, f)
+		if err != nil {
+			return nil, err
+		}
+		m, err := parseUp(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		m.version, m.file = version, f
+		ms = append(ms, m)
+	}
+	slices.SortFunc(ms, func(a, b migration) int { return cmp.Compare(a.version, b.version) })
+	return ms, nil
+}
+
+// parseUp splits the "-- +goose Up" part of a goose SQL migration into
+// statements as goose does: a statement ends at a line ending in a
+// semicolon, except between StatementBegin and StatementEnd, which delimit
+// one statement (a function body, say).
+func parseUp(sql string) (migration, error) {
+	var (
+		m       migration
+		up      bool
+		inBlock bool
+		cur     strings.Builder
+	)
+	flush := func() {
+		if s := cur.String(); hasCode(s) {
+			m.statements = append(m.statements, s)
+		}
+		cur.Reset()
+	}
+	sc := bufio.NewScanner(strings.NewReader(sql))
+	sc.Buffer(nil, 1<<20)
+scan:
+	for sc.Scan() {
+		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
+		if annotation, ok := strings.CutPrefix(trimmed, "-- +goose "); ok {
+			switch strings.TrimSpace(annotation) {
+			case "Up":
+				up = true
+			case "Down":
+				break scan
+			case "StatementBegin":
+				flush()
+				inBlock = true
+			case "StatementEnd":
+				flush()
+				inBlock = false
+			case "NO TRANSACTION":
+				m.noTx = true
+			default:
+				return m, fmt.Errorf("annotation %q is not supported by idemtest", trimmed)
+			}
+			continue
+		}
+		if !up {
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteByte('\n')
+		if !inBlock && !strings.HasPrefix(trimmed, "--") && strings.HasSuffix(trimmed, ";") {
+			flush()
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return m, err
+	}
+	if !up {
+		return m, fmt.Errorf("no -- +goose Up annotation")
+	}
+	flush()
+	return m, nil
+}
+
+// hasCode reports whether s holds more than blank lines and comments.
+func hasCode(s string) bool {
+	for line := range strings.Lines(s) {
+		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "--") {
+			return true
+		}
+	}
+	return false
+}
