@@ -81,7 +81,7 @@ type LabInspector struct {
 	PollURL string
 }
 
-// LabKey is one idempotency_keys row.
+// LabKey is one order key (a row of the kit's idem_keys).
 type LabKey struct {
 	Key      string
 	Short    string

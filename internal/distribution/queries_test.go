@@ -10,9 +10,10 @@ import (
 	"testing"
 )
 
-// hotTables grow with the traffic and would be distributed by customer_id.
+// hotTables grow with the traffic and would be distributed by customer_id,
+// or by the kit's scope, which for an order key is the customer's id.
 // (cart_lines has no customer_id column yet; see docs/scaling.md.)
-var hotTables = []string{"idempotency_keys", "orders", "carts", "key_events"}
+var hotTables = []string{"idem_keys", "order_keys", "orders", "carts", "key_events"}
 
 // crossCustomer are the queries allowed to touch a hot table without naming
 // one customer, each with why. On Citus they run as multi-shard queries
@@ -20,10 +21,10 @@ var hotTables = []string{"idempotency_keys", "orders", "carts", "key_events"}
 // tests, never for a request.
 var crossCustomer = map[string]string{
 	// Background workers scan for work across customers (a fan-out per pass).
-	"TakeOverStuckKey": "completer: finds any stuck key (SKIP LOCKED), then works on its customer's rows",
-	"SweepKeys":        "sweeper: deletes expired finished keys of every customer, in batches",
-	"SweepKeyEvents":   "sweeper: deletes old audit events of every customer, in batches",
-	"MatchCharge":      "reconciler: matches a provider charge to an order by charge id (provider side knows no customer)",
+	"TakeStuck":      "kit's completer: finds any stuck key (SKIP LOCKED), then works on its scope's rows",
+	"Sweep":          "kit's sweeper: deletes expired finished keys of every scope, in batches",
+	"SweepKeyEvents": "sweeper: deletes old audit events of every customer, in batches",
+	"MatchCharge":    "reconciler: matches a provider charge to an order by charge id (provider side knows no customer)",
 	// The demo page's counters and the chaos harness's invariant checks:
 	// whole-shop scans, never on a request path.
 	"DemoStats":                "demo stats: counts across the whole shop",
@@ -38,14 +39,17 @@ var crossCustomer = map[string]string{
 	"ChaosTotals":              "chaos harness check: totals across the shop",
 }
 
-// A query names one customer with an equality on customer_id with a
-// parameter, or by INSERT ... (customer_id, ...) VALUES: an INSERT ...
-// SELECT counts only if what it selects from is filtered so.
+// A query names one customer with an equality on customer_id (or the kit's
+// scope) with a parameter, by INSERT ... (customer_id, ...) VALUES, or by
+// calling the kit's idem_claim or idem_finish, whose first argument is the
+// scope: an INSERT ... SELECT counts only if what it selects from is
+// filtered so.
 var (
-	customerEq     = regexp.MustCompile(`(?i)\bcustomer_id\s*=\s*@\w+`)
+	customerEq     = regexp.MustCompile(`(?i)\b(customer_id|scope)\s*=\s*\(?@\w+|\bidem_(claim|finish)\(\s*\(?@\w+`)
 	insertCustomer = regexp.MustCompile(`(?is)\binsert\s+into\s+\w+\s*\([^)]*\bcustomer_id\b[^)]*\)\s*values\s*\(`)
 	queryName      = regexp.MustCompile(`(?m)^--\s*name:\s*(\w+)`)
 	lineComment    = regexp.MustCompile(`--[^\n]*`)
+	kitFunction    = regexp.MustCompile(`(?i)\bidem_(claim|finish)\(`)
 	stringLit      = regexp.MustCompile(`'(?:[^']|'')*'`)
 )
 
@@ -109,7 +113,7 @@ func touches(sql string) []string {
 	var out []string
 	for _, tbl := range hotTables {
 		re := regexp.MustCompile(`(?i)\b(from|join|update|into)\s+` + tbl + `\b`)
-		if re.MatchString(sql) {
+		if re.MatchString(sql) || tbl == "idem_keys" && kitFunction.MatchString(sql) {
 			out = append(out, tbl)
 		}
 	}

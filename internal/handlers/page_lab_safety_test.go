@@ -19,8 +19,9 @@ func TestLabShowsTheSafetyNet(t *testing.T) {
 		t.Fatalf("order: got %d %s, want 502", r.Status, r.Body)
 	}
 	h.SetProvider(t, 0, "none")
-	if _, err := h.DB.Pool.Exec(context.Background(), `UPDATE idempotency_keys
-		SET status = 'finished', response_code = 402, response_body = '{}' WHERE customer_id = $1`, c.ID); err != nil {
+	if _, err := h.DB.Pool.Exec(context.Background(), `UPDATE idem_keys
+		SET status = 'finished', response_status = 402, response_body = '{}', finished_at = now()
+		WHERE scope = $1::uuid::text`, c.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.App.Reconciler.Pass(context.Background()); err != nil {

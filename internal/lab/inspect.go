@@ -25,7 +25,7 @@ type Inspection struct {
 	Events []Event
 }
 
-// KeyRow is one idempotency_keys row.
+// KeyRow is one order key (a row of the kit's idem_keys).
 type KeyRow struct {
 	Key         string
 	Status      string

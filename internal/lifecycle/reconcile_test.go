@@ -26,9 +26,9 @@ func orphan(t *testing.T, h *apptest.Harness, c apptest.Customer, key string) {
 		t.Fatalf("order %s: got %d %s, want 502", key, r.Status, r.Body)
 	}
 	h.SetProvider(t, 0, "none")
-	_, err := h.DB.Pool.Exec(context.Background(), `UPDATE idempotency_keys
-		SET status = 'finished', response_code = 402, response_body = '{}'
-		WHERE customer_id = $1 AND key = $2`, c.ID, key)
+	_, err := h.DB.Pool.Exec(context.Background(), `UPDATE idem_keys
+		SET status = 'finished', response_status = 402, response_body = '{}', finished_at = now()
+		WHERE scope = $1::uuid::text AND key = $2`, c.ID, key)
 	if err != nil {
 		t.Fatalf("finish key %q without an order: %v", key, err)
 	}

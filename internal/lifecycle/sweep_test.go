@@ -87,7 +87,7 @@ func TestSweeperDeletesOnlyExpiredFinishedKeys(t *testing.T) {
 	// Not even a started key whose lock expired long ago: its outcome is
 	// unknown until the completer or a retry settles it.
 	if _, err := h.DB.Pool.Exec(context.Background(),
-		`UPDATE idempotency_keys SET locked_until = now() - interval '1 hour' WHERE key = 'started'`); err != nil {
+		`UPDATE idem_keys SET locked_until = now() - interval '1 hour' WHERE key = 'started'`); err != nil {
 		t.Fatal(err)
 	}
 	if sw := sweep(t, newSweeper(h, 100)); sw.Keys != 0 || !keyExists(t, h, c, "started") {

@@ -17,7 +17,7 @@ func TestNewPoolIsMigrated(t *testing.T) {
 	if n := count(t, pool, "SELECT count(*) FROM goose_db_version WHERE version_id > 0"); n == 0 {
 		t.Errorf("got %d migrations applied, want some", n)
 	}
-	if n := count(t, pool, "SELECT count(*) FROM idempotency_keys"); n != 0 {
+	if n := count(t, pool, "SELECT count(*) FROM idem_keys"); n != 0 {
 		t.Errorf("got %d idempotency keys, want 0", n)
 	}
 }
