@@ -11,11 +11,12 @@
 // and goes through three steps:
 //
 //  1. Claim. A new key is inserted, started and leased to this attempt, in
-//     one round trip (INSERT … ON CONFLICT DO NOTHING RETURNING). An existing
-//     key is read under FOR UPDATE and judged by the database clock: another
-//     request's fingerprint → ErrMismatch; finished → its stored Response is
-//     replayed; leased to a live attempt → ErrInProgress; lease run out → taken
-//     over with a new lock token, keeping its OperationID.
+//     one round trip (the SQL function idem_claim: INSERT … ON CONFLICT DO
+//     NOTHING). An existing key is returned by the same statement and judged
+//     by the database clock: another request's fingerprint → ErrMismatch;
+//     finished → its stored Response is replayed; leased to a live attempt →
+//     an *InProgressError; lease run out → read again under FOR UPDATE and
+//     taken over with a new lock token, keeping its OperationID.
 //  2. Work, under a lease. Lock.Keep heartbeats the lease and cancels the
 //     work's context as soon as the attempt cannot be sure it still holds
 //     the key (cause ErrLockLost when taken over, ErrLeaseLapsing when no
@@ -24,10 +25,12 @@
 //     key kept in a table of the caller's own, and Judge the claim's rule. Derive downstream keys (a payment provider's) from OperationID, so
 //     that an attempt that took over repeats the first attempt's call.
 //  3. Finish, fenced. The answer is stored WHERE lock_token = mine AND status
-//     = 'started'. Do the caller's own write in the same transaction
-//     (Lock.FinishTx) or make it conditional on the token in the same
-//     statement (see Lock.Token): the write and the stored answer land
-//     together or not at all.
+//     = 'started' (the SQL function idem_finish). Do the caller's own write
+//     in the same transaction (Lock.FinishTx) or in the same statement,
+//     calling idem_finish in it (see Lock.Token): the write and the stored
+//     answer land together or not at all. A caller whose claim too must
+//     share a statement with its own write calls idem_claim in it, then
+//     Store.Held (a new key) or Store.Decide (a key that existed).
 //
 // What each guard of the finish buys: status = 'started' is what stops a
 // second write — under READ COMMITTED a finish that waited on the row
@@ -63,7 +66,8 @@
 //
 // A key whose attempt died stays started. The Completer takes such keys over
 // and hands them to a Settler the caller implements (finish with the
-// outcome, or release when nothing happened); the Sweeper deletes answers
+// outcome, or release when nothing happened), and parks a key whose
+// settling keeps failing with a Poison error; the Sweeper deletes answers
 // older than what clients may still retry. StartMaintainer runs them, and
 // the caller's own services, as one unit that starts and stops together.
 //

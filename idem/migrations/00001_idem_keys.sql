@@ -79,7 +79,7 @@ RETURNS boolean LANGUAGE sql VOLATILE AS $$
     WITH finished AS (
         UPDATE idem_keys
         SET status = 'finished', response_status = p_status, response_headers = p_headers,
-            response_body = p_body, finished_at = now(), locked_until = now()
+            response_body = p_body, finished_at = now()
         WHERE scope = p_scope AND key = p_key AND lock_token = p_lock_token AND status = 'started'
         RETURNING true AS ok
     )

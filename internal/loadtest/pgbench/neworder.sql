@@ -1,37 +1,72 @@
 -- Run with -M prepared (or -M extended behind PgBouncer): pgbench then sends
 -- each :variable as a parameter, typed by its context, as pgx does.
 -- One new order as the shop issues it to PostgreSQL (POST /api/orders with a
--- fresh key, the in-process demo provider charging), statement for statement.
+-- fresh key and no cart, the in-process demo provider charging), statement
+-- for statement: the auth lookup, the claim, the provider's charge
+-- transaction, the finish.
 -- Variables: :cust (a customer id), :tokenhash (its token hash, hex),
--- set by cmd/loadtest with -D. Keys are random: a collision just replays.
+-- set by cmd/loadtest with -D. Keys are random: a collision just replays
+-- (and its finish then finds no started key and writes nothing).
+--
+-- The lock token and the operation id: the shop makes them in-process
+-- (uuid.New), and pgbench cannot make a uuid. Rather than fetch two with an
+-- extra statement (SELECT gen_random_uuid() AS tok, gen_random_uuid() AS op
+-- \gset, a round trip the app does not make), each is drawn here as a
+-- random integer and turned into a uuid inside the statements that take it
+-- (md5(:tok::text)::uuid): the claim and the finish compute the same token
+-- from the same variable, so the finish is fenced by the claim's own token,
+-- as in the app, at no round trip.
 \set k random(1, 1000000000000000)
+\set tok random(1, 9223372036854775806)
+\set op random(1, 9223372036854775806)
 -- requireCustomer: CustomerByTokenHash (queries/customers.sql)
 SELECT id, name FROM customers WHERE token_hash = decode(:tokenhash, 'hex');
--- 1. claim: ClaimKey (queries/idempotency_keys.sql), one statement, autocommit
-WITH inserted AS (
-    INSERT INTO idempotency_keys (customer_id, key, fingerprint, locked_until, lock_token, request, operation_id, provider_key)
-    VALUES (:cust, 'pgb-' || :k::text, '\x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'::bytea, now() + '30 seconds'::interval, gen_random_uuid(), '{"items":[{"sku":"mug-espresso","quantity":1}],"amount":1200,"currency":"eur"}'::jsonb, gen_random_uuid(), 'prov-' || :k::text)
-    ON CONFLICT (customer_id, key) DO NOTHING
-    RETURNING true AS inserted, customer_id, key, fingerprint, status, locked_until,
-              (locked_until - now())::interval AS lock_remaining, response_code, response_body, operation_id,
-              (now() - created_at)::interval AS age
+-- 1. claim: ClaimOrderKey (queries/order_keys.sql), one statement,
+-- autocommit; no cart (cart_id and cart_version NULL, as for a POST of
+-- items), so the cart CTE updates nothing.
+WITH cart AS (
+    UPDATE carts SET order_key = ('pgb-' || :k::text)::text, order_key_at = now()
+    WHERE carts.id = NULL::uuid AND carts.customer_id = :cust::uuid
+      AND carts.version = NULL::bigint
+      AND carts.order_id IS NULL AND (carts.order_key IS NULL OR carts.order_key = ('pgb-' || :k::text)::text)
+      AND NOT EXISTS (SELECT FROM idem_keys k WHERE k.scope = (:cust::uuid)::text AND k.key = ('pgb-' || :k::text)::text)
+    RETURNING carts.id, carts.version
 ),
-claimed AS (
+claimed AS MATERIALIZED (
+    SELECT idem_claim((:cust::uuid)::text, ('pgb-' || :k::text)::text,
+                      '\x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'::bytea, '30 seconds'::interval,
+                      '{"items":[{"sku":"mug-espresso","quantity":1}],"amount":1200,"currency":"eur"}'::jsonb,
+                      md5(:op::text)::uuid, md5(:tok::text)::uuid) AS inserted,
+           cart.id AS cart_id, cart.version AS cart_version
+    FROM (SELECT 1) AS one
+    LEFT JOIN cart ON true
+    WHERE NULL::uuid IS NULL OR cart.id IS NOT NULL
+),
+about AS (
+    INSERT INTO order_keys (scope, key, provider_key, cart_id, cart_version)
+    SELECT (:cust::uuid)::text, ('pgb-' || :k::text)::text, ('prov-' || :k::text)::text, cart_id, cart_version
+    FROM claimed WHERE inserted
+),
+logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)
-    SELECT customer_id, key, 'claimed', jsonb_build_object('locked_until', locked_until)
-    FROM inserted
+    SELECT :cust::uuid, ('pgb-' || :k::text)::text, 'claimed', jsonb_build_object('locked_until', now() + '30 seconds'::interval)
+    FROM claimed WHERE inserted
 )
-SELECT inserted, fingerprint, status, lock_remaining, response_code, response_body, operation_id, age
-FROM inserted
+SELECT true AS inserted, '\x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'::bytea AS fingerprint,
+       'started'::text AS status, NULL::integer AS response_status, NULL::bytea AS response_body,
+       0::double precision AS lease_left_seconds, 0::double precision AS age_seconds
+FROM claimed WHERE inserted
 UNION ALL
-SELECT false, k.fingerprint, k.status, (k.locked_until - now())::interval, k.response_code, k.response_body,
-       k.operation_id, (now() - k.created_at)::interval
-FROM idempotency_keys k
-WHERE k.customer_id = :cust AND k.key = 'pgb-' || :k::text
-  AND NOT EXISTS (SELECT FROM inserted);
--- 2. the provider's charge (internal/fakeprovider/create.go record), its own transaction
+SELECT false, k.fingerprint, k.status, k.response_status, k.response_body,
+       extract(epoch FROM k.locked_until - now())::double precision,
+       extract(epoch FROM now() - k.created_at)::double precision
+FROM idem_keys AS k
+WHERE k.scope = (:cust::uuid)::text AND k.key = ('pgb-' || :k::text)::text
+  AND NOT EXISTS (SELECT FROM claimed WHERE inserted);
+-- 2. the provider's charge (internal/fakeprovider/create.go record), its own
+-- transaction (internal/fakeprovider/provider.sql)
 BEGIN;
--- ProviderLockKey (queries/provider.sql)
+-- ProviderLockKey
 SELECT pg_advisory_xact_lock(1886351984, hashtext('prov-' || :k::text));
 -- ProviderKeyCanceled
 SELECT EXISTS (SELECT FROM provider.canceled_keys WHERE idempotency_key = 'prov-' || :k::text);
@@ -41,31 +76,30 @@ VALUES ('ch_pgb' || :k::text, 'prov-' || :k::text, '\x0123'::bytea, 1200, 'eur',
 ON CONFLICT (idempotency_key) DO NOTHING
 RETURNING id, idempotency_key, params_hash, amount, currency, card_last4, description, status, created_at;
 COMMIT;
--- 3. finish: FinishOrder (queries/orders.sql); the lock token check is
--- replaced by the key alone, as pgbench cannot carry the claim's token over
-WITH finished AS (
-    UPDATE idempotency_keys
-    SET status = 'finished', response_code = 201, response_body = '{"id":"x","status":"paid","amount":1200,"currency":"eur"}'::jsonb
-    WHERE idempotency_keys.customer_id = :cust AND idempotency_keys.key = 'pgb-' || :k::text
-      AND status = 'started'
-    RETURNING idempotency_keys.customer_id, idempotency_keys.key, idempotency_keys.response_code,
-              idempotency_keys.response_body, idempotency_keys.cart_id, idempotency_keys.cart_version
+-- 3. finish: FinishOrder (queries/orders.sql), one statement, autocommit,
+-- fenced by the claim's lock token (idem_finish)
+WITH finished AS MATERIALIZED (
+    SELECT idem_finish((:cust::uuid)::text, ('pgb-' || :k::text)::text, md5(:tok::text)::uuid, 201::integer,
+                       NULL::jsonb, '{"order_id":"x","charge_id":"ch_pgb","amount":1200,"currency":"eur","status":"paid","items":[{"sku":"mug-espresso","quantity":1}]}'::bytea) AS ok
 ),
 inserted AS (
     INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
-    SELECT customer_id, gen_random_uuid(), key, 1200, 'eur', 'ch_pgb' || :k::text, '[{"sku":"mug-espresso","quantity":1}]'::jsonb
-    FROM finished
+    SELECT :cust::uuid, gen_random_uuid(), ('pgb-' || :k::text)::text, 1200, 'eur', 'ch_pgb' || :k::text,
+           '[{"sku":"mug-espresso","quantity":1}]'::jsonb
+    FROM finished WHERE ok
     RETURNING id
 ),
 logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)
-    SELECT finished.customer_id, finished.key, 'finished',
-           '{}'::jsonb || jsonb_build_object('status', finished.response_code, 'order_id', inserted.id)
-    FROM finished, inserted
+    SELECT :cust::uuid, ('pgb-' || :k::text)::text, 'finished'::text,
+           '{}'::jsonb || jsonb_build_object('status', 201::integer, 'order_id', inserted.id)
+    FROM inserted
 ),
 closed AS (
     UPDATE carts SET order_id = inserted.id
-    FROM finished, inserted
-    WHERE carts.id = finished.cart_id AND carts.version = finished.cart_version AND carts.order_id IS NULL
+    FROM inserted, order_keys o
+    WHERE o.scope = (:cust::uuid)::text AND o.key = ('pgb-' || :k::text)::text
+      AND carts.id = o.cart_id AND carts.customer_id = :cust::uuid AND carts.version = o.cart_version
+      AND carts.order_id IS NULL
 )
-SELECT finished.response_body FROM finished, inserted;
+SELECT inserted.id FROM inserted;
