@@ -37,22 +37,20 @@ func growth(ctx context.Context, direct string, pgb loadtest.Pgbench, opts loadt
 	seeded := 0
 	for _, size := range sizes {
 		var have int
-		if err := conn.QueryRow(ctx, "SELECT count(*) FROM idempotency_keys").Scan(&have); err != nil {
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM idem_keys").Scan(&have); err != nil {
 			return nil, err
 		}
 		if size > have {
 			began := time.Now()
 			fmt.Fprintf(os.Stderr, "loadtest: growth: seeding %d keys (%d there)\n", size-have, have)
-			if _, err := conn.Exec(ctx, `INSERT INTO idempotency_keys (customer_id, key, fingerprint, status, locked_until, lock_token,
-					response_code, response_body, request, operation_id, provider_key, created_at)
-				SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(1 + g % $3::int), 12, '0'))::uuid, 'bulk-' || g, '\x01'::bytea,
-				       'finished', now(), gen_random_uuid(), 201, '{"bulk":true}'::jsonb, '{}'::jsonb, gen_random_uuid(),
-				       'bulk-' || g, now() - interval '1 hour'
-				FROM generate_series($1::bigint, $2::bigint) g`, seeded+1, seeded+size-have, growthCustomers); err != nil {
+			if err := seedKeys(ctx, conn, "bulk-", seeded+1, seeded+size-have, time.Hour); err != nil {
 				return nil, fmt.Errorf("growth seed: %w", err)
 			}
 			seeded += size - have
-			if _, err := conn.Exec(ctx, "VACUUM ANALYZE idempotency_keys"); err != nil {
+			if _, err := conn.Exec(ctx, "VACUUM ANALYZE idem_keys"); err != nil {
+				return nil, err
+			}
+			if _, err := conn.Exec(ctx, "VACUUM ANALYZE order_keys"); err != nil {
 				return nil, err
 			}
 			fmt.Fprintf(os.Stderr, "loadtest: growth: seeded in %s\n", time.Since(began).Round(time.Millisecond))
@@ -70,6 +68,25 @@ func growth(ctx context.Context, direct string, pgb loadtest.Pgbench, opts loadt
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// seedKeys bulk-inserts the finished order keys prefix||from to prefix||to,
+// spread over the growthCustomers customers, as the shop stores them: a row
+// of the kit's idem_keys (scope = the customer's id as text), finished age
+// ago, and the shop's order_keys row beside it, in one statement.
+func seedKeys(ctx context.Context, conn *pgx.Conn, prefix string, from, to int, age time.Duration) error {
+	_, err := conn.Exec(ctx, `WITH k AS (
+			INSERT INTO idem_keys (scope, key, fingerprint, status, operation_id, lock_token, locked_until, request,
+			                       response_status, response_body, created_at, finished_at)
+			SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(1 + g % $4::int), 12, '0')), $1::text || g, '\x01'::bytea,
+			       'finished', gen_random_uuid(), gen_random_uuid(), now() - $5::interval, '{}'::jsonb,
+			       201, '{"bulk":true}'::bytea, now() - $5::interval, now() - $5::interval
+			FROM generate_series($2::bigint, $3::bigint) g
+			RETURNING scope, key
+		)
+		INSERT INTO order_keys (scope, key, provider_key)
+		SELECT scope, key, key FROM k`, prefix, from, to, growthCustomers, age)
+	return err
 }
 
 func parseSizes(s string) ([]int, error) {
@@ -120,15 +137,13 @@ func sweepLoad(ctx context.Context, web, direct string, pgb loadtest.Pgbench, op
 	}
 	began := time.Now()
 	fmt.Fprintf(os.Stderr, "loadtest: sweep: seeding %d expired keys\n", n)
-	if _, err := conn.Exec(ctx, `INSERT INTO idempotency_keys (customer_id, key, fingerprint, status, locked_until, lock_token,
-			response_code, response_body, request, operation_id, provider_key, created_at)
-		SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(1 + g % $2::int), 12, '0'))::uuid, 'expired-' || g, '\x01'::bytea,
-		       'finished', now() - interval '25 hours', gen_random_uuid(), 201, '{"bulk":true}'::jsonb, '{}'::jsonb,
-		       gen_random_uuid(), 'expired-' || g, now() - interval '25 hours'
-		FROM generate_series(1, $1::bigint) g`, n, growthCustomers); err != nil {
+	if err := seedKeys(ctx, conn, "expired-", 1, n, 25*time.Hour); err != nil {
 		return nil, 0, fmt.Errorf("sweep seed: %w", err)
 	}
-	if _, err := conn.Exec(ctx, "VACUUM ANALYZE idempotency_keys"); err != nil {
+	if _, err := conn.Exec(ctx, "VACUUM ANALYZE idem_keys"); err != nil {
+		return nil, 0, err
+	}
+	if _, err := conn.Exec(ctx, "VACUUM ANALYZE order_keys"); err != nil {
 		return nil, 0, err
 	}
 	fmt.Fprintf(os.Stderr, "loadtest: sweep: seeded in %s\n", time.Since(began).Round(time.Millisecond))
@@ -158,7 +173,7 @@ func sweepLoad(ctx context.Context, web, direct string, pgb loadtest.Pgbench, op
 	// expired keys are gone, whoever deletes them.
 	for deadline := time.Now().Add(10 * time.Minute); ; {
 		var left int
-		if err := conn.QueryRow(ctx, "SELECT count(*) FROM idempotency_keys WHERE key LIKE 'expired-%'").Scan(&left); err != nil {
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM idem_keys WHERE key LIKE 'expired-%'").Scan(&left); err != nil {
 			return nil, 0, err
 		}
 		if left == 0 {

@@ -140,6 +140,18 @@ func TestTinyRun(t *testing.T) {
 	if orders != 8 {
 		t.Errorf("pgbench scripts wrote %d orders, want 8", orders)
 	}
+	// Each of their keys is finished in the kit's table, neworder.sql's by
+	// idem_finish under the claim's own lock token, with the shop's
+	// order_keys row beside it.
+	var finished, sides int
+	if err := h.DB.Pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE k.status = 'finished' AND k.response_status = 201),
+			count(*) FILTER (WHERE EXISTS (SELECT FROM order_keys o WHERE o.scope = k.scope AND o.key = k.key))
+		FROM idem_keys k WHERE k.scope = $1 AND (k.key LIKE 'pgb-%' OR k.key LIKE 'seed-%')`, cust).Scan(&finished, &sides); err != nil {
+		t.Fatal(err)
+	}
+	if finished != 8 || sides != 8 {
+		t.Errorf("pgbench scripts left %d finished keys, %d with an order_keys row, want 8 and 8", finished, sides)
+	}
 }
 
 // libpqEnv turns a pgx connection string (a URL) into pgbench's variables.

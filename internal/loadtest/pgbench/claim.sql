@@ -1,25 +1,47 @@
 -- The claim of a new key alone, for its latency as the key table grows
--- (cmd/loadtest -growth). Run with -M prepared, like neworder.sql.
+-- (cmd/loadtest -growth). Run with -M prepared, like neworder.sql; the lock
+-- token and the operation id are drawn as in neworder.sql (a random integer
+-- made a uuid in the statement, no extra round trip).
 \set k random(1, 1000000000000000)
--- ClaimKey (queries/idempotency_keys.sql), one statement, autocommit
-WITH inserted AS (
-    INSERT INTO idempotency_keys (customer_id, key, fingerprint, locked_until, lock_token, request, operation_id, provider_key)
-    VALUES (:cust, 'grow-' || :k::text, '\x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'::bytea, now() + '30 seconds'::interval, gen_random_uuid(), '{"items":[{"sku":"mug-espresso","quantity":1}],"amount":1200,"currency":"eur"}'::jsonb, gen_random_uuid(), 'gprov-' || :k::text)
-    ON CONFLICT (customer_id, key) DO NOTHING
-    RETURNING true AS inserted, customer_id, key, fingerprint, status, locked_until,
-              (locked_until - now())::interval AS lock_remaining, response_code, response_body, operation_id,
-              (now() - created_at)::interval AS age
+\set tok random(1, 9223372036854775806)
+\set op random(1, 9223372036854775806)
+-- ClaimOrderKey (queries/order_keys.sql), one statement, autocommit; no cart
+WITH cart AS (
+    UPDATE carts SET order_key = ('grow-' || :k::text)::text, order_key_at = now()
+    WHERE carts.id = NULL::uuid AND carts.customer_id = :cust::uuid
+      AND carts.version = NULL::bigint
+      AND carts.order_id IS NULL AND (carts.order_key IS NULL OR carts.order_key = ('grow-' || :k::text)::text)
+      AND NOT EXISTS (SELECT FROM idem_keys k WHERE k.scope = (:cust::uuid)::text AND k.key = ('grow-' || :k::text)::text)
+    RETURNING carts.id, carts.version
 ),
-claimed AS (
+claimed AS MATERIALIZED (
+    SELECT idem_claim((:cust::uuid)::text, ('grow-' || :k::text)::text,
+                      '\x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'::bytea, '30 seconds'::interval,
+                      '{"items":[{"sku":"mug-espresso","quantity":1}],"amount":1200,"currency":"eur"}'::jsonb,
+                      md5(:op::text)::uuid, md5(:tok::text)::uuid) AS inserted,
+           cart.id AS cart_id, cart.version AS cart_version
+    FROM (SELECT 1) AS one
+    LEFT JOIN cart ON true
+    WHERE NULL::uuid IS NULL OR cart.id IS NOT NULL
+),
+about AS (
+    INSERT INTO order_keys (scope, key, provider_key, cart_id, cart_version)
+    SELECT (:cust::uuid)::text, ('grow-' || :k::text)::text, ('gprov-' || :k::text)::text, cart_id, cart_version
+    FROM claimed WHERE inserted
+),
+logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)
-    SELECT customer_id, key, 'claimed', jsonb_build_object('locked_until', locked_until)
-    FROM inserted
+    SELECT :cust::uuid, ('grow-' || :k::text)::text, 'claimed', jsonb_build_object('locked_until', now() + '30 seconds'::interval)
+    FROM claimed WHERE inserted
 )
-SELECT inserted, fingerprint, status, lock_remaining, response_code, response_body, operation_id, age
-FROM inserted
+SELECT true AS inserted, '\x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'::bytea AS fingerprint,
+       'started'::text AS status, NULL::integer AS response_status, NULL::bytea AS response_body,
+       0::double precision AS lease_left_seconds, 0::double precision AS age_seconds
+FROM claimed WHERE inserted
 UNION ALL
-SELECT false, k.fingerprint, k.status, (k.locked_until - now())::interval, k.response_code, k.response_body,
-       k.operation_id, (now() - k.created_at)::interval
-FROM idempotency_keys k
-WHERE k.customer_id = :cust AND k.key = 'grow-' || :k::text
-  AND NOT EXISTS (SELECT FROM inserted);
+SELECT false, k.fingerprint, k.status, k.response_status, k.response_body,
+       extract(epoch FROM k.locked_until - now())::double precision,
+       extract(epoch FROM now() - k.created_at)::double precision
+FROM idem_keys AS k
+WHERE k.scope = (:cust::uuid)::text AND k.key = ('grow-' || :k::text)::text
+  AND NOT EXISTS (SELECT FROM claimed WHERE inserted);

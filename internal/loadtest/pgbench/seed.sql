@@ -1,13 +1,22 @@
 -- The seed article's shape of one new order: five round trips of the shop's
 -- own (plus the provider's same charge transaction), each statement
--- committing on its own, for comparison with neworder.sql's two.
+-- committing on its own, for comparison with neworder.sql's two. It writes
+-- the rows the shop writes, in the shop's tables (the kit's idem_keys, the
+-- shop's order_keys, orders, key_events), but naively: plain statements,
+-- no SQL functions, no lock-token fence.
 \set k random(1, 1000000000000000)
 -- 1. look the key up
-SELECT status, response_code, response_body FROM idempotency_keys WHERE customer_id = :cust AND key = 'seed-' || :k::text;
--- 2. insert it as started
-INSERT INTO idempotency_keys (customer_id, key, fingerprint, locked_until, lock_token, request, operation_id, provider_key)
-VALUES (:cust, 'seed-' || :k::text, '\x01'::bytea, now() + '30 seconds'::interval, gen_random_uuid(), '{}'::jsonb, gen_random_uuid(), 'sprov-' || :k::text)
-ON CONFLICT (customer_id, key) DO NOTHING;
+SELECT status, response_status, response_body FROM idem_keys WHERE scope = (:cust::uuid)::text AND key = 'seed-' || :k::text;
+-- 2. insert it as started (with the shop's side row, in the same statement)
+WITH inserted AS (
+    INSERT INTO idem_keys (scope, key, fingerprint, operation_id, lock_token, locked_until, request)
+    VALUES ((:cust::uuid)::text, 'seed-' || :k::text, '\x01'::bytea, gen_random_uuid(), gen_random_uuid(),
+            now() + '30 seconds'::interval, '{}'::jsonb)
+    ON CONFLICT (scope, key) DO NOTHING
+    RETURNING scope, key
+)
+INSERT INTO order_keys (scope, key, provider_key)
+SELECT scope, key, 'sprov-' || :k::text FROM inserted;
 -- the provider's charge, as in neworder.sql
 BEGIN;
 SELECT pg_advisory_xact_lock(1886351984, hashtext('sprov-' || :k::text));
@@ -20,7 +29,8 @@ COMMIT;
 INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
 VALUES (:cust, gen_random_uuid(), 'seed-' || :k::text, 1200, 'eur', 'ch_seed' || :k::text, '[]'::jsonb);
 -- 4. mark the key finished
-UPDATE idempotency_keys SET status = 'finished', response_code = 201, response_body = '{}'::jsonb
-WHERE customer_id = :cust AND key = 'seed-' || :k::text;
+UPDATE idem_keys SET status = 'finished', response_status = 201, response_body = '{}'::bytea,
+                     finished_at = now(), locked_until = now()
+WHERE scope = (:cust::uuid)::text AND key = 'seed-' || :k::text;
 -- 5. record the event
 INSERT INTO key_events (customer_id, key, event, detail) VALUES (:cust, 'seed-' || :k::text, 'finished', '{}'::jsonb);
