@@ -28,9 +28,8 @@ COMMIT;
 -- 3. insert the order
 INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
 VALUES (:cust, gen_random_uuid(), 'seed-' || :k::text, 1200, 'eur', 'ch_seed' || :k::text, '[]'::jsonb);
--- 4. mark the key finished
-UPDATE idem_keys SET status = 'finished', response_status = 201, response_body = '{}'::bytea,
-                     finished_at = now(), locked_until = now()
+-- 4. mark the key finished (the columns idem_finish sets)
+UPDATE idem_keys SET status = 'finished', response_status = 201, response_body = '{}'::bytea, finished_at = now()
 WHERE scope = (:cust::uuid)::text AND key = 'seed-' || :k::text;
 -- 5. record the event
 INSERT INTO key_events (customer_id, key, event, detail) VALUES (:cust, 'seed-' || :k::text, 'finished', '{}'::jsonb);
