@@ -152,7 +152,7 @@ func (h *Handler) answerAttempt(c echo.Context, id uuid.UUID, sub submission, re
 	case errors.Is(err, checkout.ErrCartChanged):
 		return h.cartChanged(c, id)
 	case errors.As(err, &provider):
-		return renderOutage(c, toAPIError(err).kind.Status, provider.RetryAfter, sub.retryForm(csrfToken(c)))
+		return renderOutage(c, classify(err).kind.Status, provider.RetryAfter, sub.retryForm(csrfToken(c)))
 	case errors.As(err, &abandoned):
 		// The server is stopping; the attempt is as unsettled as after a
 		// provider failure, and the same retry resumes it.
