@@ -59,7 +59,7 @@ func (h *Handler) orderCart(c echo.Context) error {
 		return err
 	}
 	if !matched {
-		return newAPIError(problem.CartVersionMismatch, "the cart is at version "+strconv.FormatInt(ct.Version, 10))
+		return fail(problem.CartVersionMismatch, "the cart is at version "+strconv.FormatInt(ct.Version, 10))
 	}
 	if key == "" {
 		key = derivedCartKey(ct)
@@ -115,7 +115,7 @@ func ifMatch(header string, version int64) (bool, error) {
 			tag = unq
 		}
 		if _, err := strconv.ParseInt(tag, 10, 64); err != nil {
-			return false, newAPIError(problem.InvalidRequest, "If-Match must name cart versions, such as \"3\"")
+			return false, fail(problem.InvalidRequest, "If-Match must name cart versions, such as \"3\"")
 		}
 		if tag == want {
 			return true, nil

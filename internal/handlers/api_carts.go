@@ -36,7 +36,7 @@ func writeCart(c echo.Context, status int, ct cart.Cart) error {
 func cartID(c echo.Context) (uuid.UUID, error) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		return uuid.Nil, newAPIError(problem.NotFound, "no such cart: a cart id is a UUID")
+		return uuid.Nil, fail(problem.NotFound, "no such cart: a cart id is a UUID")
 	}
 	return id, nil
 }
@@ -73,7 +73,7 @@ func (h *Handler) putCart(c echo.Context) error {
 		return err
 	}
 	if req.Items == nil {
-		return newAPIError(problem.InvalidRequest, `the body must name the cart's "items" (an empty list empties it)`)
+		return fail(problem.InvalidRequest, `the body must name the cart's "items" (an empty list empties it)`)
 	}
 	ct, err := h.carts.Replace(c.Request().Context(), customerID(c), id, *req.Items)
 	if err != nil {
@@ -100,7 +100,7 @@ func (h *Handler) putCartItem(c echo.Context) error {
 		return err
 	}
 	if req.Quantity == nil {
-		return newAPIError(problem.InvalidRequest, `the body must name the line's "quantity"`)
+		return fail(problem.InvalidRequest, `the body must name the line's "quantity"`)
 	}
 	ct, err := h.carts.SetLine(c.Request().Context(), customerID(c), id, c.Param("sku"), *req.Quantity)
 	if err != nil {

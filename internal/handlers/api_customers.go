@@ -32,12 +32,12 @@ func (h *Handler) createCustomer(c echo.Context) error {
 		}
 	}
 	if utf8.RuneCountInString(req.Name) > maxNameLength {
-		return newAPIError(problem.InvalidRequest, fmt.Sprintf("name must be at most %d characters", maxNameLength))
+		return fail(problem.InvalidRequest, fmt.Sprintf("name must be at most %d characters", maxNameLength))
 	}
 	// PostgreSQL text cannot hold NUL, and no name needs a control
 	// character; invalid UTF-8 is refused by decodeStrict.
 	if strings.ContainsFunc(req.Name, unicode.IsControl) {
-		return newAPIError(problem.InvalidRequest, "name must not contain control characters")
+		return fail(problem.InvalidRequest, "name must not contain control characters")
 	}
 	id, err := uuid.NewV7()
 	if err != nil {

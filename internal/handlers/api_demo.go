@@ -28,7 +28,7 @@ func (h *Handler) setProviderBehaviour(c echo.Context) error {
 		return err
 	}
 	if err := h.provider.SetBehaviour(b); err != nil {
-		return newAPIError(problem.InvalidRequest, err.Error())
+		return fail(problem.InvalidRequest, err.Error())
 	}
 	return c.JSON(http.StatusOK, h.provider.Behaviour())
 }

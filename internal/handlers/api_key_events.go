@@ -39,7 +39,7 @@ func (h *Handler) keyEvents(c echo.Context) error {
 		err = idem.CheckKey(key)
 	}
 	if err != nil {
-		return newAPIError(problem.InvalidKey, "the key in the path must be 1 to 255 printable ASCII characters, percent-encoded")
+		return fail(problem.InvalidKey, "the key in the path must be 1 to 255 printable ASCII characters, percent-encoded")
 	}
 	rows, err := h.db.ListKeyEvents(c.Request().Context(), db.ListKeyEventsParams{
 		CustomerID: customerID(c), Key: key, MaxRows: maxKeyEvents,

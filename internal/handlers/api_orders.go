@@ -155,11 +155,11 @@ func newOrderView(o db.Order) (orderView, error) {
 func (h *Handler) getOrder(c echo.Context) error {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		return newAPIError(problem.NotFound, "no such order")
+		return fail(problem.NotFound, "no such order")
 	}
 	o, err := h.db.GetOrder(c.Request().Context(), db.GetOrderParams{CustomerID: customerID(c), ID: id})
 	if errors.Is(err, database.ErrNotFound) {
-		return newAPIError(problem.NotFound, "no such order")
+		return fail(problem.NotFound, "no such order")
 	}
 	if err != nil {
 		return fmt.Errorf("get order: %w", err)

@@ -167,7 +167,7 @@ func TestProviderOutageStoresNothing(t *testing.T) {
 	c := h.NewCustomer(t)
 	h.SetProvider(t, 0, "before_charge")
 	r := h.PlaceOrder(t, c, "k", oneMug)
-	wantProblem(t, r, problem.ProviderFailed)
+	wantProblem(t, r, problem.OutcomeUnknown)
 	if r.Header.Get("Retry-After") != "30" {
 		t.Errorf("got Retry-After %q, want the lock timeout, 30", r.Header.Get("Retry-After"))
 	}

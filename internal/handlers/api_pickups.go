@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -15,22 +16,21 @@ import (
 // middleware: the kit's example of a key on an API route (docs/kit.md).
 
 // keyed is the kit's Idempotency-Key middleware for API routes: keys scoped
-// to the customer, refusals answered with the API's problem types.
+// to the customer, refusals answered from the error table.
 func (h *Handler) keyed() echo.MiddlewareFunc {
 	return idem.Middleware(idem.MiddlewareConfig{
 		Store: h.pickupFlow.Store, Required: true,
 		Scope: func(c echo.Context) (string, error) { return customerID(c).String(), nil },
-		Refuse: func(c echo.Context, status int, err error) error {
-			switch status {
-			case http.StatusConflict:
-				return newAPIError(problem.KeyInUse, "an earlier request with this Idempotency-Key has not finished yet")
-			case http.StatusUnprocessableEntity:
-				return newAPIError(problem.KeyReused, "this Idempotency-Key was first sent with a different method, route or body")
+		Refuse: func(c echo.Context, _ int, err error) error {
+			if !errors.Is(err, idem.ErrBadKey) {
+				// A key in progress or reused: classify words them, as
+				// it does the engine's same errors.
+				return err
 			}
 			if len(c.Request().Header.Values("Idempotency-Key")) == 0 {
-				return newAPIError(problem.MissingKey, "send an Idempotency-Key header with a unique value per operation")
+				return fail(problem.MissingKey, "send an Idempotency-Key header with a unique value per operation")
 			}
-			return newAPIError(problem.InvalidKey, idem.KeyProblem(err))
+			return fail(problem.InvalidKey, idem.KeyProblem(err))
 		},
 	})
 }
@@ -51,7 +51,7 @@ func (h *Handler) reservePickupAPI(c echo.Context) error {
 		Name string `json:"name"`
 	}
 	if err := decodeStrict(body, &req); err != nil {
-		return newAPIError(problem.InvalidRequest, err.Error())
+		return fail(problem.InvalidRequest, err.Error())
 	}
 	resp, err := h.pickups.ReserveFinishing(c.Request().Context(), idem.LockOf(c), customerID(c).String(), req.Slot, req.Name,
 		func(id int64) idem.Response {

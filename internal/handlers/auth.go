@@ -25,11 +25,11 @@ func (h *Handler) requireCustomer(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		token, ok := bearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
 		if !ok {
-			return newAPIError(problem.Unauthorized, "send Authorization: Bearer <token>")
+			return fail(problem.Unauthorized, "send Authorization: Bearer <token>")
 		}
 		row, err := h.db.CustomerByTokenHash(c.Request().Context(), hashToken(token))
 		if errors.Is(err, database.ErrNotFound) {
-			return newAPIError(problem.Unauthorized, "the bearer token is not valid")
+			return fail(problem.Unauthorized, "the bearer token is not valid")
 		}
 		if err != nil {
 			return fmt.Errorf("authenticate: %w", err)

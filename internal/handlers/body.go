@@ -24,13 +24,13 @@ const maxBodyBytes = 64 << 10
 func readBody(c echo.Context) ([]byte, error) {
 	if ct := c.Request().Header.Get(echo.HeaderContentType); ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != echo.MIMEApplicationJSON {
-			return nil, newAPIError(problem.UnsupportedMediaType, fmt.Sprintf("got Content-Type %q", ct))
+			return nil, fail(problem.UnsupportedMediaType, fmt.Sprintf("got Content-Type %q", ct))
 		}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, maxBodyBytes))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, newAPIError(problem.InvalidRequest, fmt.Sprintf("the body is larger than %d bytes", maxBodyBytes))
+		return nil, fail(problem.InvalidRequest, fmt.Sprintf("the body is larger than %d bytes", maxBodyBytes))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read body: %w", err)
@@ -45,18 +45,18 @@ func readBody(c echo.Context) ([]byte, error) {
 // after the value, even a stray "]" or "}".
 func decodeStrict(body []byte, v any) error {
 	if !utf8.Valid(body) {
-		return newAPIError(problem.InvalidRequest, "the body is not valid UTF-8")
+		return fail(problem.InvalidRequest, "the body is not valid UTF-8")
 	}
 	if err := checkMembers(body, reflect.TypeOf(v)); err != nil {
-		return newAPIError(problem.InvalidRequest, "the body is not valid JSON for this request: "+err.Error())
+		return fail(problem.InvalidRequest, "the body is not valid JSON for this request: "+err.Error())
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return newAPIError(problem.InvalidRequest, "the body is not valid JSON for this request: "+describeJSONError(err))
+		return fail(problem.InvalidRequest, "the body is not valid JSON for this request: "+describeJSONError(err))
 	}
 	if rest := bytes.Trim(body[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
-		return newAPIError(problem.InvalidRequest, "the body holds more than one JSON value")
+		return fail(problem.InvalidRequest, "the body holds more than one JSON value")
 	}
 	return nil
 }

@@ -27,12 +27,12 @@ func (h *Handler) checkoutStatus(c echo.Context) error {
 	// order; refused here, it never reaches PostgreSQL, which rejects NUL
 	// and invalid UTF-8 in text with an error.
 	if !ok || idem.CheckKey(key) != nil {
-		return notFoundPage("order in progress")
+		return fail(problem.NotFound, "no such order in progress")
 	}
 	ctx := c.Request().Context()
 	state, err := h.checkout.State(ctx, id, key)
 	if errors.Is(err, checkout.ErrNoSuchKey) {
-		return notFoundPage("order in progress")
+		return fail(problem.NotFound, "no such order in progress")
 	}
 	if err != nil {
 		return err

@@ -138,7 +138,7 @@ func (h *Handler) place(ctx context.Context, a checkout.Attempt) (checkout.Resul
 // handler.
 func (h *Handler) answerAttempt(c echo.Context, id uuid.UUID, sub submission, res checkout.Result, err error, joined bool) error {
 	var (
-		provider  *checkout.OutcomeUnknownError
+		unknown   *checkout.OutcomeUnknownError
 		abandoned *checkout.AbandonedError
 		ordered   *checkout.CartOrderedError
 	)
@@ -151,8 +151,8 @@ func (h *Handler) answerAttempt(c echo.Context, id uuid.UUID, sub submission, re
 		return seeOther(c, "/orders/"+ordered.OrderID.String()+"?replayed=1")
 	case errors.Is(err, checkout.ErrCartChanged):
 		return h.cartChanged(c, id)
-	case errors.As(err, &provider):
-		return renderOutage(c, toAPIError(err).kind.Status, provider.RetryAfter, sub.retryForm(csrfToken(c)))
+	case errors.As(err, &unknown):
+		return renderOutage(c, classify(err).kind.Status, unknown.RetryAfter, sub.retryForm(csrfToken(c)))
 	case errors.As(err, &abandoned):
 		// The server is stopping; the attempt is as unsettled as after a
 		// provider failure, and the same retry resumes it.

@@ -30,7 +30,7 @@ func (h *Handler) demoLockFor(c echo.Context) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d < minDemoLock || d > maxDemoLock {
-		return 0, newAPIError(problem.InvalidRequest,
+		return 0, fail(problem.InvalidRequest,
 			fmt.Sprintf("%s must be a duration between %s and %s, such as 1s", lab.LockHeader, minDemoLock, maxDemoLock))
 	}
 	return d, nil

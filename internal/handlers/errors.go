@@ -3,125 +3,91 @@ package handlers
 import (
 	"errors"
 	"math"
-	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"exactlyonce/internal/cart"
-	"exactlyonce/internal/catalog"
-	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/payment"
-	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/problem"
 )
 
-// apiError is an error a handler returns to answer with a given problem.
-type apiError struct {
-	kind       problem.Kind
-	detail     string
+// failure is an error resolved to its row of the error table
+// (problem.Kind), with what this request adds to it. Handlers return one to
+// refuse a request; classify turns every other error into one.
+type failure struct {
+	kind problem.Kind
+	// detail tells a developer what in this request was wrong (API only).
+	detail string
+	// reason is the domain's own account of what was refused, fit for a
+	// shopper; a page shows it after the row's sentence.
+	reason     string
 	retryAfter time.Duration
 }
 
-func (e *apiError) Error() string { return e.kind.Title + ": " + e.detail }
+func (f *failure) Error() string { return f.kind.Title + ": " + f.detail }
 
-func newAPIError(kind problem.Kind, detail string) *apiError {
-	return &apiError{kind: kind, detail: detail}
+// fail returns a failure of kind with a request-specific detail.
+func fail(kind problem.Kind, detail string) *failure {
+	return &failure{kind: kind, detail: detail}
 }
 
-// handleError is the one place errors become responses. Client errors are
-// logged as warnings, everything else as an error with the request id;
-// users never see the text of an unexpected error. Machine clients get
-// problem+json; every other path is a page a person sees, and gets one
-// (page_errors.go).
+// errorRenderer writes the answer to a failure in one audience's format:
+// problem+json for machine clients (writeProblem), an HTML page for people
+// (writePage). err is the error the handler returned, for a renderer that
+// honours a more specific answer (a page's own refusal).
+type errorRenderer func(c echo.Context, f *failure, err error) error
+
+// answersWith gives a route group its error renderer: every error its
+// handlers and the middleware after this one return is answered by it.
+// The audience is chosen where the routes are registered, never by
+// looking at the URL.
+func (h *Handler) answersWith(write errorRenderer) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if err := next(c); err != nil {
+				h.answerError(c, err, write)
+			}
+			return nil
+		}
+	}
+}
+
+// handleError is Echo's error handler: it answers what no route group's
+// renderer took, which is a route outside the groups (the probes, the
+// problem documentation), a global middleware's refusal, or the router's
+// own 404 or 405. Those are machine clients' unless a group said
+// otherwise, so they get problem+json.
 func (h *Handler) handleError(err error, c echo.Context) {
+	h.answerError(c, err, writeProblem)
+}
+
+// answerError is the one place errors become responses. Client errors are
+// logged as warnings, everything else as an error with the request id;
+// users never see the text of an unexpected error. It does nothing once
+// the response is committed.
+func (h *Handler) answerError(c echo.Context, err error, write errorRenderer) {
 	if c.Response().Committed {
 		return
 	}
-	ae := toAPIError(err)
+	f := classify(err)
+	status := f.kind.Status
+	if pe, ok := errors.AsType[*pageError](err); ok {
+		status = pe.status
+	}
 	log := h.log.With("request_id", c.Response().Header().Get(echo.HeaderXRequestID),
 		"method", c.Request().Method, "route", c.Path())
-	if ae.kind.Status >= 500 {
-		log.Error("request failed", "status", ae.kind.Status, "err", err)
+	if status >= 500 {
+		log.Error("request failed", "status", status, "err", err)
 	} else {
-		log.Warn("request refused", "status", ae.kind.Status, "problem", ae.kind.Slug)
+		log.Warn("request refused", "status", status, "problem", f.kind.Slug, "err", err)
 	}
-	if ae.retryAfter > 0 {
-		c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(ae.retryAfter)))
+	if f.retryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(f.retryAfter)))
 	}
-	if ae.kind.Status == http.StatusUnauthorized {
-		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="api"`)
+	if werr := write(c, f, err); werr != nil {
+		log.Error("write error response", "err", werr)
 	}
-	p := ae.kind.New(ae.detail)
-	if err := c.Blob(p.Status, problem.ContentType, p.JSON()); err != nil {
-		log.Error("write error response", "err", err)
-	}
-}
-
-// toAPIError maps every error the handlers and the engine return onto a problem.
-func toAPIError(err error) *apiError {
-	var (
-		ae          *apiError
-		invalid     *checkout.InvalidOrderError
-		inProgress  *checkout.InProgressError
-		provider    *checkout.OutcomeUnknownError
-		abandoned   *checkout.AbandonedError
-		he          *echo.HTTPError
-		ordered     *checkout.CartOrderedError
-		invalidCart *catalog.InvalidCartError
-		badPickup   *pickup.InvalidError
-	)
-	switch {
-	case errors.As(err, &ae):
-		return ae
-	case databaseUnavailable(err):
-		return &apiError{kind: problem.Unavailable, detail: "the database cannot be reached; retry shortly", retryAfter: databaseRetryAfter}
-	case errors.As(err, &badPickup):
-		return newAPIError(problem.InvalidRequest, badPickup.Reason)
-	case errors.Is(err, pickup.ErrNotFound):
-		return newAPIError(problem.NotFound, "no such reservation")
-	case errors.Is(err, cart.ErrNotFound):
-		return newAPIError(problem.NotFound, "no such cart")
-	case errors.Is(err, cart.ErrOrdered):
-		return newAPIError(problem.CartOrdered, "this cart has been ordered")
-	case errors.As(err, &ordered):
-		return newAPIError(problem.CartOrdered, "this cart was ordered as order "+ordered.OrderID.String())
-	case errors.Is(err, checkout.ErrCartChanged):
-		return newAPIError(problem.CartChanged, "the cart changed while the order was being placed")
-	case errors.As(err, &invalidCart):
-		return newAPIError(problem.InvalidRequest, invalidCart.Reason)
-	case errors.As(err, &invalid):
-		return newAPIError(problem.InvalidRequest, invalid.Reason)
-	case errors.Is(err, checkout.ErrKeyReused):
-		return newAPIError(problem.KeyReused, "this Idempotency-Key was first sent with a different method, route or body")
-	case errors.As(err, &inProgress):
-		return &apiError{kind: problem.KeyInUse, detail: "an earlier request with this Idempotency-Key has not finished yet", retryAfter: inProgress.RetryAfter}
-	case errors.Is(err, checkout.ErrLockLost):
-		return &apiError{kind: problem.LockLost, detail: "a newer attempt with this Idempotency-Key took the operation over", retryAfter: time.Second}
-	case errors.As(err, &abandoned):
-		return &apiError{kind: problem.ShuttingDown, detail: "the server stopped before this request finished", retryAfter: abandoned.RetryAfter}
-	case errors.As(err, &provider):
-		kind := problem.ProviderFailed
-		switch provider.Reason {
-		case payment.ReasonTimeout:
-			kind = problem.ProviderTimeout
-		case payment.ReasonUnreachable:
-			kind = problem.ProviderUnavailable
-		}
-		return &apiError{kind: kind, detail: "the outcome of the payment is not known yet", retryAfter: provider.RetryAfter}
-	case errors.As(err, &he):
-		switch he.Code {
-		case http.StatusNotFound:
-			return newAPIError(problem.NotFound, "no such route")
-		case http.StatusMethodNotAllowed:
-			return newAPIError(problem.MethodNotAllowed, "")
-		case http.StatusRequestEntityTooLarge:
-			return newAPIError(problem.InvalidRequest, "the body is too large")
-		}
-	}
-	return newAPIError(problem.Internal, "")
 }
 
 // retryAfterSeconds rounds up: telling a client to come back before the lock

@@ -19,8 +19,8 @@ import (
 // never a 5xx, which the error handler would answer for an unexpected error.
 func wantClientError(t *testing.T, err error) {
 	t.Helper()
-	var ae *apiError
-	if !errors.As(err, &ae) || ae.kind.Status < 400 || ae.kind.Status >= 500 {
+	var f *failure
+	if !errors.As(err, &f) || f.kind.Status < 400 || f.kind.Status >= 500 {
 		t.Fatalf("got error %v, want a 4xx problem", err)
 	}
 }

@@ -1,9 +1,11 @@
 // Package handlers is the HTTP face of the shop: the JSON API, the browser
-// pages (page_*.go, checkout_*.go), the demo controls and the error handlers
-// that turn every returned error into a response: an HTML page for the
-// routes of the browser face (asPage, chosen per route group), problem+json
-// for every other route. Handlers only translate between HTTP and the
-// checkout engine and the idem kit; the order logic lives in package checkout.
+// pages (page_*.go, checkout_*.go), the demo controls, and the error
+// answers. Every returned error is classified once against the error table
+// of package problem (classify.go) and written by the renderer of the
+// route group it was returned in: an HTML page for the browser face
+// (pages_routes.go), problem+json for the API and every other route.
+// Handlers only translate between HTTP and the checkout engine and the idem
+// kit; the order logic lives in package checkout.
 package handlers
 
 import (

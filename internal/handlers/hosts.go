@@ -37,7 +37,7 @@ func hostAllowList(allowed []string) echo.MiddlewareFunc {
 			}
 			name = strings.TrimSuffix(strings.Trim(name, "[]"), ".")
 			if !exact[host] && !anyPort[name] && !anyPort["["+name+"]"] {
-				return newAPIError(problem.MisdirectedRequest, "this server does not answer for that host name")
+				return fail(problem.MisdirectedRequest, "this server does not answer for that host name")
 			}
 			return next(c)
 		}

@@ -15,14 +15,14 @@ const MaxKeyLength = idem.MaxKeyLength
 func parseIdempotencyKey(values []string) (string, error) {
 	switch len(values) {
 	case 0:
-		return "", newAPIError(problem.MissingKey, "send an Idempotency-Key header with a unique value per operation")
+		return "", fail(problem.MissingKey, "send an Idempotency-Key header with a unique value per operation")
 	case 1:
 	default:
-		return "", newAPIError(problem.InvalidKey, "send exactly one Idempotency-Key header")
+		return "", fail(problem.InvalidKey, "send exactly one Idempotency-Key header")
 	}
 	key, err := idem.ParseKey(values[0])
 	if err != nil {
-		return "", newAPIError(problem.InvalidKey, idem.KeyProblem(err))
+		return "", fail(problem.InvalidKey, idem.KeyProblem(err))
 	}
 	return key, nil
 }

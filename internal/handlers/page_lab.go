@@ -12,6 +12,7 @@ import (
 
 	"exactlyonce/internal/fakeprovider"
 	"exactlyonce/internal/lab"
+	"exactlyonce/internal/problem"
 	"exactlyonce/views"
 )
 
@@ -22,16 +23,16 @@ const labFragmentHeader = "Lab-Fragment"
 // registerLab adds the double-click lab, on a demo server only. Its forms
 // are guarded like the shop's; it needs no shopper session, since every
 // run registers a shopper of its own.
-func (h *Handler) registerLab(e *echo.Echo) {
+func (h *Handler) registerLab(p *pages) {
 	if h.lab == nil {
 		return
 	}
-	mw := []echo.MiddlewareFunc{h.asPage, middleware.BodyLimit(maxFormBytes), h.csrfProtection()}
-	e.GET("/lab", h.labPage, mw...)
-	e.POST("/lab/run/:scenario", h.runLabScenario, mw...)
-	e.GET("/lab/live", h.labLive, mw...)
-	e.GET("/lab/inspector", h.labInspectorPanel, mw...)
-	e.POST("/lab/provider", h.setLabProvider, mw...)
+	mw := []echo.MiddlewareFunc{middleware.BodyLimit(maxFormBytes), h.csrfProtection()}
+	p.add(http.MethodGet, "/lab", h.labPage, mw...)
+	p.add(http.MethodPost, "/lab/run/:scenario", h.runLabScenario, mw...)
+	p.add(http.MethodGet, "/lab/live", h.labLive, mw...)
+	p.add(http.MethodGet, "/lab/inspector", h.labInspectorPanel, mw...)
+	p.add(http.MethodPost, "/lab/provider", h.setLabProvider, mw...)
 }
 
 // labPage is GET /lab: every card with its last result, the inspector and
@@ -80,7 +81,7 @@ func (h *Handler) runLabScenario(c echo.Context) error {
 	run, err := h.lab.Run(c.Request().Context(), id)
 	switch {
 	case errors.Is(err, lab.ErrUnknownScenario):
-		return notFoundPage("scenario")
+		return fail(problem.NotFound, "no such scenario")
 	case errors.Is(err, lab.ErrBusy) && fragment:
 		return c.String(http.StatusConflict, "Another run is in flight. Try again once it has finished.")
 	case errors.Is(err, lab.ErrBusy):

@@ -12,6 +12,7 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
+	"exactlyonce/internal/problem"
 	"exactlyonce/views"
 )
 
@@ -25,11 +26,11 @@ func (h *Handler) receiptPage(c echo.Context) error {
 	id, ok := shopper(c)
 	orderID, err := uuid.Parse(c.Param("id"))
 	if !ok || err != nil {
-		return notFoundPage("order")
+		return fail(problem.NotFound, "no such order")
 	}
 	o, err := h.db.GetOrder(c.Request().Context(), db.GetOrderParams{CustomerID: id, ID: orderID})
 	if errors.Is(err, database.ErrNotFound) {
-		return notFoundPage("order")
+		return fail(problem.NotFound, "no such order")
 	}
 	if err != nil {
 		return fmt.Errorf("get order: %w", err)

@@ -428,6 +428,29 @@ func TestErrorsArePagesForPeopleAndProblemsForTheAPI(t *testing.T) {
 	}
 }
 
+// TestMethodNotAllowedFollowsTheRouteGroup checks the 405 the router
+// answers before any route middleware runs: a page's path answers it as a
+// page, with the Allow header, not as the problem+json Echo's error handler
+// gives what no route group took.
+func TestMethodNotAllowedFollowsTheRouteGroup(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	s := newShopper(t, h)
+	req, err := http.NewRequest(http.MethodPut, h.URL+"/checkout", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+	p := s.do(t, req)
+	wantErrorPage(t, p, http.StatusMethodNotAllowed)
+	if got := p.header.Get("Content-Type"); !strings.HasPrefix(got, "text/html") {
+		t.Errorf("page: got Content-Type %q, want text/html", got)
+	}
+	if got, want := p.header.Get("Allow"), "GET, POST, OPTIONS"; got != want {
+		t.Errorf("page: got Allow %q, want %q", got, want)
+	}
+}
+
 func cloneValues(v url.Values) url.Values {
 	out := url.Values{}
 	for k, vs := range v {

@@ -108,7 +108,7 @@ func (h *Handler) allowNewCustomer(c echo.Context) error {
 		return nil
 	}
 	h.metrics.Throttled.WithLabelValues("new_customer").Inc()
-	return &apiError{kind: problem.TooManyRequests, retryAfter: wait,
+	return &failure{kind: problem.TooManyRequests, retryAfter: wait,
 		detail: "too many new customers from your address; retry after the seconds in Retry-After"}
 }
 

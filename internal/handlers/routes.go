@@ -8,9 +8,10 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.Use(hostAllowList(h.allowedHosts))
 	e.Use(securityHeaders())
 	h.registerPages(e)
-	h.registerLab(e)
 
-	api := e.Group("/api")
+	// The API's group answers its errors as problem+json, as the pages'
+	// answer theirs as HTML (pages_routes.go).
+	api := e.Group("/api", h.answersWith(writeProblem))
 	api.RouteNotFound("/*", notFound)
 	api.POST("/customers", h.createCustomer)
 	api.GET("/products", h.listProducts)

@@ -144,7 +144,7 @@ func TestCrashAfterCharge(t *testing.T) {
 	t.Parallel()
 	_, r := run(t, "crash-after-charge")
 	wantOutcomes(t, r,
-		"502 "+problem.ProviderFailed.Slug+" held",
+		"502 "+problem.OutcomeUnknown.Slug+" held",
 		"409 "+problem.KeyInUse.Slug,
 		"201 took over")
 	if r.Attempts[1].RetryAfter != "2" {

@@ -81,7 +81,7 @@ func holdsLock(a Attempt) bool {
 		return true
 	}
 	switch a.Problem {
-	case problem.LockLost.Slug, problem.ProviderFailed.Slug, problem.ProviderTimeout.Slug, problem.ProviderUnavailable.Slug:
+	case problem.LockLost.Slug, problem.OutcomeUnknown.Slug, problem.ProviderTimeout.Slug, problem.ProviderUnavailable.Slug:
 		return true
 	}
 	return false

@@ -2,60 +2,130 @@ package problem
 
 import "net/http"
 
-// The problems the API can answer with. Kinds lists them for /problems/{slug}.
+// The table: every error code the shop answers with, for the API (type,
+// title, status, About) and for a page (Page). The handlers map each error
+// onto one of these once (internal/handlers, classify.go); the JSON writer
+// and the page writer only read the row. Kinds lists the rows the API
+// answers with, for /problems/{slug} and api/openapi.json.
 var (
-	InvalidRequest = Kind{"invalid-request", "Invalid request", http.StatusBadRequest,
-		"The body or a parameter is malformed or names something that does not exist. Nothing was stored: fix the request and send it again, with the same Idempotency-Key if you like."}
-	MissingKey = Kind{"missing-idempotency-key", "Idempotency-Key required", http.StatusBadRequest,
-		`This operation charges money, so it must carry an Idempotency-Key header: a string of 1 to 255 printable ASCII characters, preferably a UUID, generated once per operation and reused on every retry. Example: Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324".`}
-	InvalidKey = Kind{"invalid-idempotency-key", "Invalid Idempotency-Key", http.StatusBadRequest,
-		"The Idempotency-Key header must be one Structured Field string (or the bare key) of 1 to 255 printable ASCII characters."}
-	Unauthorized = Kind{"unauthorized", "Authentication required", http.StatusUnauthorized,
-		"Send the token from POST /api/customers as Authorization: Bearer <token>."}
-	PaymentDeclined = Kind{"payment-declined", "Payment declined", http.StatusPaymentRequired,
-		"The payment provider declined the card. This outcome is final for this Idempotency-Key and is replayed on retries; to try again, start a new operation with a new key."}
-	NotFound = Kind{"not-found", "Not found", http.StatusNotFound,
-		"There is no such resource, or it belongs to another customer."}
-	MethodNotAllowed = Kind{"method-not-allowed", "Method not allowed", http.StatusMethodNotAllowed,
-		"This resource does not support the request's method."}
-	KeyInUse = Kind{"request-in-progress", "Request in progress", http.StatusConflict,
-		"Another request with this Idempotency-Key is still being processed. Retry after the number of seconds in Retry-After: you will get its stored result."}
-	LockLost = Kind{"request-superseded", "Request superseded", http.StatusConflict,
-		"This attempt took too long and a retry with the same Idempotency-Key took the operation over. Nothing was written by this attempt; retry to receive the result of the one that finished."}
-	KeyReused = Kind{"idempotency-key-reused", "Idempotency-Key reused", http.StatusUnprocessableEntity,
-		"This Idempotency-Key was already used for a different request. A key identifies one operation: generate a new key for a new operation."}
-	UnsupportedMediaType = Kind{"unsupported-media-type", "Unsupported media type", http.StatusUnsupportedMediaType,
-		"Send the body as application/json."}
-	PaymentNotCompleted = Kind{"payment-not-completed", "Payment not completed", http.StatusPaymentRequired,
-		"The request that started this payment was interrupted (the server stopped, or the payment provider failed) before anything was charged, and no retry came back within the grace period, so the server closed the operation: nothing was charged, and nothing will be under this Idempotency-Key. This outcome is final for the key and is replayed on retries; to try again, start a new operation with a new key."}
-	ProviderFailed = Kind{"provider-failed", "Payment provider error", http.StatusBadGateway,
-		"The payment provider failed and the outcome of the payment is not known yet. Nothing was stored; retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice. If no retry comes, the server settles the key itself: the order is completed if the payment went through, otherwise the key answers payment-not-completed."}
-	ProviderUnavailable = Kind{"provider-unavailable", "Payment provider unavailable", http.StatusServiceUnavailable,
-		"The payment provider could not be reached. Retry with the same Idempotency-Key after Retry-After seconds."}
-	ProviderTimeout = Kind{"provider-timeout", "Payment provider timeout", http.StatusGatewayTimeout,
-		"The payment provider did not answer in time; the payment may or may not have happened. Retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice. If no retry comes, the server settles the key itself: the order is completed if the payment went through, otherwise the key answers payment-not-completed."}
-	ShuttingDown = Kind{"shutting-down", "Server shutting down", http.StatusServiceUnavailable,
-		"The server stopped while processing this request, before it finished. Nothing was stored by this attempt; retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice."}
-	MisdirectedRequest = Kind{"misdirected-request", "Misdirected request", http.StatusMisdirectedRequest,
-		"This server does not answer for the host name the request was sent to. It answers only for the names it is configured with (ALLOWED_HOSTS), so that a page that rebinds its own domain name to this server's address cannot use it."}
-	TooManyRequests = Kind{"too-many-requests", "Too many requests", http.StatusTooManyRequests,
-		"Too many requests of this kind came from your address, or for this Idempotency-Key, in a short time. Nothing was stored; retry after the number of seconds in Retry-After."}
-	CartOrdered = Kind{"cart-ordered", "Cart already ordered", http.StatusConflict,
-		"This cart has been ordered (under another Idempotency-Key, or none) and is closed: it cannot be changed or ordered again. GET the cart for its order_id; put what you want next in a new cart."}
-	CartChanged = Kind{"cart-changed", "Cart changed", http.StatusConflict,
-		"The cart changed while this order was being placed (another request set its lines), or its current version is being ordered under another Idempotency-Key. Nothing was stored or charged: GET the cart, check it, and order again."}
-	CartVersionMismatch = Kind{"cart-version-mismatch", "Cart version mismatch", http.StatusPreconditionFailed,
-		"The If-Match header names a version of the cart that is not its current one. Nothing was stored or charged: GET the cart for its current version, check it, and order again."}
-	Unavailable = Kind{"service-unavailable", "Service unavailable", http.StatusServiceUnavailable,
-		"The shop's database cannot be reached for a moment (it is restarting, or the network to it failed). Retry after Retry-After seconds, with the same Idempotency-Key for an order: if this attempt got as far as the payment, the retry resumes it without charging twice."}
-	Internal = Kind{"internal", "Internal error", http.StatusInternalServerError,
-		"Something went wrong on our side. It has been logged. Retrying with the same Idempotency-Key is safe."}
+	InvalidRequest = Kind{Slug: "invalid-request", Title: "Invalid request", Status: http.StatusBadRequest,
+		About: "The body or a parameter is malformed or names something that does not exist. Nothing was stored: fix the request and send it again, with the same Idempotency-Key if you like.",
+		Page: Page{Heading: "This request cannot be carried out",
+			Message: "The form asked for something the shop cannot sell or reserve, so nothing was charged or reserved.", Next: ToShop}}
+	MissingKey = Kind{Slug: "missing-idempotency-key", Title: "Idempotency-Key required", Status: http.StatusBadRequest,
+		About: `This operation charges money, so it must carry an Idempotency-Key header: a string of 1 to 255 printable ASCII characters, preferably a UUID, generated once per operation and reused on every retry. Example: Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324".`,
+		Page: Page{Heading: "This form cannot be used",
+			Message: "This form arrived without its key, so it was refused and nothing was charged. Open the form again.", Next: ToShop}}
+	InvalidKey = Kind{Slug: "invalid-idempotency-key", Title: "Invalid Idempotency-Key", Status: http.StatusBadRequest,
+		About: "The Idempotency-Key header must be one Structured Field string (or the bare key) of 1 to 255 printable ASCII characters.",
+		Page: Page{Heading: "This form cannot be used",
+			Message: "This form arrived with a key the shop cannot read, so it was refused and nothing was charged. Open the form again.", Next: ToShop}}
+	Unauthorized = Kind{Slug: "unauthorized", Title: "Authentication required", Status: http.StatusUnauthorized,
+		About: "Send the token from POST /api/customers as Authorization: Bearer <token>.",
+		Page: Page{Heading: "Not signed in",
+			Message: "This address belongs to the shop's API, which needs a token; the shop's pages need none.", Next: ToShop}}
+	PaymentDeclined = Kind{Slug: "payment-declined", Title: "Payment declined", Status: http.StatusPaymentRequired,
+		About: "The payment provider declined the card. This outcome is final for this Idempotency-Key and is replayed on retries; to try again, start a new operation with a new key.",
+		Page: Page{Heading: "Payment declined",
+			Message: "Your card was declined and nothing was charged. Start a new checkout to try again.", Next: ToCheckout}}
+	NotFound = Kind{Slug: "not-found", Title: "Not found", Status: http.StatusNotFound,
+		About: "There is no such resource, or it belongs to another customer.",
+		Page: Page{Heading: "Not found",
+			Message: "There is no such page, or it is not yours.", Next: ToShop}}
+	MethodNotAllowed = Kind{Slug: "method-not-allowed", Title: "Method not allowed", Status: http.StatusMethodNotAllowed,
+		About: "This resource does not support the request's method.",
+		Page: Page{Heading: "Not allowed",
+			Message: "This page cannot be used that way.", Next: ToShop}}
+	KeyInUse = Kind{Slug: "request-in-progress", Title: "Request in progress", Status: http.StatusConflict,
+		About: "Another request with this Idempotency-Key is still being processed. Retry after the number of seconds in Retry-After: you will get its stored result.",
+		Page: Page{Heading: "Still working on it",
+			Message: "This form was already sent and the shop is still working on it. Send it again in a few seconds: it can never charge you twice.", Next: ToShop}}
+	LockLost = Kind{Slug: "request-superseded", Title: "Request superseded", Status: http.StatusConflict,
+		About: "This attempt took too long and a retry with the same Idempotency-Key took the operation over. Nothing was written by this attempt; retry to receive the result of the one that finished.",
+		Page: Page{Heading: "Taken over by a newer try",
+			Message: "This attempt took too long and a newer sending of the same form took it over. Send the form again to see how it ended: it can never charge you twice.", Next: ToShop}}
+	KeyReused = Kind{Slug: "idempotency-key-reused", Title: "Idempotency-Key reused", Status: http.StatusUnprocessableEntity,
+		About: "This Idempotency-Key was already used for a different request. A key identifies one operation: generate a new key for a new operation.",
+		Page: Page{Heading: "This form was changed",
+			Message: "This form was already sent with other contents than it now carries, so it was refused and nothing more was charged or reserved. Open the form again to start anew.", Next: ToShop}}
+	UnsupportedMediaType = Kind{Slug: "unsupported-media-type", Title: "Unsupported media type", Status: http.StatusUnsupportedMediaType,
+		About: "Send the body as application/json.",
+		Page: Page{Heading: "Form not understood",
+			Message: "The form arrived in a format the shop does not read. Nothing was changed.", Next: ToShop}}
+	PaymentNotCompleted = Kind{Slug: "payment-not-completed", Title: "Payment not completed", Status: http.StatusPaymentRequired,
+		About: "The request that started this payment was interrupted (the server stopped, or the payment provider failed) before anything was charged, and no retry came back within the grace period, so the server closed the operation: nothing was charged, and nothing will be under this Idempotency-Key. This outcome is final for the key and is replayed on retries; to try again, start a new operation with a new key.",
+		Page: Page{Heading: "Payment not completed",
+			Message: "Your payment was interrupted before anything was charged, and nothing will be charged for this form. Start a new checkout to try again.", Next: ToCheckout}}
+	// OutcomeUnknown is the payment whose outcome nobody knows yet: the
+	// provider failed after the request may have reached it. Its slug
+	// predates the name and stays, as clients branch on it.
+	OutcomeUnknown = Kind{Slug: "provider-failed", Title: "Payment outcome unknown", Status: http.StatusBadGateway,
+		About: "The payment provider failed and the outcome of the payment is not known yet. Nothing was stored; retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice. If no retry comes, the server settles the key itself: the order is completed if the payment went through, otherwise the key answers payment-not-completed.",
+		Page: Page{Heading: "We do not know yet whether you paid",
+			Message: "The payment provider failed before it told us how your payment ended. Send the same form again in a few seconds: it can never charge you twice.", Next: ToShop}}
+	ProviderUnavailable = Kind{Slug: "provider-unavailable", Title: "Payment provider unavailable", Status: http.StatusServiceUnavailable,
+		About: "The payment provider could not be reached. Retry with the same Idempotency-Key after Retry-After seconds.",
+		Page: Page{Heading: "Payments are unavailable",
+			Message: "The payment provider cannot be reached right now, and nothing was charged. Send the same form again in a few seconds.", Next: ToShop}}
+	ProviderTimeout = Kind{Slug: "provider-timeout", Title: "Payment provider timeout", Status: http.StatusGatewayTimeout,
+		About: "The payment provider did not answer in time; the payment may or may not have happened. Retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice. If no retry comes, the server settles the key itself: the order is completed if the payment went through, otherwise the key answers payment-not-completed.",
+		Page: Page{Heading: "We do not know yet whether you paid",
+			Message: "The payment provider did not answer in time. Send the same form again in a few seconds: it can never charge you twice.", Next: ToShop}}
+	ShuttingDown = Kind{Slug: "shutting-down", Title: "Server shutting down", Status: http.StatusServiceUnavailable,
+		About: "The server stopped while processing this request, before it finished. Nothing was stored by this attempt; retry with the same Idempotency-Key after Retry-After seconds and the operation resumes without charging twice.",
+		Page: Page{Heading: "Back in a moment",
+			Message: "The shop restarted while it worked on your request. Send the same form again in a few seconds: it can never charge you twice.", Next: ToShop}}
+	MisdirectedRequest = Kind{Slug: "misdirected-request", Title: "Misdirected request", Status: http.StatusMisdirectedRequest,
+		About: "This server does not answer for the host name the request was sent to. It answers only for the names it is configured with (ALLOWED_HOSTS), so that a page that rebinds its own domain name to this server's address cannot use it.",
+		Page: Page{Heading: "Wrong address",
+			Message: "The shop does not answer under the name this page was opened with.", Next: ToShop}}
+	TooManyRequests = Kind{Slug: "too-many-requests", Title: "Too many requests", Status: http.StatusTooManyRequests,
+		About: "Too many requests of this kind came from your address, or for this Idempotency-Key, in a short time. Nothing was stored; retry after the number of seconds in Retry-After.",
+		Page: Page{Heading: "Too many requests",
+			Message: "Too many requests came from your address in a short time. Nothing was changed; try again in a few seconds.", Next: ToShop}}
+	CartOrdered = Kind{Slug: "cart-ordered", Title: "Cart already ordered", Status: http.StatusConflict,
+		About: "This cart has been ordered (under another Idempotency-Key, or none) and is closed: it cannot be changed or ordered again. GET the cart for its order_id; put what you want next in a new cart.",
+		Page: Page{Heading: "Cart already ordered",
+			Message: "This cart has been ordered and cannot be changed or ordered again. What you add next goes into a new cart.", Next: ToShop}}
+	CartChanged = Kind{Slug: "cart-changed", Title: "Cart changed", Status: http.StatusConflict,
+		About: "The cart changed while this order was being placed (another request set its lines), or its current version is being ordered under another Idempotency-Key. Nothing was stored or charged: GET the cart, check it, and order again.",
+		Page: Page{Heading: "Your cart changed",
+			Message: "Your cart changed while this order was being placed, so nothing was charged. Check it and order again.", Next: ToCart}}
+	CartVersionMismatch = Kind{Slug: "cart-version-mismatch", Title: "Cart version mismatch", Status: http.StatusPreconditionFailed,
+		About: "The If-Match header names a version of the cart that is not its current one. Nothing was stored or charged: GET the cart for its current version, check it, and order again.",
+		Page: Page{Heading: "Your cart changed",
+			Message: "Your cart changed since this page was opened, so nothing was charged. Check it and order again.", Next: ToCart}}
+	Unavailable = Kind{Slug: "service-unavailable", Title: "Service unavailable", Status: http.StatusServiceUnavailable,
+		About: "The shop's database cannot be reached for a moment (it is restarting, or the network to it failed). Retry after Retry-After seconds, with the same Idempotency-Key for an order: if this attempt got as far as the payment, the retry resumes it without charging twice.",
+		Page: Page{Heading: "Back in a moment",
+			Message: "The shop cannot reach its records right now. Please try again in a few seconds. If you were paying, sending the same form again is safe: it can never charge you twice.", Next: ToShop}}
+	Internal = Kind{Slug: "internal", Title: "Internal error", Status: http.StatusInternalServerError,
+		About: "Something went wrong on our side. It has been logged. Retrying with the same Idempotency-Key is safe.",
+		Page: Page{Heading: "Something went wrong",
+			Message: "Something went wrong on our side and it has been logged. If you were paying, sending the same form again is safe: it can never charge you twice.", Next: ToShop}}
 )
 
-// Kinds lists every kind, for the documentation route.
+// Rows no API route answers with: they are met only by a page's form, so
+// they are neither in Kinds nor in api/openapi.json.
+var (
+	// PriceChanged is a new order sent with an expected amount that is not
+	// what it costs now; only the checkout form sends one.
+	PriceChanged = Kind{Slug: "price-changed", Title: "Price changed", Status: http.StatusConflict,
+		About: "The amount the order was sent with is not what it costs now. Nothing was stored or charged.",
+		Page: Page{Heading: "Prices have changed",
+			Message: "The total of your order is not the one this form showed, so nothing was charged. Check the new total and pay again.", Next: ToCheckout}}
+	// FormRefused is a form key the kit's forms refuse: missing, minted for
+	// another visitor or form, or expired.
+	FormRefused = Kind{Slug: "form-refused", Title: "Form refused", Status: http.StatusBadRequest,
+		About: "The form's key is missing, was minted for another visitor or form, or has expired. Nothing was stored.",
+		Page: Page{Heading: "This form cannot be used",
+			Message: "This form is too old, was changed, or was made for another browser, so it was refused and nothing was reserved. Open the form again.", Next: ToPickup}}
+)
+
+// Kinds lists every kind the API answers with, for the documentation route.
 var Kinds = []Kind{
 	InvalidRequest, MissingKey, InvalidKey, Unauthorized, PaymentDeclined, NotFound, MethodNotAllowed,
-	KeyInUse, LockLost, KeyReused, UnsupportedMediaType, ProviderFailed, ProviderUnavailable, ProviderTimeout, Internal,
+	KeyInUse, LockLost, KeyReused, UnsupportedMediaType, OutcomeUnknown, ProviderUnavailable, ProviderTimeout, Internal,
 	PaymentNotCompleted, ShuttingDown, Unavailable, MisdirectedRequest, TooManyRequests,
 	CartOrdered, CartChanged, CartVersionMismatch,
 }

@@ -1,7 +1,10 @@
-// Package problem is the RFC 9457 "problem details" error body the JSON API
-// answers with. It has its own package because the order flow stores some
-// problems (a declined card) as the response a retry must replay, so the
-// checkout engine and the HTTP handlers need the same shape.
+// Package problem is the shop's error vocabulary: one table (kinds.go) from
+// each error code to its RFC 9457 problem type, title and status for the
+// JSON API and to the copy of the HTML page a shopper sees instead. It has
+// its own package because the order flow stores some problems (a declined
+// card) as the response a retry must replay, so the checkout engine and the
+// HTTP handlers need the same shape; and because the API and the pages must
+// not drift apart, both read their words from here.
 package problem
 
 import "encoding/json"
@@ -20,19 +23,47 @@ type Problem struct {
 	ChargeID string `json:"charge_id,omitempty"`
 }
 
-// Kind is a class of problem: its type URI, title and status together, so a
-// handler cannot pair a title with the wrong status.
+// Kind is one error code of the table: its type URI, title and status
+// together, so a handler cannot pair a title with the wrong status, and the
+// page a person is shown for it, so a page cannot say something the API
+// does not.
 type Kind struct {
 	Slug   string
 	Title  string
 	Status int
 	// About explains the problem to a developer reading /problems/{slug}.
 	About string
+	// Page is what a shopper reads when a page route meets this error.
+	Page Page
 }
+
+// Page is the copy of an HTML error page: a heading, one sentence, and the
+// way on from there.
+type Page struct {
+	Heading string
+	Message string
+	Next    Link
+}
+
+// Link is the one action an error page offers.
+type Link struct{ Href, Label string }
+
+// The ways on from an error page. ToCheckout renders a fresh form, and so
+// mints a new key: the way out of every refusal that is final for the old
+// one.
+var (
+	ToShop     = Link{Href: "/", Label: "Go to the shop"}
+	ToCart     = Link{Href: "/cart", Label: "Back to your cart"}
+	ToCheckout = Link{Href: "/checkout", Label: "Start a new checkout"}
+	ToPickup   = Link{Href: "/pickup", Label: "Open the pickup form again"}
+)
+
+// Type is the kind's type URI, relative to the server.
+func (k Kind) Type() string { return "/problems/" + k.Slug }
 
 // New returns a problem of this kind with a request-specific detail.
 func (k Kind) New(detail string) Problem {
-	return Problem{Type: "/problems/" + k.Slug, Title: k.Title, Status: k.Status, Detail: detail}
+	return Problem{Type: k.Type(), Title: k.Title, Status: k.Status, Detail: detail}
 }
 
 // JSON encodes p. Encoding a struct of strings and an int cannot fail.
