@@ -115,12 +115,11 @@ func (e *Engine) keyRequest(a Attempt, request json.RawMessage) idem.Request {
 // taken over from an attempt whose lease ran out, which resumes the order
 // it was claimed for.
 func (e *Engine) claimed(ctx context.Context, a Attempt, c idem.Claim, err error) (claim, *Result, error) {
-	var busy *idem.InProgressError
 	switch {
 	case errors.Is(err, idem.ErrMismatch):
 		return claim{}, nil, ErrKeyReused
-	case errors.As(err, &busy):
-		return claim{}, nil, &InProgressError{RetryAfter: busy.RetryAfter}
+	case errors.Is(err, idem.ErrInProgress):
+		return claim{}, nil, err
 	case err != nil:
 		return claim{}, nil, fmt.Errorf("claim key: %w", err)
 	case c.Replay != nil:

@@ -46,16 +46,11 @@ type InvalidOrderError struct{ Reason string }
 
 func (e *InvalidOrderError) Error() string { return e.Reason }
 
-// InProgressError means another attempt holds the key's lock. It is the
-// kit's idem.ErrInProgress with how long to wait, so one mapping serves
-// orders and the kit's routes, as ErrKeyReused does.
-type InProgressError struct {
-	// RetryAfter is how long the lock still holds, by the database clock.
-	RetryAfter time.Duration
-}
-
-func (e *InProgressError) Error() string { return idem.ErrInProgress.Error() }
-func (e *InProgressError) Unwrap() error { return idem.ErrInProgress }
+// InProgressError means another attempt holds the key's lock, with how
+// long it still holds by the database clock (RetryAfter). It is the kit's
+// error, so one mapping serves orders and the kit's routes, as ErrKeyReused
+// does.
+type InProgressError = idem.InProgressError
 
 // OutcomeUnknownError means the outcome of the payment is not known: the
 // provider's answer is missing or failed. Nothing
