@@ -10,10 +10,12 @@ package handlers
 
 import (
 	"context"
+	"crypto/sha256"
 	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"exactlyonce/idem"
 	"exactlyonce/internal/cart"
@@ -49,7 +51,9 @@ type records interface {
 
 // Handler holds the dependencies of every route.
 type Handler struct {
-	db       records
+	db records
+	// tokens remembers verified bearer tokens (auth.go).
+	tokens   *expirable.LRU[[sha256.Size]byte, uuid.UUID]
 	catalog  *catalog.Catalog
 	carts    *cart.Store
 	checkout *checkout.Engine
@@ -112,7 +116,7 @@ type Deps struct {
 
 // New returns a Handler.
 func New(d Deps) *Handler {
-	return &Handler{db: d.DB, catalog: d.Catalog, carts: d.Carts, checkout: d.Checkout, provider: d.Provider, log: d.Log,
+	return &Handler{db: d.DB, tokens: newTokenCache(), catalog: d.Catalog, carts: d.Carts, checkout: d.Checkout, provider: d.Provider, log: d.Log,
 		lifecycle: d.Lifecycle, sessions: d.Sessions, formKeys: d.FormKeys,
 		lab: d.Lab, allowedHosts: d.AllowedHosts,
 		newCustomers: newAddressQuota(d.CustomerQuota), metrics: d.Metrics, pickups: d.Pickups,
