@@ -58,7 +58,7 @@ func (s *Store) Claim(ctx context.Context, r Request) (Claim, error) {
 	operation, token := NewID(), NewID()
 	row, err := s.q.Claim(ctx, idemdb.ClaimParams{
 		Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, Lease: s.leaseOf(r), Request: r.Payload,
-		OperationID: operation, LockToken: token,
+		OperationID: operation, LockToken: token, Kind: s.kind,
 	})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):

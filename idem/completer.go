@@ -58,7 +58,7 @@ type Settled struct {
 	Parked bool
 }
 
-// Completer finds started keys whose lease ran out and whose client has had
+// Completer finds started keys of its Store's kind whose lease ran out and whose client has had
 // Grace to retry, and has a Settler settle them, one by one. Several completers (one per instance) never wait for each
 // other: each takes a different key (SKIP LOCKED).
 type Completer struct {
@@ -93,7 +93,7 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 	for ; n < limit; n++ {
 		sent := time.Now()
 		token := NewID()
-		row, err := c.Store.q.TakeStuck(ctx, idemdb.TakeStuckParams{LockToken: token, Lease: c.Store.lease, Grace: c.Grace})
+		row, err := c.Store.q.TakeStuck(ctx, idemdb.TakeStuckParams{LockToken: token, Lease: c.Store.lease, Grace: c.Grace, Kind: c.Store.kind})
 		if errors.Is(err, pgx.ErrNoRows) {
 			break
 		}

@@ -17,12 +17,17 @@ import (
 type Store struct {
 	pool         *pgxpool.Pool
 	q            *idemdb.Queries
+	kind         string
 	lease        time.Duration
 	resumeWithin time.Duration
 }
 
 // Options configure a Store.
 type Options struct {
+	// Kind names the kind of operation this store's keys protect, when
+	// several flows share the table: each flow's Completer and Sweeper take
+	// only keys of their store's kind. Default "".
+	Kind string
 	// Lease is how long a claim holds its key without a heartbeat before
 	// another attempt may take it over. Default 30s.
 	Lease time.Duration
@@ -40,8 +45,11 @@ func NewStore(pool *pgxpool.Pool, opts Options) *Store {
 	if opts.Lease <= 0 {
 		opts.Lease = 30 * time.Second
 	}
-	return &Store{pool: pool, q: idemdb.New(pool), lease: opts.Lease, resumeWithin: opts.ResumeWithin}
+	return &Store{pool: pool, q: idemdb.New(pool), kind: opts.Kind, lease: opts.Lease, resumeWithin: opts.ResumeWithin}
 }
+
+// Kind is the kind of operation this store's keys protect (Options.Kind).
+func (s *Store) Kind() string { return s.kind }
 
 // Lease is how long a claim holds its key without a heartbeat.
 func (s *Store) Lease() time.Duration { return s.lease }

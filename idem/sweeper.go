@@ -20,7 +20,7 @@ type SweptKey struct {
 	CreatedAt  time.Time
 }
 
-// Sweeper deletes answers finished more than Keep ago, a bounded batch per
+// Sweeper deletes answers of its Store's kind finished more than Keep ago, a bounded batch per
 // transaction, so the table holds only the keys a client may still retry.
 // Keep must outlive the longest a client retries (and the Forms' TTL). A
 // started key is never deleted, however old: its outcome is not known yet.
@@ -67,7 +67,7 @@ func (s *Sweeper) Pass(ctx context.Context) (SweepResult, error) {
 					return err
 				}
 			}
-			rows, err := q.Sweep(ctx, idemdb.SweepParams{Keep: s.Keep, Batch: batch})
+			rows, err := q.Sweep(ctx, idemdb.SweepParams{Keep: s.Keep, Batch: batch, Kind: s.Store.kind})
 			if err != nil || len(rows) == 0 || s.OnDelete == nil {
 				n = len(rows)
 				return err

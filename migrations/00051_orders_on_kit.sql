@@ -2,13 +2,13 @@
 
 -- Order keys move into the idempotency kit's table (idem/migrations, applied
 -- before these): the kit claims, leases, takes over, finishes, settles and
--- sweeps them, and the shop keeps only what is about orders. The scope of
--- an order key is its customer's id. The stored answer becomes bytes (the
+-- sweeps them, and the shop keeps only what is about orders. The kind of an
+-- order key is 'order' (checkout.KeyKind) and its scope its customer's id. The stored answer becomes bytes (the
 -- kit replays a body byte for byte); the stored request (the priced order)
 -- and the completer's count and parking move as they are.
-INSERT INTO idem_keys (scope, key, fingerprint, status, operation_id, lock_token, locked_until, request,
+INSERT INTO idem_keys (kind, scope, key, fingerprint, status, operation_id, lock_token, locked_until, request,
                        response_status, response_body, created_at, finished_at, settle_attempts, parked_at)
-SELECT customer_id::text, key, fingerprint, status, operation_id, lock_token, locked_until, request,
+SELECT 'order', customer_id::text, key, fingerprint, status, operation_id, lock_token, locked_until, request,
        response_code, convert_to(response_body::text, 'UTF8'), created_at,
        CASE WHEN status = 'finished' THEN greatest(created_at, least(locked_until, now())) END,
        settle_attempts, parked_at

@@ -23,7 +23,7 @@ WITH cart AS (
 ),
 claimed AS MATERIALIZED (
     SELECT idem_claim((@customer_id::uuid)::text, @key::text, @fingerprint::bytea, @lease::interval,
-                      @request::jsonb, @operation_id::uuid, @lock_token::uuid) AS inserted,
+                      @request::jsonb, @operation_id::uuid, @lock_token::uuid, @kind::text) AS inserted,
            cart.id AS cart_id, cart.version AS cart_version
     FROM (SELECT 1) AS one
     LEFT JOIN cart ON true

@@ -76,9 +76,9 @@ func growth(ctx context.Context, direct string, pgb loadtest.Pgbench, opts loadt
 // ago, and the shop's order_keys row beside it, in one statement.
 func seedKeys(ctx context.Context, conn *pgx.Conn, prefix string, from, to int, age time.Duration) error {
 	_, err := conn.Exec(ctx, `WITH k AS (
-			INSERT INTO idem_keys (scope, key, fingerprint, status, operation_id, lock_token, locked_until, request,
+			INSERT INTO idem_keys (kind, scope, key, fingerprint, status, operation_id, lock_token, locked_until, request,
 			                       response_status, response_body, created_at, finished_at)
-			SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(1 + g % $4::int), 12, '0')), $1::text || g, '\x01'::bytea,
+			SELECT 'order', ('00000000-0000-4000-8000-' || lpad(to_hex(1 + g % $4::int), 12, '0')), $1::text || g, '\x01'::bytea,
 			       'finished', gen_random_uuid(), gen_random_uuid(), now() - $5::interval, '{}'::jsonb,
 			       201, '{"bulk":true}'::bytea, now() - $5::interval, now() - $5::interval
 			FROM generate_series($2::bigint, $3::bigint) g

@@ -11,10 +11,15 @@
 -- attempt holding the current token may finish. locked_until is judged by
 -- the database clock (now()), never by an application server's.
 --
+-- kind names the kind of operation a key protects (an order, a form's
+-- reservation): several flows share the table, each with its own completer
+-- and sweeper, which take only their own kind.
+--
 -- settle_attempts counts the completer's takeovers of a key whose attempt
 -- died; parked_at is set when the completer gives up on it (a poison key)
 -- and leaves it, still started, to an operator.
 CREATE TABLE idem_keys (
+    kind             text        NOT NULL CHECK (length(kind) <= 64),
     scope            text        NOT NULL CHECK (length(scope) BETWEEN 1 AND 255),
     key              text        NOT NULL CHECK (length(key) BETWEEN 1 AND 255),
     fingerprint      bytea       NOT NULL,
@@ -36,9 +41,9 @@ CREATE TABLE idem_keys (
 );
 
 -- The completer's search for started keys whose holder has gone.
-CREATE INDEX idem_keys_stuck ON idem_keys (locked_until) WHERE status = 'started' AND parked_at IS NULL;
+CREATE INDEX idem_keys_stuck ON idem_keys (kind, locked_until) WHERE status = 'started' AND parked_at IS NULL;
 -- The sweeper's search for old answers.
-CREATE INDEX idem_keys_finished_at ON idem_keys (finished_at) WHERE status = 'finished';
+CREATE INDEX idem_keys_finished_at ON idem_keys (kind, finished_at) WHERE status = 'finished';
 
 -- The claim of a new key and the fenced finish are SQL functions, so that a
 -- caller whose own write must land in the same statement (to keep a new
@@ -54,11 +59,11 @@ CREATE INDEX idem_keys_finished_at ON idem_keys (finished_at) WHERE status = 'fi
 -- the key exists (ON CONFLICT waits for a concurrent insert to commit).
 -- +goose StatementBegin
 CREATE FUNCTION idem_claim(p_scope text, p_key text, p_fingerprint bytea, p_lease interval,
-                           p_request jsonb, p_operation_id uuid, p_lock_token uuid)
+                           p_request jsonb, p_operation_id uuid, p_lock_token uuid, p_kind text)
 RETURNS boolean LANGUAGE sql VOLATILE AS $$
     WITH inserted AS (
-        INSERT INTO idem_keys (scope, key, fingerprint, operation_id, lock_token, locked_until, request)
-        VALUES (p_scope, p_key, p_fingerprint, p_operation_id, p_lock_token, now() + p_lease, p_request)
+        INSERT INTO idem_keys (kind, scope, key, fingerprint, operation_id, lock_token, locked_until, request)
+        VALUES (p_kind, p_scope, p_key, p_fingerprint, p_operation_id, p_lock_token, now() + p_lease, p_request)
         ON CONFLICT (scope, key) DO NOTHING
         RETURNING true AS ok
     )
@@ -89,5 +94,5 @@ $$;
 
 -- +goose Down
 DROP FUNCTION idem_finish(text, text, uuid, integer, jsonb, bytea);
-DROP FUNCTION idem_claim(text, text, bytea, interval, jsonb, uuid, uuid);
+DROP FUNCTION idem_claim(text, text, bytea, interval, jsonb, uuid, uuid, text);
 DROP TABLE idem_keys;

@@ -6,7 +6,7 @@
 -- transaction after this statement's snapshot: look again under a lock.
 WITH claimed AS MATERIALIZED (
     SELECT idem_claim(@scope::text, @key::text, @fingerprint::bytea, @lease::interval, @request::jsonb,
-                      @operation_id::uuid, @lock_token::uuid) AS inserted
+                      @operation_id::uuid, @lock_token::uuid, @kind::text) AS inserted
 )
 SELECT true AS inserted, @fingerprint::bytea AS fingerprint, 'started'::text AS status,
        @operation_id::uuid AS operation_id, @request::jsonb AS request,
@@ -49,7 +49,7 @@ RETURNING operation_id, request;
 -- joins, and take a second key.
 WITH stuck AS MATERIALIZED (
     SELECT s.scope, s.key FROM idem_keys AS s
-    WHERE s.status = 'started' AND s.parked_at IS NULL AND s.locked_until <= now()
+    WHERE s.kind = @kind::text AND s.status = 'started' AND s.parked_at IS NULL AND s.locked_until <= now()
       AND s.created_at <= now() - @grace::interval
     ORDER BY s.locked_until
     LIMIT 1
@@ -107,7 +107,7 @@ SELECT pg_try_advisory_xact_lock(7305812216405213249);
 DELETE FROM idem_keys
 WHERE (scope, key) IN (
     SELECT s.scope, s.key FROM idem_keys AS s
-    WHERE s.status = 'finished' AND s.finished_at < now() - @keep::interval
+    WHERE s.kind = @kind::text AND s.status = 'finished' AND s.finished_at < now() - @keep::interval
     ORDER BY s.finished_at
     LIMIT @batch
     FOR UPDATE SKIP LOCKED

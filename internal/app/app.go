@@ -174,7 +174,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		deps.Provider = provider
 		deps.Lab = labRunner
 	}
-	keys := idem.NewStore(pool, idem.Options{Lease: cfg.LockTimeout})
+	keys := idem.NewStore(pool, idem.Options{Kind: pickup.KeyKind, Lease: cfg.LockTimeout})
 	deps.Keys, deps.Pickups = keys, pickup.NewStore(d)
 	deps.Sessions, deps.FormKeys, deps.Forms = browserSessions(cfg)
 	deps.AllowedHosts = append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))

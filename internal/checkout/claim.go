@@ -70,7 +70,7 @@ func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced)
 	p := db.ClaimOrderKeyParams{
 		CustomerID: a.CustomerID, Key: a.Key, Fingerprint: a.Fingerprint, Lease: e.lockFor(a),
 		Request: request, OperationID: operation, LockToken: token,
-		ProviderKey: ProviderKey(a.CustomerID, a.Key, operation),
+		ProviderKey: ProviderKey(a.CustomerID, a.Key, operation), Kind: KeyKind,
 	}
 	if a.Cart != nil {
 		p.CartID, p.CartVersion = &a.Cart.ID, &a.Cart.Version

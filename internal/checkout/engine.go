@@ -105,6 +105,10 @@ type Config struct {
 // provider demands.
 const DefaultProviderKeyWindow = 24 * time.Hour
 
+// KeyKind is the kind of the order keys in the kit's table (idem.Options.Kind):
+// the order completer and sweeper take only these.
+const KeyKind = "order"
+
 // Engine runs the order flow. It is safe for concurrent use.
 type Engine struct {
 	db       *database.DB
@@ -136,7 +140,7 @@ func New(d *database.DB, cat *catalog.Catalog, payments Payments, cfg Config) *E
 		db: d, catalog: cat, payments: payments, cfg: cfg,
 		// The order keys live in the kit's store; a claim never resumes a
 		// key the provider may have forgotten (see ProviderKeyWindow).
-		keys:    idem.NewStore(d.Pool, idem.Options{Lease: cfg.LockTimeout, ResumeWithin: cfg.ProviderKeyWindow}),
+		keys:    idem.NewStore(d.Pool, idem.Options{Kind: KeyKind, Lease: cfg.LockTimeout, ResumeWithin: cfg.ProviderKeyWindow}),
 		metrics: cfg.Metrics, log: cfg.Log, abandoned: make(chan struct{}),
 	}
 	if e.metrics == nil {

@@ -24,7 +24,7 @@ WITH cart AS (
 ),
 claimed AS MATERIALIZED (
     SELECT idem_claim(($3::uuid)::text, $1::text, $5::bytea, $6::interval,
-                      $7::jsonb, $8::uuid, $9::uuid) AS inserted,
+                      $7::jsonb, $8::uuid, $9::uuid, $10::text) AS inserted,
            cart.id AS cart_id, cart.version AS cart_version
     FROM (SELECT 1) AS one
     LEFT JOIN cart ON true
@@ -32,7 +32,7 @@ claimed AS MATERIALIZED (
 ),
 about AS (
     INSERT INTO order_keys (scope, key, provider_key, cart_id, cart_version)
-    SELECT ($3::uuid)::text, $1::text, $10::text, cart_id, cart_version
+    SELECT ($3::uuid)::text, $1::text, $11::text, cart_id, cart_version
     FROM claimed WHERE inserted
 ),
 logged AS (
@@ -63,6 +63,7 @@ type ClaimOrderKeyParams struct {
 	Request     json.RawMessage
 	OperationID uuid.UUID
 	LockToken   uuid.UUID
+	Kind        string
 	ProviderKey string
 }
 
@@ -101,6 +102,7 @@ func (q *Queries) ClaimOrderKey(ctx context.Context, arg ClaimOrderKeyParams) (C
 		arg.Request,
 		arg.OperationID,
 		arg.LockToken,
+		arg.Kind,
 		arg.ProviderKey,
 	)
 	var i ClaimOrderKeyRow

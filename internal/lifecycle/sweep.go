@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"exactlyonce/idem"
+	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/metrics"
@@ -54,7 +55,7 @@ func NewSweeper(d *database.DB, cfg SweeperConfig, m *metrics.Metrics, log *slog
 	}
 	s := &Sweeper{db: d, cfg: cfg, metrics: m, log: log}
 	s.keys = &idem.Sweeper{
-		Store: idem.NewStore(d.Pool, idem.Options{}), Keep: cfg.Retention, Batch: int32(cfg.Batch),
+		Store: idem.NewStore(d.Pool, idem.Options{Kind: checkout.KeyKind}), Keep: cfg.Retention, Batch: int32(cfg.Batch),
 		Exclusive: true, OnDelete: recordExpired,
 	}
 	return s

@@ -35,6 +35,10 @@ var Slots = []Slot{
 // Change it whenever Slots changes.
 const Version = "slots-v1"
 
+// KeyKind is the kind of the pickup form's keys in the kit's table
+// (idem.Options.Kind): its completer and sweeper take only these.
+const KeyKind = "pickup"
+
 // InvalidError is a reservation the form could not have asked for.
 type InvalidError struct{ Reason string }
 

@@ -14,7 +14,7 @@ import (
 const claim = `-- name: Claim :one
 WITH claimed AS MATERIALIZED (
     SELECT idem_claim($1::text, $2::text, $3::bytea, $4::interval, $5::jsonb,
-                      $6::uuid, $7::uuid) AS inserted
+                      $6::uuid, $7::uuid, $8::text) AS inserted
 )
 SELECT true AS inserted, $3::bytea AS fingerprint, 'started'::text AS status,
        $6::uuid AS operation_id, $5::jsonb AS request,
@@ -38,6 +38,7 @@ type ClaimParams struct {
 	Request     json.RawMessage
 	OperationID string
 	LockToken   string
+	Kind        string
 }
 
 type ClaimRow struct {
@@ -67,6 +68,7 @@ func (q *Queries) Claim(ctx context.Context, arg ClaimParams) (ClaimRow, error) 
 		arg.Request,
 		arg.OperationID,
 		arg.LockToken,
+		arg.Kind,
 	)
 	var i ClaimRow
 	err := row.Scan(
@@ -266,15 +268,16 @@ const sweep = `-- name: Sweep :many
 DELETE FROM idem_keys
 WHERE (scope, key) IN (
     SELECT s.scope, s.key FROM idem_keys AS s
-    WHERE s.status = 'finished' AND s.finished_at < now() - $1::interval
+    WHERE s.kind = $1::text AND s.status = 'finished' AND s.finished_at < now() - $2::interval
     ORDER BY s.finished_at
-    LIMIT $2
+    LIMIT $3
     FOR UPDATE SKIP LOCKED
 )
 RETURNING scope, key, response_status, created_at
 `
 
 type SweepParams struct {
+	Kind  string
 	Keep  time.Duration
 	Batch int32
 }
@@ -290,7 +293,7 @@ type SweepRow struct {
 // and returns them. SKIP LOCKED passes over a key a claim is reading under
 // FOR UPDATE, and the LIMIT keeps every transaction short.
 func (q *Queries) Sweep(ctx context.Context, arg SweepParams) ([]SweepRow, error) {
-	rows, err := q.db.Query(ctx, sweep, arg.Keep, arg.Batch)
+	rows, err := q.db.Query(ctx, sweep, arg.Kind, arg.Keep, arg.Batch)
 	if err != nil {
 		return nil, err
 	}
@@ -350,8 +353,8 @@ func (q *Queries) TakeOver(ctx context.Context, arg TakeOverParams) (TakeOverRow
 const takeStuck = `-- name: TakeStuck :one
 WITH stuck AS MATERIALIZED (
     SELECT s.scope, s.key FROM idem_keys AS s
-    WHERE s.status = 'started' AND s.parked_at IS NULL AND s.locked_until <= now()
-      AND s.created_at <= now() - $3::interval
+    WHERE s.kind = $3::text AND s.status = 'started' AND s.parked_at IS NULL AND s.locked_until <= now()
+      AND s.created_at <= now() - $4::interval
     ORDER BY s.locked_until
     LIMIT 1
     FOR UPDATE SKIP LOCKED
@@ -367,6 +370,7 @@ RETURNING k.scope, k.key, k.operation_id, k.request, k.settle_attempts
 type TakeStuckParams struct {
 	LockToken string
 	Lease     time.Duration
+	Kind      string
 	Grace     time.Duration
 }
 
@@ -386,7 +390,12 @@ type TakeStuckRow struct {
 // once: as a subquery in FROM, a plan may run it again for each row it
 // joins, and take a second key.
 func (q *Queries) TakeStuck(ctx context.Context, arg TakeStuckParams) (TakeStuckRow, error) {
-	row := q.db.QueryRow(ctx, takeStuck, arg.LockToken, arg.Lease, arg.Grace)
+	row := q.db.QueryRow(ctx, takeStuck,
+		arg.LockToken,
+		arg.Lease,
+		arg.Kind,
+		arg.Grace,
+	)
 	var i TakeStuckRow
 	err := row.Scan(
 		&i.Scope,

@@ -10,6 +10,7 @@ import (
 )
 
 type IdemKey struct {
+	Kind            string
 	Scope           string
 	Key             string
 	Fingerprint     []byte

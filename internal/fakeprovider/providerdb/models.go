@@ -36,6 +36,7 @@ type Customer struct {
 }
 
 type IdemKey struct {
+	Kind            string
 	Scope           string
 	Key             string
 	Fingerprint     []byte

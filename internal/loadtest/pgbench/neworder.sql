@@ -36,7 +36,7 @@ claimed AS MATERIALIZED (
     SELECT idem_claim((:cust::uuid)::text, ('pgb-' || :k::text)::text,
                       '\x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef'::bytea, '30 seconds'::interval,
                       '{"items":[{"sku":"mug-espresso","quantity":1}],"amount":1200,"currency":"eur"}'::jsonb,
-                      md5(:op::text)::uuid, md5(:tok::text)::uuid) AS inserted,
+                      md5(:op::text)::uuid, md5(:tok::text)::uuid, 'order'::text) AS inserted,
            cart.id AS cart_id, cart.version AS cart_version
     FROM (SELECT 1) AS one
     LEFT JOIN cart ON true

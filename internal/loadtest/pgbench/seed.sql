@@ -9,8 +9,8 @@
 SELECT status, response_status, response_body FROM idem_keys WHERE scope = (:cust::uuid)::text AND key = 'seed-' || :k::text;
 -- 2. insert it as started (with the shop's side row, in the same statement)
 WITH inserted AS (
-    INSERT INTO idem_keys (scope, key, fingerprint, operation_id, lock_token, locked_until, request)
-    VALUES ((:cust::uuid)::text, 'seed-' || :k::text, '\x01'::bytea, gen_random_uuid(), gen_random_uuid(),
+    INSERT INTO idem_keys (kind, scope, key, fingerprint, operation_id, lock_token, locked_until, request)
+    VALUES ('order', (:cust::uuid)::text, 'seed-' || :k::text, '\x01'::bytea, gen_random_uuid(), gen_random_uuid(),
             now() + '30 seconds'::interval, '{}'::jsonb)
     ON CONFLICT (scope, key) DO NOTHING
     RETURNING scope, key
