@@ -167,3 +167,33 @@ func TestSweeperDeletesOldAnswersOnly(t *testing.T) {
 		t.Fatalf("new answer: %v", err)
 	}
 }
+
+// Flows that share the table keep to their own keys: a completer or sweeper
+// of one kind never settles or deletes a key of another, whose Settler
+// would not know what it protects.
+func TestCompleterAndSweeperTakeOnlyTheirKind(t *testing.T) {
+	ctx := context.Background()
+	pool := idemtest.NewPool(t)
+	orders := idem.NewStore(pool, idem.Options{Kind: "order", Lease: 3 * time.Second})
+	forms := idem.NewStore(pool, idem.Options{Kind: "form", Lease: 3 * time.Second})
+	claimLock(t, orders, request("stuck", "a"))
+	idemtest.ExpireLock(t, pool, "alice", "stuck")
+	if err := claimLock(t, orders, request("done", "a")).Finish(ctx, idem.Response{Status: 201}); err != nil {
+		t.Fatal(err)
+	}
+	idemtest.AgeAnswer(t, pool, "alice", "done", "2 hours")
+
+	release := idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) error { return l.Release(ctx) })
+	if n, err := (&idem.Completer{Store: forms, Settler: release}).Pass(ctx); n != 0 || err != nil {
+		t.Errorf("other kind's completer: got %d, %v, want nothing taken", n, err)
+	}
+	if res, err := (&idem.Sweeper{Store: forms, Keep: time.Hour}).Pass(ctx); res.Keys != 0 || err != nil {
+		t.Errorf("other kind's sweeper: got %+v, %v, want nothing deleted", res, err)
+	}
+	if n, err := (&idem.Completer{Store: orders, Settler: release}).Pass(ctx); n != 1 || err != nil {
+		t.Errorf("own completer: got %d, %v, want the stuck key", n, err)
+	}
+	if res, err := (&idem.Sweeper{Store: orders, Keep: time.Hour}).Pass(ctx); res.Keys != 1 || err != nil {
+		t.Errorf("own sweeper: got %+v, %v, want the old answer", res, err)
+	}
+}
