@@ -69,9 +69,10 @@ func writePage(c echo.Context, f *failure, err error) error {
 	return nil
 }
 
-// methodNotAllowed answers a method a page's path does not serve. It is
-// registered by the page group (pageRoutes) so that the 405 is worded for
-// a person; allow lists the methods the path does serve.
+// methodNotAllowed answers a method a path does not serve. It is
+// registered by the path's route set (routeSet.refuseOtherMethods) so that
+// the 405 is worded for the set's audience; allow lists the methods the
+// path does serve.
 func methodNotAllowed(allow string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderAllow, allow)

@@ -23,7 +23,7 @@ const labFragmentHeader = "Lab-Fragment"
 // registerLab adds the double-click lab, on a demo server only. Its forms
 // are guarded like the shop's; it needs no shopper session, since every
 // run registers a shopper of its own.
-func (h *Handler) registerLab(p *pages) {
+func (h *Handler) registerLab(p *routeSet) {
 	if h.lab == nil {
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/formkey"
+	"exactlyonce/internal/problem"
 	"exactlyonce/static"
 )
 
@@ -448,6 +449,14 @@ func TestMethodNotAllowedFollowsTheRouteGroup(t *testing.T) {
 	}
 	if got, want := p.header.Get("Allow"), "GET, POST, OPTIONS"; got != want {
 		t.Errorf("page: got Allow %q, want %q", got, want)
+	}
+
+	// The API's paths answer as the API does, although its catch-all
+	// would otherwise take the request for an unknown path (404).
+	r := h.Do(t, http.MethodPut, "/api/orders", oneMug)
+	wantProblem(t, r, problem.MethodNotAllowed)
+	if got, want := r.Header.Get("Allow"), "POST, GET, OPTIONS"; got != want {
+		t.Errorf("api: got Allow %q, want %q", got, want)
 	}
 }
 

@@ -1,6 +1,10 @@
 package handlers
 
-import "github.com/labstack/echo/v4"
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
 
 // Register adds every route of the shop to e.
 func (h *Handler) Register(e *echo.Echo) {
@@ -9,39 +13,36 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.Use(securityHeaders())
 	h.registerPages(e)
 
-	// The API's group answers its errors as problem+json, as the pages'
+	// The API's routes answer their errors as problem+json, as the pages
 	// answer theirs as HTML (pages_routes.go).
-	api := e.Group("/api", h.answersWith(writeProblem))
-	api.RouteNotFound("/*", notFound)
-	api.POST("/customers", h.createCustomer)
-	api.GET("/products", h.listProducts)
+	api := newRouteSet(e, h.answersWith(writeProblem))
+	e.RouteNotFound("/api/*", notFound, h.answersWith(writeProblem))
+	api.add(http.MethodPost, "/api/customers", h.createCustomer)
+	api.add(http.MethodGet, "/api/products", h.listProducts)
 
-	orders := api.Group("/orders", h.requireCustomer)
-	orders.POST("", h.placeOrder)
-	orders.GET("", h.listOrders)
-	orders.GET("/:id", h.getOrder)
+	api.add(http.MethodPost, "/api/orders", h.placeOrder, h.requireCustomer)
+	api.add(http.MethodGet, "/api/orders", h.listOrders, h.requireCustomer)
+	api.add(http.MethodGet, "/api/orders/:id", h.getOrder, h.requireCustomer)
 
-	carts := api.Group("/carts", h.requireCustomer)
-	carts.PUT("/:id", h.putCart)
-	carts.GET("/:id", h.getCart)
-	carts.PUT("/:id/items/:sku", h.putCartItem)
-	carts.DELETE("/:id/items/:sku", h.deleteCartItem)
-	carts.POST("/:id/order", h.orderCart)
+	api.add(http.MethodPut, "/api/carts/:id", h.putCart, h.requireCustomer)
+	api.add(http.MethodGet, "/api/carts/:id", h.getCart, h.requireCustomer)
+	api.add(http.MethodPut, "/api/carts/:id/items/:sku", h.putCartItem, h.requireCustomer)
+	api.add(http.MethodDelete, "/api/carts/:id/items/:sku", h.deleteCartItem, h.requireCustomer)
+	api.add(http.MethodPost, "/api/carts/:id/order", h.orderCart, h.requireCustomer)
 
-	pickups := api.Group("/pickups", h.requireCustomer)
-	pickups.POST("", h.reservePickupAPI, h.keyed())
-	pickups.GET("/:id", h.getPickupAPI)
+	api.add(http.MethodPost, "/api/pickups", h.reservePickupAPI, h.requireCustomer, h.keyed())
+	api.add(http.MethodGet, "/api/pickups/:id", h.getPickupAPI, h.requireCustomer)
 
-	api.GET("/idempotency-policy", h.idempotencyPolicy)
-	api.GET("/keys/:key/events", h.keyEvents, h.requireCustomer)
-	api.GET("/openapi.json", h.openAPI)
+	api.add(http.MethodGet, "/api/idempotency-policy", h.idempotencyPolicy)
+	api.add(http.MethodGet, "/api/keys/:key/events", h.keyEvents, h.requireCustomer)
+	api.add(http.MethodGet, "/api/openapi.json", h.openAPI)
 
 	if h.provider != nil {
-		demo := api.Group("/demo")
-		demo.GET("/provider", h.getProviderBehaviour)
-		demo.PUT("/provider", h.setProviderBehaviour)
-		demo.GET("/stats", h.demoStats)
+		api.add(http.MethodGet, "/api/demo/provider", h.getProviderBehaviour)
+		api.add(http.MethodPut, "/api/demo/provider", h.setProviderBehaviour)
+		api.add(http.MethodGet, "/api/demo/stats", h.demoStats)
 	}
+	api.refuseOtherMethods()
 
 	e.GET("/problems/:slug", h.describeProblem)
 	e.RouteNotFound("/problems/*", notFound)
