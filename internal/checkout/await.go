@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"exactlyonce/idem"
+	"exactlyonce/internal/database"
 )
 
 // ErrNoSuchKey means the customer has no such key.
@@ -33,7 +34,7 @@ func (e *Engine) State(ctx context.Context, customer uuid.UUID, key string) (Key
 	case errors.As(err, &busy):
 		return KeyState{Held: busy.RetryAfter > 0}, nil
 	case err != nil:
-		return KeyState{}, fmt.Errorf("read key: %w", err)
+		return KeyState{}, fmt.Errorf("read key: %w", database.Translate(err))
 	}
 	return KeyState{Finished: true, Result: Result{Status: resp.Status, Body: resp.Body, Replayed: true}}, nil
 }

@@ -121,7 +121,7 @@ func (e *Engine) claimed(ctx context.Context, a Attempt, c idem.Claim, err error
 	case errors.Is(err, idem.ErrInProgress):
 		return claim{}, nil, err
 	case err != nil:
-		return claim{}, nil, fmt.Errorf("claim key: %w", err)
+		return claim{}, nil, fmt.Errorf("claim key: %w", database.Translate(err))
 	case c.Replay != nil:
 		return claim{}, &Result{Status: c.Replay.Status, Body: c.Replay.Body, Replayed: true}, nil
 	}

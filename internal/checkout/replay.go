@@ -6,6 +6,7 @@ import (
 
 	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/database"
 )
 
 // claimUnpriced answers an attempt whose order cannot be priced today (the
@@ -18,6 +19,7 @@ import (
 // nothing was claimed, so nothing was charged.
 func (e *Engine) claimUnpriced(ctx context.Context, a Attempt, priceErr error) (claim, *Result, error) {
 	kc, err := e.keys.Resume(ctx, e.keyRequest(a, nil))
+	err = database.Translate(err)
 	if errors.Is(err, idem.ErrNotFound) {
 		return claim{}, nil, priceError(priceErr)
 	}

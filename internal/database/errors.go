@@ -18,8 +18,13 @@ var (
 	ErrConflict = errors.New("already exists")
 )
 
-// translate maps the driver's errors onto the package's errors while keeping
-// the original in the chain for logs.
+// Translate maps the driver's errors onto the package's errors (ErrNotFound,
+// ErrConflict, ErrSerialization, ErrUnavailable) while keeping the original
+// in the chain for logs. Every query of internal/db is translated already;
+// callers use it for errors of code that talks to the pool itself, such as
+// the idem kit's key store, so that an outage still answers 503.
+func Translate(err error) error { return translate(err) }
+
 func translate(err error) error {
 	if err == nil {
 		return nil

@@ -65,4 +65,3 @@ func rawGet(t *testing.T, s *shopper, path string) []byte {
 	}
 	return b
 }
-
