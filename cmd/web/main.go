@@ -4,6 +4,9 @@
 //
 // `web sweep` runs one pass of the sweeper and exits, for cron.
 //
+// `web worker` works the outbox's jobs (loyalty points, confirmation mail)
+// and serves nothing; run the web processes with RUN_JOBS=0 then.
+//
 // `web provider` serves only the fake payment provider, on PROVIDER_ADDR,
 // for shops started with PROVIDER_URL: the provider as a process of its own.
 package main
@@ -27,6 +30,7 @@ import (
 	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/logging"
+	"exactlyonce/internal/mail"
 )
 
 func main() {
@@ -58,6 +62,12 @@ func run(ctx context.Context, args []string) error {
 		sw, err := sweeper.Pass(ctx)
 		log.Info("sweep", "keys", sw.Keys, "events", sw.Events, "another_instance_sweeping", sw.Busy)
 		return err
+	}
+
+	jobs := app.JobsConfig{SMTPAddr: cfg.SMTPAddr, Mail: mail.Config{From: cfg.MailFrom}, Log: log}
+	if len(args) > 0 && args[0] == "worker" {
+		log.Info("working the outbox's jobs", "smtp", cfg.SMTPAddr)
+		return app.RunJobs(ctx, pool, jobs)
 	}
 
 	if len(args) > 0 && args[0] == "provider" {
@@ -95,6 +105,9 @@ func run(ctx context.Context, args []string) error {
 		ProviderURL:      cfg.ProviderURL,
 		ProviderSecret:   cfg.ProviderSecret,
 		ProviderListener: providerLn,
+
+		RunJobs: cfg.RunJobs,
+		Jobs:    jobs,
 	})
 	if cfg.AdminAddr != "" {
 		adminLn, err := net.Listen("tcp", cfg.AdminAddr)

@@ -14,7 +14,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/idem"
@@ -94,6 +96,13 @@ type Config struct {
 	ProviderOptions []fakeprovider.Option
 	// ReconcilerHooks are passed to the reconciler; tests use them.
 	ReconcilerHooks lifecycle.ReconcilerHooks
+
+	// RunJobs works the outbox's jobs (loyalty points, confirmation mail)
+	// in this process while Serve runs; off, another process does
+	// (`web worker`). Tests that work jobs start Jobs themselves.
+	RunJobs bool
+	// Jobs configures the consumers.
+	Jobs JobsConfig
 }
 
 // DefaultKeyRetention is the retention window when none is configured.
@@ -118,6 +127,12 @@ type App struct {
 	Lab *lab.Runner
 	// Keys is the idem kit's key store (the pickup form's keys).
 	Keys *idem.Store
+	// Jobs is the River client of the outbox's jobs: it works them when
+	// Config.RunJobs is on (Serve starts it), and lists them for the jobs
+	// view either way.
+	Jobs *river.Client[pgx.Tx]
+	// jobsErr is why Jobs could not be built; Serve returns it.
+	jobsErr error
 
 	cfg Config
 	// providerEcho serves the in-process provider on cfg.ProviderListener;
@@ -184,6 +199,12 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	a := &App{
 		Echo: e, DB: d, Checkout: engine, Provider: provider, Payments: payments,
 		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, Keys: keys, cfg: cfg,
+	}
+	if cfg.Jobs.Log == nil {
+		cfg.Jobs.Log = cfg.Log
+	}
+	if pool != nil {
+		a.Jobs, a.jobsErr = newJobClient(pool, cfg.Jobs, true)
 	}
 	switch {
 	case provider == nil:

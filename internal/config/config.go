@@ -98,6 +98,15 @@ type Config struct {
 	// pooler such as PgBouncer would not keep on one server connection.
 	// Empty means DatabaseURL.
 	MigrateDatabaseURL string
+	// RunJobs works the outbox's jobs (loyalty points, confirmation mail)
+	// in the web process (RUN_JOBS, default on); turn it off when `web
+	// worker` processes do the work.
+	RunJobs bool
+	// SMTPAddr is the SMTP server confirmation mail goes to (SMTP_ADDR,
+	// default 127.0.0.1:1025, a local mail catcher's port).
+	SMTPAddr string
+	// MailFrom is the confirmations' sender (MAIL_FROM).
+	MailFrom string
 }
 
 // MinSessionSecret is the shortest SESSION_SECRET accepted, in bytes. The
@@ -201,6 +210,11 @@ func Load() (Config, error) {
 		}
 	}
 	c.MigrateDatabaseURL = os.Getenv("MIGRATE_DATABASE_URL")
+	if c.RunJobs, err = boolean("RUN_JOBS", true); err != nil {
+		return c, err
+	}
+	c.SMTPAddr = getenv("SMTP_ADDR", "127.0.0.1:1025")
+	c.MailFrom = getenv("MAIL_FROM", "shop@exactlyonce.test")
 	if c.DatabaseURL == "" && c.LocalDB == "" {
 		return c, fmt.Errorf("DATABASE_URL is not set: point it at PostgreSQL, or use `make run`, which starts a local server")
 	}

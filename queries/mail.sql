@@ -1,0 +1,17 @@
+-- name: LockOrderMail :one
+-- Serialises the mail jobs of one order (a redelivery racing a duplicate)
+-- for the rest of the transaction, and tells whether the mail was sent.
+-- The lock is transaction-scoped, so a crashed worker's lock goes with its
+-- connection.
+SELECT pg_advisory_xact_lock(hashtextextended('sent_mails:' || (@order_id::uuid)::text, 0)) IS NOT NULL AS locked,
+       EXISTS (SELECT FROM sent_mails s WHERE s.customer_id = @customer_id AND s.order_id = @order_id) AS sent;
+
+-- name: OrderForMail :one
+SELECT id, customer_id, amount, currency, items, created_at
+FROM orders
+WHERE customer_id = @customer_id AND id = @id;
+
+-- name: RecordSentMail :execrows
+INSERT INTO sent_mails (customer_id, order_id, message_id, recipient, job_id, attempt)
+VALUES (@customer_id, @order_id, @message_id, @recipient, @job_id, @attempt)
+ON CONFLICT (customer_id, order_id) DO NOTHING;
