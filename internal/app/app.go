@@ -16,8 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 	"github.com/labstack/echo/v4"
+	"github.com/riverqueue/river"
 
 	"exactlyonce/idem"
 	"exactlyonce/internal/cart"

@@ -13,6 +13,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	api := e.Group("/api")
 	api.RouteNotFound("/*", notFound)
 	api.POST("/customers", h.createCustomer)
+	api.GET("/customers/me", h.getMe, h.requireCustomer)
 	api.GET("/products", h.listProducts)
 
 	orders := api.Group("/orders", h.requireCustomer)
