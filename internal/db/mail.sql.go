@@ -13,30 +13,35 @@ import (
 	"github.com/google/uuid"
 )
 
-const lockOrderMail = `-- name: LockOrderMail :one
-SELECT pg_advisory_xact_lock(hashtextextended('sent_mails:' || ($1::uuid)::text, 0)) IS NOT NULL AS locked,
-       EXISTS (SELECT FROM sent_mails s WHERE s.customer_id = $2 AND s.order_id = $1) AS sent
+const lockOrderMail = `-- name: LockOrderMail :exec
+SELECT pg_advisory_xact_lock(hashtextextended('sent_mails:' || ($1::uuid)::text, 0))
 `
 
-type LockOrderMailParams struct {
-	OrderID    uuid.UUID
-	CustomerID uuid.UUID
-}
-
-type LockOrderMailRow struct {
-	Locked interface{}
-	Sent   bool
-}
-
 // Serialises the mail jobs of one order (a redelivery racing a duplicate)
-// for the rest of the transaction, and tells whether the mail was sent.
-// The lock is transaction-scoped, so a crashed worker's lock goes with its
-// connection.
-func (q *Queries) LockOrderMail(ctx context.Context, arg LockOrderMailParams) (LockOrderMailRow, error) {
-	row := q.db.QueryRow(ctx, lockOrderMail, arg.OrderID, arg.CustomerID)
-	var i LockOrderMailRow
-	err := row.Scan(&i.Locked, &i.Sent)
-	return i, err
+// for the rest of the transaction. The lock is transaction-scoped, so a
+// crashed worker's lock goes with its connection. MailSent must be a
+// statement of its own, after this one: under READ COMMITTED a statement
+// sees the rows committed before it began, so a check in this statement
+// would miss the record of the job it waited for.
+func (q *Queries) LockOrderMail(ctx context.Context, orderID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, lockOrderMail, orderID)
+	return err
+}
+
+const mailSent = `-- name: MailSent :one
+SELECT EXISTS (SELECT FROM sent_mails WHERE customer_id = $1 AND order_id = $2) AS sent
+`
+
+type MailSentParams struct {
+	CustomerID uuid.UUID
+	OrderID    uuid.UUID
+}
+
+func (q *Queries) MailSent(ctx context.Context, arg MailSentParams) (bool, error) {
+	row := q.db.QueryRow(ctx, mailSent, arg.CustomerID, arg.OrderID)
+	var sent bool
+	err := row.Scan(&sent)
+	return sent, err
 }
 
 const orderForMail = `-- name: OrderForMail :one

@@ -64,11 +64,14 @@ func NewWorker(d *database.DB, sender Sender, cfg Config, hooks Hooks) *Worker {
 func (w *Worker) Work(ctx context.Context, job *river.Job[outbox.MailArgs]) error {
 	args := job.Args.OrderPlaced
 	return w.db.InJobTx(ctx, func(tx pgx.Tx, q *db.Queries) error {
-		state, err := q.LockOrderMail(ctx, db.LockOrderMailParams{CustomerID: args.CustomerID, OrderID: args.OrderID})
-		if err != nil {
+		if err := q.LockOrderMail(ctx, args.OrderID); err != nil {
 			return fmt.Errorf("lock order mail: %w", err)
 		}
-		if !state.Sent {
+		sent, err := q.MailSent(ctx, db.MailSentParams{CustomerID: args.CustomerID, OrderID: args.OrderID})
+		if err != nil {
+			return fmt.Errorf("mail sent: %w", err)
+		}
+		if !sent {
 			if err := w.send(ctx, q, job); err != nil {
 				return err
 			}
