@@ -31,6 +31,7 @@ import (
 	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/mail"
+	"exactlyonce/internal/mailcatcher"
 )
 
 func main() {
@@ -86,6 +87,14 @@ func run(ctx context.Context, args []string) error {
 			return fmt.Errorf("listen for the in-process provider: %w", err)
 		}
 	}
+	var catcher *mailcatcher.Server
+	if cfg.MailCatcher != "" {
+		if catcher, err = mailcatcher.Listen(cfg.MailCatcher); err != nil {
+			return err
+		}
+		defer catcher.Close()
+		log.Info("catching mail (demo)", "smtp", catcher.Addr())
+	}
 	a := app.New(pool, app.Config{
 		BaseURL:         "http://" + ln.Addr().String(),
 		LockTimeout:     cfg.LockTimeout,
@@ -106,8 +115,9 @@ func run(ctx context.Context, args []string) error {
 		ProviderSecret:   cfg.ProviderSecret,
 		ProviderListener: providerLn,
 
-		RunJobs: cfg.RunJobs,
-		Jobs:    jobs,
+		RunJobs:     cfg.RunJobs,
+		Jobs:        jobs,
+		MailCatcher: catcher,
 	})
 	if cfg.AdminAddr != "" {
 		adminLn, err := net.Listen("tcp", cfg.AdminAddr)
@@ -119,7 +129,7 @@ func run(ctx context.Context, args []string) error {
 				log.Error("admin server stopped", "err", err)
 			}
 		}()
-		log.Info("serving metrics and pprof", "url", "http://"+adminLn.Addr().String())
+		log.Info("serving metrics, pprof, jobs (/jobs) and caught mail (/mail)", "url", "http://"+adminLn.Addr().String())
 	}
 	log.Info("serving", "url", "http://"+ln.Addr().String(), "demo", cfg.Demo, "lock_timeout", cfg.LockTimeout,
 		"key_retention", cfg.KeyRetention)

@@ -7,10 +7,13 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"time"
+
+	"exactlyonce/internal/outbox"
 )
 
-// Admin is the operations handler: Prometheus metrics at /metrics and the
-// Go profiler under /debug/pprof/. It is served only on ADMIN_ADDR, apart
+// Admin is the operations handler: Prometheus metrics at /metrics, the Go
+// profiler under /debug/pprof/, the outbox's jobs at /jobs, and, when the
+// demo's mail catcher runs in this process, the caught mail at /mail. It is served only on ADMIN_ADDR, apart
 // from the shop: the metrics tell anyone who reads them how busy the shop
 // is and how its payments fail, and every profile or trace costs CPU and
 // reveals the program's internals.
@@ -22,6 +25,12 @@ func (a *App) Admin() http.Handler {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if a.Jobs != nil {
+		mux.Handle("GET /jobs", outbox.JobsPage(a.Jobs))
+	}
+	if a.cfg.MailCatcher != nil {
+		mux.Handle("GET /mail", a.cfg.MailCatcher.Page())
+	}
 	return mux
 }
 

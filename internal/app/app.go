@@ -28,6 +28,7 @@ import (
 	"exactlyonce/internal/handlers"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/lifecycle"
+	"exactlyonce/internal/mailcatcher"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/pickup"
@@ -103,6 +104,9 @@ type Config struct {
 	RunJobs bool
 	// Jobs configures the consumers.
 	Jobs JobsConfig
+	// MailCatcher is the demo's local SMTP server (MAIL_CATCHER), whose
+	// mail the admin listener shows at /mail; nil when none runs here.
+	MailCatcher *mailcatcher.Server
 }
 
 // DefaultKeyRetention is the retention window when none is configured.

@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
+	"mime"
+	"mime/quotedprintable"
 	"net"
 	"net/mail"
 	"strings"
@@ -13,10 +16,13 @@ import (
 
 // Message is one message as received.
 type Message struct {
-	From       string
-	To         []string
-	MessageID  string
-	Subject    string
+	From      string
+	To        []string
+	MessageID string
+	Subject   string
+	// Body is the text of a single-part message, its transfer encoding
+	// undone; empty for others (see Raw).
+	Body       string
 	Raw        []byte
 	ReceivedAt time.Time
 }
@@ -172,7 +178,14 @@ func (s *Server) keep(from string, to []string, raw []byte) {
 	m := Message{From: from, To: to, Raw: raw, ReceivedAt: time.Now()}
 	if parsed, err := mail.ReadMessage(bytes.NewReader(raw)); err == nil {
 		m.MessageID = parsed.Header.Get("Message-Id")
-		m.Subject = parsed.Header.Get("Subject")
+		m.Subject, _ = new(mime.WordDecoder).DecodeHeader(parsed.Header.Get("Subject"))
+		body := parsed.Body
+		if strings.EqualFold(parsed.Header.Get("Content-Transfer-Encoding"), "quoted-printable") {
+			body = quotedprintable.NewReader(body)
+		}
+		if text, err := io.ReadAll(body); err == nil {
+			m.Body = string(text)
+		}
 	}
 	s.mu.Lock()
 	s.messages = append(s.messages, m)
