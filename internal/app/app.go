@@ -172,6 +172,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		hooks.BeforeRenew = bothHooks(labRunner.Stall, cfg.Hooks.BeforeRenew)
 		hooks.BeforeFence = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFence)
 		hooks.BeforeFinish = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFinish)
+		cfg.Jobs.LoyaltyHooks.AfterAward = bothErrHooks(labRunner.CrashAfterAward, cfg.Jobs.LoyaltyHooks.AfterAward)
 	}
 	engine := checkout.New(d, cat, payments, checkout.Config{
 		LockTimeout: cfg.LockTimeout, Hooks: hooks, Metrics: m, Log: cfg.Log,
@@ -228,6 +229,20 @@ func bothHooks(first, second func(context.Context, checkout.Claimed)) func(conte
 	return func(ctx context.Context, c checkout.Claimed) {
 		first(ctx, c)
 		second(ctx, c)
+	}
+}
+
+// bothErrHooks runs first, then second when there is one, stopping at the
+// first error.
+func bothErrHooks[T any](first, second func(context.Context, T) error) func(context.Context, T) error {
+	if second == nil {
+		return first
+	}
+	return func(ctx context.Context, v T) error {
+		if err := first(ctx, v); err != nil {
+			return err
+		}
+		return second(ctx, v)
 	}
 }
 
