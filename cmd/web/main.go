@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 
-	jobs := app.JobsConfig{SMTPAddr: cfg.SMTPAddr, Mail: mail.Config{From: cfg.MailFrom}, Log: log}
+	jobs := app.JobsConfig{SMTPAddr: cfg.SMTPAddr, Mail: mail.Config{From: cfg.MailFrom}, RescueAfter: cfg.JobRescueAfter, Log: log}
 	if len(args) > 0 && args[0] == "worker" {
 		log.Info("working the outbox's jobs", "smtp", cfg.SMTPAddr)
 		return app.RunJobs(ctx, pool, jobs)

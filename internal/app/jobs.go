@@ -23,9 +23,11 @@ type JobsConfig struct {
 	// means DefaultSMTPAddr.
 	SMTPAddr string
 	Mail     mail.Config
-	// PollInterval is how often idle workers look for jobs; zero means
-	// outbox's default.
+	// PollInterval is how often idle workers look for jobs, and
+	// RescueAfter how long a job may run before it is taken for dead and
+	// delivered again; zero means outbox's defaults.
 	PollInterval time.Duration
+	RescueAfter  time.Duration
 	LoyaltyHooks loyalty.Hooks
 	MailHooks    mail.Hooks
 	Log          *slog.Logger
@@ -38,7 +40,7 @@ const DefaultSMTPAddr = "127.0.0.1:1025"
 // newJobClient builds the River client that works the outbox's jobs, or,
 // when work is false, one that only lists them (the jobs view).
 func newJobClient(pool *pgxpool.Pool, cfg JobsConfig, work bool) (*river.Client[pgx.Tx], error) {
-	oc := outbox.ClientConfig{Log: cfg.Log, FetchPollInterval: cfg.PollInterval}
+	oc := outbox.ClientConfig{Log: cfg.Log, FetchPollInterval: cfg.PollInterval, RescueAfter: cfg.RescueAfter}
 	if cfg.SMTPAddr == "" {
 		cfg.SMTPAddr = DefaultSMTPAddr
 	}

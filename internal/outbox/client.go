@@ -24,13 +24,14 @@ type ClientConfig struct {
 	FetchPollInterval time.Duration
 	// RescueAfter is how long a job may stay running before River takes it
 	// for dead (its worker crashed) and delivers it again; zero means one
-	// minute.
+	// minute. A run of a job is cut off at half of it (at most 30 s), so a
+	// job is never rescued while its worker still runs it.
 	RescueAfter time.Duration
 	Log         *slog.Logger
 }
 
-// jobTimeout bounds one run of a job; RescueAfter must exceed it.
-const jobTimeout = 30 * time.Second
+// maxJobTimeout bounds one run of a job.
+const maxJobTimeout = 30 * time.Second
 
 // NewClient returns the River client on pool. It runs in poll-only mode:
 // no LISTEN connection, which a transaction pooler such as PgBouncer would
@@ -42,13 +43,13 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 	if cfg.FetchPollInterval <= 0 {
 		cfg.FetchPollInterval = 500 * time.Millisecond
 	}
-	if cfg.RescueAfter <= jobTimeout {
+	if cfg.RescueAfter <= 0 {
 		cfg.RescueAfter = time.Minute
 	}
 	rc := &river.Config{
 		Logger:               cfg.Log,
 		PollOnly:             true,
-		JobTimeout:           jobTimeout,
+		JobTimeout:           min(maxJobTimeout, cfg.RescueAfter/2),
 		RescueStuckJobsAfter: cfg.RescueAfter,
 		FetchPollInterval:    cfg.FetchPollInterval,
 		FetchCooldown:        min(cfg.FetchPollInterval, 100*time.Millisecond),
