@@ -129,7 +129,7 @@ func run(ctx context.Context, args []string) error {
 				log.Error("admin server stopped", "err", err)
 			}
 		}()
-		log.Info("serving metrics, pprof, jobs (/jobs) and caught mail (/mail)", "url", "http://"+adminLn.Addr().String())
+		log.Info("serving metrics, pprof, River UI (/riverui/) and caught mail (/mail)", "url", "http://"+adminLn.Addr().String())
 	}
 	log.Info("serving", "url", "http://"+ln.Addr().String(), "demo", cfg.Demo, "lock_timeout", cfg.LockTimeout,
 		"key_retention", cfg.KeyRetention)
