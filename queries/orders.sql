@@ -6,6 +6,12 @@
 -- the cart version paid for closed. When a newer attempt has taken the key
 -- over, idem_finish returns false, the INSERTs have nothing to select from,
 -- and the statement returns no row.
+--
+-- The same statement is the outbox: the "order placed" event goes into
+-- River's job table as one job per consumer (internal/outbox), FROM
+-- inserted, so it exists exactly when the order does, for no extra round
+-- trip. The columns are those River's own insert (JobInsertFastMany) fills;
+-- TestEnqueuedJobsRun fails if they drift from what River's workers take.
 WITH finished AS MATERIALIZED (
     SELECT idem_finish((@customer_id::uuid)::text, @key::text, @lock_token::uuid, @response_status::integer,
                        NULL::jsonb, @response_body::bytea) AS ok
@@ -14,7 +20,13 @@ inserted AS (
     INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
     SELECT @customer_id::uuid, @order_id, @key::text, @amount, @currency, @charge_id, @items
     FROM finished WHERE ok
-    RETURNING id
+    RETURNING customer_id, id
+),
+enqueued AS (
+    INSERT INTO river_job (kind, args, queue, priority, max_attempts, state, scheduled_at, tags, metadata)
+    SELECT consumer.kind, jsonb_build_object('customer_id', inserted.customer_id, 'order_id', inserted.id),
+           'default', 1, 25, 'available'::river_job_state, now(), '{order_placed}'::varchar(255)[], '{}'::jsonb
+    FROM inserted CROSS JOIN unnest(@job_kinds::text[]) AS consumer(kind)
 ),
 logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)

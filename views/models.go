@@ -105,6 +105,11 @@ type ReceiptPage struct {
 	// CartID is the cart the order closed (the nil UUID for none): the
 	// page's script tells other checkout tabs of that cart.
 	CartID string
+	// PointsAwarded is whether the order's loyalty job has run; then
+	// OrderPoints is what the order earned. Balance is the shopper's sum.
+	PointsAwarded bool
+	OrderPoints   int64
+	Balance       int64
 }
 
 // OrderSummary is one row of /orders.
@@ -119,6 +124,8 @@ type OrderSummary struct {
 // OrdersPage is /orders.
 type OrdersPage struct {
 	Orders []OrderSummary
+	// Points is the shopper's loyalty balance.
+	Points int64
 }
 
 // ProcessingPage is shown while an earlier submit of the same order is

@@ -4,6 +4,9 @@
 //
 // `web sweep` runs one pass of the sweeper and exits, for cron.
 //
+// `web worker` works the outbox's jobs (loyalty points, confirmation mail)
+// and serves nothing; run the web processes with RUN_JOBS=0 then.
+//
 // `web provider` serves only the fake payment provider, on PROVIDER_ADDR,
 // for shops started with PROVIDER_URL: the provider as a process of its own.
 package main
@@ -27,6 +30,8 @@ import (
 	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/logging"
+	"exactlyonce/internal/mail"
+	"exactlyonce/internal/mailcatcher"
 )
 
 func main() {
@@ -60,6 +65,12 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 
+	jobs := app.JobsConfig{SMTPAddr: cfg.SMTPAddr, Mail: mail.Config{From: cfg.MailFrom}, RescueAfter: cfg.JobRescueAfter, Log: log}
+	if len(args) > 0 && args[0] == "worker" {
+		log.Info("working the outbox's jobs", "smtp", cfg.SMTPAddr)
+		return app.RunJobs(ctx, pool, jobs)
+	}
+
 	if len(args) > 0 && args[0] == "provider" {
 		return serveProvider(ctx, cfg, pool, log)
 	}
@@ -75,6 +86,14 @@ func run(ctx context.Context, args []string) error {
 		if providerLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 			return fmt.Errorf("listen for the in-process provider: %w", err)
 		}
+	}
+	var catcher *mailcatcher.Server
+	if cfg.MailCatcher != "" {
+		if catcher, err = mailcatcher.Listen(cfg.MailCatcher); err != nil {
+			return err
+		}
+		defer catcher.Close()
+		log.Info("catching mail (demo)", "smtp", catcher.Addr())
 	}
 	a := app.New(pool, app.Config{
 		BaseURL:         "http://" + ln.Addr().String(),
@@ -95,6 +114,10 @@ func run(ctx context.Context, args []string) error {
 		ProviderURL:      cfg.ProviderURL,
 		ProviderSecret:   cfg.ProviderSecret,
 		ProviderListener: providerLn,
+
+		RunJobs:     cfg.RunJobs,
+		Jobs:        jobs,
+		MailCatcher: catcher,
 	})
 	if cfg.AdminAddr != "" {
 		adminLn, err := net.Listen("tcp", cfg.AdminAddr)
@@ -106,7 +129,7 @@ func run(ctx context.Context, args []string) error {
 				log.Error("admin server stopped", "err", err)
 			}
 		}()
-		log.Info("serving metrics and pprof", "url", "http://"+adminLn.Addr().String())
+		log.Info("serving metrics, pprof, River UI (/riverui/) and caught mail (/mail)", "url", "http://"+adminLn.Addr().String())
 	}
 	log.Info("serving", "url", "http://"+ln.Addr().String(), "demo", cfg.Demo, "lock_timeout", cfg.LockTimeout,
 		"key_retention", cfg.KeyRetention)

@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// Admin is the operations handler: Prometheus metrics at /metrics and the
-// Go profiler under /debug/pprof/. It is served only on ADMIN_ADDR, apart
+// Admin is the operations handler: Prometheus metrics at /metrics, the Go
+// profiler under /debug/pprof/, and, when the demo's mail catcher runs in
+// this process, the caught mail at /mail. ServeAdmin adds River UI. It is served only on ADMIN_ADDR, apart
 // from the shop: the metrics tell anyone who reads them how busy the shop
 // is and how its payments fail, and every profile or trace costs CPU and
 // reveals the program's internals.
@@ -22,14 +23,29 @@ func (a *App) Admin() http.Handler {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if a.cfg.MailCatcher != nil {
+		mux.Handle("GET /mail", a.cfg.MailCatcher.Page())
+	}
 	return mux
 }
 
 // ServeAdmin serves Admin on ln until ctx ends. A profile or trace runs for
 // the seconds its caller asks, so there is no write timeout; the address is
 // meant to be reachable from the host or the operator's network only.
+//
+// It adds River UI under /riverui/, whose background services live as long
+// as the listener.
 func (a *App) ServeAdmin(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: a.Admin(), ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout}
+	mux := http.NewServeMux()
+	mux.Handle("/", a.Admin())
+	if a.Jobs != nil {
+		ui, err := newRiverUI(ctx, a.Jobs, a.cfg.Log)
+		if err != nil {
+			return err
+		}
+		mux.Handle(riverUIPrefix+"/", ui)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout}
 	if err := serveUntil(ctx, srv, ln, time.Second); err != nil {
 		return fmt.Errorf("admin server: %w", err)
 	}

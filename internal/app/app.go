@@ -14,8 +14,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
+	"github.com/riverqueue/river"
 
 	"exactlyonce/idem"
 	"exactlyonce/internal/cart"
@@ -26,6 +28,7 @@ import (
 	"exactlyonce/internal/handlers"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/lifecycle"
+	"exactlyonce/internal/mailcatcher"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/pickup"
@@ -94,6 +97,16 @@ type Config struct {
 	ProviderOptions []fakeprovider.Option
 	// ReconcilerHooks are passed to the reconciler; tests use them.
 	ReconcilerHooks lifecycle.ReconcilerHooks
+
+	// RunJobs works the outbox's jobs (loyalty points, confirmation mail)
+	// in this process while Serve runs; off, another process does
+	// (`web worker`). Tests that work jobs start Jobs themselves.
+	RunJobs bool
+	// Jobs configures the consumers.
+	Jobs JobsConfig
+	// MailCatcher is the demo's local SMTP server (MAIL_CATCHER), whose
+	// mail the admin listener shows at /mail; nil when none runs here.
+	MailCatcher *mailcatcher.Server
 }
 
 // DefaultKeyRetention is the retention window when none is configured.
@@ -118,6 +131,12 @@ type App struct {
 	Lab *lab.Runner
 	// Keys is the idem kit's key store (the pickup form's keys).
 	Keys *idem.Store
+	// Jobs is the River client of the outbox's jobs: it works them when
+	// Config.RunJobs is on (Serve starts it), and lists them for the jobs
+	// view either way.
+	Jobs *river.Client[pgx.Tx]
+	// jobsErr is why Jobs could not be built; Serve returns it.
+	jobsErr error
 
 	cfg Config
 	// providerEcho serves the in-process provider on cfg.ProviderListener;
@@ -153,6 +172,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		hooks.BeforeRenew = bothHooks(labRunner.Stall, cfg.Hooks.BeforeRenew)
 		hooks.BeforeFence = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFence)
 		hooks.BeforeFinish = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFinish)
+		cfg.Jobs.LoyaltyHooks.AfterAward = bothErrHooks(labRunner.CrashAfterAward, cfg.Jobs.LoyaltyHooks.AfterAward)
 	}
 	engine := checkout.New(d, cat, payments, checkout.Config{
 		LockTimeout: cfg.LockTimeout, Hooks: hooks, Metrics: m, Log: cfg.Log,
@@ -185,6 +205,12 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		Echo: e, DB: d, Checkout: engine, Provider: provider, Payments: payments,
 		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, Keys: keys, cfg: cfg,
 	}
+	if cfg.Jobs.Log == nil {
+		cfg.Jobs.Log = cfg.Log
+	}
+	if pool != nil {
+		a.Jobs, a.jobsErr = newJobClient(pool, cfg.Jobs, true)
+	}
 	switch {
 	case provider == nil:
 	case cfg.ProviderListener != nil:
@@ -203,6 +229,20 @@ func bothHooks(first, second func(context.Context, checkout.Claimed)) func(conte
 	return func(ctx context.Context, c checkout.Claimed) {
 		first(ctx, c)
 		second(ctx, c)
+	}
+}
+
+// bothErrHooks runs first, then second when there is one, stopping at the
+// first error.
+func bothErrHooks[T any](first, second func(context.Context, T) error) func(context.Context, T) error {
+	if second == nil {
+		return first
+	}
+	return func(ctx context.Context, v T) error {
+		if err := first(ctx, v); err != nil {
+			return err
+		}
+		return second(ctx, v)
 	}
 }
 

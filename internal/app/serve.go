@@ -35,11 +35,11 @@ func (a *App) StartWorkers(ctx context.Context) *idem.Maintainer {
 			_, err := a.Reconciler.Pass(ctx)
 			return err
 		}},
-		idem.Service{Name: "kit completer", Every: a.cfg.CompleterInterval, Run: func(ctx context.Context) error {
+		idem.Service{Name: "pickup completer", Every: a.cfg.CompleterInterval, Run: func(ctx context.Context) error {
 			_, err := (&idem.Completer{Store: a.Keys, Settler: pickup.Settler}).Pass(ctx)
 			return err
 		}},
-		idem.Service{Name: "kit sweeper", Every: a.cfg.SweepInterval, Run: func(ctx context.Context) error {
+		idem.Service{Name: "pickup sweeper", Every: a.cfg.SweepInterval, Run: func(ctx context.Context) error {
 			_, err := (&idem.Sweeper{Store: a.Keys, Keep: a.cfg.KeyRetention}).Pass(ctx)
 			return err
 		}},
@@ -54,7 +54,9 @@ func (a *App) StartWorkers(ctx context.Context) *idem.Maintainer {
 //  2. abandon the ones still running (Engine.Abandon): each stops where it
 //     is and its key stays started, for the completer or a retry to resolve
 //     once its lock expires; they get cutOffGrace to answer 503;
-//  3. stop the workers, letting a pass in progress write what it learned;
+//  3. stop the workers, letting a pass in progress write what it learned,
+//     and the outbox's jobs (Config.RunJobs), letting those running finish
+//     for a few seconds; a job cut off is delivered again;
 //  4. stop the in-process provider, if it has a listener of its own
 //     (Config.ProviderListener): the requests and workers above call it
 //     until they are done, so it stops last.
@@ -69,6 +71,15 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 	// The workers outlive ctx: they stop after the server, in step 3.
 	workers := a.StartWorkers(context.WithoutCancel(ctx))
 	defer workers.Stop()
+	if a.cfg.RunJobs {
+		if a.jobsErr != nil {
+			return a.jobsErr
+		}
+		if err := a.Jobs.Start(context.WithoutCancel(ctx)); err != nil {
+			return fmt.Errorf("start jobs: %w", err)
+		}
+		defer stopJobs(a.Jobs, a.cfg.Log)
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

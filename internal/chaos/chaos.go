@@ -147,6 +147,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("heal: %w", err)
 	}
 	rep.SettleSeconds, rep.Unsettled = cl.settle(ctx, cfg.Settle)
+	rep.Mail = mailTotals(cl.mail.Messages())
 	if err := check(ctx, cl.db, rep); err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}

@@ -65,3 +65,26 @@ SELECT
     (SELECT count(*) FROM provider.canceled_keys)                         AS canceled_keys,
     (SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key)
      WHERE k.parked_at IS NOT NULL)                                       AS parked_keys;
+
+-- name: ChaosOrdersWithoutPoints :many
+-- Every order must have exactly one loyalty ledger row, of its points. The
+-- primary key allows no second row; this finds a missing or wrong one.
+SELECT o.customer_id, o.id, o.amount
+FROM orders o
+LEFT JOIN loyalty_ledger l ON l.customer_id = o.customer_id AND l.order_id = o.id
+WHERE l.order_id IS NULL OR l.points <> o.amount / 100;
+
+-- name: ChaosOrdersWithoutMail :many
+-- Every order must have exactly one sent-mail record (the primary key
+-- allows no second); this finds a missing one.
+SELECT o.customer_id, o.id
+FROM orders o
+WHERE NOT EXISTS (SELECT FROM sent_mails m WHERE m.customer_id = o.customer_id AND m.order_id = o.id);
+
+-- name: ChaosJobsLeft :one
+-- Outbox jobs not finished yet; a settled run has none.
+SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'cancelled', 'discarded');
+
+-- name: ChaosJobsDiscarded :one
+-- Outbox jobs River gave up on: their effect never happened.
+SELECT count(*) FROM river_job WHERE state IN ('cancelled', 'discarded');

@@ -24,6 +24,10 @@ const (
 	violUnexpectedStatus = "unexpected status"
 	violServerError      = "500 answered"
 	violContradiction    = "contradictory answers for one key"
+	violOrderNoPoints    = "order without its one loyalty ledger row"
+	violOrderNoMail      = "order without its sent-mail record"
+	violJobLeft          = "outbox job not finished"
+	violJobDiscarded     = "outbox job given up"
 )
 
 // check runs the invariants in SQL and against what the clients were told,
@@ -71,6 +75,34 @@ func check(ctx context.Context, conn *database.DB, rep *Report) error {
 	}
 	for _, r := range unpaid {
 		add(violOrderNoCharge, fmt.Sprintf("order %s (key %s) of %d", r.ID, r.IdempotencyKey, r.Amount))
+	}
+	noPoints, err := d.ChaosOrdersWithoutPoints(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range noPoints {
+		add(violOrderNoPoints, fmt.Sprintf("order %s of %d", r.ID, r.Amount))
+	}
+	noMail, err := d.ChaosOrdersWithoutMail(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range noMail {
+		add(violOrderNoMail, fmt.Sprintf("order %s", r.ID))
+	}
+	left, err := d.ChaosJobsLeft(ctx)
+	if err != nil {
+		return err
+	}
+	if left > 0 {
+		add(violJobLeft, fmt.Sprintf("%d jobs not finished %.0f s after the drive", left, rep.SettleSeconds))
+	}
+	discarded, err := d.ChaosJobsDiscarded(ctx)
+	if err != nil {
+		return err
+	}
+	if discarded > 0 {
+		add(violJobDiscarded, fmt.Sprintf("%d jobs cancelled or discarded", discarded))
 	}
 	if rep.Unsettled > 0 {
 		add(violKeyLeftStarted, fmt.Sprintf("%d keys still started %.0f s after the drive", rep.Unsettled, rep.SettleSeconds))

@@ -18,6 +18,7 @@ import (
 	"exactlyonce/internal/chaos/chaosdb"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/localpg"
+	"exactlyonce/internal/mailcatcher"
 )
 
 // cluster is everything a run starts: PostgreSQL, the provider, the shops.
@@ -32,6 +33,8 @@ type cluster struct {
 	secret    string
 	shops     []*process
 	removeDir bool
+	// mail is the SMTP server the shops send confirmations to.
+	mail *mailcatcher.Server
 }
 
 func startCluster(ctx context.Context, cfg Config, dir string, logf func(string, ...any)) (_ *cluster, err error) {
@@ -59,6 +62,9 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		return nil, err
 	}
 	cl.db = database.New(pool)
+	if cl.mail, err = mailcatcher.Listen("127.0.0.1:0"); err != nil {
+		return nil, err
+	}
 
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
@@ -72,6 +78,10 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		// Read by a shop that has the reconciler, ignored by one without.
 		"RECONCILE_INTERVAL=" + cfg.CompleterInterval.String(),
 		"SHUTDOWN_TIMEOUT=2s",
+		// The outbox's jobs run in the shops; a job a kill -9 left running
+		// is delivered again this soon, within the run's settling.
+		"SMTP_ADDR=" + cl.mail.Addr(),
+		"JOB_RESCUE_AFTER=4s",
 		"LOG_FORMAT=json",
 		"LOG_LEVEL=warn",
 	}
@@ -222,7 +232,7 @@ func (cl *cluster) settle(ctx context.Context, limit time.Duration) (seconds flo
 			started = n
 		}
 		orphans, oerr := chaosdb.New(cl.db.Conn()).ChaosChargesWithoutOrder(ctx)
-		if err == nil && oerr == nil && n == 0 && len(orphans) == 0 {
+		if err == nil && oerr == nil && n == 0 && len(orphans) == 0 && cl.jobsLeft(ctx) == 0 {
 			return time.Since(began).Seconds(), 0
 		}
 		if time.Since(began) > limit || ctx.Err() != nil {
@@ -230,6 +240,16 @@ func (cl *cluster) settle(ctx context.Context, limit time.Duration) (seconds flo
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// jobsLeft is how many outbox jobs are not finished, or -1 when the
+// database cannot say.
+func (cl *cluster) jobsLeft(ctx context.Context) int64 {
+	n, err := chaosdb.New(cl.db.Conn()).ChaosJobsLeft(ctx)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // stop ends every process and the server, and deletes the run's folder
@@ -246,6 +266,9 @@ func (cl *cluster) stop() {
 	}
 	if cl.pg != nil {
 		cl.pg.Stop(context.Background()) //nolint:errcheck // the watchdog stops it too
+	}
+	if cl.mail != nil {
+		cl.mail.Close()
 	}
 	if cl.removeDir {
 		os.RemoveAll(cl.dir)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"exactlyonce/internal/mailcatcher"
 )
 
 // Report is what a run saw: what the clients were told, what the run did,
@@ -18,6 +20,7 @@ type Report struct {
 	// after the drive; Unsettled is how many were still started then.
 	SettleSeconds float64     `json:"settle_seconds"`
 	Unsettled     int64       `json:"unsettled"`
+	Mail          MailTotals  `json:"mail"`
 	Violations    []Violation `json:"violations"`
 	Seconds       float64     `json:"seconds"`
 	// Dir holds the processes' logs; it is deleted after a run that passed
@@ -103,9 +106,29 @@ func (r *Report) Summary() string {
 	}
 	c, d := r.Clients, r.Disruptions
 	return fmt.Sprintf("chaos: %s: %d checkouts (%d placed, %d declined, %d not completed, %d unresolved) in %d attempts over %d instances; "+
-		"%d kill -9, %d SIGSTOP, %d PostgreSQL crashes, provider faults %s; database: %d orders, %d succeeded charges, %d refunds; settled in %.1f s; %.0f s in all",
+		"%d kill -9, %d SIGSTOP, %d PostgreSQL crashes, provider faults %s; database: %d orders, %d succeeded charges, %d refunds; %d mails (%d sent again with the same Message-ID); settled in %.1f s; %.0f s in all",
 		verdict, c.Checkouts, c.Placed, c.Declined, c.NotCompleted, c.Unresolved, c.Attempts, r.Config.Instances,
-		d.Kills, d.Stalls, d.DBCrashes, d.ProviderFaults, r.Database.Orders, r.Database.ChargesSucceeded, r.Database.Refunds, r.SettleSeconds, r.Seconds)
+		d.Kills, d.Stalls, d.DBCrashes, d.ProviderFaults, r.Database.Orders, r.Database.ChargesSucceeded, r.Database.Refunds, r.Mail.Messages, r.Mail.Resent, r.SettleSeconds, r.Seconds)
+}
+
+// MailTotals count the confirmations the shops sent. Resent are copies of
+// a message already received (same Message-ID): the mail consumer's
+// at-least-once window, a worker killed after sending and before recording.
+type MailTotals struct {
+	Messages int `json:"messages"`
+	Resent   int `json:"resent"`
+}
+
+func mailTotals(msgs []mailcatcher.Message) MailTotals {
+	seen := make(map[string]bool, len(msgs))
+	t := MailTotals{Messages: len(msgs)}
+	for _, m := range msgs {
+		if seen[m.MessageID] {
+			t.Resent++
+		}
+		seen[m.MessageID] = true
+	}
+	return t
 }
 
 // JSON is the whole report, indented.

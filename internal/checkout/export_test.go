@@ -43,3 +43,15 @@ func UseFinishWithoutGuard(e *Engine) {
 		return real(ctx, p)
 	}
 }
+
+// UseFinishThatFails makes the finish statement fail after idem_finish has
+// stored the answer in it: the order's amount breaks its CHECK (amount > 0),
+// so PostgreSQL aborts the whole statement, as it would for any error in
+// it, and the answer, the order and the outbox's jobs all roll back.
+func UseFinishThatFails(e *Engine) {
+	real := e.finish
+	e.finish = func(ctx context.Context, p db.FinishOrderParams) (uuid.UUID, error) {
+		p.Amount = 0
+		return real(ctx, p)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/logging"
+	"exactlyonce/internal/outbox"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/problem"
 )
@@ -27,8 +28,9 @@ func (e *Engine) guardedFinish(ctx context.Context, p db.FinishOrderParams) (uui
 }
 
 // finishOrder is phase 3 for a successful charge: one statement that writes
-// the order and stores the receipt as the key's response. The kit stores the
-// body byte for byte, so the first answer and every replay are identical.
+// the order, enqueues its "order placed" jobs (internal/outbox) and stores
+// the receipt as the key's response. The kit stores the body byte for byte,
+// so the first answer and every replay are identical.
 func (e *Engine) finishOrder(ctx context.Context, a Attempt, c claim, priced catalog.Priced, ch payment.Charge) (Result, error) {
 	orderID, err := uuid.NewV7()
 	if err != nil {
@@ -51,7 +53,7 @@ func (e *Engine) finishOrder(ctx context.Context, a Attempt, c claim, priced cat
 		ResponseStatus: http.StatusCreated, ResponseBody: body,
 		CustomerID: a.CustomerID, Key: a.Key, LockToken: c.token(),
 		OrderID: orderID, Amount: priced.Amount, Currency: priced.Currency, ChargeID: ch.ID, Items: items,
-		Event: event, Detail: detail,
+		JobKinds: outbox.OrderPlacedKinds, Event: event, Detail: detail,
 	})
 	if errors.Is(err, database.ErrNotFound) {
 		lost := e.lostFinish(ctx, a, c)

@@ -75,6 +75,7 @@ func TestCompleterFinishesChargedOrder(t *testing.T) {
 		t.Fatalf("got %d keys taken over, want 1", n)
 	}
 	h.WantStats(t, 1, 1)
+	wantJobsPerOrder(t, h, 1) // a recovered order is enqueued by the same FinishOrder
 	r := h.PlaceOrder(t, c, "k", oneMug)
 	wantReplay(t, r, http.StatusCreated)
 	var receipt checkout.Receipt
@@ -302,6 +303,7 @@ func TestTwoCompletersAtOnce(t *testing.T) {
 		t.Errorf("first completer: got %d keys, want 1", n)
 	}
 	h.WantStats(t, 2, 2)
+	wantJobsPerOrder(t, h, 2)
 	for _, key := range []string{"k1", "k2"} {
 		wantEvents(t, h, c, key, "claimed", "taken_over", "recovered")
 	}

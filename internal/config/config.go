@@ -98,6 +98,23 @@ type Config struct {
 	// pooler such as PgBouncer would not keep on one server connection.
 	// Empty means DatabaseURL.
 	MigrateDatabaseURL string
+	// RunJobs works the outbox's jobs (loyalty points, confirmation mail)
+	// in the web process (RUN_JOBS, default on); turn it off when `web
+	// worker` processes do the work.
+	RunJobs bool
+	// SMTPAddr is the SMTP server confirmation mail goes to (SMTP_ADDR,
+	// default 127.0.0.1:1025, a local mail catcher's port).
+	SMTPAddr string
+	// MailFrom is the confirmations' sender (MAIL_FROM).
+	MailFrom string
+	// JobRescueAfter is how long an outbox job may stay running before it
+	// is taken for dead and delivered again (JOB_RESCUE_AFTER, default
+	// 1m); the chaos harness shortens it to see its kills' jobs rerun.
+	JobRescueAfter time.Duration
+	// MailCatcher, when set (MAIL_CATCHER, such as 127.0.0.1:1025, which
+	// make run sets), starts the demo's in-memory SMTP server there; the
+	// admin listener shows its mail at /mail. Point SMTP_ADDR at it.
+	MailCatcher string
 }
 
 // MinSessionSecret is the shortest SESSION_SECRET accepted, in bytes. The
@@ -201,6 +218,15 @@ func Load() (Config, error) {
 		}
 	}
 	c.MigrateDatabaseURL = os.Getenv("MIGRATE_DATABASE_URL")
+	if c.RunJobs, err = boolean("RUN_JOBS", true); err != nil {
+		return c, err
+	}
+	c.SMTPAddr = getenv("SMTP_ADDR", "127.0.0.1:1025")
+	c.MailFrom = getenv("MAIL_FROM", "shop@exactlyonce.test")
+	c.MailCatcher = os.Getenv("MAIL_CATCHER")
+	if c.JobRescueAfter, err = duration("JOB_RESCUE_AFTER", time.Minute); err != nil {
+		return c, err
+	}
 	if c.DatabaseURL == "" && c.LocalDB == "" {
 		return c, fmt.Errorf("DATABASE_URL is not set: point it at PostgreSQL, or use `make run`, which starts a local server")
 	}

@@ -55,7 +55,29 @@ func (d *DB) InTxConn(ctx context.Context, fn func(conn db.DBTX) error) error {
 	return err
 }
 
+// InJobTx is InTx for River's workers, whose effect and completion
+// (river.JobCompleteTx) must commit together: fn gets the transaction as
+// River takes it, besides the queries. The pgx type goes no further than
+// the workers, which are River's and so pgx's anyway.
+func (d *DB) InJobTx(ctx context.Context, fn func(tx pgx.Tx, q *db.Queries) error) error {
+	var err error
+	for attempt := 1; attempt <= txAttempts; attempt++ {
+		err = d.inPgxTx(ctx, func(tx pgx.Tx) error { return fn(tx, db.New(translating{tx})) })
+		if !errors.Is(err, ErrSerialization) {
+			return err
+		}
+		if serr := sleep(ctx, time.Duration(attempt)*10*time.Millisecond); serr != nil {
+			return err
+		}
+	}
+	return err
+}
+
 func (d *DB) inTx(ctx context.Context, fn func(conn db.DBTX) error) error {
+	return d.inPgxTx(ctx, func(tx pgx.Tx) error { return fn(translating{tx}) })
+}
+
+func (d *DB) inPgxTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	tx, err := d.Pool.BeginTx(ctx, txOptions)
 	if err != nil {
 		return fmt.Errorf("begin: %w", translate(err))
@@ -63,7 +85,7 @@ func (d *DB) inTx(ctx context.Context, fn func(conn db.DBTX) error) error {
 	// Rollback after Commit is a no-op, so this covers every early return.
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
 
-	if err := fn(translating{tx}); err != nil {
+	if err := fn(tx); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {

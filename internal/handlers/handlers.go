@@ -47,6 +47,9 @@ type records interface {
 	ListKeyEvents(ctx context.Context, arg db.ListKeyEventsParams) ([]db.ListKeyEventsRow, error)
 	DemoStats(ctx context.Context) (db.DemoStatsRow, error)
 	Ready(ctx context.Context) error
+	// Loyalty points: a customer's balance, and what one order earned.
+	PointsBalance(ctx context.Context, customerID uuid.UUID) (int64, error)
+	OrderPoints(ctx context.Context, arg db.OrderPointsParams) (db.OrderPointsRow, error)
 }
 
 // Handler holds the dependencies of every route.

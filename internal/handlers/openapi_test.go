@@ -176,6 +176,8 @@ func TestOpenAPIDescribesEveryRouteAndError(t *testing.T) {
 	s.do(t, h, 200, "GET", "/api/orders/"+receipt.OrderID, "", auth...)
 	s.do(t, h, 404, "GET", "/api/orders/01a22945-6a32-7100-a52a-213ce59c3279", "", auth...)
 	s.do(t, h, 200, "GET", "/api/keys/k-1/events", "", auth...)
+	s.do(t, h, 200, "GET", "/api/customers/me", "", auth...)
+	s.do(t, h, 401, "GET", "/api/customers/me", "")
 	s.do(t, h, 200, "GET", "/api/keys/k-6/events", "", auth...)
 	s.do(t, h, 400, "GET", "/api/keys/"+strings.Repeat("k", 256)+"/events", "", auth...)
 

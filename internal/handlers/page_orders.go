@@ -43,7 +43,16 @@ func (h *Handler) receiptPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	points, err := h.db.OrderPoints(c.Request().Context(), db.OrderPointsParams{CustomerID: id, OrderID: o.ID})
+	if err != nil {
+		return fmt.Errorf("order points: %w", err)
+	}
+	balance, err := h.db.PointsBalance(c.Request().Context(), id)
+	if err != nil {
+		return fmt.Errorf("points balance: %w", err)
+	}
 	return render(c, http.StatusOK, views.Receipt(views.ReceiptPage{
+		PointsAwarded: points.Awarded, OrderPoints: points.Points, Balance: balance,
 		CartID:        cartID.String(),
 		OrderID:       o.ID.String(),
 		ChargeID:      o.ChargeID,
@@ -64,6 +73,9 @@ func (h *Handler) ordersPage(c echo.Context) error {
 	rows, err := h.db.ListOrders(c.Request().Context(), db.ListOrdersParams{CustomerID: id, MaxRows: 100})
 	if err != nil {
 		return fmt.Errorf("list orders: %w", err)
+	}
+	if page.Points, err = h.db.PointsBalance(c.Request().Context(), id); err != nil {
+		return fmt.Errorf("points balance: %w", err)
 	}
 	for _, o := range rows {
 		var lines []catalog.Line

@@ -18,6 +18,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	api := newRouteSet(e, h.answersWith(writeProblem))
 	e.RouteNotFound("/api/*", notFound, h.answersWith(writeProblem))
 	api.add(http.MethodPost, "/api/customers", h.createCustomer)
+	api.add(http.MethodGet, "/api/customers/me", h.getMe, h.requireCustomer)
 	api.add(http.MethodGet, "/api/products", h.listProducts)
 
 	api.add(http.MethodPost, "/api/orders", h.placeOrder, h.requireCustomer)

@@ -18,3 +18,18 @@ SELECT count(*) FROM orders WHERE customer_id = @customer_id;
 -- the provider knows nothing of our customers, as a real one would not.
 SELECT count(*) FROM provider.charges
 WHERE status = 'succeeded' AND idempotency_key = ANY(@provider_keys::text[]);
+
+-- name: OrderLoyaltyJobs :many
+-- The loyalty jobs of a customer's orders, as the worker-crash scenario
+-- shows them: how many attempts each took, and the first attempt's error.
+SELECT id, state::text AS state, attempt::integer AS attempt,
+       coalesce(errors[1]->>'error', '')::text AS first_error
+FROM river_job
+WHERE kind = 'loyalty_points' AND args->>'customer_id' = (@customer_id::uuid)::text
+ORDER BY id;
+
+-- name: CustomerLedger :one
+-- A customer's loyalty ledger: its rows and their sum.
+SELECT count(*) AS rows, coalesce(sum(points), 0)::bigint AS points
+FROM loyalty_ledger
+WHERE customer_id = @customer_id;

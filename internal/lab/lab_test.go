@@ -277,3 +277,23 @@ func TestKeyPerRenderBaseline(t *testing.T) {
 		t.Error("the two renders sent one key, want a key each")
 	}
 }
+
+func TestWorkerCrashAfterEffect(t *testing.T) {
+	t.Parallel()
+	withCatcher, _ := apptest.WithMailCatcher(t)
+	h := apptest.New(t, withCatcher)
+	h.StartJobs(t)
+	r, err := h.App.Lab.Run(t.Context(), "worker-crash")
+	if err != nil || r.Error != "" {
+		t.Fatalf("run: got %v, %q", err, r.Error)
+	}
+	if !r.AsExpected || r.Charges != 1 || r.Orders != 1 {
+		t.Errorf("got %d charges, %d orders, as expected %v (notes %q); want 1, 1, true", r.Charges, r.Orders, r.AsExpected, r.Notes)
+	}
+	if len(r.Notes) != 2 || !strings.Contains(r.Notes[0], "completed at attempt 2") || !strings.Contains(r.Notes[1], "one row") {
+		t.Errorf("got notes %q, want the redelivery at attempt 2 and one ledger row", r.Notes)
+	}
+	if got := h.Count(t, `SELECT count(*) FROM loyalty_ledger`); got != 1 {
+		t.Errorf("got %d ledger rows, want 1", got)
+	}
+}

@@ -42,7 +42,9 @@ type Runner struct {
 	q      *labdb.Queries // the lab's own queries (lab.sql)
 	faults *fakeprovider.Provider
 	stalls stalls
-	log    *slog.Logger
+	// crashes kill chosen loyalty jobs once (CrashAfterAward).
+	crashes crashes
+	log     *slog.Logger
 
 	// busy is held for the whole of a run; TryLock refuses a second.
 	busy sync.Mutex
@@ -126,7 +128,10 @@ func (r *Runner) Run(ctx context.Context, id string) (Run, error) {
 		run.Error = runFailed
 		r.log.ErrorContext(ctx, "lab: run failed", "scenario", sc.ID, "err", err)
 	}
-	run.AsExpected = err == nil && run.Charges == sc.WantCharges && run.Orders == sc.WantOrders
+	s.mu.Lock()
+	failed := s.failed
+	s.mu.Unlock()
+	run.AsExpected = err == nil && !failed && run.Charges == sc.WantCharges && run.Orders == sc.WantOrders
 
 	r.mu.Lock()
 	r.live = nil

@@ -234,6 +234,16 @@ var Scenarios = []Scenario{
 			return nil
 		},
 	},
+	{
+		ID: "worker-crash", Title: "Worker crash after effect",
+		Setup: "An order · its loyalty job dies after the ledger insert, before completion",
+		Explanation: "The order's statement also enqueued its loyalty job (the outbox). The job's worker inserts the order's ledger row, " +
+			"then dies before River marks the job completed. The insert and the completion are one transaction, so the crash rolls " +
+			"both back; River delivers the job again (attempt 2), and the row keyed by the order is written once. Had the row " +
+			"survived, the second run's INSERT … ON CONFLICT DO NOTHING would have added nothing. The balance is a sum over the ledger.",
+		WantCharges: 1, WantOrders: 1,
+		steps: workerCrashSteps,
+	},
 }
 
 // ScenarioByID returns the scenario named id.

@@ -26,6 +26,8 @@ type session struct {
 
 	mu    sync.Mutex
 	notes []string
+	// failed is set by fail: a check beyond the counts went wrong.
+	failed bool
 }
 
 // place sends one order attempt and records it. Its outcome is recorded,
@@ -98,6 +100,15 @@ func (s *session) note(text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.notes = append(s.notes, text)
+}
+
+// fail notes a check beyond the counts that went wrong: the run is not as
+// expected, whatever its counts.
+func (s *session) fail(text string) {
+	s.note(text)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failed = true
 }
 
 // waitLockExpired waits until the key exists and the database clock says

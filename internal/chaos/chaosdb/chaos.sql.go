@@ -82,6 +82,30 @@ func (q *Queries) ChaosChargesWithoutOrder(ctx context.Context) ([]ChaosChargesW
 	return items, nil
 }
 
+const chaosJobsDiscarded = `-- name: ChaosJobsDiscarded :one
+SELECT count(*) FROM river_job WHERE state IN ('cancelled', 'discarded')
+`
+
+// Outbox jobs River gave up on: their effect never happened.
+func (q *Queries) ChaosJobsDiscarded(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, chaosJobsDiscarded)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const chaosJobsLeft = `-- name: ChaosJobsLeft :one
+SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'cancelled', 'discarded')
+`
+
+// Outbox jobs not finished yet; a settled run has none.
+func (q *Queries) ChaosJobsLeft(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, chaosJobsLeft)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const chaosKeys = `-- name: ChaosKeys :many
 SELECT k.scope::uuid AS customer_id, k.key, k.status, k.response_status
 FROM idem_keys k JOIN order_keys USING (scope, key)
@@ -219,6 +243,74 @@ func (q *Queries) ChaosOrdersWithoutCharge(ctx context.Context) ([]ChaosOrdersWi
 			&i.IdempotencyKey,
 			&i.Amount,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const chaosOrdersWithoutMail = `-- name: ChaosOrdersWithoutMail :many
+SELECT o.customer_id, o.id
+FROM orders o
+WHERE NOT EXISTS (SELECT FROM sent_mails m WHERE m.customer_id = o.customer_id AND m.order_id = o.id)
+`
+
+type ChaosOrdersWithoutMailRow struct {
+	CustomerID uuid.UUID
+	ID         uuid.UUID
+}
+
+// Every order must have exactly one sent-mail record (the primary key
+// allows no second); this finds a missing one.
+func (q *Queries) ChaosOrdersWithoutMail(ctx context.Context) ([]ChaosOrdersWithoutMailRow, error) {
+	rows, err := q.db.Query(ctx, chaosOrdersWithoutMail)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChaosOrdersWithoutMailRow
+	for rows.Next() {
+		var i ChaosOrdersWithoutMailRow
+		if err := rows.Scan(&i.CustomerID, &i.ID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const chaosOrdersWithoutPoints = `-- name: ChaosOrdersWithoutPoints :many
+SELECT o.customer_id, o.id, o.amount
+FROM orders o
+LEFT JOIN loyalty_ledger l ON l.customer_id = o.customer_id AND l.order_id = o.id
+WHERE l.order_id IS NULL OR l.points <> o.amount / 100
+`
+
+type ChaosOrdersWithoutPointsRow struct {
+	CustomerID uuid.UUID
+	ID         uuid.UUID
+	Amount     int64
+}
+
+// Every order must have exactly one loyalty ledger row, of its points. The
+// primary key allows no second row; this finds a missing or wrong one.
+func (q *Queries) ChaosOrdersWithoutPoints(ctx context.Context) ([]ChaosOrdersWithoutPointsRow, error) {
+	rows, err := q.db.Query(ctx, chaosOrdersWithoutPoints)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChaosOrdersWithoutPointsRow
+	for rows.Next() {
+		var i ChaosOrdersWithoutPointsRow
+		if err := rows.Scan(&i.CustomerID, &i.ID, &i.Amount); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

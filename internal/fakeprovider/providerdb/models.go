@@ -5,11 +5,61 @@
 package providerdb
 
 import (
+	"database/sql/driver"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 )
+
+type RiverJobState string
+
+const (
+	RiverJobStateAvailable RiverJobState = "available"
+	RiverJobStateCancelled RiverJobState = "cancelled"
+	RiverJobStateCompleted RiverJobState = "completed"
+	RiverJobStateDiscarded RiverJobState = "discarded"
+	RiverJobStatePending   RiverJobState = "pending"
+	RiverJobStateRetryable RiverJobState = "retryable"
+	RiverJobStateRunning   RiverJobState = "running"
+	RiverJobStateScheduled RiverJobState = "scheduled"
+)
+
+func (e *RiverJobState) Scan(src interface{}) error {
+	switch s := src.(type) {
+	case []byte:
+		*e = RiverJobState(s)
+	case string:
+		*e = RiverJobState(s)
+	default:
+		return fmt.Errorf("unsupported scan type for RiverJobState: %T", src)
+	}
+	return nil
+}
+
+type NullRiverJobState struct {
+	RiverJobState RiverJobState
+	Valid         bool // Valid is true if RiverJobState is not NULL
+}
+
+// Scan implements the Scanner interface.
+func (ns *NullRiverJobState) Scan(value interface{}) error {
+	if value == nil {
+		ns.RiverJobState, ns.Valid = "", false
+		return nil
+	}
+	ns.Valid = true
+	return ns.RiverJobState.Scan(value)
+}
+
+// Value implements the driver Valuer interface.
+func (ns NullRiverJobState) Value() (driver.Value, error) {
+	if !ns.Valid {
+		return nil, nil
+	}
+	return string(ns.RiverJobState), nil
+}
 
 type Cart struct {
 	ID         uuid.UUID
@@ -61,6 +111,14 @@ type KeyEvent struct {
 	Event      string
 	At         time.Time
 	Detail     json.RawMessage
+}
+
+type LoyaltyLedger struct {
+	CustomerID uuid.UUID
+	OrderID    uuid.UUID
+	Points     int64
+	JobID      int64
+	CreatedAt  time.Time
 }
 
 type Order struct {
@@ -136,4 +194,63 @@ type ReconcilerCursor struct {
 	ID        bool
 	After     string
 	UpdatedAt time.Time
+}
+
+type RiverJob struct {
+	ID           int64
+	State        RiverJobState
+	Attempt      int16
+	MaxAttempts  int16
+	AttemptedAt  *time.Time
+	CreatedAt    time.Time
+	FinalizedAt  *time.Time
+	ScheduledAt  time.Time
+	Priority     int16
+	Args         json.RawMessage
+	AttemptedBy  []string
+	Errors       []json.RawMessage
+	Kind         string
+	Metadata     json.RawMessage
+	Queue        string
+	Tags         []string
+	UniqueKey    []byte
+	UniqueStates string
+}
+
+type RiverLeader struct {
+	ElectedAt time.Time
+	ExpiresAt time.Time
+	LeaderID  string
+	Name      string
+}
+
+type RiverMigration struct {
+	ID        int64
+	CreatedAt time.Time
+	Version   int64
+}
+
+type RiverNotification struct {
+	ID        int64
+	CreatedAt time.Time
+	Payload   string
+	Topic     string
+}
+
+type RiverQueue struct {
+	Name      string
+	CreatedAt time.Time
+	Metadata  json.RawMessage
+	PausedAt  *time.Time
+	UpdatedAt time.Time
+}
+
+type SentMail struct {
+	CustomerID uuid.UUID
+	OrderID    uuid.UUID
+	MessageID  string
+	Recipient  string
+	JobID      int64
+	Attempt    int32
+	SentAt     time.Time
 }

@@ -38,6 +38,25 @@ func (q *Queries) CountCustomerOrders(ctx context.Context, customerID uuid.UUID)
 	return count, err
 }
 
+const customerLedger = `-- name: CustomerLedger :one
+SELECT count(*) AS rows, coalesce(sum(points), 0)::bigint AS points
+FROM loyalty_ledger
+WHERE customer_id = $1
+`
+
+type CustomerLedgerRow struct {
+	Rows   int64
+	Points int64
+}
+
+// A customer's loyalty ledger: its rows and their sum.
+func (q *Queries) CustomerLedger(ctx context.Context, customerID uuid.UUID) (CustomerLedgerRow, error) {
+	row := q.db.QueryRow(ctx, customerLedger, customerID)
+	var i CustomerLedgerRow
+	err := row.Scan(&i.Rows, &i.Points)
+	return i, err
+}
+
 const listCustomerKeys = `-- name: ListCustomerKeys :many
 SELECT key, status, locked_until, (locked_until - now())::interval AS lock_remaining,
        lock_token, response_status, operation_id, created_at, (parked_at IS NOT NULL)::boolean AS parked
@@ -86,6 +105,48 @@ func (q *Queries) ListCustomerKeys(ctx context.Context, arg ListCustomerKeysPara
 			&i.OperationID,
 			&i.CreatedAt,
 			&i.Parked,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const orderLoyaltyJobs = `-- name: OrderLoyaltyJobs :many
+SELECT id, state::text AS state, attempt::integer AS attempt,
+       coalesce(errors[1]->>'error', '')::text AS first_error
+FROM river_job
+WHERE kind = 'loyalty_points' AND args->>'customer_id' = ($1::uuid)::text
+ORDER BY id
+`
+
+type OrderLoyaltyJobsRow struct {
+	ID         int64
+	State      string
+	Attempt    int32
+	FirstError string
+}
+
+// The loyalty jobs of a customer's orders, as the worker-crash scenario
+// shows them: how many attempts each took, and the first attempt's error.
+func (q *Queries) OrderLoyaltyJobs(ctx context.Context, customerID uuid.UUID) ([]OrderLoyaltyJobsRow, error) {
+	rows, err := q.db.Query(ctx, orderLoyaltyJobs, customerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OrderLoyaltyJobsRow
+	for rows.Next() {
+		var i OrderLoyaltyJobsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.State,
+			&i.Attempt,
+			&i.FirstError,
 		); err != nil {
 			return nil, err
 		}

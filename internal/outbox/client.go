@@ -1,0 +1,66 @@
+package outbox
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// ClientConfig is how the River client runs.
+type ClientConfig struct {
+	// Workers are the consumers; nil makes a client that only reads and
+	// inserts jobs (the jobs view), working none.
+	Workers *river.Workers
+	// MaxWorkers is how many jobs this process works at once; zero means 4.
+	MaxWorkers int
+	// FetchPollInterval is how often an idle worker looks for new jobs;
+	// zero means 500 ms. FinishOrder inserts jobs with SQL and sends no
+	// notification, so this is how soon a new order's jobs start.
+	FetchPollInterval time.Duration
+	// RescueAfter is how long a job may stay running before River takes it
+	// for dead (its worker crashed) and delivers it again; zero means one
+	// minute. A run of a job is cut off at half of it (at most 30 s), so a
+	// job is never rescued while its worker still runs it.
+	RescueAfter time.Duration
+	Log         *slog.Logger
+}
+
+// maxJobTimeout bounds one run of a job.
+const maxJobTimeout = 30 * time.Second
+
+// NewClient returns the River client on pool. It runs in poll-only mode:
+// no LISTEN connection, which a transaction pooler such as PgBouncer would
+// not keep, and FinishOrder's SQL insert sends no notification anyway.
+func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], error) {
+	if cfg.MaxWorkers <= 0 {
+		cfg.MaxWorkers = 4
+	}
+	if cfg.FetchPollInterval <= 0 {
+		cfg.FetchPollInterval = 500 * time.Millisecond
+	}
+	if cfg.RescueAfter <= 0 {
+		cfg.RescueAfter = time.Minute
+	}
+	rc := &river.Config{
+		Logger:               cfg.Log,
+		PollOnly:             true,
+		JobTimeout:           min(maxJobTimeout, cfg.RescueAfter/2),
+		RescueStuckJobsAfter: cfg.RescueAfter,
+		FetchPollInterval:    cfg.FetchPollInterval,
+		FetchCooldown:        min(cfg.FetchPollInterval, 100*time.Millisecond),
+	}
+	if cfg.Workers != nil {
+		rc.Workers = cfg.Workers
+		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.MaxWorkers}}
+	}
+	client, err := river.NewClient(riverpgxv5.New(pool), rc)
+	if err != nil {
+		return nil, fmt.Errorf("river client: %w", err)
+	}
+	return client, nil
+}
