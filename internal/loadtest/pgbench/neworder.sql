@@ -87,7 +87,14 @@ inserted AS (
     SELECT :cust::uuid, gen_random_uuid(), ('pgb-' || :k::text)::text, 1200, 'eur', 'ch_pgb' || :k::text,
            '[{"sku":"mug-espresso","quantity":1}]'::jsonb
     FROM finished WHERE ok
-    RETURNING id
+    RETURNING customer_id, id
+),
+-- the outbox: one River job per consumer of "order placed" (internal/outbox)
+enqueued AS (
+    INSERT INTO river_job (kind, args, queue, priority, max_attempts, state, scheduled_at, tags, metadata)
+    SELECT consumer.kind, jsonb_build_object('customer_id', inserted.customer_id, 'order_id', inserted.id),
+           'default', 1, 25, 'available'::river_job_state, now(), '{order_placed}'::varchar(255)[], '{}'::jsonb
+    FROM inserted CROSS JOIN unnest('{loyalty_points,order_confirmation_mail}'::text[]) AS consumer(kind)
 ),
 logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)
