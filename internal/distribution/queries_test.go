@@ -13,7 +13,7 @@ import (
 // hotTables grow with the traffic and would be distributed by customer_id,
 // or by the kit's scope, which for an order key is the customer's id.
 // (cart_lines has no customer_id column yet; see docs/scaling.md.)
-var hotTables = []string{"idem_keys", "order_keys", "orders", "carts", "key_events"}
+var hotTables = []string{"idem_keys", "order_keys", "orders", "carts", "key_events", "loyalty_ledger", "sent_mails"}
 
 // crossCustomer are the queries allowed to touch a hot table without naming
 // one customer, each with why. On Citus they run as multi-shard queries
@@ -37,6 +37,8 @@ var crossCustomer = map[string]string{
 	"ChaosKeys":                "chaos harness check: lists every key",
 	"ChaosOrders":              "chaos harness check: lists every order",
 	"ChaosTotals":              "chaos harness check: totals across the shop",
+	"ChaosOrdersWithoutPoints": "chaos harness check: scans every order for its ledger row",
+	"ChaosOrdersWithoutMail":   "chaos harness check: scans every order for its sent-mail record",
 }
 
 // A query names one customer with an equality on customer_id (or the kit's
