@@ -331,12 +331,20 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string)
 	if err != nil {
 		return nil, err
 	}
+	// The order's jobs (the outbox's consumers) run in the web process, as
+	// by default: their cost is part of an order's. The mail goes to the
+	// demo's own catcher, so that it is delivered rather than retried.
+	smtp, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
 	secret := make([]byte, 32)
 	rand.Read(secret)
 	cmd := exec.Command(f.web)
 	cmd.Env = append(os.Environ(),
 		"DATABASE_URL="+dbURL, "MIGRATE_DATABASE_URL="+direct, "DEMO=1",
 		"ADDR="+addr, "ADMIN_ADDR="+admin, "SESSION_SECRET="+hex.EncodeToString(secret),
+		"MAIL_CATCHER="+smtp, "SMTP_ADDR="+smtp,
 		"CUSTOMER_BURST=1000", "CUSTOMERS_PER_MINUTE=1000", "DB_MAX_CONNS="+maxConns)
 	logPath := f.logFile
 	if logPath == "" {

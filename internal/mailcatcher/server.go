@@ -189,5 +189,12 @@ func (s *Server) keep(from string, to []string, raw []byte) {
 	}
 	s.mu.Lock()
 	s.messages = append(s.messages, m)
+	if over := len(s.messages) - keepAtMost; over > 0 {
+		s.messages = append(s.messages[:0:0], s.messages[over:]...)
+	}
 	s.mu.Unlock()
 }
+
+// keepAtMost bounds the messages a catcher holds: the newest are kept, so
+// that a demo left running (or a load test) does not grow without end.
+const keepAtMost = 1000
