@@ -192,3 +192,28 @@ func sweepLoad(ctx context.Context, web, direct string, pgb loadtest.Pgbench, op
 	took := time.Since(sweepBegan)
 	return []loadtest.Row{{Result: quiet}, {Result: busy, Baseline: &quiet, Target: "p99 within 20 %"}}, took, nil
 }
+
+// waitJobs waits until no River job of the shop's queue is waiting or
+// running (pgbench's jobs go to a queue of their own that no worker
+// takes), for at most limit, and says how long it took and how many were
+// left.
+func waitJobs(ctx context.Context, dsn string, limit time.Duration) (time.Duration, int64, error) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Close(context.Background())
+	start := time.Now()
+	for {
+		var left int64
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM river_job
+			WHERE queue = 'default' AND state IN ('available', 'running', 'retryable', 'scheduled')`).Scan(&left)
+		if err != nil {
+			return 0, 0, fmt.Errorf("count jobs: %w", err)
+		}
+		if left == 0 || time.Since(start) > limit {
+			return time.Since(start), left, nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

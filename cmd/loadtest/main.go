@@ -150,6 +150,13 @@ func run(ctx context.Context, f flags) error {
 	if err != nil {
 		return err
 	}
+	// The orders' jobs run in the shop after the leg too; let them finish
+	// before the next leg, so that they do not slow its baseline.
+	drained, left, err := waitJobs(ctx, direct, time.Minute)
+	if err != nil {
+		return err
+	}
+	say("the new orders' jobs (loyalty points, mail) done %v after the leg; %d left", drained.Round(100*time.Millisecond), left)
 	say("pgbench: the seed's five round trips")
 	pgSeed, err := pgb.Run(ctx, "pgbench: seed's 5-round-trip order", "seed.sql", opts, orderDefs)
 	if err != nil {

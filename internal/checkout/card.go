@@ -8,9 +8,14 @@ import "strings"
 // stored and the same key still works once it is fixed; the provider, which
 // takes digits only, never sees a number it would refuse.
 func NormalizeCard(card string) (string, bool) {
-	digits := strings.NewReplacer(" ", "", "-", "").Replace(card)
+	digits := cardSeparators.Replace(card)
 	if len(digits) < 12 || len(digits) > 19 || strings.Trim(digits, "0123456789") != "" {
 		return digits, false
 	}
 	return digits, true
 }
+
+// cardSeparators drops the spaces and dashes people type in card numbers.
+// Built once: a Replacer builds its tables on first use, which showed in the
+// CPU profile of every order when it was made per call.
+var cardSeparators = strings.NewReplacer(" ", "", "-", "")

@@ -121,11 +121,15 @@ func writeResult(c echo.Context, res checkout.Result) error {
 		header.Set("Idempotent-Replayed", "true")
 	}
 	if res.Status == http.StatusCreated {
-		receipt, err := res.Receipt()
-		if err != nil {
+		// Only the order id is needed: decoding the whole receipt (its
+		// lines) showed in the CPU profile of replays.
+		var placed struct {
+			OrderID uuid.UUID `json:"order_id"`
+		}
+		if err := json.Unmarshal(res.Body, &placed); err != nil {
 			return fmt.Errorf("decode stored receipt: %w", err)
 		}
-		header.Set(echo.HeaderLocation, "/api/orders/"+receipt.OrderID.String())
+		header.Set(echo.HeaderLocation, "/api/orders/"+placed.OrderID.String())
 		return c.Blob(res.Status, echo.MIMEApplicationJSON, res.Body)
 	}
 	return c.Blob(res.Status, problem.ContentType, res.Body)

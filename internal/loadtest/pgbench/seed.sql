@@ -25,9 +25,18 @@ INSERT INTO provider.charges (id, idempotency_key, params_hash, amount, currency
 VALUES ('ch_seed' || :k::text, 'sprov-' || :k::text, '\x0123'::bytea, 1200, 'eur', '4242', 'order', 'succeeded')
 ON CONFLICT (idempotency_key) DO NOTHING;
 COMMIT;
--- 3. insert the order
-INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
-VALUES (:cust, gen_random_uuid(), 'seed-' || :k::text, 1200, 'eur', 'ch_seed' || :k::text, '[]'::jsonb);
+-- 3. insert the order, and its outbox jobs as neworder.sql does (the same
+-- work, so that the comparison is of the round trips alone; pgbench's own
+-- queue, which no worker takes)
+WITH inserted AS (
+    INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
+    VALUES (:cust, gen_random_uuid(), 'seed-' || :k::text, 1200, 'eur', 'ch_seed' || :k::text, '[]'::jsonb)
+    RETURNING customer_id, id
+)
+INSERT INTO river_job (kind, args, queue, priority, max_attempts, state, scheduled_at, tags, metadata)
+SELECT consumer.kind, jsonb_build_object('customer_id', inserted.customer_id, 'order_id', inserted.id),
+       'pgbench', 1, 25, 'available'::river_job_state, now(), '{order_placed}'::varchar(255)[], '{}'::jsonb
+FROM inserted CROSS JOIN unnest('{loyalty_points,order_confirmation_mail}'::text[]) AS consumer(kind);
 -- 4. mark the key finished (the columns idem_finish sets)
 UPDATE idem_keys SET status = 'finished', response_status = 201, response_body = '{}'::bytea, finished_at = now()
 WHERE scope = (:cust::uuid)::text AND key = 'seed-' || :k::text;
