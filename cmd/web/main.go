@@ -93,6 +93,7 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		defer catcher.Close()
+		catcher.SetLimit(demoMailKept)
 		log.Info("catching mail (demo)", "smtp", catcher.Addr())
 	}
 	a := app.New(pool, app.Config{
@@ -199,3 +200,7 @@ func migrate(ctx context.Context, cfg config.Config, pool *pgxpool.Pool) error {
 	defer direct.Close()
 	return database.Migrate(ctx, direct)
 }
+
+// demoMailKept is how many caught mails the demo's catcher shows: the
+// newest, so that a demo left running, or a load test, stays small.
+const demoMailKept = 1000

@@ -32,6 +32,7 @@ type Server struct {
 	ln       net.Listener
 	mu       sync.Mutex
 	messages []Message
+	limit    int // the most messages kept; 0: all (SetLimit)
 	wg       sync.WaitGroup
 	// Reject, when set, is asked before a message is accepted; a non-nil
 	// error answers 451 and the message is dropped (tests of a failing
@@ -189,12 +190,17 @@ func (s *Server) keep(from string, to []string, raw []byte) {
 	}
 	s.mu.Lock()
 	s.messages = append(s.messages, m)
-	if over := len(s.messages) - keepAtMost; over > 0 {
+	if over := len(s.messages) - s.limit; s.limit > 0 && over > 0 {
 		s.messages = append(s.messages[:0:0], s.messages[over:]...)
 	}
 	s.mu.Unlock()
 }
 
-// keepAtMost bounds the messages a catcher holds: the newest are kept, so
-// that a demo left running (or a load test) does not grow without end.
-const keepAtMost = 1000
+// SetLimit makes the catcher keep only the newest n messages, so that a
+// demo left running (or a load test) does not grow without end. Tests and
+// the chaos harness, which count every message, leave it unset.
+func (s *Server) SetLimit(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limit = n
+}
