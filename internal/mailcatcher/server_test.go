@@ -31,3 +31,22 @@ func TestCatchesWhatAClientSends(t *testing.T) {
 		t.Errorf("got body %q, want %q", m.Body, want)
 	}
 }
+
+func TestKeepsTheNewestWithinItsLimit(t *testing.T) {
+	s, err := mailcatcher.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetLimit(2)
+	for _, subject := range []string{"one", "two", "three"} {
+		msg := "Subject: " + subject + "\r\n\r\nbody\r\n"
+		if err := smtp.SendMail(s.Addr(), nil, "a@test", []string{"b@test"}, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := s.Messages()
+	if len(got) != 2 || got[0].Subject != "two" || got[1].Subject != "three" {
+		t.Errorf("got %d messages %+v, want the newest two", len(got), got)
+	}
+}
