@@ -36,6 +36,11 @@ type Sweeper struct {
 	// OnDelete, when set, runs in each batch's transaction with the keys the
 	// batch deleted: an audit trail written with the deletion or not at all.
 	OnDelete func(ctx context.Context, tx pgx.Tx, deleted []SweptKey) error
+	// Yield, when set, makes the sweeper wait after each full batch for as
+	// long as that batch took, times Yield: 1 leaves the database at least
+	// half the time between batches. A backlog is then swept more slowly,
+	// and the claims running meanwhile keep their latency.
+	Yield float64
 }
 
 // SweepResult is what one pass did.
@@ -58,6 +63,7 @@ func (s *Sweeper) Pass(ctx context.Context) (SweepResult, error) {
 			return res, err
 		}
 		var n int
+		began := time.Now()
 		err := pgx.BeginFunc(ctx, s.Store.pool, func(tx pgx.Tx) error {
 			q := idemdb.New(tx)
 			if s.Exclusive {
@@ -92,6 +98,15 @@ func (s *Sweeper) Pass(ctx context.Context) (SweepResult, error) {
 		res.Keys += int64(n)
 		if n < int(batch) {
 			return res, nil
+		}
+		if s.Yield > 0 {
+			t := time.NewTimer(time.Duration(s.Yield * float64(time.Since(began))))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return res, ctx.Err()
+			case <-t.C:
+			}
 		}
 	}
 }
