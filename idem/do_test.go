@@ -197,3 +197,19 @@ func TestCompleterAndSweeperTakeOnlyTheirKind(t *testing.T) {
 		t.Errorf("own sweeper: got %+v, %v, want the old answer", res, err)
 	}
 }
+
+// A yielding sweeper still sweeps everything, batch after batch.
+func TestYieldingSweeperSweepsEveryBatch(t *testing.T) {
+	ctx := context.Background()
+	s, pool := newStore(t)
+	for _, k := range []string{"a", "b", "c"} {
+		if err := claimLock(t, s, request(k, "x")).Finish(ctx, idem.Response{Status: 200}); err != nil {
+			t.Fatal(err)
+		}
+		idemtest.AgeAnswer(t, pool, "alice", k, "2 hours")
+	}
+	res, err := (&idem.Sweeper{Store: s, Keep: time.Hour, Batch: 1, Yield: 1}).Pass(ctx)
+	if err != nil || res.Keys != 3 || res.Batches != 4 {
+		t.Fatalf("got %+v, %v, want 3 keys in 4 batches (the last one empty)", res, err)
+	}
+}
