@@ -3,27 +3,3 @@
 //   sqlc v1.31.1
 
 package idemdb
-
-import (
-	"encoding/json"
-	"time"
-)
-
-type IdemKey struct {
-	Kind            string
-	Scope           string
-	Key             string
-	Fingerprint     []byte
-	Status          string
-	OperationID     string
-	LockToken       string
-	LockedUntil     time.Time
-	Request         json.RawMessage
-	ResponseStatus  *int32
-	ResponseHeaders json.RawMessage
-	ResponseBody    []byte
-	CreatedAt       time.Time
-	FinishedAt      *time.Time
-	SettleAttempts  int32
-	ParkedAt        *time.Time
-}
