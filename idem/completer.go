@@ -16,18 +16,19 @@ import (
 // Payload. Work that may outlast the lease runs under Lock.Keep, as an
 // attempt's would. The Settler must either finish it (with its own
 // write in the same transaction or statement, see Lock) or release it when
-// nothing happened (Lock.Release), so the client's retry starts afresh. An
-// error leaves the key to a later pass, once the new lease runs out; wrap it
-// with Poison when retrying cannot cure it.
+// nothing happened (Lock.Release), so the client's retry starts afresh. It
+// names what it came to (outcome, such as "released", for the caller's
+// Observe: metrics, logs). An error leaves the key to a later pass, once
+// the new lease runs out; wrap it with Poison when retrying cannot cure it.
 type Settler interface {
-	Settle(ctx context.Context, l *Lock) error
+	Settle(ctx context.Context, l *Lock) (outcome string, err error)
 }
 
 // SettlerFunc adapts a function to Settler.
-type SettlerFunc func(ctx context.Context, l *Lock) error
+type SettlerFunc func(ctx context.Context, l *Lock) (string, error)
 
 // Settle calls f.
-func (f SettlerFunc) Settle(ctx context.Context, l *Lock) error { return f(ctx, l) }
+func (f SettlerFunc) Settle(ctx context.Context, l *Lock) (string, error) { return f(ctx, l) }
 
 // Poison marks a settling error that retrying cannot cure (an unreadable
 // payload, a downstream service refusing the request itself): a key whose
@@ -52,8 +53,9 @@ type Settled struct {
 	// Attempt counts the completer's takeovers of this key, this one
 	// included.
 	Attempt int
-	// Err is what the Settler returned.
-	Err error
+	// Outcome and Err are what the Settler returned.
+	Outcome string
+	Err     error
 	// Parked is true when this pass parked the key.
 	Parked bool
 }
@@ -102,8 +104,8 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 		}
 		l := &Lock{store: c.Store, Scope: row.Scope, Key: row.Key, OperationID: row.OperationID,
 			Token: token, Payload: row.Request, TakenOver: true, ByCompleter: true, lease: c.Store.lease, sent: sent}
-		err = c.Settler.Settle(ctx, l)
-		s := Settled{Lock: l, Attempt: int(row.SettleAttempts), Err: err}
+		outcome, err := c.Settler.Settle(ctx, l)
+		s := Settled{Lock: l, Attempt: int(row.SettleAttempts), Outcome: outcome, Err: err}
 		if IsPoison(err) && s.Attempt >= maxAttempts {
 			s.Parked = c.park(ctx, l)
 		}

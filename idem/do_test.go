@@ -121,9 +121,9 @@ func TestCompleterSettlesStuckKeys(t *testing.T) {
 	claimLock(t, s, r)
 	idemtest.ExpireLock(t, pool, "alice", "c1")
 	var settled []string
-	c := &idem.Completer{Store: s, Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) error {
+	c := &idem.Completer{Store: s, Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) {
 		settled = append(settled, l.Key+" "+string(l.Payload))
-		return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		return "finished", pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 			resp, err := addNote(ctx, tx)
 			if err != nil {
 				return err
@@ -183,7 +183,7 @@ func TestCompleterAndSweeperTakeOnlyTheirKind(t *testing.T) {
 	}
 	idemtest.AgeAnswer(t, pool, "alice", "done", "2 hours")
 
-	release := idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) error { return l.Release(ctx) })
+	release := idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) { return "released", l.Release(ctx) })
 	if n, err := (&idem.Completer{Store: forms, Settler: release}).Pass(ctx); n != 0 || err != nil {
 		t.Errorf("other kind's completer: got %d, %v, want nothing taken", n, err)
 	}

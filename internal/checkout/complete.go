@@ -100,60 +100,31 @@ func NewCompleter(e *Engine, canceler Canceler, cfg CompleterConfig) *Completer 
 // again; only a database failure ends the pass early.
 func (p *Completer) Pass(ctx context.Context) (int, error) { return p.kit.Pass(ctx) }
 
-// outcomes names what settling a key came to, for observe.
-type outcomeError struct {
-	outcome string
-	err     error
-}
-
-// settleKey is the Settler: it settles one key the kit took over and
-// names the outcome for observe.
-func (p *Completer) settleKey(ctx context.Context, l *idem.Lock) error {
+// settleKey is the Settler: it settles one key the kit took over and names
+// the outcome for observe. A failure retrying cannot cure (an unreadable
+// request, the provider refusing the cancel, a charge that does not match
+// the order) is marked idem.Poison, so the kit parks the key in the end.
+func (p *Completer) settleKey(ctx context.Context, l *idem.Lock) (string, error) {
 	customer, err := uuid.Parse(l.Scope)
 	if err != nil {
-		return idem.Poison(&outcomeError{"error", fmt.Errorf("scope %q is not a customer id: %w", l.Scope, err)})
+		return "error", idem.Poison(fmt.Errorf("scope %q is not a customer id: %w", l.Scope, err))
 	}
-	a := Attempt{CustomerID: customer, Key: l.Key}
 	p.e.recordEvent(ctx, customer, l.Key, "taken_over", map[string]any{"by": "completer"})
 	c, err := resumedClaim(l)
-	if err != nil || c.resumed == nil {
-		if err == nil {
-			err = errors.New("the key holds no order to settle")
-		}
-		return idem.Poison(&outcomeError{"error", err})
+	if err == nil && c.resumed == nil {
+		err = errors.New("the key holds no order to settle")
 	}
-	outcome, err := p.settle(ctx, a, c, *c.resumed)
-	if err != nil || outcome != "" {
-		err = &outcomeError{outcome, err}
+	if err != nil {
+		return "error", idem.Poison(err)
 	}
-	var poison *poisonError
-	if errors.As(err, &poison) {
-		return idem.Poison(err)
-	}
-	return err
+	return p.settle(ctx, Attempt{CustomerID: customer, Key: l.Key}, c, *c.resumed)
 }
-
-func (e *outcomeError) Error() string {
-	if e.err == nil {
-		return e.outcome
-	}
-	return e.err.Error()
-}
-func (e *outcomeError) Unwrap() error { return e.err }
 
 // observe records what became of a key the kit handed over: the audit
 // event of a parking, the metrics and the log line.
 func (p *Completer) observe(ctx context.Context, s idem.Settled) {
 	e := p.e
-	var oe *outcomeError
-	outcome := "error"
-	if errors.As(s.Err, &oe) {
-		outcome = oe.outcome
-	}
-	err := s.Err
-	if oe != nil {
-		err = oe.err
-	}
+	outcome, err := s.Outcome, s.Err
 	log := e.log.With(logging.Key(s.Lock.Key), "customer_id", s.Lock.Scope, "outcome", outcome)
 	if s.Parked {
 		outcome = "parked"
@@ -174,14 +145,6 @@ func (p *Completer) observe(ctx context.Context, s idem.Settled) {
 		log.InfoContext(ctx, "completer: key recovered")
 	}
 }
-
-// poisonError is a failure to settle a key that retrying cannot cure (see
-// idem.Poison): the provider refuses the request, the charge does not match
-// the order.
-type poisonError struct{ err error }
-
-func (e *poisonError) Error() string { return e.err.Error() }
-func (e *poisonError) Unwrap() error { return e.err }
 
 // settle finishes a key the completer holds, and names the outcome.
 func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catalog.Priced) (string, error) {
@@ -212,14 +175,14 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 		if errors.As(err, &refused) {
 			// The provider refuses the request itself: asking again
 			// will not change its answer.
-			err = &poisonError{err}
+			err = idem.Poison(err)
 		}
 		return "error", err
 	case !noCharge && (ch.Amount != priced.Amount || ch.Currency != priced.Currency):
 		// The provider key is derived from this operation alone, so this
 		// is a bug: writing an order for an amount nobody was charged
 		// would hide it.
-		return "error", &poisonError{fmt.Errorf("charge %s is for %d %s, the order for %d %s", ch.ID, ch.Amount, ch.Currency, priced.Amount, priced.Currency)}
+		return "error", idem.Poison(fmt.Errorf("charge %s is for %d %s, the order for %d %s", ch.ID, ch.Amount, ch.Currency, priced.Amount, priced.Currency))
 	}
 
 	if h := e.cfg.Hooks.BeforeFinish; h != nil {

@@ -104,8 +104,8 @@ func slot(id string) (Slot, bool) {
 // reservation is written in the transaction that finishes the key, so a key
 // still started has written nothing: releasing it lets the visitor's
 // resubmit reserve afresh.
-var Settler = idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) error {
-	return l.Release(ctx)
+var Settler = idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) {
+	return "released", l.Release(ctx)
 })
 
 // ReserveFinishing writes a reservation and finishes the key l with
