@@ -69,7 +69,7 @@ func (s *Store) Claim(ctx context.Context, r Request) (Claim, error) {
 	case row.Inserted:
 		return Claim{Lock: s.Held(r, operation, token, sent)}, nil
 	}
-	k, err := keyFrom(row.Fingerprint, row.Status, row.LeaseLeftSeconds, row.AgeSeconds,
+	k, err := KeyOf(row.Fingerprint, row.Status, row.LeaseLeftSeconds, row.AgeSeconds,
 		row.ResponseStatus, row.ResponseHeaders, row.ResponseBody)
 	if err != nil {
 		return Claim{}, err
@@ -124,7 +124,7 @@ func (s *Store) Resume(ctx context.Context, r Request) (Claim, error) {
 		if err != nil {
 			return fmt.Errorf("lock key: %w", err)
 		}
-		k, err := keyFrom(row.Fingerprint, row.Status, row.LeaseLeftSeconds, row.AgeSeconds,
+		k, err := KeyOf(row.Fingerprint, row.Status, row.LeaseLeftSeconds, row.AgeSeconds,
 			row.ResponseStatus, row.ResponseHeaders, row.ResponseBody)
 		if err != nil {
 			return err
@@ -158,7 +158,11 @@ type Key struct {
 	Answer Response
 }
 
-func keyFrom(fingerprint []byte, status string, leaseLeft, age float64, respStatus *int32, header json.RawMessage, body []byte) (Key, error) {
+// KeyOf reads a key row in the columns the kit's Claim statement returns
+// (the lease left and the age in seconds, by the database clock), for
+// Decide. A caller whose own statement reads the existing row, as the
+// kit's Claim does, uses it rather than reading the row its own way.
+func KeyOf(fingerprint []byte, status string, leaseLeft, age float64, respStatus *int32, header json.RawMessage, body []byte) (Key, error) {
 	k := Key{Fingerprint: fingerprint, Finished: status == "finished", LeaseLeft: seconds(leaseLeft), Age: seconds(age)}
 	if !k.Finished {
 		return k, nil

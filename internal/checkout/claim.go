@@ -92,12 +92,9 @@ func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced)
 	case row.Inserted:
 		return claim{lock: e.keys.Held(req, operation.String(), token.String(), sent), operation: operation}, nil, nil
 	}
-	k := idem.Key{
-		Fingerprint: row.Fingerprint, Finished: row.Status == "finished",
-		LeaseLeft: seconds(row.LeaseLeftSeconds), Age: seconds(row.AgeSeconds),
-	}
-	if k.Finished {
-		k.Answer = idem.Response{Status: int(*row.ResponseStatus), Body: row.ResponseBody}
+	k, err := idem.KeyOf(row.Fingerprint, row.Status, row.LeaseLeftSeconds, row.AgeSeconds, row.ResponseStatus, nil, row.ResponseBody)
+	if err != nil {
+		return claim{}, nil, err
 	}
 	c, err := e.keys.Decide(ctx, req, k)
 	return e.claimed(ctx, a, c, err)
@@ -169,5 +166,3 @@ func (e *Engine) lockFor(a Attempt) time.Duration {
 	}
 	return e.cfg.LockTimeout
 }
-
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
