@@ -1,17 +1,12 @@
 package idemtest
 
 import (
-	"bufio"
-	"cmp"
 	"context"
 	"crypto/rand"
 	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
-	"path"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -147,155 +142,53 @@ func adminExec(ctx context.Context, admin *url.URL, sql string) error {
 
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
 
-// migration is the Up part of one of the kit's goose migration files.
-type migration struct {
-	version    int64
-	file       string
-	statements []string
-	noTx       bool
-}
-
-// migrate applies the Up part of each of the kit's migrations, in version
-// order, each in a transaction of its own unless marked NO TRANSACTION, as
-// goose would. It records nothing: the database is thrown away after the
-// test. (It reads the files itself so that the kit's tests need nothing
-// beyond pgx.)
+// migrate applies the Up part of each of the kit's migrations, in the
+// order of their names (goose's version prefixes), as one simple-protocol
+// query each: PostgreSQL runs such a query as one transaction, and goose's
+// annotations (StatementBegin, StatementEnd) are comments to it, so the
+// kit's tests need nothing beyond pgx to read the files goose applies. It
+// records nothing: the database is thrown away after the test.
 func migrate(ctx context.Context, dbURL string) error {
-	ms, err := migrations()
+	files, err := fs.Glob(idem.Migrations, "migrations/*.sql")
 	if err != nil {
 		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no migrations in idem.Migrations")
 	}
 	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.Background())
-	for _, m := range ms {
-		if err := apply(ctx, conn, m); err != nil {
-			return fmt.Errorf("%s: %w", m.file, err)
+	for _, f := range files { // fs.Glob sorts them
+		b, err := fs.ReadFile(idem.Migrations, f)
+		if err != nil {
+			return err
+		}
+		up, err := upPart(string(b))
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		// No arguments: pgx sends it with the simple protocol, which
+		// takes several statements in one query.
+		if _, err := conn.Exec(ctx, up); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
 		}
 	}
 	return nil
 }
 
-func apply(ctx context.Context, conn *pgx.Conn, m migration) error {
-	if m.noTx {
-		for _, s := range m.statements {
-			if _, err := conn.Exec(ctx, s); err != nil {
-				return err
-			}
-		}
-		return nil
+// upPart is the "-- +goose Up" part of a goose SQL migration. A migration
+// marked NO TRANSACTION is refused: one query is one transaction.
+func upPart(sql string) (string, error) {
+	if strings.Contains(sql, "-- +goose NO TRANSACTION") {
+		return "", fmt.Errorf("NO TRANSACTION migrations are not supported by idemtest")
 	}
-	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-		for _, s := range m.statements {
-			if _, err := tx.Exec(ctx, s); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// migrations reads the kit's migration files, sorted by the version number
-// their names begin with.
-func migrations() ([]migration, error) {
-	files, err := fs.Glob(idem.Migrations, "migrations/*.sql")
-	if err != nil {
-		return nil, err
+	_, up, ok := strings.Cut(sql, "-- +goose Up")
+	if !ok {
+		return "", fmt.Errorf("no -- +goose Up annotation")
 	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("no migrations in idem.Migrations")
-	}
-	var ms []migration
-	for _, f := range files {
-		digits, _, _ := strings.Cut(path.Base(f), "_")
-		version, err := strconv.ParseInt(digits, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: name does not begin with a version number", f)
-		}
-		b, err := fs.ReadFile(idem.Migrations, f)
-		if err != nil {
-			return nil, err
-		}
-		m, err := parseUp(string(b))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		m.version, m.file = version, f
-		ms = append(ms, m)
-	}
-	slices.SortFunc(ms, func(a, b migration) int { return cmp.Compare(a.version, b.version) })
-	return ms, nil
-}
-
-// parseUp splits the "-- +goose Up" part of a goose SQL migration into
-// statements as goose does: a statement ends at a line ending in a
-// semicolon, except between StatementBegin and StatementEnd, which delimit
-// one statement (a function body, say).
-func parseUp(sql string) (migration, error) {
-	var (
-		m       migration
-		up      bool
-		inBlock bool
-		cur     strings.Builder
-	)
-	flush := func() {
-		if s := cur.String(); hasCode(s) {
-			m.statements = append(m.statements, s)
-		}
-		cur.Reset()
-	}
-	sc := bufio.NewScanner(strings.NewReader(sql))
-	sc.Buffer(nil, 1<<20)
-scan:
-	for sc.Scan() {
-		line := sc.Text()
-		trimmed := strings.TrimSpace(line)
-		if annotation, ok := strings.CutPrefix(trimmed, "-- +goose "); ok {
-			switch strings.TrimSpace(annotation) {
-			case "Up":
-				up = true
-			case "Down":
-				break scan
-			case "StatementBegin":
-				flush()
-				inBlock = true
-			case "StatementEnd":
-				flush()
-				inBlock = false
-			case "NO TRANSACTION":
-				m.noTx = true
-			default:
-				return m, fmt.Errorf("annotation %q is not supported by idemtest", trimmed)
-			}
-			continue
-		}
-		if !up {
-			continue
-		}
-		cur.WriteString(line)
-		cur.WriteByte('\n')
-		if !inBlock && !strings.HasPrefix(trimmed, "--") && strings.HasSuffix(trimmed, ";") {
-			flush()
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return m, err
-	}
-	if !up {
-		return m, fmt.Errorf("no -- +goose Up annotation")
-	}
-	flush()
-	return m, nil
-}
-
-// hasCode reports whether s holds more than blank lines and comments.
-func hasCode(s string) bool {
-	for line := range strings.Lines(s) {
-		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "--") {
-			return true
-		}
-	}
-	return false
+	up, _, _ = strings.Cut(up, "-- +goose Down")
+	return up, nil
 }
