@@ -67,7 +67,7 @@ func (s *Sweeper) Pass(ctx context.Context) (SweepResult, error) {
 		err := pgx.BeginFunc(ctx, s.Store.pool, func(tx pgx.Tx) error {
 			q := idemdb.New(tx)
 			if s.Exclusive {
-				locked, err := q.TrySweepLock(ctx)
+				locked, err := q.TrySweepLock(ctx, SweepLockID)
 				if err != nil || !locked {
 					res.Busy = err == nil
 					return err

@@ -96,9 +96,9 @@ WHERE scope = @scope AND key = @key;
 
 -- name: TrySweepLock :one
 -- Lets one instance at a time sweep (Sweeper.Exclusive): a
--- transaction-level advisory lock, released by the batch's commit. The
--- constant is the kit's name for the lock (SweepLockID).
-SELECT pg_try_advisory_xact_lock(7305812216405213249);
+-- transaction-level advisory lock, released by the batch's commit; the
+-- sweeper passes the kit's name for the lock (SweepLockID).
+SELECT pg_try_advisory_xact_lock(@lock_id::bigint);
 
 -- name: Sweep :many
 -- Deletes up to @batch answers finished more than @keep ago, oldest first,

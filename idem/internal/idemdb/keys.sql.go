@@ -408,14 +408,14 @@ func (q *Queries) TakeStuck(ctx context.Context, arg TakeStuckParams) (TakeStuck
 }
 
 const trySweepLock = `-- name: TrySweepLock :one
-SELECT pg_try_advisory_xact_lock(7305812216405213249)
+SELECT pg_try_advisory_xact_lock($1::bigint)
 `
 
 // Lets one instance at a time sweep (Sweeper.Exclusive): a
-// transaction-level advisory lock, released by the batch's commit. The
-// constant is the kit's name for the lock (SweepLockID).
-func (q *Queries) TrySweepLock(ctx context.Context) (bool, error) {
-	row := q.db.QueryRow(ctx, trySweepLock)
+// transaction-level advisory lock, released by the batch's commit; the
+// sweeper passes the kit's name for the lock (SweepLockID).
+func (q *Queries) TrySweepLock(ctx context.Context, lockID int64) (bool, error) {
+	row := q.db.QueryRow(ctx, trySweepLock, lockID)
 	var pg_try_advisory_xact_lock bool
 	err := row.Scan(&pg_try_advisory_xact_lock)
 	return pg_try_advisory_xact_lock, err
