@@ -155,7 +155,7 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 	}
 
 	var ch payment.Charge
-	err := e.withLease(ctx, a.CustomerID, a.Key, c, claimed, func(ctx context.Context) error {
+	err := e.withLease(ctx, c, claimed, func(ctx context.Context) error {
 		if h := e.cfg.Hooks.BeforeCharge; h != nil {
 			h(ctx, claimed)
 		}

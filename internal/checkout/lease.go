@@ -5,8 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/google/uuid"
-
 	"exactlyonce/idem"
 	"exactlyonce/internal/logging"
 )
@@ -32,7 +30,7 @@ func FenceAt(lockFor time.Duration) time.Duration { return idem.FenceAt(lockFor)
 // call that has already reached the provider may still be processed there;
 // what makes that harmless is that the completer cancels at the provider
 // before concluding "no charge".
-func (e *Engine) withLease(ctx context.Context, customerID uuid.UUID, key string, c claim, who Claimed, call func(ctx context.Context) error) error {
+func (e *Engine) withLease(ctx context.Context, c claim, who Claimed, call func(ctx context.Context) error) error {
 	keeping := idem.LeaseKeeping{
 		Lease: c.lock.Lease(),
 		Since: c.lock.Sent(),
@@ -42,10 +40,10 @@ func (e *Engine) withLease(ctx context.Context, customerID uuid.UUID, key string
 			case errors.Is(err, ErrLockLost):
 				e.metrics.LeaseRenewals.WithLabelValues("lost").Inc()
 				e.log.WarnContext(ctx, "lock lost to a newer attempt during the provider call; stopping",
-					logging.Key(key), "customer_id", customerID, "completer", who.ByCompleter)
+					logging.Key(who.Key), "customer_id", who.CustomerID, "completer", who.ByCompleter)
 			case err != nil:
 				e.metrics.LeaseRenewals.WithLabelValues("error").Inc()
-				e.log.WarnContext(ctx, "renew lock", logging.Key(key), "err", err)
+				e.log.WarnContext(ctx, "renew lock", logging.Key(who.Key), "err", err)
 			default:
 				e.metrics.LeaseRenewals.WithLabelValues("renewed").Inc()
 			}
@@ -67,7 +65,7 @@ func (e *Engine) withLease(ctx context.Context, customerID uuid.UUID, key string
 		// the lock is still this attempt's, so it may finish.)
 		e.metrics.LeaseRenewals.WithLabelValues("fenced").Inc()
 		e.log.WarnContext(ctx, "lock could not be renewed; provider call stopped before the lock ran out",
-			logging.Key(key), "customer_id", customerID, "completer", who.ByCompleter)
+			logging.Key(who.Key), "customer_id", who.CustomerID, "completer", who.ByCompleter)
 		return ErrLeaseLapsing
 	}
 	return err

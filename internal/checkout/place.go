@@ -99,7 +99,7 @@ func (e *Engine) checkAmount(ctx context.Context, a Attempt, priced catalog.Pric
 // chargeAndFinish is phases 2 and 3 of an attempt that owns its key.
 func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claimed Claimed, priced catalog.Priced) (Result, error) {
 	var ch payment.Charge
-	err := e.withLease(ctx, a.CustomerID, a.Key, c, claimed, func(ctx context.Context) error {
+	err := e.withLease(ctx, c, claimed, func(ctx context.Context) error {
 		if h := e.cfg.Hooks.BeforeCharge; h != nil {
 			h(ctx, claimed)
 		}
