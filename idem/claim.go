@@ -53,7 +53,13 @@ type Claim struct {
 //   - a started key whose lease ran out (by the database clock) is taken
 //     over under FOR UPDATE with a new lock token, keeping its operation ID
 //     (Resume).
+//
+// With Options.Answers, a replay or a mismatch of a key this process has
+// seen finished is answered from memory, in no round trip.
 func (s *Store) Claim(ctx context.Context, r Request) (Claim, error) {
+	if c, ok, err := s.Recall(r); ok {
+		return c, err
+	}
 	sent := time.Now()
 	operation, token := NewID(), NewID()
 	row, err := s.q.Claim(ctx, idemdb.ClaimParams{
@@ -86,6 +92,7 @@ func (s *Store) Decide(ctx context.Context, r Request, k Key) (Claim, error) {
 	if s.verdict(k, r.Fingerprint) == VerdictTakeOver {
 		return retryable(s.Resume(ctx, r))
 	}
+	s.remember(r, k)
 	return s.answer(k, r.Fingerprint)
 }
 
@@ -130,6 +137,7 @@ func (s *Store) Resume(ctx context.Context, r Request) (Claim, error) {
 			return err
 		}
 		if s.verdict(k, r.Fingerprint) != VerdictTakeOver {
+			s.remember(r, k)
 			c, err = s.answer(k, r.Fingerprint)
 			return err
 		}

@@ -20,6 +20,7 @@ type Store struct {
 	kind         string
 	lease        time.Duration
 	resumeWithin time.Duration
+	answers      Answers
 }
 
 // Options configure a Store.
@@ -38,6 +39,9 @@ type Options struct {
 	// operation (a payment provider forgets idempotency keys after a day):
 	// past it, repeating the first attempt's call would do the work twice.
 	ResumeWithin time.Duration
+	// Answers, when set, remembers finished keys in this process, so that
+	// replays skip the database (see Answers). Default: nothing remembered.
+	Answers Answers
 }
 
 // NewStore returns a Store on pool, whose database has Migrations applied.
@@ -45,7 +49,7 @@ func NewStore(pool *pgxpool.Pool, opts Options) *Store {
 	if opts.Lease <= 0 {
 		opts.Lease = 30 * time.Second
 	}
-	return &Store{pool: pool, q: idemdb.New(pool), kind: opts.Kind, lease: opts.Lease, resumeWithin: opts.ResumeWithin}
+	return &Store{pool: pool, q: idemdb.New(pool), kind: opts.Kind, lease: opts.Lease, resumeWithin: opts.ResumeWithin, answers: opts.Answers}
 }
 
 // Kind is the kind of operation this store's keys protect (Options.Kind).

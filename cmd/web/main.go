@@ -96,6 +96,10 @@ func run(ctx context.Context, args []string) error {
 		catcher.SetLimit(demoMailKept)
 		log.Info("catching mail (demo)", "smtp", catcher.Addr())
 	}
+	remembered := cfg.RememberedAnswers
+	if remembered == 0 {
+		remembered = -1 // REMEMBERED_ANSWERS=0: none (app's zero is its default)
+	}
 	a := app.New(pool, app.Config{
 		BaseURL:         "http://" + ln.Addr().String(),
 		LockTimeout:     cfg.LockTimeout,
@@ -110,6 +114,7 @@ func run(ctx context.Context, args []string) error {
 		SessionSecret:     cfg.SessionSecret,
 		AllowedHosts:      cfg.AllowedHosts,
 		CustomerQuota:     handlers.CustomerQuota{PerMinute: cfg.CustomersPerMinute, Burst: cfg.CustomerBurst},
+		RememberedAnswers: remembered,
 		ReconcileInterval: cfg.ReconcileInterval,
 
 		ProviderURL:      cfg.ProviderURL,

@@ -68,6 +68,11 @@ type Config struct {
 	// CustomerQuota limits the anonymous customers one client address may
 	// create (API and browser); zero means handlers.DefaultCustomerQuota.
 	CustomerQuota handlers.CustomerQuota
+	// RememberedAnswers is how many finished keys' answers the order flow
+	// and the pickup form each keep in memory (idem.Answers), for
+	// rememberFor, so that replays skip the database: zero means
+	// DefaultRememberedAnswers, less than zero none.
+	RememberedAnswers int
 	// CatalogMaxAge is how stale the in-memory catalog may get; zero means
 	// catalogMaxAge. Tests shorten it to see a catalog change at once.
 	CatalogMaxAge time.Duration
@@ -176,7 +181,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	}
 	engine := checkout.New(d, cat, payments, checkout.Config{
 		LockTimeout: cfg.LockTimeout, Hooks: hooks, Metrics: m, Log: cfg.Log,
-		ProviderKeyWindow: cfg.ProviderKeyWindow,
+		ProviderKeyWindow: cfg.ProviderKeyWindow, Answers: rememberAnswers(cfg.RememberedAnswers),
 	})
 	completer := checkout.NewCompleter(engine, payments, checkout.CompleterConfig{
 		Grace: cfg.CompleterGrace, MaxAttempts: cfg.MaxSettleAttempts,
@@ -194,7 +199,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		deps.Provider = provider
 		deps.Lab = labRunner
 	}
-	keys := idem.NewStore(pool, idem.Options{Kind: pickup.KeyKind, Lease: cfg.LockTimeout})
+	keys := idem.NewStore(pool, idem.Options{Kind: pickup.KeyKind, Lease: cfg.LockTimeout, Answers: rememberAnswers(cfg.RememberedAnswers)})
 	deps.Keys, deps.Pickups = keys, pickup.NewStore(d)
 	deps.Sessions, deps.FormKeys, deps.Forms = browserSessions(cfg)
 	deps.AllowedHosts = append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))

@@ -59,6 +59,11 @@ func (c claim) token() uuid.UUID { return uuid.MustParse(c.lock.Token) }
 // from that unlocked read, since a fingerprint never changes and an answer
 // is final; a takeover goes through the kit's locked path.
 func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced) (claim, *Result, error) {
+	// A key this process has seen finished is answered from memory
+	// (Config.Answers): a replay costs no round trip.
+	if c, ok, err := e.keys.Recall(e.keyRequest(a, nil)); ok {
+		return e.claimed(ctx, a, c, err)
+	}
 	request, err := encodeRequest(priced)
 	if err != nil {
 		return claim{}, nil, err

@@ -93,6 +93,10 @@ type Config struct {
 	// cancels (idem.Options.ResumeWithin).
 	ProviderKeyWindow time.Duration
 	Hooks             Hooks
+	// Answers, when set, remembers finished order keys in this process so
+	// that replays skip the database (idem.Options.Answers); nil remembers
+	// nothing.
+	Answers idem.Answers
 	// Metrics receives the engine's counters; nil counts into a registry
 	// nobody reads.
 	Metrics *metrics.Metrics
@@ -140,7 +144,7 @@ func New(d *database.DB, cat *catalog.Catalog, payments Payments, cfg Config) *E
 		db: d, catalog: cat, payments: payments, cfg: cfg,
 		// The order keys live in the kit's store; a claim never resumes a
 		// key the provider may have forgotten (see ProviderKeyWindow).
-		keys:    idem.NewStore(d.Pool, idem.Options{Kind: KeyKind, Lease: cfg.LockTimeout, ResumeWithin: cfg.ProviderKeyWindow}),
+		keys:    idem.NewStore(d.Pool, idem.Options{Kind: KeyKind, Lease: cfg.LockTimeout, ResumeWithin: cfg.ProviderKeyWindow, Answers: cfg.Answers}),
 		metrics: cfg.Metrics, log: cfg.Log, abandoned: make(chan struct{}),
 	}
 	if e.metrics == nil {

@@ -2,15 +2,18 @@ package checkout_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
@@ -40,8 +43,9 @@ func (p *instantPayments) Charge(_ context.Context, req payment.ChargeRequest) (
 }
 
 // newCountedEngine returns an engine on a fresh database whose pool counts
-// statements, a customer to order for, and the counter.
-func newCountedEngine(tb testing.TB) (*checkout.Engine, uuid.UUID, *statementCounter) {
+// statements, a customer to order for, and the counter. answers, when not
+// nil, is the engine's memory of finished answers (Config.Answers).
+func newCountedEngine(tb testing.TB, answers idem.Answers) (*checkout.Engine, uuid.UUID, *statementCounter) {
 	tb.Helper()
 	counter := &statementCounter{}
 	cfg, err := pgxpool.ParseConfig(pgtest.NewDatabase(tb))
@@ -67,7 +71,7 @@ func newCountedEngine(tb testing.TB) (*checkout.Engine, uuid.UUID, *statementCou
 	if _, err := cat.Products(ctx); err != nil { // warm the catalog
 		tb.Fatal(err)
 	}
-	return checkout.New(d, cat, &instantPayments{}, checkout.Config{LockTimeout: 30 * time.Second}), customer, counter
+	return checkout.New(d, cat, &instantPayments{}, checkout.Config{LockTimeout: 30 * time.Second, Answers: answers}), customer, counter
 }
 
 func attempt(customer uuid.UUID, key string) checkout.Attempt {
@@ -79,23 +83,44 @@ func attempt(customer uuid.UUID, key string) checkout.Attempt {
 
 func TestRoundTrips(t *testing.T) {
 	t.Parallel()
-	e, customer, counter := newCountedEngine(t)
 	ctx := context.Background()
+	for _, remember := range []bool{false, true} {
+		t.Run(fmt.Sprintf("answers remembered: %v", remember), func(t *testing.T) {
+			var answers idem.Answers
+			if remember {
+				answers = expirable.NewLRU[string, idem.Answer](100, nil, time.Minute)
+			}
+			e, customer, counter := newCountedEngine(t, answers)
+			count := func(what string, want int64, a checkout.Attempt, ok func(checkout.Result) bool) {
+				t.Helper()
+				counter.n.Store(0)
+				if res, err := e.Place(ctx, a); err != nil || !ok(res) {
+					t.Fatalf("%s: got %+v, %v", what, res, err)
+				}
+				if got := counter.n.Load(); got != want {
+					t.Errorf("%s: got %d round trips, want %d", what, got, want)
+				}
+			}
+			placed := func(r checkout.Result) bool { return r.Status == 201 && !r.Replayed }
+			replayed := func(r checkout.Result) bool { return r.Status == 201 && r.Replayed }
 
-	counter.n.Store(0)
-	if res, err := e.Place(ctx, attempt(customer, "k")); err != nil || res.Status != 201 {
-		t.Fatalf("new order: got %v, %v", res.Status, err)
-	}
-	if got := counter.n.Load(); got != 2 {
-		t.Errorf("new order: got %d round trips, want 2 (claim, finish)", got)
-	}
-
-	counter.n.Store(0)
-	if res, err := e.Place(ctx, attempt(customer, "k")); err != nil || !res.Replayed {
-		t.Fatalf("replay: got %+v, %v", res, err)
-	}
-	if got := counter.n.Load(); got != 1 {
-		t.Errorf("replay: got %d round trips, want 1", got)
+			count("new order (claim, finish)", 2, attempt(customer, "k"), placed)
+			count("first replay (the claim reads the answer)", 1, attempt(customer, "k"), replayed)
+			later := int64(1)
+			if remember {
+				later = 0 // the answer the first replay read is remembered
+			}
+			count("later replay", later, attempt(customer, "k"), replayed)
+			reused := attempt(customer, "k")
+			reused.Fingerprint = []byte("another request")
+			counter.n.Store(0)
+			if _, err := e.Place(ctx, reused); !errors.Is(err, checkout.ErrKeyReused) {
+				t.Fatalf("key reused: got %v, want ErrKeyReused", err)
+			}
+			if got := counter.n.Load(); got != later {
+				t.Errorf("key reused: got %d round trips, want %d", got, later)
+			}
+		})
 	}
 }
 
@@ -103,7 +128,7 @@ func TestRoundTrips(t *testing.T) {
 // one database in one run; compare the two lines with each other, not with
 // another run's.
 func BenchmarkPlace(b *testing.B) {
-	e, customer, _ := newCountedEngine(b)
+	e, customer, _ := newCountedEngine(b, nil)
 	ctx := context.Background()
 	b.Run("new", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {

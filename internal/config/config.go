@@ -72,6 +72,10 @@ type Config struct {
 	// defaults (handlers.DefaultCustomerQuota: 60 a minute, 100 at once).
 	CustomersPerMinute float64
 	CustomerBurst      int
+	// RememberedAnswers is how many finished keys' answers each process
+	// keeps in memory, for a minute, so that a replay costs no database
+	// round trip (REMEMBERED_ANSWERS, default 10000; 0 remembers none).
+	RememberedAnswers int
 	// ProviderURL is the base URL of the fake payment provider run as a
 	// process of its own (`web provider`), such as
 	// http://127.0.0.1:8081/provider. Empty runs it inside the shop.
@@ -194,6 +198,9 @@ func Load() (Config, error) {
 		return c, err
 	}
 	c.CustomerBurst = int(burst)
+	if c.RememberedAnswers, err = count("REMEMBERED_ANSWERS", 10_000); err != nil {
+		return c, err
+	}
 	if c.AllowedHosts, err = allowedHosts(c.Addr, os.Getenv("ALLOWED_HOSTS")); err != nil {
 		return c, err
 	}
@@ -285,6 +292,19 @@ func number(key string) (float64, error) {
 		return 0, fmt.Errorf("%s: want a positive number, got %q", key, v)
 	}
 	return f, nil
+}
+
+// count reads a whole number of zero or more, fallback when unset.
+func count(key string, fallback int) (int, error) {
+	v := os.Getenv(key)
+	if v == "" {
+		return fallback, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 1e9 {
+		return 0, fmt.Errorf("%s: want a whole number from 0 to 1000000000, got %q", key, v)
+	}
+	return n, nil
 }
 
 func boolean(key string, fallback bool) (bool, error) {

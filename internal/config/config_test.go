@@ -69,3 +69,24 @@ func TestLoadRefusesShortLock(t *testing.T) {
 		t.Errorf("got %v, want LOCK_TIMEOUT refused with the least acceptable value", err)
 	}
 }
+
+func TestRememberedAnswers(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://localhost/x")
+	for _, tc := range []struct {
+		env  string
+		want int
+		ok   bool
+	}{
+		{"", 10_000, true}, {"0", 0, true}, {"500", 500, true},
+		{"-1", 0, false}, {"lots", 0, false}, {"1.5", 0, false},
+	} {
+		t.Setenv("REMEMBERED_ANSWERS", tc.env)
+		c, err := Load()
+		if (err == nil) != tc.ok || (tc.ok && c.RememberedAnswers != tc.want) {
+			t.Errorf("REMEMBERED_ANSWERS=%q: got %d, %v, want %d (ok=%v)", tc.env, c.RememberedAnswers, err, tc.want, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "REMEMBERED_ANSWERS") {
+			t.Errorf("got %q, want the error to name REMEMBERED_ANSWERS", err)
+		}
+	}
+}
