@@ -15,12 +15,23 @@ func Fingerprint(method, route string, body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return CanonicalFingerprint(method, route, canonical), nil
+}
+
+// CanonicalFingerprint is Fingerprint of a body that is canonical already,
+// byte for byte what canonicalJSON makes of it: object keys sorted, no
+// insignificant whitespace, no top-level "card". A caller that encodes its
+// order from a struct whose fields are in name order gets exactly that
+// from encoding/json, and saves the decode and encode of canonicalJSON
+// (a tenth of a replay's CPU). It must then test that both give the same
+// fingerprint, or the keys stored before would no longer match.
+func CanonicalFingerprint(method, route string, canonical []byte) []byte {
 	h := sha256.New()
 	// NUL cannot occur in a method or route, so the parts cannot run into
 	// each other and collide.
-	fmt.Fprintf(h, "%s\x00%s\x00", method, route)
+	h.Write([]byte(method + "\x00" + route + "\x00"))
 	h.Write(canonical)
-	return h.Sum(nil), nil
+	return h.Sum(nil)
 }
 
 // canonicalJSON re-encodes a JSON document with object keys sorted and no

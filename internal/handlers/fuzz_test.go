@@ -5,14 +5,18 @@ package handlers
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"exactlyonce/idem"
+	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/checkout"
 )
 
 // wantClientError fails unless err is a problem the client caused: a 4xx,
@@ -67,6 +71,12 @@ func FuzzOrderBody(f *testing.F) {
 			wantClientError(t, err)
 			return
 		}
+		// The fingerprint is the one keys were stored with before it was
+		// computed from a body canonical by construction: the decoded order
+		// encoded as it always was, then canonicalised by checkout.Fingerprint.
+		if want := fingerprintAsStored(t, req); !bytes.Equal(fp, want) {
+			t.Fatalf("body %q: fingerprint %x, want %x as stored keys have it", body, fp, want)
+		}
 		// Equal requests hash equal: the decoded order, written out again
 		// with its items in reverse order, is the same order.
 		reversed := req
@@ -84,4 +94,27 @@ func FuzzOrderBody(f *testing.F) {
 			t.Fatalf("body %q and its decoded order %s hash differently", body, again)
 		}
 	})
+}
+
+// fingerprintAsStored is the order fingerprint as it was first written:
+// the items sorted, encoded with catalog.Item's field order, canonicalised
+// by checkout.Fingerprint.
+func fingerprintAsStored(t *testing.T, r orderRequest) []byte {
+	t.Helper()
+	items := slices.Clone(r.Items)
+	slices.SortStableFunc(items, func(a, b catalog.Item) int {
+		return cmp.Or(strings.Compare(a.SKU, b.SKU), cmp.Compare(a.Quantity, b.Quantity))
+	})
+	body, err := json.Marshal(struct {
+		Items     []catalog.Item `json:"items"`
+		CardLast4 string         `json:"card_last4"`
+	}{items, r.Card[max(0, len(r.Card)-4):]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := checkout.Fingerprint(http.MethodPost, orderRoute, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fp
 }
