@@ -5,9 +5,12 @@
 //
 //   - pgbench running the shop's own statements of one new order, and the
 //     seed's five-round-trip shape;
-//   - POST /api/orders with a fresh key each (new orders);
+//   - POST /api/orders with a fresh key each (new orders), first with the
+//     jobs each order enqueues left for after the leg, then with `web
+//     worker` doing them during the leg;
 //   - pgbench running a point select by primary key;
-//   - POST /api/orders resending one placed order's key (replays);
+//   - POST /api/orders resending one placed order's key (replays), and the
+//     same request to a bare net/http server (the floor);
 //   - GET /checkout of a shopper with a cart;
 //
 // and prints a table of rates, ratios, p50/p99 latencies and the web
@@ -54,6 +57,7 @@ type flags struct {
 	poolSizes  string
 	growth     string
 	sweep      string
+	floor      string
 }
 
 func main() {
@@ -68,7 +72,21 @@ func main() {
 	flag.StringVar(&f.poolSizes, "pool-sizes", "", "comma-separated DB_MAX_CONNS values: the HTTP legs run once per value, each on a fresh shop process (default: DB_MAX_CONNS from the environment, or pgx's default)")
 	flag.StringVar(&f.growth, "growth", "", "after the legs, measure the claim alone at these key-table sizes, bulk-seeded (such as 10k,1m)")
 	flag.StringVar(&f.sweep, "sweep", "", "after the legs, measure the claim while `web sweep` deletes this many bulk-seeded expired keys (such as 1m)")
+	flag.StringVar(&f.floor, "serve-floor", "", "serve the floor (a bare net/http replay) on this address and do nothing else; the load test runs itself so")
 	flag.Parse()
+	if f.floor != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		ln, err := net.Listen("tcp", f.floor)
+		if err == nil {
+			err = loadtest.ServeFloor(ctx, ln)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadtest:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if f.clients < 1 || f.clients > 256 || f.duration <= 0 || f.duration > 10*time.Minute {
 		fmt.Fprintln(os.Stderr, "loadtest: -clients from 1 to 256, -duration up to 10m")
 		os.Exit(2)
@@ -143,20 +161,49 @@ func run(ctx context.Context, f flags) error {
 	if err != nil {
 		return err
 	}
-	say("HTTP: new orders")
+	// The order path alone: the shop runs no job workers (RUN_JOBS=0), so
+	// the jobs each order enqueues wait for `web worker`, started after.
+	say("HTTP: new orders, their jobs left for after the leg")
 	appNew, err := web.measure(ctx, f, "neworders", func() loadtest.Result {
 		return loadtest.Run(ctx, "app: new orders (POST, fresh key)", opts, shop.NewOrder)
 	})
 	if err != nil {
 		return err
 	}
-	// The orders' jobs run in the shop after the leg too; let them finish
-	// before the next leg, so that they do not slow its baseline.
-	drained, left, err := waitJobs(ctx, direct, time.Minute)
+	worker, err := startWorker(ctx, f, dir, shopURL, web.smtp)
 	if err != nil {
 		return err
 	}
-	say("the new orders' jobs (loyalty points, mail) done %v after the leg; %d left", drained.Round(100*time.Millisecond), left)
+	defer func() { worker.stop() }()
+	drained, left, err := waitJobs(ctx, direct, 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	jobs := 2 * appNew.N // a loyalty award and a mail per order
+	say("web worker did the %d jobs of the leg's orders (loyalty points, mail) in %v (%.0f jobs/s); %d left",
+		jobs, drained.Round(100*time.Millisecond), float64(jobs)/drained.Seconds(), left)
+	// The order and what it triggers: `web worker` consumes during the leg.
+	say("HTTP: new orders, web worker consuming their jobs during the leg")
+	workerCPU0, err := loadtest.ProcessCPU(worker.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	appNewJobs, err := web.measure(ctx, f, "", func() loadtest.Result {
+		return loadtest.Run(ctx, "app: new orders + their jobs by web worker (web + worker CPU)", opts, shop.NewOrder)
+	})
+	if err != nil {
+		return err
+	}
+	drained, left, err = waitJobs(ctx, direct, 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	workerCPU1, err := loadtest.ProcessCPU(worker.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	appNewJobs.CPU += workerCPU1 - workerCPU0
+	say("their jobs done %v after the leg; %d left", drained.Round(100*time.Millisecond), left)
 	say("pgbench: the seed's five round trips")
 	pgSeed, err := pgb.Run(ctx, "pgbench: seed's 5-round-trip order", "seed.sql", opts, orderDefs)
 	if err != nil {
@@ -172,6 +219,22 @@ func run(ctx context.Context, f flags) error {
 	appReplay, err := web.measure(ctx, f, "replays", func() loadtest.Result {
 		return loadtest.Run(ctx, "app: replays (POST, same key)", opts, shop.Replay)
 	})
+	if err != nil {
+		return err
+	}
+	say("HTTP: the floor, a bare net/http server answering the same replay")
+	floor, err := startFloor(ctx)
+	if err != nil {
+		return err
+	}
+	floorReplay, err := shop.ReplayAt(floor.base)
+	if err != nil {
+		return err
+	}
+	bare, err := floor.measure(ctx, f, "", func() loadtest.Result {
+		return loadtest.Run(ctx, "floor: bare net/http replay (no router, log, lookup)", opts, floorReplay)
+	})
+	floor.stop()
 	if err != nil {
 		return err
 	}
@@ -194,13 +257,15 @@ func run(ctx context.Context, f flags) error {
 	rows := []loadtest.Row{
 		{Result: pgNew},
 		{Result: appNew, Baseline: &pgNew, Target: "≥ 0.6×"},
+		{Result: appNewJobs, Baseline: &pgNew, Target: "— (the order and its 2 jobs)"},
 		{Result: pgSeed},
 		{Result: appNew, Baseline: &pgSeed, Target: "≥ 2×"},
 		{Result: pgPoint},
 		{Result: appReplay, Baseline: &pgPoint, Target: "≥ 0.3×, ≤ 60 µs CPU"},
+		{Result: bare, Baseline: &pgPoint, Target: "— (the floor of a Go server here)"},
 		{Result: appPage, Alone: true},
 	}
-	all := []loadtest.Result{pgNew, appNew, pgSeed, pgPoint, appReplay, appPage}
+	all := []loadtest.Result{pgNew, appNew, appNewJobs, pgSeed, pgPoint, appReplay, bare, appPage}
 	for _, size := range sizes[1:] {
 		web.stop()
 		if web, err = startWeb(ctx, f, dir, shopURL, direct, size); err != nil {
@@ -326,6 +391,7 @@ type webProc struct {
 	cmd   *exec.Cmd
 	base  string
 	admin string
+	smtp  string // the demo mail catcher's address, for `web worker`
 	done  chan error
 }
 
@@ -338,9 +404,11 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string)
 	if err != nil {
 		return nil, err
 	}
-	// The order's jobs (the outbox's consumers) run in the web process, as
-	// by default: their cost is part of an order's. The mail goes to the
-	// demo's own catcher, so that it is delivered rather than retried.
+	// The order's jobs (the outbox's consumers) do not run in the web
+	// process (RUN_JOBS=0) but in `web worker` (startWorker), so that the
+	// order path and what it triggers can be measured apart. The mail goes
+	// to the demo's catcher in the web process, so that it is delivered
+	// rather than retried.
 	smtp, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -351,7 +419,7 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string)
 	cmd.Env = append(os.Environ(),
 		"DATABASE_URL="+dbURL, "MIGRATE_DATABASE_URL="+direct, "DEMO=1",
 		"ADDR="+addr, "ADMIN_ADDR="+admin, "SESSION_SECRET="+hex.EncodeToString(secret),
-		"MAIL_CATCHER="+smtp, "SMTP_ADDR="+smtp,
+		"MAIL_CATCHER="+smtp, "SMTP_ADDR="+smtp, "RUN_JOBS=0",
 		"CUSTOMER_BURST=1000", "CUSTOMERS_PER_MINUTE=1000", "DB_MAX_CONNS="+maxConns)
 	logPath := f.logFile
 	if logPath == "" {
@@ -366,7 +434,7 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", f.web, err)
 	}
-	w := &webProc{cmd: cmd, base: "http://" + addr, admin: "http://" + admin, done: make(chan error, 1)}
+	w := &webProc{cmd: cmd, base: "http://" + addr, admin: "http://" + admin, smtp: smtp, done: make(chan error, 1)}
 	go func() { w.done <- cmd.Wait(); logf.Close() }()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -390,6 +458,56 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string)
 			w.stop()
 			return nil, errors.New("web not ready within 60s")
 		}
+	}
+}
+
+// startWorker starts `web worker` on dbURL, sending mail to smtp.
+func startWorker(ctx context.Context, f flags, dir, dbURL, smtp string) (*webProc, error) {
+	cmd := exec.CommandContext(ctx, f.web, "worker")
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "SMTP_ADDR="+smtp, "LOG_LEVEL=warn")
+	logf, err := os.OpenFile(filepath.Join(dir, "worker.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s worker: %w", f.web, err)
+	}
+	w := &webProc{cmd: cmd, done: make(chan error, 1)}
+	go func() { w.done <- cmd.Wait(); logf.Close() }()
+	return w, nil
+}
+
+// startFloor runs this very program with -serve-floor on a free loopback
+// port, a process of its own whose CPU is measured as the shop's is.
+func startFloor(ctx context.Context) (*webProc, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, self, "-serve-floor", addr)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	w := &webProc{cmd: cmd, base: "http://" + addr, done: make(chan error, 1)}
+	go func() { w.done <- cmd.Wait() }()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return w, nil
+		}
+		if time.Now().After(deadline) {
+			w.stop()
+			return nil, errors.New("the floor server did not listen within 10s")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

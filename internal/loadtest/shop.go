@@ -36,19 +36,29 @@ type Customer struct{ ID, Token string }
 // NewShop checks that base is a loopback http:// URL and returns a client of
 // it sized for clients concurrent workers.
 func NewShop(base string, clients int) (*Shop, error) {
-	u, err := url.Parse(base)
-	if err != nil || u.Scheme != "http" {
-		return nil, fmt.Errorf("loadtest: want an http:// base URL, got %q", base)
-	}
-	ip := net.ParseIP(u.Hostname())
-	if !(u.Hostname() == "localhost" || (ip != nil && ip.IsLoopback())) {
-		return nil, fmt.Errorf("loadtest: refusing to load %s: loopback addresses only", u.Host)
+	base, err := loopback(base)
+	if err != nil {
+		return nil, err
 	}
 	tr := &http.Transport{
 		MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2, IdleConnTimeout: time.Minute,
 		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 	}
-	return &Shop{base: strings.TrimRight(base, "/"), client: &http.Client{Transport: tr, Timeout: 30 * time.Second}}, nil
+	return &Shop{base: base, client: &http.Client{Transport: tr, Timeout: 30 * time.Second}}, nil
+}
+
+// loopback checks that base is an http:// URL of a loopback address: the
+// load test loads nothing else.
+func loopback(base string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme != "http" {
+		return "", fmt.Errorf("loadtest: want an http:// base URL, got %q", base)
+	}
+	ip := net.ParseIP(u.Hostname())
+	if !(u.Hostname() == "localhost" || (ip != nil && ip.IsLoopback())) {
+		return "", fmt.Errorf("loadtest: refusing to load %s: loopback addresses only", u.Host)
+	}
+	return strings.TrimRight(base, "/"), nil
 }
 
 // Setup makes one API customer per worker, finds a product, places one order
