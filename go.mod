@@ -36,7 +36,10 @@ require (
 	github.com/tidwall/sjson v1.2.5 // indirect
 )
 
-require github.com/hashicorp/golang-lru/v2 v2.0.7
+require (
+	github.com/hashicorp/golang-lru/v2 v2.0.7
+	go.uber.org/zap v1.28.0
+)
 
 require (
 	github.com/a-h/parse v0.0.0-20250122154542-74294addb73e // indirect

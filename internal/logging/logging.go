@@ -11,16 +11,22 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+
+	"go.uber.org/zap/zapcore"
 )
 
 // New returns a logger writing to w as JSON (format "json", for production)
 // or as text, at level and above, that adds the request id of the context
-// to every line logged with a context.
+// to every line logged with a context. On an output made by Buffered, it
+// flushes after every warning and error.
 func New(w io.Writer, format string, level slog.Level) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: readableDuration}
 	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if format == "json" {
 		h = slog.NewJSONHandler(w, opts)
+	}
+	if out, ok := w.(*zapcore.BufferedWriteSyncer); ok {
+		h = flushingWarnings{h, out}
 	}
 	return slog.New(requestIDHandler{h})
 }
