@@ -54,6 +54,7 @@ type flags struct {
 	poolSizes  string
 	growth     string
 	sweep      string
+	sweepBy    string
 }
 
 func main() {
@@ -68,6 +69,7 @@ func main() {
 	flag.StringVar(&f.poolSizes, "pool-sizes", "", "comma-separated DB_MAX_CONNS values: the HTTP legs run once per value, each on a fresh shop process (default: DB_MAX_CONNS from the environment, or pgx's default)")
 	flag.StringVar(&f.growth, "growth", "", "after the legs, measure the claim alone at these key-table sizes, bulk-seeded (such as 10k,1m)")
 	flag.StringVar(&f.sweep, "sweep", "", "after the legs, measure the claim while `web sweep` deletes this many bulk-seeded expired keys (such as 1m)")
+	flag.StringVar(&f.sweepBy, "sweep-by", "delete,partition", "with -sweep, the retention legs, side by side: delete (`web sweep`'s batched deletes), partition (the keys in a day's partition of a partitioned stand-in table, detached CONCURRENTLY and dropped), partition-plain (the same with a plain DETACH)")
 	flag.Parse()
 	if f.clients < 1 || f.clients > 256 || f.duration <= 0 || f.duration > 10*time.Minute {
 		fmt.Fprintln(os.Stderr, "loadtest: -clients from 1 to 256, -duration up to 10m")
@@ -285,19 +287,41 @@ func run(ctx context.Context, f flags) error {
 		}
 	}
 	var sweepTook time.Duration
+	var dropTook []string
 	if f.sweep != "" {
 		n, err := parseSizes(f.sweep)
 		if err != nil || len(n) != 1 {
 			return fmt.Errorf("-sweep: want one size such as 1m")
 		}
-		g, took, err := sweepLoad(ctx, f.web, direct, pgb, opts, cust, n[0])
+		legs, err := parseSweepBy(f.sweepBy)
 		if err != nil {
 			return err
 		}
-		sweepTook = took
-		rows = append(rows, g...)
-		for _, r := range g {
-			all = append(all, r.Result)
+		for _, leg := range legs {
+			var g []loadtest.Row
+			switch leg {
+			case "delete":
+				var took time.Duration
+				g, took, err = sweepLoad(ctx, f.web, direct, pgb, opts, cust, n[0])
+				sweepTook = took
+			default:
+				var took time.Duration
+				concurrently := leg == "partition"
+				g, took, err = partitionLoad(ctx, direct, pgb, opts, cust, n[0], concurrently)
+				how := "DETACH PARTITION … CONCURRENTLY"
+				if !concurrently {
+					how = "DETACH PARTITION"
+				}
+				dropTook = append(dropTook, fmt.Sprintf("%s + DROP TABLE of the %s expired keys' partition (idem_keys_part and order_keys_part) took %s",
+					how, f.sweep, took.Round(time.Millisecond)))
+			}
+			if err != nil {
+				return err
+			}
+			rows = append(rows, g...)
+			for _, r := range g {
+				all = append(all, r.Result)
+			}
 		}
 	}
 	load1 = loadavg()
@@ -313,6 +337,9 @@ func run(ctx context.Context, f flags) error {
 	}
 	if sweepTook > 0 {
 		fmt.Printf("\nweb sweep deleted the %s expired keys in %s\n", f.sweep, sweepTook.Round(time.Millisecond))
+	}
+	for _, d := range dropTook {
+		fmt.Printf("\n%s\n", d)
 	}
 	for _, r := range all {
 		if r.FirstErr != nil {
