@@ -109,14 +109,31 @@ func TestPartitionRetention(t *testing.T) {
 	if n := count("SELECT count(*) FROM (SELECT scope, key FROM idem_keys_part GROUP BY 1, 2 HAVING count(*) > 1) d"); n != 200 {
 		t.Errorf("%d (scope, key) in more than one day, want 200", n)
 	}
+	// The partitioned claim stays exactly-once across days: a key of an
+	// earlier day is found, a new one is inserted once.
+	claim := func(key string) bool {
+		t.Helper()
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT idem_claim_part('00000000-0000-4000-8000-000000000002', $1, '\x01', '30 seconds',
+			'{}', gen_random_uuid(), gen_random_uuid(), 'order')`, key).Scan(&ok); err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if claim("expired-1") {
+		t.Error("idem_claim_part claimed a key of an earlier day again")
+	}
+	if !claim("fresh") || claim("fresh") {
+		t.Error("idem_claim_part: want a new key claimed once")
+	}
 	if err := dropPartition(ctx, conn, parts[0], true); err != nil {
 		t.Fatal(err)
 	}
 	if err := dropPartition(ctx, conn, parts[1], false); err != nil {
 		t.Fatal(err)
 	}
-	if k, o := count("SELECT count(*) FROM idem_keys_part"), count("SELECT count(*) FROM order_keys_part"); k != 300 || o != 300 {
-		t.Errorf("after dropping two days: %d keys, %d order_keys_part rows; want 300 of each", k, o)
+	if k, o := count("SELECT count(*) FROM idem_keys_part"), count("SELECT count(*) FROM order_keys_part"); k != 301 || o != 300 {
+		t.Errorf("after dropping two days: %d keys, %d order_keys_part rows; want 301 and 300", k, o)
 	}
 	if n := count(`SELECT count(*) FROM pg_class WHERE relname LIKE '%_part_` + parts[0].Suffix + `' OR relname LIKE '%_part_` + parts[1].Suffix + `'`); n != 0 {
 		t.Errorf("%d tables of the dropped days left", n)
