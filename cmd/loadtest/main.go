@@ -307,13 +307,14 @@ func run(ctx context.Context, f flags) error {
 			default:
 				var took time.Duration
 				concurrently := leg == "partition"
-				g, took, err = partitionLoad(ctx, direct, pgb, opts, cust, n[0], concurrently)
+				var steps []string
+				g, took, steps, err = partitionLoad(ctx, direct, pgb, opts, cust, n[0], concurrently)
 				how := "DETACH PARTITION … CONCURRENTLY"
 				if !concurrently {
 					how = "DETACH PARTITION"
 				}
-				dropTook = append(dropTook, fmt.Sprintf("%s + DROP TABLE of the %s expired keys' partition (idem_keys_part and order_keys_part) took %s",
-					how, f.sweep, took.Round(time.Millisecond)))
+				dropTook = append(dropTook, fmt.Sprintf("%s + DROP TABLE of the %s expired keys' partition (idem_keys_part and order_keys_part) took %s (%s)",
+					how, f.sweep, took.Round(time.Millisecond), strings.Join(steps, ", ")))
 			}
 			if err != nil {
 				return err

@@ -148,19 +148,23 @@ func seedPartition(ctx context.Context, conn *pgx.Conn, p dayPartition, n int) e
 // parent locked SHARE UPDATE EXCLUSIVE, never blocking the claims' inserts
 // into the other partitions); without, a plain DETACH (ACCESS EXCLUSIVE on
 // the parent for its moment).
-func dropPartition(ctx context.Context, conn *pgx.Conn, p dayPartition, concurrently bool) error {
+func dropPartition(ctx context.Context, conn *pgx.Conn, p dayPartition, concurrently bool, step func(what string, took time.Duration)) error {
 	how := ""
 	if concurrently {
 		how = " CONCURRENTLY"
 	}
 	for _, parent := range []string{"order_keys_part", "idem_keys_part"} {
 		part := parent + "_" + p.Suffix
+		began := time.Now()
 		if _, err := conn.Exec(ctx, fmt.Sprintf("ALTER TABLE %s DETACH PARTITION %s%s", parent, part, how)); err != nil {
 			return fmt.Errorf("detach %s: %w", part, err)
 		}
+		step("detach "+part, time.Since(began))
+		began = time.Now()
 		if _, err := conn.Exec(ctx, "DROP TABLE "+part); err != nil {
 			return fmt.Errorf("drop %s: %w", part, err)
 		}
+		step("drop "+part, time.Since(began))
 	}
 	return nil
 }
@@ -170,39 +174,39 @@ func dropPartition(ctx context.Context, conn *pgx.Conn, p dayPartition, concurre
 // partitions beside it), the claim (on the shop's idem_keys) alone, then
 // again while retention detaches and drops that day, begun a second into
 // the claim's leg. It returns the two rows and how long the detach and
-// drop took.
-func partitionLoad(ctx context.Context, direct string, pgb loadtest.Pgbench, opts loadtest.Options, cust string, n int, concurrently bool) ([]loadtest.Row, time.Duration, error) {
+// drop took, in all and step by step.
+func partitionLoad(ctx context.Context, direct string, pgb loadtest.Pgbench, opts loadtest.Options, cust string, n int, concurrently bool) ([]loadtest.Row, time.Duration, []string, error) {
 	conn, err := pgx.Connect(ctx, direct)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, `INSERT INTO customers (id, name)
 		SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'growth'
 		FROM generate_series(1, $1::int) g ON CONFLICT DO NOTHING`, growthCustomers); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	now := time.Now()
 	parts := dayPartitions(now, 2, 1)
 	expired := expiredPartitions(parts, now, 24*time.Hour)
 	if len(expired) != 1 {
-		return nil, 0, fmt.Errorf("partitions: %d expired of %d, want the oldest alone", len(expired), len(parts))
+		return nil, 0, nil, fmt.Errorf("partitions: %d expired of %d, want the oldest alone", len(expired), len(parts))
 	}
 	if err := createPartitioned(ctx, conn, parts); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	began := time.Now()
 	fmt.Fprintf(os.Stderr, "loadtest: partition: seeding %d expired keys into %s\n", n, expired[0].Suffix)
 	if err := seedPartition(ctx, conn, expired[0], n); err != nil {
-		return nil, 0, fmt.Errorf("partition seed: %w", err)
+		return nil, 0, nil, fmt.Errorf("partition seed: %w", err)
 	}
 	for _, t := range []string{"idem_keys_part", "order_keys_part", "idem_keys", "order_keys"} {
 		if _, err := conn.Exec(ctx, "VACUUM ANALYZE "+t); err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 	}
 	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	fmt.Fprintf(os.Stderr, "loadtest: partition: seeded in %s\n", time.Since(began).Round(time.Millisecond))
 	how := "DETACH … CONCURRENTLY"
@@ -211,13 +215,14 @@ func partitionLoad(ctx context.Context, direct string, pgb loadtest.Pgbench, opt
 	}
 	quiet, err := pgb.Run(ctx, fmt.Sprintf("pgbench: claim alone, %s expired keys in a partition", human(n)), "claim.sql", opts, map[string]string{"cust": cust})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	type dropped struct {
 		took time.Duration
 		err  error
 	}
 	done := make(chan dropped, 1)
+	var steps []string
 	go func() {
 		select {
 		case <-time.After(time.Second):
@@ -226,41 +231,43 @@ func partitionLoad(ctx context.Context, direct string, pgb loadtest.Pgbench, opt
 			return
 		}
 		start := time.Now()
-		err := dropPartition(ctx, conn, expired[0], concurrently)
+		err := dropPartition(ctx, conn, expired[0], concurrently, func(what string, took time.Duration) {
+			steps = append(steps, fmt.Sprintf("%s %s", what, took.Round(time.Millisecond)))
+		})
 		done <- dropped{time.Since(start), err}
 	}()
 	busy, err := pgb.Run(ctx, fmt.Sprintf("pgbench: claim while retention drops the %s keys' partition (%s + DROP)", human(n), how), "claim.sql", opts, map[string]string{"cust": cust})
 	d := <-done
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	if d.err != nil {
-		return nil, 0, d.err
+		return nil, 0, nil, d.err
 	}
 	var left int
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM idem_keys_part").Scan(&left); err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	if left != 0 {
-		return nil, 0, fmt.Errorf("partition: %d keys left after the drop", left)
+		return nil, 0, nil, fmt.Errorf("partition: %d keys left after the drop", left)
 	}
 	rows := []loadtest.Row{{Result: quiet}, {Result: busy, Baseline: &quiet, Target: "p99 within 20 %"}}
 	if !concurrently {
-		return rows, d.took, nil
+		return rows, d.took, steps, nil
 	}
 	// What a claim into the partitioned table itself would cost (the
 	// advisory lock, the lookup in each partition, the routing): the
 	// shop's claim, then claim_part.sql into the stand-ins, back to back.
 	plain, err := pgb.Run(ctx, "pgbench: claim (idem_keys), after the drop", "claim.sql", opts, map[string]string{"cust": cust})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	parted, err := pgb.Run(ctx, fmt.Sprintf("pgbench: claim into the partitioned stand-in (%d partitions), advisory lock + lookup", len(parts)-1), "claim_part.sql", opts, map[string]string{"cust": cust})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	rows = append(rows, loadtest.Row{Result: plain}, loadtest.Row{Result: parted, Baseline: &plain, Target: "cost per claim"})
-	return rows, d.took, nil
+	return rows, d.took, steps, nil
 }
 
 // parseSweepBy reads -sweep-by: a comma-separated list of delete,

@@ -126,10 +126,10 @@ func TestPartitionRetention(t *testing.T) {
 	if !claim("fresh") || claim("fresh") {
 		t.Error("idem_claim_part: want a new key claimed once")
 	}
-	if err := dropPartition(ctx, conn, parts[0], true); err != nil {
+	if err := dropPartition(ctx, conn, parts[0], true, func(string, time.Duration) {}); err != nil {
 		t.Fatal(err)
 	}
-	if err := dropPartition(ctx, conn, parts[1], false); err != nil {
+	if err := dropPartition(ctx, conn, parts[1], false, func(string, time.Duration) {}); err != nil {
 		t.Fatal(err)
 	}
 	if k, o := count("SELECT count(*) FROM idem_keys_part"), count("SELECT count(*) FROM order_keys_part"); k != 301 || o != 300 {
