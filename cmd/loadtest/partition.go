@@ -121,15 +121,16 @@ func createPartitioned(ctx context.Context, conn *pgx.Conn, parts []dayPartition
 	return nil
 }
 
-// seedPartition bulk-inserts n finished order keys into day p of the
+// seedPartition bulk-inserts n finished order keys, prefix||1 to
+// prefix||n, into day p of the
 // stand-ins, as seedKeys does into the shop's tables: spread over the
 // growthCustomers customers, and over the day's 24 hours, each finished
 // when it was created.
-func seedPartition(ctx context.Context, conn *pgx.Conn, p dayPartition, n int) error {
+func seedPartition(ctx context.Context, conn *pgx.Conn, prefix string, p dayPartition, n int) error {
 	_, err := conn.Exec(ctx, `WITH k AS (
 			INSERT INTO idem_keys_part (kind, scope, key, fingerprint, status, operation_id, lock_token, locked_until, request,
 			                            response_status, response_body, created_at, finished_at)
-			SELECT 'order', ('00000000-0000-4000-8000-' || lpad(to_hex(1 + g % $3::int), 12, '0')), 'expired-' || g, '\x01'::bytea,
+			SELECT 'order', ('00000000-0000-4000-8000-' || lpad(to_hex(1 + g % $3::int), 12, '0')), $4::text || g, '\x01'::bytea,
 			       'finished', gen_random_uuid(), gen_random_uuid(), t, '{}'::jsonb,
 			       201, '{"bulk":true}'::bytea, t, t
 			FROM generate_series(1, $2::bigint) g,
@@ -137,7 +138,7 @@ func seedPartition(ctx context.Context, conn *pgx.Conn, p dayPartition, n int) e
 			RETURNING scope, key, created_at
 		)
 		INSERT INTO order_keys_part (scope, key, created_at, provider_key)
-		SELECT scope, key, created_at, key FROM k`, p.From, n, growthCustomers)
+		SELECT scope, key, created_at, key FROM k`, p.From, n, growthCustomers, prefix)
 	return err
 }
 
@@ -197,7 +198,7 @@ func partitionLoad(ctx context.Context, direct string, pgb loadtest.Pgbench, opt
 	}
 	began := time.Now()
 	fmt.Fprintf(os.Stderr, "loadtest: partition: seeding %d expired keys into %s\n", n, expired[0].Suffix)
-	if err := seedPartition(ctx, conn, expired[0], n); err != nil {
+	if err := seedPartition(ctx, conn, "expired-", expired[0], n); err != nil {
 		return nil, 0, nil, fmt.Errorf("partition seed: %w", err)
 	}
 	for _, t := range []string{"idem_keys_part", "order_keys_part", "idem_keys", "order_keys"} {
@@ -257,12 +258,36 @@ func partitionLoad(ctx context.Context, direct string, pgb loadtest.Pgbench, opt
 	}
 	// What a claim into the partitioned table itself would cost (the
 	// advisory lock, the lookup in each partition, the routing): the
-	// shop's claim, then claim_part.sql into the stand-ins, back to back.
-	plain, err := pgb.Run(ctx, "pgbench: claim (idem_keys), after the drop", "claim.sql", opts, map[string]string{"cust": cust})
+	// shop's claim, then claim_part.sql into the stand-ins, back to back,
+	// with as many live keys in the stand-ins (in yesterday's partition)
+	// as idem_keys holds.
+	var live int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM idem_keys").Scan(&live); err != nil {
+		return nil, 0, nil, err
+	}
+	var have int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM idem_keys_part").Scan(&have); err != nil {
+		return nil, 0, nil, err
+	}
+	if live > have {
+		fmt.Fprintf(os.Stderr, "loadtest: partition: seeding %d live keys into %s, as many as idem_keys holds\n", live-have, parts[1].Suffix)
+		if err := seedPartition(ctx, conn, "live-", parts[1], live-have); err != nil {
+			return nil, 0, nil, err
+		}
+	}
+	for _, t := range []string{"idem_keys_part", "order_keys_part", "idem_keys", "order_keys"} {
+		if _, err := conn.Exec(ctx, "VACUUM ANALYZE "+t); err != nil {
+			return nil, 0, nil, err
+		}
+	}
+	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+		return nil, 0, nil, err
+	}
+	plain, err := pgb.Run(ctx, fmt.Sprintf("pgbench: claim (idem_keys, %s keys), after the drop", human(live)), "claim.sql", opts, map[string]string{"cust": cust})
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	parted, err := pgb.Run(ctx, fmt.Sprintf("pgbench: claim into the partitioned stand-in (%d partitions), advisory lock + lookup", len(parts)-1), "claim_part.sql", opts, map[string]string{"cust": cust})
+	parted, err := pgb.Run(ctx, fmt.Sprintf("pgbench: claim into the partitioned stand-in (%d partitions, %s keys), advisory lock + lookup", len(parts)-1, human(max(live, have))), "claim_part.sql", opts, map[string]string{"cust": cust})
 	if err != nil {
 		return nil, 0, nil, err
 	}

@@ -83,7 +83,7 @@ func TestPartitionRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, p := range parts[:3] {
-		if err := seedPartition(ctx, conn, p, 100*(i+1)); err != nil {
+		if err := seedPartition(ctx, conn, "expired-", p, 100*(i+1)); err != nil {
 			t.Fatal(err)
 		}
 	}
