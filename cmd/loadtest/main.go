@@ -58,6 +58,7 @@ type flags struct {
 	growth     string
 	sweep      string
 	floor      string
+	sweepBy    string
 }
 
 func main() {
@@ -73,6 +74,7 @@ func main() {
 	flag.StringVar(&f.growth, "growth", "", "after the legs, measure the claim alone at these key-table sizes, bulk-seeded (such as 10k,1m)")
 	flag.StringVar(&f.sweep, "sweep", "", "after the legs, measure the claim while `web sweep` deletes this many bulk-seeded expired keys (such as 1m)")
 	flag.StringVar(&f.floor, "serve-floor", "", "serve the floor (a bare net/http replay) on this address and do nothing else; the load test runs itself so")
+	flag.StringVar(&f.sweepBy, "sweep-by", "delete,partition", "with -sweep, the retention legs, side by side: delete (`web sweep`'s batched deletes), partition (the keys in a day's partition of a partitioned stand-in table, detached CONCURRENTLY and dropped), partition-plain (the same with a plain DETACH)")
 	flag.Parse()
 	if f.floor != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -350,19 +352,42 @@ func run(ctx context.Context, f flags) error {
 		}
 	}
 	var sweepTook time.Duration
+	var dropTook []string
 	if f.sweep != "" {
 		n, err := parseSizes(f.sweep)
 		if err != nil || len(n) != 1 {
 			return fmt.Errorf("-sweep: want one size such as 1m")
 		}
-		g, took, err := sweepLoad(ctx, f.web, direct, pgb, opts, cust, n[0])
+		legs, err := parseSweepBy(f.sweepBy)
 		if err != nil {
 			return err
 		}
-		sweepTook = took
-		rows = append(rows, g...)
-		for _, r := range g {
-			all = append(all, r.Result)
+		for _, leg := range legs {
+			var g []loadtest.Row
+			switch leg {
+			case "delete":
+				var took time.Duration
+				g, took, err = sweepLoad(ctx, f.web, direct, pgb, opts, cust, n[0])
+				sweepTook = took
+			default:
+				var took time.Duration
+				concurrently := leg == "partition"
+				var steps []string
+				g, took, steps, err = partitionLoad(ctx, direct, pgb, opts, cust, n[0], concurrently)
+				how := "DETACH PARTITION … CONCURRENTLY"
+				if !concurrently {
+					how = "DETACH PARTITION"
+				}
+				dropTook = append(dropTook, fmt.Sprintf("%s + DROP TABLE of the %s expired keys' partition (idem_keys_part and order_keys_part) took %s (%s)",
+					how, f.sweep, took.Round(time.Millisecond), strings.Join(steps, ", ")))
+			}
+			if err != nil {
+				return err
+			}
+			rows = append(rows, g...)
+			for _, r := range g {
+				all = append(all, r.Result)
+			}
 		}
 	}
 	load1 = loadavg()
@@ -378,6 +403,9 @@ func run(ctx context.Context, f flags) error {
 	}
 	if sweepTook > 0 {
 		fmt.Printf("\nweb sweep deleted the %s expired keys in %s\n", f.sweep, sweepTook.Round(time.Millisecond))
+	}
+	for _, d := range dropTook {
+		fmt.Printf("\n%s\n", d)
 	}
 	for _, r := range all {
 		if r.FirstErr != nil {
