@@ -268,6 +268,7 @@ func run(ctx context.Context, f flags) error {
 		{Result: appPage, Alone: true},
 	}
 	all := []loadtest.Result{pgNew, appNew, appNewJobs, pgSeed, pgPoint, appReplay, bare, appPage}
+	judged := legs{pgNew: pgNew, appNew: appNew, appNewJobs: appNewJobs, pgSeed: pgSeed, pgPoint: pgPoint, appReplay: appReplay, floor: bare}
 	for _, size := range sizes[1:] {
 		web.stop()
 		if web, err = startWeb(ctx, f, dir, shopURL, direct, size); err != nil {
@@ -387,6 +388,9 @@ func run(ctx context.Context, f flags) error {
 			rows = append(rows, g...)
 			for _, r := range g {
 				all = append(all, r.Result)
+				if r.Baseline != nil && r.Target == "p99 within 20 %" {
+					judged.sweeps = append(judged.sweeps, r)
+				}
 			}
 		}
 	}
@@ -399,6 +403,13 @@ func run(ctx context.Context, f flags) error {
 	fmt.Printf("machine: %d CPUs, %s memory, load average %s before and %s after (shared: compare within one run only)\n\n",
 		runtime.NumCPU(), memTotal(), load0, load1)
 	if err := loadtest.PrintTable(os.Stdout, rows); err != nil {
+		return err
+	}
+	vs, err := verdicts(judged)
+	if err != nil {
+		return err
+	}
+	if err := loadtest.PrintVerdicts(os.Stdout, vs); err != nil {
 		return err
 	}
 	if sweepTook > 0 {

@@ -1,0 +1,36 @@
+package loadtest
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestStatementsCountsRoundTrips(t *testing.T) {
+	for script, want := range map[string]int{
+		// the claim; BEGIN, the provider's lock, canceled check and
+		// charge, COMMIT; the finish
+		"neworder.sql": 7,
+		// look up, insert, order, finish, event; the same provider
+		// transaction
+		"seed.sql":        10,
+		"pointselect.sql": 1,
+	} {
+		got, err := Statements(script)
+		if err != nil || got != want {
+			t.Errorf("%s: got %d statements, %v, want %d", script, got, err, want)
+		}
+	}
+}
+
+func TestPrintVerdicts(t *testing.T) {
+	var b strings.Builder
+	err := PrintVerdicts(&b, []Verdict{
+		{Target: "replays ≥ 0.3×", Measured: "0.53×", Met: true, Why: "not shown"},
+		{Target: "CPU ≤ 60 µs", Measured: "64 µs", Why: "the floor is 34 µs"},
+	})
+	got := b.String()
+	if err != nil || !strings.Contains(got, "- replays ≥ 0.3×: 0.53× — met\n") ||
+		!strings.Contains(got, "- CPU ≤ 60 µs: 64 µs — NOT MET. the floor is 34 µs\n") || strings.Contains(got, "not shown") {
+		t.Fatalf("got %q, %v", got, err)
+	}
+}
