@@ -565,12 +565,20 @@ func (w *webProc) measure(ctx context.Context, f flags, name string, leg func() 
 	if err != nil {
 		return loadtest.Result{}, err
 	}
+	self0, err := loadtest.ProcessCPU(os.Getpid())
+	if err != nil {
+		return loadtest.Result{}, err
+	}
 	r := leg()
 	after, err := loadtest.ProcessCPU(pid)
 	if err != nil {
 		return loadtest.Result{}, err
 	}
-	r.CPU = after - before
+	self1, err := loadtest.ProcessCPU(os.Getpid())
+	if err != nil {
+		return loadtest.Result{}, err
+	}
+	r.CPU, r.ClientCPU = after-before, self1-self0
 	if err := <-profiled; err != nil {
 		return r, err
 	}

@@ -32,6 +32,9 @@ type Result struct {
 	// CPU is the web process's CPU time (user+system) spent during the
 	// leg; zero when not measured (pgbench legs).
 	CPU time.Duration
+	// ClientCPU is the load generator's own CPU time during the leg: on a
+	// small machine it competes with the shop and PostgreSQL for the cores.
+	ClientCPU time.Duration
 }
 
 // Rate is the successful requests per second.
