@@ -17,6 +17,16 @@ import (
 // growthCustomers spread the bulk-seeded keys, as many customers would.
 const growthCustomers = 1000
 
+// seedCustomers makes the growthCustomers the bulk-seeded keys belong to,
+// with ids made from their numbers, as seedKeys makes its scopes; those
+// made already stay.
+func seedCustomers(ctx context.Context, conn *pgx.Conn) error {
+	_, err := conn.Exec(ctx, `INSERT INTO customers (id, name)
+		SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'growth'
+		FROM generate_series(1, $1::int) g ON CONFLICT DO NOTHING`, growthCustomers)
+	return err
+}
+
 // growth measures the claim (pgbench, claim.sql) at each table size in
 // sizes, bulk-seeding finished keys with generate_series (on the direct
 // connection) up to each size first. The rows it returns carry the size in
@@ -27,9 +37,7 @@ func growth(ctx context.Context, direct string, pgb loadtest.Pgbench, opts loadt
 		return nil, err
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `INSERT INTO customers (id, name)
-		SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'growth'
-		FROM generate_series(1, $1::int) g ON CONFLICT DO NOTHING`, growthCustomers); err != nil {
+	if err := seedCustomers(ctx, conn); err != nil {
 		return nil, fmt.Errorf("growth customers: %w", err)
 	}
 	var rows []loadtest.Row
@@ -130,9 +138,7 @@ func sweepLoad(ctx context.Context, web, direct string, pgb loadtest.Pgbench, op
 		return nil, 0, err
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `INSERT INTO customers (id, name)
-		SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'growth'
-		FROM generate_series(1, $1::int) g ON CONFLICT DO NOTHING`, growthCustomers); err != nil {
+	if err := seedCustomers(ctx, conn); err != nil {
 		return nil, 0, err
 	}
 	began := time.Now()

@@ -182,9 +182,7 @@ func partitionLoad(ctx context.Context, direct string, pgb loadtest.Pgbench, opt
 		return nil, 0, nil, err
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `INSERT INTO customers (id, name)
-		SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'growth'
-		FROM generate_series(1, $1::int) g ON CONFLICT DO NOTHING`, growthCustomers); err != nil {
+	if err := seedCustomers(ctx, conn); err != nil {
 		return nil, 0, nil, err
 	}
 	now := time.Now()

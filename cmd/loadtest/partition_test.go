@@ -72,9 +72,7 @@ func TestPartitionRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `INSERT INTO customers (id, name)
-		SELECT ('00000000-0000-4000-8000-' || lpad(to_hex(g), 12, '0'))::uuid, 'growth'
-		FROM generate_series(1, $1::int) g`, growthCustomers); err != nil {
+	if err := seedCustomers(ctx, conn); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
