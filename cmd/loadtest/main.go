@@ -200,6 +200,7 @@ func run(ctx context.Context, f flags) error {
 	if err != nil {
 		return err
 	}
+	// The worker's CPU counts until the leg's last jobs are done.
 	workerCPU1, err := loadtest.ProcessCPU(worker.cmd.Process.Pid)
 	if err != nil {
 		return err
@@ -225,7 +226,7 @@ func run(ctx context.Context, f flags) error {
 		return err
 	}
 	say("HTTP: the floor, a bare net/http server answering the same replay")
-	floor, err := startFloor(ctx)
+	floor, err := startFloor(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -464,17 +465,11 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string)
 	if logPath == "" {
 		logPath = filepath.Join(dir, "web.log")
 	}
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	w, err := spawn(cmd, logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", f.web, err)
-	}
-	w := &webProc{cmd: cmd, base: "http://" + addr, admin: "http://" + admin, smtp: smtp, done: make(chan error, 1)}
-	go func() { w.done <- cmd.Wait(); logf.Close() }()
+	w.base, w.admin, w.smtp = "http://"+addr, "http://"+admin, smtp
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		resp, err := http.Get(w.base + "/readyz")
@@ -500,11 +495,10 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string)
 	}
 }
 
-// startWorker starts `web worker` on dbURL, sending mail to smtp.
-func startWorker(ctx context.Context, f flags, dir, dbURL, smtp string) (*webProc, error) {
-	cmd := exec.CommandContext(ctx, f.web, "worker")
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "SMTP_ADDR="+smtp, "LOG_LEVEL=warn")
-	logf, err := os.OpenFile(filepath.Join(dir, "worker.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+// spawn starts cmd, its output appended to logPath, to die with this
+// process.
+func spawn(cmd *exec.Cmd, logPath string) (*webProc, error) {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -512,16 +506,23 @@ func startWorker(ctx context.Context, f flags, dir, dbURL, smtp string) (*webPro
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
-		return nil, fmt.Errorf("start %s worker: %w", f.web, err)
+		return nil, fmt.Errorf("start %s: %w", strings.Join(cmd.Args, " "), err)
 	}
 	w := &webProc{cmd: cmd, done: make(chan error, 1)}
 	go func() { w.done <- cmd.Wait(); logf.Close() }()
 	return w, nil
 }
 
+// startWorker starts `web worker` on dbURL, sending mail to smtp.
+func startWorker(ctx context.Context, f flags, dir, dbURL, smtp string) (*webProc, error) {
+	cmd := exec.CommandContext(ctx, f.web, "worker")
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "SMTP_ADDR="+smtp, "LOG_LEVEL=warn")
+	return spawn(cmd, filepath.Join(dir, "worker.log"))
+}
+
 // startFloor runs this very program with -serve-floor on a free loopback
 // port, a process of its own whose CPU is measured as the shop's is.
-func startFloor(ctx context.Context) (*webProc, error) {
+func startFloor(ctx context.Context, dir string) (*webProc, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -530,13 +531,11 @@ func startFloor(ctx context.Context) (*webProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, self, "-serve-floor", addr)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
+	w, err := spawn(exec.CommandContext(ctx, self, "-serve-floor", addr), filepath.Join(dir, "floor.log"))
+	if err != nil {
 		return nil, err
 	}
-	w := &webProc{cmd: cmd, base: "http://" + addr, done: make(chan error, 1)}
-	go func() { w.done <- cmd.Wait() }()
+	w.base = "http://" + addr
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
@@ -550,10 +549,10 @@ func startFloor(ctx context.Context) (*webProc, error) {
 	}
 }
 
-// measure runs leg, recording the web process's CPU time around it and,
-// with -profile and a name, a CPU profile of most of it.
+// measure runs leg, recording the CPU time of the web process and of this
+// load generator around it and, with -profile and a name, a CPU profile of
+// most of it.
 func (w *webProc) measure(ctx context.Context, f flags, name string, leg func() loadtest.Result) (loadtest.Result, error) {
-	pid := w.cmd.Process.Pid
 	profiled := make(chan error, 1)
 	if f.profileDir != "" && name != "" {
 		secs := max(1, int(f.duration.Seconds())-1)
@@ -561,6 +560,7 @@ func (w *webProc) measure(ctx context.Context, f flags, name string, leg func() 
 	} else {
 		profiled <- nil
 	}
+	pid := w.cmd.Process.Pid
 	before, err := loadtest.ProcessCPU(pid)
 	if err != nil {
 		return loadtest.Result{}, err
