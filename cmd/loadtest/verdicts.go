@@ -51,7 +51,7 @@ func verdicts(l legs) ([]loadtest.Verdict, error) {
 		Why: fmt.Sprintf("pgbench's leg leaves PostgreSQL all %d cores; during the app's, the web process took %.2f of a core (%s per order, the in-process provider's HTTP hop and transaction included) "+
 			"and the HTTP load generator %.2f, which PostgreSQL then lacks. "+
 			"Next: the shop, the provider and the load generator on machines of their own, or pinned to cores apart from PostgreSQL's",
-			runtime.NumCPU(), cores(l.appNew.CPU, l.appNew.Elapsed), fmtDur(l.appNew.CPUPerRequest()), cores(l.appNew.ClientCPU, l.appNew.Elapsed)),
+			runtime.NumCPU(), cores(l.appNew.CPU, l.appNew.Elapsed), loadtest.FormatDuration(l.appNew.CPUPerRequest()), cores(l.appNew.ClientCPU, l.appNew.Elapsed)),
 	}, {
 		Target:   "new orders ≥ 2× the seed's five-round-trip shape",
 		Measured: fmt.Sprintf("%.2f×", vsSeed),
@@ -68,18 +68,18 @@ func verdicts(l legs) ([]loadtest.Verdict, error) {
 			"Next: make loadtest PROFILE=… and the largest item in the profile", ratio(l.floor, l.pgPoint)),
 	}, {
 		Target:   "web CPU per replay ≤ 60 µs",
-		Measured: fmt.Sprintf("%s (a bare net/http server: %s)", fmtDur(cpu), fmtDur(floor)),
+		Measured: fmt.Sprintf("%s (a bare net/http server: %s)", loadtest.FormatDuration(cpu), loadtest.FormatDuration(floor)),
 		Met:      cpu > 0 && cpu <= replayCPU,
 		Why: fmt.Sprintf("the floor, a bare net/http server answering the same request, used %s per request on this machine, %.0f %% of the budget; "+
 			"routing, the security headers, the access log line, the token check, the strict decode, the fingerprint and the remembered answer add %s. "+
 			"Next: the access log line is the largest of them (LOG_LEVEL=warn drops it), then echo's middleware chain",
-			fmtDur(floor), 100*float64(floor)/float64(replayCPU), fmtDur(cpu-floor)),
+			loadtest.FormatDuration(floor), 100*float64(floor)/float64(replayCPU), loadtest.FormatDuration(cpu-floor)),
 	}}
 	for _, s := range l.sweeps {
 		p99 := float64(s.Result.P99) / float64(s.Baseline.P99)
 		vs = append(vs, loadtest.Verdict{
 			Target:   "claim p99 within 20 %: " + s.Result.Name,
-			Measured: fmt.Sprintf("p99 %.2f× (%s → %s)", p99, fmtDur(s.Baseline.P99), fmtDur(s.Result.P99)),
+			Measured: fmt.Sprintf("p99 %.2f× (%s → %s)", p99, loadtest.FormatDuration(s.Baseline.P99), loadtest.FormatDuration(s.Result.P99)),
 			Met:      p99 <= 1.2,
 			Why:      sweepWhy(s.Result.Name),
 		})
@@ -102,13 +102,4 @@ func cores(cpu, elapsed time.Duration) float64 {
 		return 0
 	}
 	return cpu.Seconds() / elapsed.Seconds()
-}
-
-func fmtDur(d time.Duration) string {
-	switch {
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
-	default:
-		return fmt.Sprintf("%d µs", d.Microseconds())
-	}
 }

@@ -43,14 +43,14 @@ func PrintTable(w io.Writer, rows []Row) error {
 		}
 		cpu := "—"
 		if c := r.Result.CPUPerRequest(); c > 0 {
-			cpu = fmtDur(c)
+			cpu = FormatDuration(c)
 		}
 		target := r.Target
 		if target == "" {
 			target = "—"
 		}
 		fmt.Fprintf(tw, "| %s\t %.0f\t %s\t %s\t %s\t %s\t %s\t %d\t\n", r.Result.Name, r.Result.Rate(), ratio, target,
-			fmtDur(r.Result.P50), fmtDur(r.Result.P99), cpu, r.Result.Errors)
+			FormatDuration(r.Result.P50), FormatDuration(r.Result.P99), cpu, r.Result.Errors)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -65,7 +65,9 @@ func TableString(rows []Row) string {
 	return b.String()
 }
 
-func fmtDur(d time.Duration) string {
+// FormatDuration writes a latency or a CPU time as the table does: µs,
+// ms with two decimals, or s.
+func FormatDuration(d time.Duration) string {
 	switch {
 	case d >= time.Second:
 		return fmt.Sprintf("%.2f s", d.Seconds())
