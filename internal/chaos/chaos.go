@@ -147,6 +147,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("heal: %w", err)
 	}
 	rep.SettleSeconds, rep.Unsettled = cl.settle(ctx, cfg.Settle)
+	logf("settled in %.1f s; waiting for the outbox's jobs", rep.SettleSeconds)
+	rep.Outbox.SettleSeconds, rep.Outbox.Left = cl.settleJobs(ctx, outboxSettle)
 	rep.Mail = mailTotals(cl.mail.Messages())
 	if err := check(ctx, cl.db, rep); err != nil {
 		return nil, fmt.Errorf("check: %w", err)

@@ -85,6 +85,36 @@ WHERE NOT EXISTS (SELECT FROM sent_mails m WHERE m.customer_id = o.customer_id A
 -- Outbox jobs not finished yet; a settled run has none.
 SELECT count(*) FROM river_job WHERE state NOT IN ('completed', 'cancelled', 'discarded');
 
+-- name: ChaosJobsLeftDetail :many
+-- The unfinished jobs with what River knows of them, so that a failed run
+-- says why they were left: when each is due, its attempts and last error.
+SELECT id, kind, state::text AS state, attempt,
+       extract(epoch FROM scheduled_at - now())::float8 AS due_in_seconds,
+       coalesce(errors[array_length(errors, 1)] ->> 'error', '')::text AS last_error,
+       coalesce(attempted_by[array_length(attempted_by, 1)], '')::text AS last_attempted_by
+FROM river_job
+WHERE state NOT IN ('completed', 'cancelled', 'discarded')
+ORDER BY id
+LIMIT 10;
+
+-- name: ChaosJobTotals :one
+-- How the outbox fared: jobs in all, those worked more than once (a
+-- rescue or a retry), and the longest any took from its order to its end.
+SELECT count(*) AS jobs,
+       count(*) FILTER (WHERE attempt > 1) AS retried,
+       coalesce(max(extract(epoch FROM coalesce(finalized_at, now()) - created_at)), 0)::float8 AS slowest_seconds
+FROM river_job;
+
+-- name: ChaosSlowestJob :one
+-- The job that took longest, with its errors, to say what slowed it.
+SELECT id, kind, attempt,
+       extract(epoch FROM coalesce(finalized_at, now()) - created_at)::float8 AS seconds,
+       coalesce((SELECT string_agg(format('+%ss %s', round(extract(epoch FROM (e ->> 'at')::timestamptz - j.created_at)::numeric, 1), e ->> 'error'), '; ')
+                 FROM unnest(j.errors) AS e), '')::text AS errors
+FROM river_job j
+ORDER BY coalesce(finalized_at, now()) - created_at DESC
+LIMIT 1;
+
 -- name: ChaosJobsDiscarded :one
 -- Outbox jobs River gave up on: their effect never happened.
 SELECT count(*) FROM river_job WHERE state IN ('cancelled', 'discarded');

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -90,12 +91,20 @@ func check(ctx context.Context, conn *database.DB, rep *Report) error {
 	for _, r := range noMail {
 		add(violOrderNoMail, fmt.Sprintf("order %s", r.ID))
 	}
-	left, err := d.ChaosJobsLeft(ctx)
-	if err != nil {
-		return err
-	}
-	if left > 0 {
-		add(violJobLeft, fmt.Sprintf("%d jobs not finished %.0f s after the drive", left, rep.SettleSeconds))
+	if left := rep.Outbox.Left; left != 0 {
+		detail, err := d.ChaosJobsLeftDetail(ctx)
+		if err != nil {
+			return err
+		}
+		// One example that says of each left job (up to ten) when it is
+		// due and why it failed, so that a failed CI run can be read.
+		jobs := make([]string, 0, len(detail))
+		for _, j := range detail {
+			jobs = append(jobs, fmt.Sprintf("job %d (%s) %s after %d attempts, due in %.1f s, last error %q by %s",
+				j.ID, j.Kind, j.State, j.Attempt, j.DueInSeconds, j.LastError, j.LastAttemptedBy))
+		}
+		add(violJobLeft, fmt.Sprintf("%d jobs not finished %.0f s after the keys settled: %s",
+			left, rep.Outbox.SettleSeconds, strings.Join(jobs, "; ")))
 	}
 	discarded, err := d.ChaosJobsDiscarded(ctx)
 	if err != nil {
@@ -152,5 +161,17 @@ func check(ctx context.Context, conn *database.DB, rep *Report) error {
 	rep.Database = Totals{Orders: totals.Orders, ChargesSucceeded: totals.ChargesSucceeded,
 		ChargesDeclined: totals.ChargesDeclined, Keys: totals.Keys, Keys402: totals.Keys402,
 		Refunds: totals.Refunds, CanceledKeys: totals.CanceledKeys, ParkedKeys: totals.ParkedKeys}
+	jobs, err := d.ChaosJobTotals(ctx)
+	if err != nil {
+		return err
+	}
+	rep.Outbox = OutboxTotals{Jobs: jobs.Jobs, Retried: jobs.Retried, SlowestSeconds: jobs.SlowestSeconds}
+	if jobs.Jobs > 0 {
+		j, err := d.ChaosSlowestJob(ctx)
+		if err != nil {
+			return err
+		}
+		rep.Outbox.Slowest = fmt.Sprintf("job %d (%s), %d attempts: %s", j.ID, j.Kind, j.Attempt, j.Errors)
+	}
 	return nil
 }

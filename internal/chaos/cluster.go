@@ -79,9 +79,9 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		"RECONCILE_INTERVAL=" + cfg.CompleterInterval.String(),
 		"SHUTDOWN_TIMEOUT=2s",
 		// The outbox's jobs run in the shops; a job a kill -9 left running
-		// is delivered again this soon, within the run's settling.
+		// is delivered again once River's rescuer sees it (outboxSettle).
 		"SMTP_ADDR=" + cl.mail.Addr(),
-		"JOB_RESCUE_AFTER=4s",
+		"JOB_RESCUE_AFTER=" + jobRescueAfter.String(),
 		"LOG_FORMAT=json",
 		"LOG_LEVEL=warn",
 	}
@@ -232,11 +232,38 @@ func (cl *cluster) settle(ctx context.Context, limit time.Duration) (seconds flo
 			started = n
 		}
 		orphans, oerr := chaosdb.New(cl.db.Conn()).ChaosChargesWithoutOrder(ctx)
-		if err == nil && oerr == nil && n == 0 && len(orphans) == 0 && cl.jobsLeft(ctx) == 0 {
+		if err == nil && oerr == nil && n == 0 && len(orphans) == 0 {
 			return time.Since(began).Seconds(), 0
 		}
 		if time.Since(began) > limit || ctx.Err() != nil {
 			return time.Since(began).Seconds(), started
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// The outbox's recovery runs on River's schedule, not the completer's: a
+// job whose worker was killed or paused stays running until River's
+// rescuer, which runs every 30 s on the leader (River does not let a
+// client change that), finds it older than JOB_RESCUE_AFTER; it is then
+// worked again a second later, and a second error (its retry met the
+// paused worker's lock, or a database still starting) puts the next try
+// 16 s later. outboxSettle covers that sequence with a margin; a run
+// waits that long only while jobs are left.
+const (
+	jobRescueAfter       = 4 * time.Second
+	riverRescuerInterval = 30 * time.Second
+	outboxSettle         = jobRescueAfter + riverRescuerInterval + time.Second + 16*time.Second + 5*time.Second
+)
+
+// settleJobs waits until every outbox job has finished, for up to limit,
+// and returns how long that took and how many are left.
+func (cl *cluster) settleJobs(ctx context.Context, limit time.Duration) (seconds float64, left int64) {
+	began := time.Now()
+	for {
+		left = cl.jobsLeft(ctx)
+		if left == 0 || time.Since(began) > limit || ctx.Err() != nil {
+			return time.Since(began).Seconds(), left
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

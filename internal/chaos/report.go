@@ -18,11 +18,12 @@ type Report struct {
 	Database    Totals       `json:"database"`
 	// SettleSeconds is how long the completer took to settle every key
 	// after the drive; Unsettled is how many were still started then.
-	SettleSeconds float64     `json:"settle_seconds"`
-	Unsettled     int64       `json:"unsettled"`
-	Mail          MailTotals  `json:"mail"`
-	Violations    []Violation `json:"violations"`
-	Seconds       float64     `json:"seconds"`
+	SettleSeconds float64      `json:"settle_seconds"`
+	Unsettled     int64        `json:"unsettled"`
+	Mail          MailTotals   `json:"mail"`
+	Outbox        OutboxTotals `json:"outbox"`
+	Violations    []Violation  `json:"violations"`
+	Seconds       float64      `json:"seconds"`
 	// Dir holds the processes' logs; it is deleted after a run that passed
 	// unless it was given.
 	Dir string `json:"dir"`
@@ -63,6 +64,21 @@ type Totals struct {
 	Refunds      int64 `json:"refunds"`
 	CanceledKeys int64 `json:"canceled_keys"`
 	ParkedKeys   int64 `json:"parked_keys"`
+}
+
+// OutboxTotals say how the orders' jobs fared: Retried were worked more
+// than once (rescued from a dead worker, or retried after an error), and
+// SlowestSeconds is the longest from a job's order to its end.
+type OutboxTotals struct {
+	// SettleSeconds is how long the jobs took to finish after the keys
+	// had settled; Left is how many had not then.
+	SettleSeconds  float64 `json:"settle_seconds"`
+	Left           int64   `json:"left"`
+	Jobs           int64   `json:"jobs"`
+	Retried        int64   `json:"retried"`
+	SlowestSeconds float64 `json:"slowest_seconds"`
+	// Slowest says which job that was and what its errors were.
+	Slowest string `json:"slowest"`
 }
 
 // Violation is one broken invariant: how often, and a few examples.
@@ -106,9 +122,10 @@ func (r *Report) Summary() string {
 	}
 	c, d := r.Clients, r.Disruptions
 	return fmt.Sprintf("chaos: %s: %d checkouts (%d placed, %d declined, %d not completed, %d unresolved) in %d attempts over %d instances; "+
-		"%d kill -9, %d SIGSTOP, %d PostgreSQL crashes, provider faults %s; database: %d orders, %d succeeded charges, %d refunds; %d mails (%d sent again with the same Message-ID); settled in %.1f s; %.0f s in all",
+		"%d kill -9, %d SIGSTOP, %d PostgreSQL crashes, provider faults %s; database: %d orders, %d succeeded charges, %d refunds; %d mails (%d sent again with the same Message-ID); keys settled in %.1f s, jobs %.1f s later (%d worked again, slowest %.1f s); %.0f s in all",
 		verdict, c.Checkouts, c.Placed, c.Declined, c.NotCompleted, c.Unresolved, c.Attempts, r.Config.Instances,
-		d.Kills, d.Stalls, d.DBCrashes, d.ProviderFaults, r.Database.Orders, r.Database.ChargesSucceeded, r.Database.Refunds, r.Mail.Messages, r.Mail.Resent, r.SettleSeconds, r.Seconds)
+		d.Kills, d.Stalls, d.DBCrashes, d.ProviderFaults, r.Database.Orders, r.Database.ChargesSucceeded, r.Database.Refunds, r.Mail.Messages, r.Mail.Resent, r.SettleSeconds,
+		r.Outbox.SettleSeconds, r.Outbox.Retried, r.Outbox.SlowestSeconds, r.Seconds)
 }
 
 // MailTotals count the confirmations the shops sent. Resent are copies of

@@ -82,6 +82,28 @@ func (q *Queries) ChaosChargesWithoutOrder(ctx context.Context) ([]ChaosChargesW
 	return items, nil
 }
 
+const chaosJobTotals = `-- name: ChaosJobTotals :one
+SELECT count(*) AS jobs,
+       count(*) FILTER (WHERE attempt > 1) AS retried,
+       coalesce(max(extract(epoch FROM coalesce(finalized_at, now()) - created_at)), 0)::float8 AS slowest_seconds
+FROM river_job
+`
+
+type ChaosJobTotalsRow struct {
+	Jobs           int64
+	Retried        int64
+	SlowestSeconds float64
+}
+
+// How the outbox fared: jobs in all, those worked more than once (a
+// rescue or a retry), and the longest any took from its order to its end.
+func (q *Queries) ChaosJobTotals(ctx context.Context) (ChaosJobTotalsRow, error) {
+	row := q.db.QueryRow(ctx, chaosJobTotals)
+	var i ChaosJobTotalsRow
+	err := row.Scan(&i.Jobs, &i.Retried, &i.SlowestSeconds)
+	return i, err
+}
+
 const chaosJobsDiscarded = `-- name: ChaosJobsDiscarded :one
 SELECT count(*) FROM river_job WHERE state IN ('cancelled', 'discarded')
 `
@@ -104,6 +126,57 @@ func (q *Queries) ChaosJobsLeft(ctx context.Context) (int64, error) {
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const chaosJobsLeftDetail = `-- name: ChaosJobsLeftDetail :many
+SELECT id, kind, state::text AS state, attempt,
+       extract(epoch FROM scheduled_at - now())::float8 AS due_in_seconds,
+       coalesce(errors[array_length(errors, 1)] ->> 'error', '')::text AS last_error,
+       coalesce(attempted_by[array_length(attempted_by, 1)], '')::text AS last_attempted_by
+FROM river_job
+WHERE state NOT IN ('completed', 'cancelled', 'discarded')
+ORDER BY id
+LIMIT 10
+`
+
+type ChaosJobsLeftDetailRow struct {
+	ID              int64
+	Kind            string
+	State           string
+	Attempt         int16
+	DueInSeconds    float64
+	LastError       string
+	LastAttemptedBy string
+}
+
+// The unfinished jobs with what River knows of them, so that a failed run
+// says why they were left: when each is due, its attempts and last error.
+func (q *Queries) ChaosJobsLeftDetail(ctx context.Context) ([]ChaosJobsLeftDetailRow, error) {
+	rows, err := q.db.Query(ctx, chaosJobsLeftDetail)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChaosJobsLeftDetailRow
+	for rows.Next() {
+		var i ChaosJobsLeftDetailRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Kind,
+			&i.State,
+			&i.Attempt,
+			&i.DueInSeconds,
+			&i.LastError,
+			&i.LastAttemptedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const chaosKeys = `-- name: ChaosKeys :many
@@ -359,6 +432,38 @@ func (q *Queries) ChaosRefundedOrders(ctx context.Context) ([]ChaosRefundedOrder
 		return nil, err
 	}
 	return items, nil
+}
+
+const chaosSlowestJob = `-- name: ChaosSlowestJob :one
+SELECT id, kind, attempt,
+       extract(epoch FROM coalesce(finalized_at, now()) - created_at)::float8 AS seconds,
+       coalesce((SELECT string_agg(format('+%ss %s', round(extract(epoch FROM (e ->> 'at')::timestamptz - j.created_at)::numeric, 1), e ->> 'error'), '; ')
+                 FROM unnest(j.errors) AS e), '')::text AS errors
+FROM river_job j
+ORDER BY coalesce(finalized_at, now()) - created_at DESC
+LIMIT 1
+`
+
+type ChaosSlowestJobRow struct {
+	ID      int64
+	Kind    string
+	Attempt int16
+	Seconds float64
+	Errors  string
+}
+
+// The job that took longest, with its errors, to say what slowed it.
+func (q *Queries) ChaosSlowestJob(ctx context.Context) (ChaosSlowestJobRow, error) {
+	row := q.db.QueryRow(ctx, chaosSlowestJob)
+	var i ChaosSlowestJobRow
+	err := row.Scan(
+		&i.ID,
+		&i.Kind,
+		&i.Attempt,
+		&i.Seconds,
+		&i.Errors,
+	)
+	return i, err
 }
 
 const chaosStartedKeys = `-- name: ChaosStartedKeys :one
