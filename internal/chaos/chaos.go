@@ -114,7 +114,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	// The whole run is bounded, startup and settling included.
-	ctx, cancel := context.WithTimeout(ctx, cfg.Duration+cfg.Drain+cfg.Settle+2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, cfg.Duration+cfg.Drain+cfg.Settle+outboxSettle+2*time.Minute)
 	defer cancel()
 
 	logf := func(format string, args ...any) {
