@@ -165,12 +165,14 @@ func check(ctx context.Context, conn *database.DB, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	rep.Outbox = OutboxTotals{Jobs: jobs.Jobs, Retried: jobs.Retried, SlowestSeconds: jobs.SlowestSeconds}
+	// Run has set the outbox's settling; these add to it.
+	rep.Outbox.Jobs, rep.Outbox.Retried = jobs.Jobs, jobs.Retried
 	if jobs.Jobs > 0 {
 		j, err := d.ChaosSlowestJob(ctx)
 		if err != nil {
 			return err
 		}
+		rep.Outbox.SlowestSeconds = j.Seconds
 		rep.Outbox.Slowest = fmt.Sprintf("job %d (%s), %d attempts: %s", j.ID, j.Kind, j.Attempt, j.Errors)
 	}
 	return nil
