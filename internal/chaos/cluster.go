@@ -225,21 +225,17 @@ func (cl *cluster) heal(ctx context.Context) error {
 // refunded every charge without an order, for up to limit, and returns how
 // long that took and how many keys are still started.
 func (cl *cluster) settle(ctx context.Context, limit time.Duration) (seconds float64, started int64) {
-	began := time.Now()
-	for {
-		n, err := chaosdb.New(cl.db.Conn()).ChaosStartedKeys(ctx)
-		if err == nil {
-			started = n
+	d := chaosdb.New(cl.db.Conn())
+	seconds = poll(ctx, limit, func() bool {
+		n, err := d.ChaosStartedKeys(ctx)
+		if err != nil {
+			return false
 		}
-		orphans, oerr := chaosdb.New(cl.db.Conn()).ChaosChargesWithoutOrder(ctx)
-		if err == nil && oerr == nil && n == 0 && len(orphans) == 0 {
-			return time.Since(began).Seconds(), 0
-		}
-		if time.Since(began) > limit || ctx.Err() != nil {
-			return time.Since(began).Seconds(), started
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		started = n
+		orphans, err := d.ChaosChargesWithoutOrder(ctx)
+		return err == nil && n == 0 && len(orphans) == 0
+	})
+	return seconds, started
 }
 
 // The outbox's recovery runs on River's schedule, not the completer's: a
@@ -259,14 +255,21 @@ const (
 // settleJobs waits until every outbox job has finished, for up to limit,
 // and returns how long that took and how many are left.
 func (cl *cluster) settleJobs(ctx context.Context, limit time.Duration) (seconds float64, left int64) {
-	began := time.Now()
-	for {
+	seconds = poll(ctx, limit, func() bool {
 		left = cl.jobsLeft(ctx)
-		if left == 0 || time.Since(began) > limit || ctx.Err() != nil {
-			return time.Since(began).Seconds(), left
-		}
+		return left == 0
+	})
+	return seconds, left
+}
+
+// poll asks done every 250 ms until it says yes, limit has passed or ctx
+// ends, and returns how long that took.
+func poll(ctx context.Context, limit time.Duration, done func() bool) (seconds float64) {
+	began := time.Now()
+	for !done() && time.Since(began) <= limit && ctx.Err() == nil {
 		time.Sleep(250 * time.Millisecond)
 	}
+	return time.Since(began).Seconds()
 }
 
 // jobsLeft is how many outbox jobs are not finished, or -1 when the
