@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -11,6 +12,22 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
+// customersDB connects to a new database of the test's own, with the
+// growth customers seeded as the legs seed them.
+func customersDB(t *testing.T) *pgx.Conn {
+	t.Helper()
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.WithoutCancel(ctx)) })
+	if err := seedCustomers(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
 // TestSeedKeys bulk-seeds keys as growth and sweepLoad do: each is a
 // finished row of the kit's idem_keys, scoped by a growth customer's id,
 // with the shop's order_keys row beside it, and old enough for the sweeper
@@ -18,14 +35,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func TestSeedKeys(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	conn, err := pgx.Connect(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if err := seedCustomers(ctx, conn); err != nil {
-		t.Fatal(err)
-	}
+	conn := customersDB(t)
 	if err := seedKeys(ctx, conn, "bulk-", 1, 1500, time.Hour); err != nil {
 		t.Fatal(err)
 	}

@@ -4,10 +4,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
-
-	"exactlyonce/internal/pgtest"
 )
 
 func TestDayPartitions(t *testing.T) {
@@ -67,14 +63,7 @@ func TestParseSweepBy(t *testing.T) {
 func TestPartitionRetention(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	conn, err := pgx.Connect(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if err := seedCustomers(ctx, conn); err != nil {
-		t.Fatal(err)
-	}
+	conn := customersDB(t)
 	now := time.Now()
 	parts := dayPartitions(now, 2, 1)
 	if err := createPartitioned(ctx, conn, parts); err != nil {
