@@ -19,6 +19,7 @@ import (
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/mailcatcher"
+	"exactlyonce/internal/outbox"
 )
 
 // cluster is everything a run starts: PostgreSQL, the provider, the shops.
@@ -240,16 +241,15 @@ func (cl *cluster) settle(ctx context.Context, limit time.Duration) (seconds flo
 
 // The outbox's recovery runs on River's schedule, not the completer's: a
 // job whose worker was killed or paused stays running until River's
-// rescuer, which runs every 30 s on the leader (River does not let a
-// client change that), finds it older than JOB_RESCUE_AFTER; it is then
+// rescuer, which runs every 30 s on the leader (outbox.RescuerInterval),
+// finds it older than JOB_RESCUE_AFTER; it is then
 // worked again a second later, and a second error (its retry met the
 // paused worker's lock, or a database still starting) puts the next try
 // 16 s later. outboxSettle covers that sequence with a margin; a run
 // waits that long only while jobs are left.
 const (
-	jobRescueAfter       = 4 * time.Second
-	riverRescuerInterval = 30 * time.Second
-	outboxSettle         = jobRescueAfter + riverRescuerInterval + time.Second + 16*time.Second + 5*time.Second
+	jobRescueAfter = 4 * time.Second
+	outboxSettle   = jobRescueAfter + outbox.RescuerInterval + time.Second + 16*time.Second + 5*time.Second
 )
 
 // settleJobs waits until every outbox job has finished, for up to limit,

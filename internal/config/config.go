@@ -112,8 +112,9 @@ type Config struct {
 	// MailFrom is the confirmations' sender (MAIL_FROM).
 	MailFrom string
 	// JobRescueAfter is how long an outbox job may stay running before it
-	// is taken for dead and delivered again (JOB_RESCUE_AFTER, default
-	// 1m); the chaos harness shortens it to see its kills' jobs rerun.
+	// is taken for dead and delivered again, at River's next rescuer pass
+	// (outbox.RescuerInterval) (JOB_RESCUE_AFTER, default 1m); the chaos
+	// harness shortens it to see its kills' jobs rerun.
 	JobRescueAfter time.Duration
 	// MailCatcher, when set (MAIL_CATCHER, such as 127.0.0.1:1025, which
 	// make run sets), starts the demo's in-memory SMTP server there; the

@@ -28,12 +28,19 @@ type ClientConfig struct {
 	// is how soon a new order's jobs start.
 	FetchPollInterval time.Duration
 	// RescueAfter is how long a job may stay running before River takes it
-	// for dead (its worker crashed) and delivers it again; zero means one
-	// minute. A run of a job is cut off at half of it (at most 30 s), so a
-	// job is never rescued while its worker still runs it.
+	// for dead (its worker crashed) and delivers it again, at the rescuer's
+	// next pass (RescuerInterval); zero means one minute. A run of a job is
+	// cut off at half of it (at most 30 s), so a job is never rescued while
+	// its worker still runs it.
 	RescueAfter time.Duration
 	Log         *slog.Logger
 }
+
+// RescuerInterval is how often River's rescuer, on the elected leader,
+// looks for jobs left running (River's JobRescuerIntervalDefault, which a
+// client cannot set): a job whose worker died is delivered again between
+// RescueAfter and RescueAfter + RescuerInterval after its run began.
+const RescuerInterval = 30 * time.Second
 
 // maxJobTimeout bounds one run of a job.
 const maxJobTimeout = 30 * time.Second
