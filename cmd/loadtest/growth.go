@@ -55,10 +55,7 @@ func growth(ctx context.Context, direct string, pgb loadtest.Pgbench, opts loadt
 				return nil, fmt.Errorf("growth seed: %w", err)
 			}
 			seeded += size - have
-			if _, err := conn.Exec(ctx, "VACUUM ANALYZE idem_keys"); err != nil {
-				return nil, err
-			}
-			if _, err := conn.Exec(ctx, "VACUUM ANALYZE order_keys"); err != nil {
+			if err := afterSeed(ctx, conn, false, "idem_keys", "order_keys"); err != nil {
 				return nil, err
 			}
 			fmt.Fprintf(os.Stderr, "loadtest: growth: seeded in %s\n", time.Since(began).Round(time.Millisecond))
@@ -127,6 +124,24 @@ func human(n int) string {
 	return strconv.Itoa(n)
 }
 
+// afterSeed runs VACUUM ANALYZE on tables a bulk seed wrote, so that the
+// planner and the visibility map know the new rows before a leg measures
+// them, and with checkpoint a CHECKPOINT, so that the leg does not pay for
+// writing the seed's pages out.
+func afterSeed(ctx context.Context, conn *pgx.Conn, checkpoint bool, tables ...string) error {
+	for _, t := range tables {
+		if _, err := conn.Exec(ctx, "VACUUM ANALYZE "+t); err != nil {
+			return fmt.Errorf("vacuum %s: %w", t, err)
+		}
+	}
+	if checkpoint {
+		if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	return nil
+}
+
 // sweepLoad measures the claim while the sweeper deletes n expired keys:
 // it bulk-seeds n finished keys created 25 hours ago (past the default
 // KEY_RETENTION), measures the claim alone, then again while `web sweep`
@@ -146,15 +161,9 @@ func sweepLoad(ctx context.Context, web, direct string, pgb loadtest.Pgbench, op
 	if err := seedKeys(ctx, conn, "expired-", 1, n, 25*time.Hour); err != nil {
 		return nil, 0, fmt.Errorf("sweep seed: %w", err)
 	}
-	if _, err := conn.Exec(ctx, "VACUUM ANALYZE idem_keys"); err != nil {
-		return nil, 0, err
-	}
-	if _, err := conn.Exec(ctx, "VACUUM ANALYZE order_keys"); err != nil {
-		return nil, 0, err
-	}
 	// The seed's writes checkpointed before the baseline, as in the
 	// partition leg, so that neither leg's baseline pays for them.
-	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+	if err := afterSeed(ctx, conn, true, "idem_keys", "order_keys"); err != nil {
 		return nil, 0, err
 	}
 	fmt.Fprintf(os.Stderr, "loadtest: sweep: seeded in %s\n", time.Since(began).Round(time.Millisecond))

@@ -199,12 +199,7 @@ func partitionLoad(ctx context.Context, direct string, pgb loadtest.Pgbench, opt
 	if err := seedPartition(ctx, conn, "expired-", expired[0], n); err != nil {
 		return nil, 0, nil, fmt.Errorf("partition seed: %w", err)
 	}
-	for _, t := range []string{"idem_keys_part", "order_keys_part", "idem_keys", "order_keys"} {
-		if _, err := conn.Exec(ctx, "VACUUM ANALYZE "+t); err != nil {
-			return nil, 0, nil, err
-		}
-	}
-	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+	if err := afterSeed(ctx, conn, true, "idem_keys_part", "order_keys_part", "idem_keys", "order_keys"); err != nil {
 		return nil, 0, nil, err
 	}
 	fmt.Fprintf(os.Stderr, "loadtest: partition: seeded in %s\n", time.Since(began).Round(time.Millisecond))
@@ -273,12 +268,7 @@ func partitionLoad(ctx context.Context, direct string, pgb loadtest.Pgbench, opt
 			return nil, 0, nil, err
 		}
 	}
-	for _, t := range []string{"idem_keys_part", "order_keys_part", "idem_keys", "order_keys"} {
-		if _, err := conn.Exec(ctx, "VACUUM ANALYZE "+t); err != nil {
-			return nil, 0, nil, err
-		}
-	}
-	if _, err := conn.Exec(ctx, "CHECKPOINT"); err != nil {
+	if err := afterSeed(ctx, conn, true, "idem_keys_part", "order_keys_part", "idem_keys", "order_keys"); err != nil {
 		return nil, 0, nil, err
 	}
 	plain, err := pgb.Run(ctx, fmt.Sprintf("pgbench: claim (idem_keys, %s keys), after the drop", human(live)), "claim.sql", opts, map[string]string{"cust": cust})
