@@ -174,33 +174,33 @@ func dropPartition(ctx context.Context, conn *pgx.Conn, p dayPartition, concurre
 // partition of the stand-ins (with the days since, today's and tomorrow's
 // partitions beside it), the claim (on the shop's idem_keys) alone, then
 // again while retention detaches and drops that day, begun a second into
-// the claim's leg. It returns the two rows and how long the detach and
-// drop took, in all and step by step.
-func partitionLoad(ctx context.Context, direct string, pgb loadtest.Pgbench, opts loadtest.Options, cust string, n int, concurrently bool) ([]loadtest.Row, time.Duration, []string, error) {
+// the claim's leg. It returns the rows and a sentence saying how long the
+// detach and drop took, in all and step by step.
+func partitionLoad(ctx context.Context, direct string, pgb loadtest.Pgbench, opts loadtest.Options, cust string, n int, concurrently bool) ([]loadtest.Row, string, error) {
 	conn, err := pgx.Connect(ctx, direct)
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, "", err
 	}
 	defer conn.Close(ctx)
 	if err := seedCustomers(ctx, conn); err != nil {
-		return nil, 0, nil, err
+		return nil, "", err
 	}
 	now := time.Now()
 	parts := dayPartitions(now, 2, 1)
 	expired := expiredPartitions(parts, now, 24*time.Hour)
 	if len(expired) != 1 {
-		return nil, 0, nil, fmt.Errorf("partitions: %d expired of %d, want the oldest alone", len(expired), len(parts))
+		return nil, "", fmt.Errorf("partitions: %d expired of %d, want the oldest alone", len(expired), len(parts))
 	}
 	if err := createPartitioned(ctx, conn, parts); err != nil {
-		return nil, 0, nil, err
+		return nil, "", err
 	}
 	began := time.Now()
 	fmt.Fprintf(os.Stderr, "loadtest: partition: seeding %d expired keys into %s\n", n, expired[0].Suffix)
 	if err := seedPartition(ctx, conn, "expired-", expired[0], n); err != nil {
-		return nil, 0, nil, fmt.Errorf("partition seed: %w", err)
+		return nil, "", fmt.Errorf("partition seed: %w", err)
 	}
 	if err := afterSeed(ctx, conn, true, "idem_keys_part", "order_keys_part", "idem_keys", "order_keys"); err != nil {
-		return nil, 0, nil, err
+		return nil, "", err
 	}
 	fmt.Fprintf(os.Stderr, "loadtest: partition: seeded in %s\n", time.Since(began).Round(time.Millisecond))
 	how := "DETACH … CONCURRENTLY"
@@ -209,7 +209,7 @@ func partitionLoad(ctx context.Context, direct string, pgb loadtest.Pgbench, opt
 	}
 	quiet, err := pgb.Run(ctx, fmt.Sprintf("pgbench: claim alone, %s expired keys in a partition", human(n)), "claim.sql", opts, map[string]string{"cust": cust})
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, "", err
 	}
 	type dropped struct {
 		took time.Duration
@@ -233,21 +233,23 @@ func partitionLoad(ctx context.Context, direct string, pgb loadtest.Pgbench, opt
 	busy, err := pgb.Run(ctx, fmt.Sprintf("pgbench: claim while retention drops the %s keys' partition (%s + DROP)", human(n), how), "claim.sql", opts, map[string]string{"cust": cust})
 	d := <-done
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, "", err
 	}
 	if d.err != nil {
-		return nil, 0, nil, d.err
+		return nil, "", d.err
 	}
 	var left int
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM idem_keys_part").Scan(&left); err != nil {
-		return nil, 0, nil, err
+		return nil, "", err
 	}
 	if left != 0 {
-		return nil, 0, nil, fmt.Errorf("partition: %d keys left after the drop", left)
+		return nil, "", fmt.Errorf("partition: %d keys left after the drop", left)
 	}
 	rows := []loadtest.Row{{Result: quiet}, {Result: busy, Baseline: &quiet, Target: "p99 within 20 %"}}
+	took := fmt.Sprintf("%s + DROP TABLE of the %s expired keys' partition (idem_keys_part and order_keys_part) took %s (%s)",
+		how, human(n), d.took.Round(time.Millisecond), strings.Join(steps, ", "))
 	if !concurrently {
-		return rows, d.took, steps, nil
+		return rows, took, nil
 	}
 	// What a claim into the partitioned table itself would cost (the
 	// advisory lock, the lookup in each partition, the routing): the
@@ -257,27 +259,27 @@ func partitionLoad(ctx context.Context, direct string, pgb loadtest.Pgbench, opt
 	// The stand-ins are empty now (left is 0 above).
 	var live int
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM idem_keys").Scan(&live); err != nil {
-		return nil, 0, nil, err
+		return nil, "", err
 	}
 	if live > 0 {
 		fmt.Fprintf(os.Stderr, "loadtest: partition: seeding %d live keys into %s, as many as idem_keys holds\n", live, parts[1].Suffix)
 		if err := seedPartition(ctx, conn, "live-", parts[1], live); err != nil {
-			return nil, 0, nil, err
+			return nil, "", err
 		}
 	}
 	if err := afterSeed(ctx, conn, true, "idem_keys_part", "order_keys_part", "idem_keys", "order_keys"); err != nil {
-		return nil, 0, nil, err
+		return nil, "", err
 	}
 	plain, err := pgb.Run(ctx, fmt.Sprintf("pgbench: claim (idem_keys, %s keys), after the drop", human(live)), "claim.sql", opts, map[string]string{"cust": cust})
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, "", err
 	}
 	parted, err := pgb.Run(ctx, fmt.Sprintf("pgbench: claim into the partitioned stand-in (%d partitions, %s keys), advisory lock + lookup", len(parts)-1, human(live)), "claim_part.sql", opts, map[string]string{"cust": cust})
 	if err != nil {
-		return nil, 0, nil, err
+		return nil, "", err
 	}
 	rows = append(rows, loadtest.Row{Result: plain}, loadtest.Row{Result: parted, Baseline: &plain, Target: "cost per claim"})
-	return rows, d.took, steps, nil
+	return rows, took, nil
 }
 
 // parseSweepBy reads -sweep-by: a comma-separated list of delete,
