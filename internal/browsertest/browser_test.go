@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,19 +115,42 @@ func run[T any](t *testing.T, ctx context.Context, what string, a chromedp.Actio
 	return v
 }
 
-// waitFor evaluates a JavaScript condition until it holds. It tolerates the
-// errors of an evaluation cut short by a navigation, which is what this
-// waits through.
+// waitFor evaluates a JavaScript condition until it holds.
 func waitFor(t *testing.T, ctx context.Context, what, condition string) {
+	t.Helper()
+	poll(t, ctx, what, `!!(`+condition+`)`, func(ok bool) bool { return ok })
+}
+
+// waitForText waits, as waitFor does, until a condition holds, and returns
+// the text of the element selector finds, read in the same evaluation. A
+// read of its own after the wait could meet a page being replaced (chromedp:
+// "No node with given id found"), which failed a CI run.
+func waitForText(t *testing.T, ctx context.Context, what, condition, selector string) string {
+	t.Helper()
+	type found struct {
+		OK   bool   `json:"ok"`
+		Text string `json:"text"`
+	}
+	expr := `(() => {
+		const e = (` + condition + `) && document.querySelector(` + strconv.Quote(selector) + `);
+		return e ? {ok: true, text: e.textContent} : {ok: false, text: ""};
+	})()`
+	return strings.TrimSpace(poll(t, ctx, what, expr, func(f found) bool { return f.OK }).Text)
+}
+
+// poll evaluates a JavaScript expression until done accepts its value, and
+// returns that value. It tolerates the errors of an evaluation cut short by
+// a navigation, which is what this waits through.
+func poll[T any](t *testing.T, ctx context.Context, what, expr string, done func(T) bool) T {
 	t.Helper()
 	deadline := time.Now().Add(stepTimeout)
 	var last error
 	for time.Now().Before(deadline) {
 		stepCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		ok, err := chromedp.Run(stepCtx, chromedp.Evaluate[bool](`!!(`+condition+`)`))
+		v, err := chromedp.Run(stepCtx, chromedp.Evaluate[T](expr))
 		cancel()
-		if err == nil && ok {
-			return
+		if err == nil && done(v) {
+			return v
 		}
 		if err != nil {
 			last = err
@@ -135,7 +160,9 @@ func waitFor(t *testing.T, ctx context.Context, what, condition string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("%s: still false after %s (last error: %v)", what, stepTimeout, last)
+	t.Fatalf("%s: still not there after %s (last error: %v)", what, stepTimeout, last)
+	var zero T
+	return zero
 }
 
 // repoRoot is the module root, two levels above this package.

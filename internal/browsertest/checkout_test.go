@@ -63,8 +63,7 @@ func waitForReceipt(t *testing.T, ctx context.Context, extra string) string {
 	if extra != "" {
 		cond += " && " + extra
 	}
-	waitFor(t, ctx, "receipt", cond)
-	return strings.TrimSpace(run(t, ctx, "read the order id", chromedp.Text(chromedp.CSS(`[data-testid=order-id]`))))
+	return waitForText(t, ctx, "receipt", cond, `[data-testid=order-id]`)
 }
 
 func TestDoubleClickPayChargesOnce(t *testing.T) {

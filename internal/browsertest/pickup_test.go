@@ -2,7 +2,6 @@ package browsertest_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -23,8 +22,8 @@ func TestPickupFormReservesOnce(t *testing.T) {
 		b.click();
 		setTimeout(() => b.click(), 100);
 	})()`))
-	waitFor(t, ctx, "reservation", `location.pathname.startsWith("/pickup/") && document.querySelector('[data-testid=pickup-reserved]')`)
-	first := strings.TrimSpace(run(t, ctx, "read the id", chromedp.Text(chromedp.CSS(`[data-testid=pickup-id]`))))
+	first := waitForText(t, ctx, "reservation", `location.pathname.startsWith("/pickup/") && document.querySelector('[data-testid=pickup-reserved]')`,
+		`[data-testid=pickup-id]`)
 
 	do(t, ctx, "go back", chromedp.Evaluate[chromedp.Void](`history.back()`))
 	waitFor(t, ctx, "pickup form again", `location.pathname === "/pickup" && document.querySelector('[data-testid=reserve]')`)
@@ -32,8 +31,8 @@ func TestPickupFormReservesOnce(t *testing.T) {
 		document.querySelector('[data-testid=pickup-name]').value = 'Ada';
 		document.querySelector('[data-testid=reserve]').click();
 	})()`))
-	waitFor(t, ctx, "reservation again", `location.pathname.startsWith("/pickup/") && document.querySelector('[data-testid=pickup-reserved]')`)
-	again := strings.TrimSpace(run(t, ctx, "read the id", chromedp.Text(chromedp.CSS(`[data-testid=pickup-id]`))))
+	again := waitForText(t, ctx, "reservation again", `location.pathname.startsWith("/pickup/") && document.querySelector('[data-testid=pickup-reserved]')`,
+		`[data-testid=pickup-id]`)
 
 	var n int
 	if err := h.DB.Pool.QueryRow(context.Background(), `SELECT count(*) FROM pickup_reservations`).Scan(&n); err != nil {

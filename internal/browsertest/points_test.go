@@ -24,9 +24,9 @@ func TestOrderInTheBrowserEarnsPointsAndAMail(t *testing.T) {
 	h.WaitCount(t, 1, `SELECT count(*) FROM loyalty_ledger`)
 	h.WaitCount(t, 1, `SELECT count(*) FROM sent_mails`)
 	do(t, ctx, "reload the receipt", chromedp.Reload())
-	waitFor(t, ctx, "points on the receipt",
-		`(document.querySelector('[data-testid=order-points]') || {textContent: ''}).textContent.includes('earned')`)
-	balance := run(t, ctx, "read the balance", chromedp.Text(chromedp.CSS(`[data-testid=points-balance]`)))
+	balance := waitForText(t, ctx, "points on the receipt",
+		`(document.querySelector('[data-testid=order-points]') || {textContent: ''}).textContent.includes('earned')`,
+		`[data-testid=points-balance]`)
 	if !strings.Contains(balance, "points") || strings.HasPrefix(strings.TrimSpace(balance), "0 ") {
 		t.Errorf("receipt: got balance %q, want the order's points", balance)
 	}
