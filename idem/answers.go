@@ -1,5 +1,7 @@
 package idem
 
+import "time"
+
 // Answers remembers finished keys in this process, so that a replay costs
 // no round trip to the database. It is safe because a finished key is
 // final: its fingerprint and its response never change again, and the
@@ -8,12 +10,13 @@ package idem
 // started key changes hands, so every claim of one goes to the database.
 //
 // A bounded, expiring LRU cache fits it as it is; the shop passes
-// hashicorp/golang-lru's expirable.LRU[string, idem.Answer]. Keep the
-// entries' lifetime short (a minute) next to the retention: a remembered
-// answer can outlive its row by that long, replaying a key the sweeper has
-// just deleted instead of treating it as new, which is harmless (the key is
-// past its retention either way) but should stay brief. Each process has
-// its own memory; as the answers never change, they need no invalidation.
+// hashicorp/golang-lru's expirable.LRU[string, idem.Answer], with its
+// entries' lifetime as Options.AnswersFor. A key is remembered only while
+// it is younger than Options.Retention minus that lifetime, so every entry
+// expires before the sweeper may delete its row: a key used again after the
+// sweep is a new operation, and is never answered with the old one's
+// answer. Each process has its own memory; as the answers never change,
+// they need no invalidation.
 type Answers interface {
 	Get(key string) (Answer, bool)
 	Add(key string, a Answer) (evicted bool)
@@ -45,13 +48,23 @@ func (s *Store) Recall(r Request) (c Claim, ok bool, err error) {
 	if !ok {
 		return Claim{}, false, nil
 	}
-	c, err = s.answer(Key{Fingerprint: a.Fingerprint, Finished: true, Answer: a.Response}, r.Fingerprint)
+	c, err = s.answer(Key{Fingerprint: a.Fingerprint, Finished: true, Answer: a.Response}, r)
 	return c, true, err
 }
 
-// remember keeps a finished key's answer, read from the database by a claim.
+// rememberMargin covers the time between a claim's read of a key's age and
+// the moment its answer is added to the memory, and the two clocks (the
+// database's, which the age and the sweep use, and this process's, which
+// the entries' lifetime uses).
+const rememberMargin = time.Second
+
+// remember keeps a finished key's answer, read from the database by a claim,
+// unless its entry could outlive the row (see Options.AnswersFor). The age
+// is counted from the key's creation, which is no later than its finish,
+// from which the sweeper counts the retention: the rule errs on the safe
+// side.
 func (s *Store) remember(r Request, k Key) {
-	if s.answers == nil || !k.Finished {
+	if s.answers == nil || !k.Finished || k.Age >= s.rememberWhile {
 		return
 	}
 	s.answers.Add(answerKey(r.Scope, r.Key), Answer{Fingerprint: k.Fingerprint, Response: k.Answer})

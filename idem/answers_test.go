@@ -41,7 +41,7 @@ func TestAnswersAreRememberedOnceFinished(t *testing.T) {
 	ctx := context.Background()
 	pool := idemtest.NewPool(t)
 	memory := &mapAnswers{m: map[string]idem.Answer{}}
-	s := idem.NewStore(pool, idem.Options{Lease: 3 * time.Second, Answers: memory})
+	s := idem.NewStore(pool, idem.Options{Lease: 3 * time.Second, Answers: memory, AnswersFor: time.Minute, Retention: time.Hour})
 	forget := func(t *testing.T, scope, key string) {
 		t.Helper()
 		if _, err := pool.Exec(ctx, "DELETE FROM idem_keys WHERE scope = $1 AND key = $2", scope, key); err != nil {
@@ -99,4 +99,39 @@ func TestAnswersAreRememberedOnceFinished(t *testing.T) {
 			t.Fatalf("got %+v, %v, want a new claim of the forgotten key", c, err)
 		}
 	})
+}
+
+// TestAnswersNeverOutliveTheirRows replays a key late in its life, when the
+// sweeper may delete its row before a remembered entry would expire: the
+// store must not remember it, or the same key used again after the sweep (a
+// new operation) would be answered with the old one's answer from memory.
+func TestAnswersNeverOutliveTheirRows(t *testing.T) {
+	ctx := context.Background()
+	pool := idemtest.NewPool(t)
+	memory := &mapAnswers{m: map[string]idem.Answer{}}
+	s := idem.NewStore(pool, idem.Options{Lease: 3 * time.Second, Answers: memory, AnswersFor: time.Minute, Retention: time.Hour})
+	l := claimLock(t, s, request("late", "a"))
+	if err := l.Finish(ctx, idem.Response{Status: 201, Body: []byte(`{"id":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	// 59 min 30 s old: under the retention, but its entry would live a
+	// minute, past the sweep.
+	if _, err := pool.Exec(ctx, `UPDATE idem_keys SET created_at = now() - interval '59 minutes 30 seconds',
+		finished_at = now() - interval '59 minutes 30 seconds' WHERE key = 'late'`); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.Claim(ctx, request("late", "a")); err != nil || c.Replay == nil {
+		t.Fatalf("replay: got %+v, %v, want the stored answer", c, err)
+	}
+	if len(memory.m) != 0 {
+		t.Fatalf("remembered a key whose row the sweeper may delete before the entry expires: %v", memory.m)
+	}
+	sweeper := &idem.Sweeper{Store: s, Keep: 59 * time.Minute}
+	if res, err := sweeper.Pass(ctx); err != nil || res.Keys != 1 {
+		t.Fatalf("sweep: got %+v, %v, want the key deleted", res, err)
+	}
+	c, err := s.Claim(ctx, request("late", "b"))
+	if err != nil || c.Lock == nil {
+		t.Fatalf("the key used again after its sweep: got %+v, %v, want a new operation", c, err)
+	}
 }

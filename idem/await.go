@@ -7,21 +7,26 @@ import (
 )
 
 // Await waits for the attempt that holds a key to finish it and returns the
-// stored response. It gives up with ErrInProgress when ctx ends first (set
-// a deadline: how long a waiting client may be kept), and returns
-// ErrNotFound when the holder released the key, so the caller may claim it.
+// stored response. It gives up when ctx ends first (set a deadline: how long
+// a waiting client may be kept) with the key's *InProgressError as last
+// seen, whose RetryAfter says when to ask again; it returns ErrNotFound
+// when the holder released the key, so the caller may claim it.
 func (s *Store) Await(ctx context.Context, scope, key string) (Response, error) {
-	var resp Response
+	var (
+		resp    Response
+		pending error = &InProgressError{RetryAfter: minRetryAfter}
+	)
 	err := Poll(ctx, func(ctx context.Context) (bool, error) {
 		var err error
 		resp, err = s.Get(ctx, scope, key)
 		if errors.Is(err, ErrInProgress) {
+			pending = err
 			return false, nil
 		}
 		return true, err
 	})
 	if err != nil && ctx.Err() != nil {
-		return Response{}, ErrInProgress
+		return Response{}, pending
 	}
 	return resp, err
 }

@@ -1,6 +1,7 @@
 package idem
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -22,11 +23,28 @@ type Request struct {
 	// Fingerprint identifies what was asked (see Fingerprint); the same key
 	// sent with another fingerprint is refused with ErrMismatch.
 	Fingerprint []byte
+	// Accept lists the fingerprints an earlier version of the caller's
+	// fingerprint rule gave this same request: a key stored under one of
+	// them is judged as if stored under Fingerprint. It lets a change of
+	// the rule leave the keys stored before it retryable, byte for byte,
+	// until they are swept.
+	Accept [][]byte
 	// Payload is kept with the key for whoever settles it if this attempt
 	// dies (a Settler); it may be nil.
 	Payload json.RawMessage
 	// Lease overrides the store's Lease for this attempt when set.
 	Lease time.Duration
+}
+
+// fingerprintFor is the fingerprint r is judged by against a key stored
+// with stored: Fingerprint, or the accepted one that is stored.
+func (r Request) fingerprintFor(stored []byte) []byte {
+	for _, a := range r.Accept {
+		if bytes.Equal(a, stored) {
+			return a
+		}
+	}
+	return r.Fingerprint
 }
 
 func (s *Store) leaseOf(r Request) time.Duration {
@@ -71,7 +89,7 @@ func (s *Store) Claim(ctx context.Context, r Request) (Claim, error) {
 		// Inserted by another transaction after this statement's snapshot.
 		return retryable(s.Resume(ctx, r))
 	case err != nil:
-		return Claim{}, fmt.Errorf("claim key: %w", err)
+		return Claim{}, storeError("claim key", err)
 	case row.Inserted:
 		return Claim{Lock: s.Held(r, operation, token, sent)}, nil
 	}
@@ -89,18 +107,18 @@ func (s *Store) Claim(ctx context.Context, r Request) (Claim, error) {
 // with idem_claim in a statement of its own, and reads the existing key in
 // the same statement, calls it when nothing was inserted.
 func (s *Store) Decide(ctx context.Context, r Request, k Key) (Claim, error) {
-	if s.verdict(k, r.Fingerprint) == VerdictTakeOver {
+	if s.verdict(k, r) == VerdictTakeOver {
 		return retryable(s.Resume(ctx, r))
 	}
 	s.remember(r, k)
-	return s.answer(k, r.Fingerprint)
+	return s.answer(k, r)
 }
 
 // retryable turns a key that vanished between a claim's two looks
 // (released by its holder, or swept) into one to claim again, at once.
 func retryable(c Claim, err error) (Claim, error) {
 	if errors.Is(err, ErrNotFound) {
-		return c, &InProgressError{}
+		return c, &InProgressError{RetryAfter: minRetryAfter}
 	}
 	return c, err
 }
@@ -122,29 +140,29 @@ func (s *Store) Held(r Request, operationID, token string, sent time.Time) *Lock
 func (s *Store) Resume(ctx context.Context, r Request) (Claim, error) {
 	sent := time.Now()
 	var c Claim
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, "resume key", func(tx pgx.Tx) error {
 		q := idemdb.New(tx)
 		row, err := q.LockKey(ctx, idemdb.LockKeyParams{Scope: r.Scope, Key: r.Key})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrNotFound
 		}
 		if err != nil {
-			return fmt.Errorf("lock key: %w", err)
+			return storeError("lock key", err)
 		}
 		k, err := KeyOf(row.Fingerprint, row.Status, row.LeaseLeftSeconds, row.AgeSeconds,
 			row.ResponseStatus, row.ResponseHeaders, row.ResponseBody)
 		if err != nil {
 			return err
 		}
-		if s.verdict(k, r.Fingerprint) != VerdictTakeOver {
+		if s.verdict(k, r) != VerdictTakeOver {
 			s.remember(r, k)
-			c, err = s.answer(k, r.Fingerprint)
+			c, err = s.answer(k, r)
 			return err
 		}
 		token := NewID()
 		taken, err := q.TakeOver(ctx, idemdb.TakeOverParams{Scope: r.Scope, Key: r.Key, LockToken: token, Lease: s.leaseOf(r)})
 		if err != nil {
-			return fmt.Errorf("take over key: %w", err)
+			return storeError("take over key", err)
 		}
 		c = Claim{Lock: &Lock{store: s, Scope: r.Scope, Key: r.Key, OperationID: taken.OperationID,
 			Token: token, Payload: taken.Request, TakenOver: true, lease: s.leaseOf(r), sent: sent}}
@@ -180,10 +198,12 @@ func KeyOf(fingerprint []byte, status string, leaseLeft, age float64, respStatus
 	return k, err
 }
 
-// verdict is Judge, with the store's ResumeWithin: a key too old to be
-// resumed is not taken over by a claim but left to the completer.
-func (s *Store) verdict(k Key, fingerprint []byte) Verdict {
-	v := Judge(k.Fingerprint, fingerprint, k.Finished, k.LeaseLeft > 0)
+// verdict is Judge, with the request's accepted fingerprints and the
+// store's ResumeWithin: a key stored under a fingerprint r accepts matches,
+// and a key too old to be resumed is not taken over by a claim but left to
+// the completer.
+func (s *Store) verdict(k Key, r Request) Verdict {
+	v := Judge(k.Fingerprint, r.fingerprintFor(k.Fingerprint), k.Finished, k.LeaseLeft > 0)
 	if v == VerdictTakeOver && s.resumeWithin > 0 && k.Age >= s.resumeWithin {
 		return VerdictTooOld
 	}
@@ -191,17 +211,18 @@ func (s *Store) verdict(k Key, fingerprint []byte) Verdict {
 }
 
 // answer turns every verdict but a takeover into what Claim returns.
-func (s *Store) answer(k Key, fingerprint []byte) (Claim, error) {
-	switch s.verdict(k, fingerprint) {
+func (s *Store) answer(k Key, r Request) (Claim, error) {
+	switch s.verdict(k, r) {
 	case VerdictMismatch:
 		return Claim{}, ErrMismatch
 	case VerdictReplay:
 		resp := k.Answer
 		return Claim{Replay: &resp}, nil
 	case VerdictTooOld:
-		return Claim{}, &InProgressError{RetryAfter: s.lease}
+		// Left to the completer, which settles it within its next passes.
+		return Claim{}, &InProgressError{RetryAfter: maxRetryAfter}
 	}
-	return Claim{}, &InProgressError{RetryAfter: max(k.LeaseLeft, 0)}
+	return Claim{}, &InProgressError{RetryAfter: retryAfter(k), Held: true}
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

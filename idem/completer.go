@@ -3,7 +3,6 @@ package idem
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -100,7 +99,7 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 			break
 		}
 		if err != nil {
-			return n, fmt.Errorf("take stuck key: %w", err)
+			return n, storeError("take stuck key", err)
 		}
 		l := &Lock{store: c.Store, Scope: row.Scope, Key: row.Key, OperationID: row.OperationID,
 			Token: token, Payload: row.Request, TakenOver: true, ByCompleter: true, lease: c.Store.lease, sent: sent}

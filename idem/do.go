@@ -14,33 +14,54 @@ import (
 // transaction, so the write and the answer land together.
 type Work func(ctx context.Context, tx pgx.Tx) (Response, error)
 
+// Outcome is what Do came to: the response to send, and whether it was
+// stored by an earlier request with the key rather than made by this call.
+type Outcome struct {
+	Response
+	// Replayed is true when the response is another request's stored
+	// answer (a retry after it finished, or a double submit that waited
+	// for it): only then is it sent with Idempotent-Replayed: true.
+	Replayed bool
+}
+
 // Do runs work at most once per key and returns its response, or the stored
 // response of the attempt that ran it:
 //
 //   - a new (or taken over) key runs work under a kept lease and finishes
 //     in work's transaction; if work fails, nothing was written and the key
-//     is released, so a retry runs it again;
-//   - a key another attempt holds is awaited for up to wait, then
-//     ErrInProgress;
-//   - a key used with another fingerprint fails with ErrMismatch.
-func (s *Store) Do(ctx context.Context, r Request, wait time.Duration, work Work) (Response, error) {
-	c, err := s.Claim(ctx, r)
-	if errors.Is(err, ErrInProgress) {
-		waitCtx, cancel := context.WithTimeout(ctx, wait)
-		defer cancel()
-		return s.Await(waitCtx, r.Scope, r.Key)
-	}
+//     is released, so a retry runs it again. The work goes on if ctx is
+//     cancelled (the client went away), within one lease;
+//   - a key another attempt holds is awaited for up to wait; if that
+//     attempt fails and releases the key meanwhile (its work refused the
+//     request, or its client went away before it wrote), this call claims
+//     the key afresh and runs work itself, so it gets the same refusal or
+//     its own answer, never an error of the other request's;
+//   - a key still held when wait runs out fails with ErrInProgress, and a
+//     key used with another fingerprint with ErrMismatch.
+func (s *Store) Do(ctx context.Context, r Request, wait time.Duration, work Work) (Outcome, error) {
+	c, err := s.ClaimOrAwait(ctx, r, wait)
 	if err != nil {
-		return Response{}, err
+		return Outcome{}, err
 	}
 	if c.Replay != nil {
-		return *c.Replay, nil
+		return Outcome{Response: *c.Replay, Replayed: true}, nil
 	}
 	lock := c.Lock
-	held, stop := lock.Keep(ctx)
+	// The work is not cut short when the client goes away: a browser drops
+	// the first request of a double click for the second, which is waiting
+	// for the first's answer. One lease bounds it instead (and ctx's
+	// deadline, if it has one), so that a stuck write cannot keep the key.
+	bounded, cancel := context.WithTimeout(context.WithoutCancel(ctx), lock.lease)
+	defer cancel()
+	if d, ok := ctx.Deadline(); ok {
+		var cancelAt context.CancelFunc
+		bounded, cancelAt = context.WithDeadline(bounded, d)
+		defer cancelAt()
+	}
+	held, stop := lock.Keep(bounded)
 	defer stop()
 	var resp Response
-	err = pgx.BeginFunc(held, s.pool, func(tx pgx.Tx) error {
+	err = s.inTx(held, "idempotent work", func(tx pgx.Tx) error {
 		var err error
 		if resp, err = work(held, tx); err != nil {
 			return err
@@ -56,7 +77,31 @@ func (s *Store) Do(ctx context.Context, r Request, wait time.Duration, work Work
 			// Rolled back: nothing was written, so the key may be retried.
 			_ = lock.Release(context.WithoutCancel(ctx))
 		}
-		return Response{}, fmt.Errorf("idempotent work: %w", err)
+		return Outcome{}, fmt.Errorf("idempotent work: %w", err)
 	}
-	return resp, nil
+	return Outcome{Response: resp}, nil
+}
+
+// ClaimOrAwait claims the key, and when another attempt holds it waits up
+// to wait for that attempt's answer (a Claim with Replay). A key its holder
+// released while this call waited is claimed again, so the caller runs the
+// operation itself rather than fail because another request did. After
+// wait it fails with ErrInProgress. Do and Middleware are built on it.
+func (s *Store) ClaimOrAwait(ctx context.Context, r Request, wait time.Duration) (Claim, error) {
+	waitCtx, cancel := context.WithTimeout(ctx, max(wait, 0))
+	defer cancel()
+	for {
+		c, err := s.Claim(ctx, r)
+		if !errors.Is(err, ErrInProgress) || waitCtx.Err() != nil {
+			return c, err
+		}
+		resp, err := s.Await(waitCtx, r.Scope, r.Key)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue // released by its holder: claim it afresh
+		case err != nil:
+			return Claim{}, err
+		}
+		return Claim{Replay: &resp}, nil
+	}
 }

@@ -24,12 +24,37 @@ var (
 )
 
 // InProgressError is ErrInProgress with how long the client should wait
-// before it retries: what is left of the holder's lease.
+// before it asks again (see retryAfter).
 type InProgressError struct {
 	RetryAfter time.Duration
+	// Held reports whether the holder's lease still runs by the database
+	// clock. Store.Get sets it: false means the lease ran out, so the next
+	// claim takes the key over.
+	Held bool
 }
 
 func (e *InProgressError) Error() string { return ErrInProgress.Error() }
 
 // Is makes errors.Is(err, ErrInProgress) hold.
 func (e *InProgressError) Is(target error) bool { return target == ErrInProgress }
+
+// The bounds of the Retry-After a key in progress is answered with.
+const (
+	minRetryAfter = time.Second
+	maxRetryAfter = 5 * time.Second
+)
+
+// retryAfter estimates when asking again about a started key is useful:
+// about as long as its attempt has run already (a slow call tends to stay
+// slow), from 1 to 5 s, and no later than its lease runs out, when a retry
+// may take it over. It is never the lease itself: a holder that is alive
+// renews its lease for as long as it works, so what is left of the lease
+// says nothing about when the answer will exist, and a client told to wait
+// that long would wait for nothing.
+func retryAfter(k Key) time.Duration {
+	d := min(max(k.Age, minRetryAfter), maxRetryAfter)
+	if k.LeaseLeft > 0 && k.LeaseLeft < d {
+		d = max(k.LeaseLeft, minRetryAfter)
+	}
+	return d
+}

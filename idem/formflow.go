@@ -49,14 +49,14 @@ func (f *FormFlow) Submit(c echo.Context, s Submission, work Work) error {
 		parts = append(parts, []byte(field))
 	}
 	r := Request{Scope: s.Visitor, Key: k.Key, Fingerprint: Fingerprint(parts...)}
-	resp, err := f.Store.Do(c.Request().Context(), r, f.Wait, work)
+	o, err := f.Store.Do(c.Request().Context(), r, f.Wait, work)
 	if errors.Is(err, ErrInProgress) {
 		return c.Redirect(http.StatusSeeOther, f.statusURL(k.Key))
 	}
 	if err != nil {
 		return err
 	}
-	return Replay(c, resp)
+	return Write(c, o)
 }
 
 func (f *FormFlow) statusURL(key string) string {

@@ -69,7 +69,7 @@ func (l *Lock) finish(ctx context.Context, q *idemdb.Queries, resp Response) err
 		ResponseStatus: int32(resp.Status), ResponseHeaders: header, ResponseBody: resp.Body,
 	})
 	if err != nil {
-		return fmt.Errorf("finish key: %w", err)
+		return storeError("finish key", err)
 	}
 	if !ok {
 		return ErrLockLost
@@ -83,7 +83,26 @@ func (l *Lock) finish(ctx context.Context, q *idemdb.Queries, resp Response) err
 func (l *Lock) Release(ctx context.Context) error {
 	n, err := l.store.q.Release(ctx, idemdb.ReleaseParams{Scope: l.Scope, Key: l.Key, LockToken: l.Token})
 	if err != nil {
-		return fmt.Errorf("release key: %w", err)
+		return storeError("release key", err)
+	}
+	if n == 0 {
+		return ErrLockLost
+	}
+	return nil
+}
+
+// Expire ends this attempt's lease now, by the database clock, and leaves the
+// key started: the next claim takes it over at once and resumes the
+// operation, instead of being told to wait for a lease nobody will renew.
+// Call it when the attempt stops without knowing the outcome of its work
+// (a downstream call that failed or timed out) and without having written
+// anything, after its lease keeper has stopped; a retry then repeats the
+// downstream call with the same derived key. ErrLockLost means the key is no
+// longer this attempt's.
+func (l *Lock) Expire(ctx context.Context) error {
+	n, err := l.store.q.Expire(ctx, idemdb.ExpireParams{Scope: l.Scope, Key: l.Key, LockToken: l.Token})
+	if err != nil {
+		return storeError("expire lease", err)
 	}
 	if n == 0 {
 		return ErrLockLost
@@ -100,7 +119,7 @@ func (l *Lock) Heartbeat(ctx context.Context) error {
 		return ErrLockLost
 	}
 	if err != nil {
-		return fmt.Errorf("heartbeat: %w", err)
+		return storeError("heartbeat", err)
 	}
 	return nil
 }

@@ -29,13 +29,17 @@ type MiddlewareConfig struct {
 	// them through unprotected.
 	Required bool
 	// Wait is how long a request may wait for another attempt holding its
-	// key before it is answered 409. Zero answers 409 at once.
+	// key before it is answered 409 (ClaimOrAwait). Zero answers 409 at
+	// once.
 	Wait time.Duration
 	// MaxBody is the largest body read for the fingerprint; default 1 MiB.
 	MaxBody int64
 	// Refuse answers a request the key refuses: status 400, 409 or 422 and
-	// err one of ErrBadKey, ErrInProgress, ErrMismatch. By default it is
-	// returned as an *echo.HTTPError for the application's error handler.
+	// err one of ErrBadKey, ErrInProgress (an *InProgressError with its
+	// RetryAfter), ErrLockLost (a newer attempt took the key over, so the
+	// handler's answer was not stored and is not sent) or ErrMismatch. By
+	// default it is returned as an *echo.HTTPError for the application's
+	// error handler.
 	Refuse func(c echo.Context, status int, err error) error
 }
 
@@ -102,19 +106,10 @@ func Middleware(cfg MiddlewareConfig) echo.MiddlewareFunc {
 
 func serve(c echo.Context, next echo.HandlerFunc, cfg MiddlewareConfig, r Request) error {
 	ctx := c.Request().Context()
-	claim, err := cfg.Store.Claim(ctx, r)
-	if errors.Is(err, ErrInProgress) && cfg.Wait > 0 {
-		waitCtx, cancel := context.WithTimeout(ctx, cfg.Wait)
-		var resp Response
-		resp, err = cfg.Store.Await(waitCtx, r.Scope, r.Key)
-		cancel()
-		if err == nil {
-			claim.Replay = &resp
-		}
-	}
+	claim, err := cfg.Store.ClaimOrAwait(ctx, r, cfg.Wait)
 	switch {
-	case errors.Is(err, ErrInProgress), errors.Is(err, ErrNotFound):
-		return cfg.Refuse(c, http.StatusConflict, ErrInProgress)
+	case errors.Is(err, ErrInProgress):
+		return cfg.Refuse(c, http.StatusConflict, err)
 	case errors.Is(err, ErrMismatch):
 		return cfg.Refuse(c, http.StatusUnprocessableEntity, err)
 	case err != nil:
@@ -129,7 +124,7 @@ func serve(c echo.Context, next echo.HandlerFunc, cfg MiddlewareConfig, r Reques
 	c.SetRequest(c.Request().WithContext(held))
 	c.Set("idem.lock", lock)
 	real := c.Response().Writer
-	rec := &recorder{ResponseWriter: real}
+	rec := &recorder{ResponseWriter: real, header: real.Header().Clone()}
 	c.Response().Writer = rec
 	err = next(c)
 	c.Response().Writer = real
@@ -142,7 +137,14 @@ func serve(c echo.Context, next echo.HandlerFunc, cfg MiddlewareConfig, r Reques
 			err = relErr
 		}
 	default:
-		if finErr := lock.Finish(background, rec.response()); finErr != nil && !errors.Is(finErr, ErrLockLost) {
+		finErr := lock.Finish(background, rec.response())
+		if errors.Is(finErr, ErrLockLost) {
+			// Another attempt took the key over: the answer recorded here
+			// is not the one a retry will get, so it is not sent either.
+			rec.discard(c.Response())
+			return cfg.Refuse(c, http.StatusConflict, ErrLockLost)
+		}
+		if finErr != nil {
 			return finErr
 		}
 	}
@@ -154,23 +156,36 @@ func serve(c echo.Context, next echo.HandlerFunc, cfg MiddlewareConfig, r Reques
 
 // Replay writes a stored answer, marked with Idempotent-Replayed: true.
 func Replay(c echo.Context, resp Response) error {
+	return Write(c, Outcome{Response: resp, Replayed: true})
+}
+
+// Write sends an outcome of Do: its status, the stored headers and the body,
+// marked with Idempotent-Replayed: true only when it is a replay, so a
+// client can tell a fresh answer from one it gets again.
+func Write(c echo.Context, o Outcome) error {
 	h := c.Response().Header()
-	for k, v := range resp.Header {
+	for k, v := range o.Header {
 		h.Set(k, v)
 	}
-	h.Set(HeaderReplayed, "true")
-	c.Response().WriteHeader(resp.Status)
-	_, err := c.Response().Write(resp.Body)
+	if o.Replayed {
+		h.Set(HeaderReplayed, "true")
+	}
+	c.Response().WriteHeader(o.Status)
+	_, err := c.Response().Write(o.Body)
 	return err
 }
 
 // recorder holds a handler's answer back until it is stored, so that a
-// client never sees an answer its retry would not get.
+// client never sees an answer its retry would not get. It has headers of its
+// own, sent with the answer by flush.
 type recorder struct {
 	http.ResponseWriter
+	header http.Header
 	status int
 	body   bytes.Buffer
 }
+
+func (r *recorder) Header() http.Header { return r.header }
 
 func (r *recorder) WriteHeader(status int) { r.status = status }
 
@@ -195,7 +210,20 @@ func (r *recorder) flush() error {
 	if r.status == 0 {
 		return nil
 	}
+	h := r.ResponseWriter.Header()
+	clear(h)
+	for k, v := range r.header {
+		h[k] = v
+	}
 	r.ResponseWriter.WriteHeader(r.status)
 	_, err := r.ResponseWriter.Write(r.body.Bytes())
 	return err
+}
+
+// discard drops the recorded answer, and Echo's note that the handler
+// committed one, so that another answer can be written in its place.
+func (r *recorder) discard(resp *echo.Response) {
+	r.status, r.header = 0, nil
+	r.body.Reset()
+	resp.Committed, resp.Status, resp.Size = false, http.StatusOK, 0
 }

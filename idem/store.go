@@ -21,6 +21,9 @@ type Store struct {
 	lease        time.Duration
 	resumeWithin time.Duration
 	answers      Answers
+	// rememberWhile is the age below which a finished key may be
+	// remembered: Retention minus the entries' lifetime (see remember).
+	rememberWhile time.Duration
 }
 
 // Options configure a Store.
@@ -40,8 +43,16 @@ type Options struct {
 	// past it, repeating the first attempt's call would do the work twice.
 	ResumeWithin time.Duration
 	// Answers, when set, remembers finished keys in this process, so that
-	// replays skip the database (see Answers). Default: nothing remembered.
-	Answers Answers
+	// replays skip the database (see Answers). AnswersFor is how long its
+	// entries live, and Retention how long finished keys stay in the table
+	// (the Sweeper's Keep). A key is remembered only while its age plus
+	// AnswersFor is under Retention, so that no remembered answer outlives
+	// its row: after the sweep, the same key is a new operation, and an
+	// answer remembered past that would name the old one. Answers without
+	// both remembers nothing. Default: nothing remembered.
+	Answers    Answers
+	AnswersFor time.Duration
+	Retention  time.Duration
 }
 
 // NewStore returns a Store on pool, whose database has Migrations applied.
@@ -49,7 +60,11 @@ func NewStore(pool *pgxpool.Pool, opts Options) *Store {
 	if opts.Lease <= 0 {
 		opts.Lease = 30 * time.Second
 	}
-	return &Store{pool: pool, q: idemdb.New(pool), kind: opts.Kind, lease: opts.Lease, resumeWithin: opts.ResumeWithin, answers: opts.Answers}
+	s := &Store{pool: pool, q: idemdb.New(pool), kind: opts.Kind, lease: opts.Lease, resumeWithin: opts.ResumeWithin}
+	if opts.Answers != nil && opts.AnswersFor > 0 && opts.Retention > opts.AnswersFor+rememberMargin {
+		s.answers, s.rememberWhile = opts.Answers, opts.Retention-opts.AnswersFor-rememberMargin
+	}
+	return s
 }
 
 // Kind is the kind of operation this store's keys protect (Options.Kind).
@@ -87,10 +102,11 @@ func (s *Store) Get(ctx context.Context, scope, key string) (Response, error) {
 		return Response{}, ErrNotFound
 	}
 	if err != nil {
-		return Response{}, fmt.Errorf("get key: %w", err)
+		return Response{}, storeError("get key", err)
 	}
 	if row.Status != "finished" {
-		return Response{}, &InProgressError{RetryAfter: max(seconds(row.LeaseLeftSeconds), 0)}
+		k := Key{LeaseLeft: seconds(row.LeaseLeftSeconds), Age: seconds(row.AgeSeconds)}
+		return Response{}, &InProgressError{RetryAfter: retryAfter(k), Held: k.LeaseLeft > 0}
 	}
 	return responseFrom(row.ResponseStatus, row.ResponseHeaders, row.ResponseBody)
 }

@@ -2,7 +2,6 @@ package idem
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -64,19 +63,24 @@ func (s *Sweeper) Pass(ctx context.Context) (SweepResult, error) {
 		}
 		var n int
 		began := time.Now()
-		err := pgx.BeginFunc(ctx, s.Store.pool, func(tx pgx.Tx) error {
+		err := s.Store.inTx(ctx, "sweep keys", func(tx pgx.Tx) error {
 			q := idemdb.New(tx)
 			if s.Exclusive {
 				locked, err := q.TrySweepLock(ctx, SweepLockID)
-				if err != nil || !locked {
-					res.Busy = err == nil
-					return err
+				if err != nil {
+					return storeError("sweep lock", err)
+				}
+				if !locked {
+					res.Busy = true
+					return nil
 				}
 			}
 			rows, err := q.Sweep(ctx, idemdb.SweepParams{Keep: s.Keep, Batch: batch, Kind: s.Store.kind})
-			if err != nil || len(rows) == 0 || s.OnDelete == nil {
-				n = len(rows)
-				return err
+			if err != nil {
+				return storeError("sweep keys", err)
+			}
+			if n = len(rows); n == 0 || s.OnDelete == nil {
+				return nil
 			}
 			deleted := make([]SweptKey, len(rows))
 			for i, r := range rows {
@@ -85,11 +89,10 @@ func (s *Sweeper) Pass(ctx context.Context) (SweepResult, error) {
 					deleted[i].Status = int(*r.ResponseStatus)
 				}
 			}
-			n = len(rows)
 			return s.OnDelete(ctx, tx, deleted)
 		})
 		if err != nil {
-			return res, fmt.Errorf("sweep keys: %w", err)
+			return res, err
 		}
 		if res.Busy {
 			return res, nil

@@ -129,7 +129,7 @@ type OrdersPage struct {
 }
 
 // ProcessingPage is shown while an earlier submit of the same order is
-// still running.
+// still running, or has stopped without an answer (Retry).
 type ProcessingPage struct {
 	StatusURL      string
 	RefreshSeconds int
@@ -151,8 +151,9 @@ type DeclinedPage struct {
 
 // OutagePage is a payment whose outcome is not known yet.
 type OutagePage struct {
-	// RetryAfterSeconds is how long the first attempt keeps the order; a
-	// retry before then waits for it.
+	// RetryAfterSeconds is when trying again is useful: a couple of
+	// seconds once the attempt handed its key back, the lock when it could
+	// not (a retry before then waits for it).
 	RetryAfterSeconds int
 	Retry             CheckoutForm
 }
@@ -163,4 +164,13 @@ type ErrorPage struct {
 	Title   string
 	Message string
 	Action  Link
+}
+
+// processingRefresh is where a processing page reloads to: its status while
+// the order runs, nowhere once it shows a form (see Processing).
+func processingRefresh(p ProcessingPage) string {
+	if p.Retry != nil {
+		return ""
+	}
+	return p.StatusURL
 }

@@ -77,6 +77,13 @@ SET locked_until = now() + @lease::interval
 WHERE scope = @scope AND key = @key AND lock_token = @lock_token::uuid AND status = 'started'
 RETURNING locked_until;
 
+-- name: Expire :execrows
+-- Ends the lease of the attempt holding lock_token now, by the database
+-- clock, leaving the key started: the next claim takes it over at once.
+UPDATE idem_keys
+SET locked_until = now()
+WHERE scope = @scope AND key = @key AND lock_token = @lock_token::uuid AND status = 'started';
+
 -- name: Finish :one
 -- The fenced finish (idem_finish): false means the attempt lost the key.
 SELECT idem_finish(@scope::text, @key::text, @lock_token::uuid, @response_status::integer,
@@ -90,7 +97,8 @@ WHERE scope = @scope AND key = @key AND lock_token = @lock_token::uuid AND statu
 
 -- name: GetKey :one
 SELECT status, response_status, response_headers, response_body,
-       extract(epoch FROM locked_until - now())::double precision AS lease_left_seconds
+       extract(epoch FROM locked_until - now())::double precision AS lease_left_seconds,
+       extract(epoch FROM now() - created_at)::double precision AS age_seconds
 FROM idem_keys
 WHERE scope = @scope AND key = @key;
 

@@ -42,6 +42,9 @@ type Config struct {
 	BaseURL         string
 	LockTimeout     time.Duration
 	ProviderTimeout time.Duration
+	// FinishTimeout bounds the statement that writes an order (see
+	// checkout.Config); zero means the engine's default.
+	FinishTimeout time.Duration
 	// Demo turns on the demo controls.
 	Demo bool
 	// Hooks are passed to the checkout engine; tests use them.
@@ -180,8 +183,9 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		cfg.Jobs.LoyaltyHooks.AfterAward = bothErrHooks(labRunner.CrashAfterAward, cfg.Jobs.LoyaltyHooks.AfterAward)
 	}
 	engine := checkout.New(d, cat, payments, checkout.Config{
-		LockTimeout: cfg.LockTimeout, Hooks: hooks, Metrics: m, Log: cfg.Log,
+		LockTimeout: cfg.LockTimeout, FinishTimeout: cfg.FinishTimeout, Hooks: hooks, Metrics: m, Log: cfg.Log,
 		ProviderKeyWindow: cfg.ProviderKeyWindow, Answers: rememberAnswers(cfg.RememberedAnswers),
+		AnswersFor: rememberFor, KeyRetention: cfg.KeyRetention,
 	})
 	completer := checkout.NewCompleter(engine, payments, checkout.CompleterConfig{
 		Grace: cfg.CompleterGrace, MaxAttempts: cfg.MaxSettleAttempts,
@@ -199,7 +203,8 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		deps.Provider = provider
 		deps.Lab = labRunner
 	}
-	keys := idem.NewStore(pool, idem.Options{Kind: pickup.KeyKind, Lease: cfg.LockTimeout, Answers: rememberAnswers(cfg.RememberedAnswers)})
+	keys := idem.NewStore(pool, idem.Options{Kind: pickup.KeyKind, Lease: cfg.LockTimeout,
+		Answers: rememberAnswers(cfg.RememberedAnswers), AnswersFor: rememberFor, Retention: cfg.KeyRetention})
 	deps.Keys, deps.Pickups = keys, pickup.NewStore(d)
 	deps.Sessions, deps.FormKeys, deps.Forms = browserSessions(cfg)
 	deps.AllowedHosts = append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))

@@ -4,9 +4,14 @@ import (
 	"context"
 	"mime"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/database"
@@ -47,6 +52,7 @@ func TestDatabaseOutage(t *testing.T) {
 	}
 	h := apptest.NewOnPool(t, pool)
 	c := h.NewCustomer(t)
+	b := newBrowser(t, h)
 
 	for _, outage := range []struct {
 		name string
@@ -56,6 +62,7 @@ func TestDatabaseOutage(t *testing.T) {
 		{"crash", pg.Crash},
 	} {
 		key := "during-" + outage.name
+		pickupForm := b.pickupForm(t, "Ada "+outage.name)
 		if err := outage.stop(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -66,6 +73,12 @@ func TestDatabaseOutage(t *testing.T) {
 		wantUnavailable(t, h, "order", http.MethodPost, "/api/orders", oneMug,
 			"Authorization", "Bearer "+c.Token, "Idempotency-Key", key)
 		wantUnavailable(t, h, "orders", http.MethodGet, "/api/orders", "", "Authorization", "Bearer "+c.Token)
+		// The kit's routes too: its key store answers ErrUnavailable.
+		wantUnavailable(t, h, "pickup", http.MethodPost, "/api/pickups", `{"slot":"sat-am","name":"Ada"}`,
+			"Authorization", "Bearer "+c.Token, "Idempotency-Key", `"pickup-`+key+`"`)
+		if r := b.post(t, "/pickup", pickupForm); r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+			t.Errorf("%s: pickup form: got %d (Retry-After %q), want a 503 page with Retry-After", outage.name, r.Status, r.Header.Get("Retry-After"))
+		}
 		if r := h.Do(t, http.MethodGet, "/readyz", ""); r.Status != http.StatusServiceUnavailable {
 			t.Errorf("%s: /readyz: got %d, want 503", outage.name, r.Status)
 		}
@@ -77,6 +90,13 @@ func TestDatabaseOutage(t *testing.T) {
 		waitReady(t, h)
 		if r := h.PlaceOrder(t, c, key, oneMug); r.Status != http.StatusCreated {
 			t.Errorf("%s: order after restart: got %d %s, want 201", outage.name, r.Status, r.Body)
+		}
+		if r := h.Do(t, http.MethodPost, "/api/pickups", `{"slot":"sat-am","name":"Ada"}`,
+			"Authorization", "Bearer "+c.Token, "Idempotency-Key", `"pickup-`+key+`"`); r.Status != http.StatusCreated {
+			t.Errorf("%s: pickup after restart: got %d %s, want 201", outage.name, r.Status, r.Body)
+		}
+		if r := b.post(t, "/pickup", pickupForm); r.Status != http.StatusSeeOther {
+			t.Errorf("%s: pickup form after restart: got %d, want 303 to the reservation", outage.name, r.Status)
 		}
 		if r := h.Do(t, http.MethodGet, "/", ""); r.Status != http.StatusOK {
 			t.Errorf("%s: catalog page after restart: got %d, want 200", outage.name, r.Status)
@@ -141,4 +161,58 @@ func waitReady(t *testing.T, h *apptest.Harness) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// browser keeps cookies and does not follow redirects, as a shopper's
+// browser without JavaScript would be seen by the server.
+type browser struct {
+	h      *apptest.Harness
+	client *http.Client
+}
+
+func newBrowser(t *testing.T, h *apptest.Harness) *browser {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &browser{h: h, client: &http.Client{Jar: jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+// pickupForm loads the pickup form, while the database is up, and fills it.
+func (b *browser) pickupForm(t *testing.T, name string) url.Values {
+	t.Helper()
+	resp, err := b.client.Get(b.h.URL + "/pickup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /pickup: got %d, %v", resp.StatusCode, err)
+	}
+	form := url.Values{}
+	doc.Find(`[data-testid="pickup-form"] input[type="hidden"]`).Each(func(_ int, in *goquery.Selection) {
+		form.Set(in.AttrOr("name", ""), in.AttrOr("value", ""))
+	})
+	form.Set("slot", "sat-am")
+	form.Set("name", name)
+	return form
+}
+
+func (b *browser) post(t *testing.T, path string, form url.Values) apptest.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, b.h.URL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", b.h.URL)
+	resp, err := b.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return apptest.Response{Status: resp.StatusCode, Header: resp.Header}
 }

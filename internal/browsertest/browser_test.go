@@ -181,7 +181,25 @@ func repoRoot(t *testing.T) string {
 // UPDATE_SCREENSHOTS=1: a test run should not dirty the work tree.
 func screenshot(t *testing.T, ctx context.Context, name, docName string) {
 	t.Helper()
-	savePNG(t, run(t, ctx, "screenshot "+name, chromedp.FullScreenshot(100)), name, docName)
+	// A page the browser is still replacing (the second click of a
+	// double-click lands after the first's receipt) has no layout for a
+	// moment, and Chromium refuses to capture it ("Cannot take screenshot
+	// with 0 width"): wait for a laid-out page, and try again a few times.
+	var err error
+	for range 5 {
+		waitFor(t, ctx, "a laid-out page for "+name,
+			`document.readyState === "complete" && document.documentElement.getBoundingClientRect().width > 0`)
+		stepCtx, cancel := context.WithTimeout(ctx, stepTimeout)
+		var png []byte
+		png, err = chromedp.Run(stepCtx, chromedp.FullScreenshot(100))
+		cancel()
+		if err == nil {
+			savePNG(t, png, name, docName)
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("screenshot %s: %v", name, err)
 }
 
 // savePNG stores a screenshot as screenshot describes.

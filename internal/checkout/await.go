@@ -32,7 +32,7 @@ func (e *Engine) State(ctx context.Context, customer uuid.UUID, key string) (Key
 	case errors.Is(err, idem.ErrNotFound):
 		return KeyState{}, ErrNoSuchKey
 	case errors.As(err, &busy):
-		return KeyState{Held: busy.RetryAfter > 0}, nil
+		return KeyState{Held: busy.Held}, nil
 	case err != nil:
 		return KeyState{}, fmt.Errorf("read key: %w", database.Translate(err))
 	}
@@ -48,6 +48,13 @@ func (e *Engine) Await(ctx context.Context, customer uuid.UUID, key string, dead
 	defer cancel()
 	err := idem.Poll(ctx, func(ctx context.Context) (bool, error) {
 		s, err := e.State(ctx, customer, key)
+		if ctx.Err() != nil {
+			// The wait is over (Poll returns ctx's error), whatever the
+			// read said: a deadline that passed before the first read must
+			// not count as "stopped holding", or a caller that loops on
+			// Place and Await would spin until the lock runs out.
+			return false, nil
+		}
 		// An error is for Place to meet and report.
 		return err != nil || !s.Held, nil
 	})

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/google/uuid"
@@ -68,6 +69,60 @@ func (e *Engine) charge(ctx context.Context, a Attempt, c claim, priced catalog.
 		return payment.Charge{}, &OutcomeUnknownError{Reason: payment.ReasonFailed, RetryAfter: e.lockFor(a), Err: err}
 	}
 	return ch, err
+}
+
+// The defaults of Config.ProviderRetries and ProviderBackoff: two more
+// calls, 0.2 and 0.4 s apart at most, turn a blip of the provider into a
+// slower answer rather than a 502.
+const (
+	defaultProviderRetries = 2
+	defaultProviderBackoff = 200 * time.Millisecond
+)
+
+// chargeRetried is phase 2 as an attempt runs it: charge, asked again with
+// the same derived key after an answer that was lost or a refusal that
+// passes (see worthRetrying), up to Config.ProviderRetries times, while the
+// lease is kept. A timeout is not asked again here: it has cost a whole
+// provider timeout already, and the key is handed back for the client's
+// retry instead (see chargeAndFinish).
+func (e *Engine) chargeRetried(ctx context.Context, a Attempt, c claim, priced catalog.Priced) (payment.Charge, error) {
+	wait := e.cfg.ProviderBackoff
+	for retry := 0; ; retry++ {
+		ch, err := e.charge(ctx, a, c, priced)
+		if retry >= e.cfg.ProviderRetries || !worthRetrying(err) {
+			return ch, err
+		}
+		t := time.NewTimer(wait/2 + rand.N(wait/2+1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ch, err
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}
+
+// worthRetrying reports whether a charge error may go away if the same call
+// is made again at once: the provider's answer was lost or never came (a
+// 5xx, a broken connection, no connection at all), or the provider refused
+// for a reason that passes (payment.ProviderError.Transient). A declined
+// card, a canceled operation and a timeout are not.
+func worthRetrying(err error) bool {
+	var (
+		unknown     *OutcomeUnknownError
+		refused     *payment.ProviderError
+		unavailable *payment.UnavailableError
+	)
+	switch {
+	case !errors.As(err, &unknown):
+		return false
+	case errors.As(err, &refused):
+		return refused.Transient()
+	case errors.As(err, &unavailable):
+		return unavailable.Reason != payment.ReasonTimeout
+	}
+	return false
 }
 
 // providerResult is the result label of a provider call's metric.

@@ -109,7 +109,7 @@ func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced)
 // the key's scope.
 func (e *Engine) keyRequest(a Attempt, request json.RawMessage) idem.Request {
 	return idem.Request{Scope: a.CustomerID.String(), Key: a.Key, Fingerprint: a.Fingerprint,
-		Payload: request, Lease: e.lockFor(a)}
+		Accept: a.AcceptFingerprints, Payload: request, Lease: e.lockFor(a)}
 }
 
 // claimed turns the kit's verdict on a key that existed into the order

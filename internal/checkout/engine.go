@@ -92,11 +92,24 @@ type Config struct {
 	// charge a second time. Such a key is left to the completer, which only
 	// cancels (idem.Options.ResumeWithin).
 	ProviderKeyWindow time.Duration
-	Hooks             Hooks
+	// ProviderRetries is how many times an attempt asks the provider again,
+	// with the same derived key, after an answer that was lost (a 5xx, a
+	// connection that broke or was refused) or a refusal that passes (429,
+	// 409, 401), before it gives up and hands the key back (default 2;
+	// negative: none). The waits between them start at ProviderBackoff
+	// (default 200 ms) and double, with jitter. The provider's idempotency
+	// makes each retry return the one charge.
+	ProviderRetries int
+	ProviderBackoff time.Duration
+	Hooks           Hooks
 	// Answers, when set, remembers finished order keys in this process so
 	// that replays skip the database (idem.Options.Answers); nil remembers
 	// nothing.
 	Answers idem.Answers
+	// AnswersFor is how long Answers keeps an entry, and KeyRetention how
+	// long finished keys are kept: a key is remembered only while its entry
+	// cannot outlive its row (idem.Options.AnswersFor).
+	AnswersFor, KeyRetention time.Duration
 	// Metrics receives the engine's counters; nil counts into a registry
 	// nobody reads.
 	Metrics *metrics.Metrics
@@ -140,11 +153,18 @@ func New(d *database.DB, cat *catalog.Catalog, payments Payments, cfg Config) *E
 	if cfg.ProviderKeyWindow == 0 {
 		cfg.ProviderKeyWindow = DefaultProviderKeyWindow
 	}
+	if cfg.ProviderRetries == 0 {
+		cfg.ProviderRetries = defaultProviderRetries
+	}
+	if cfg.ProviderBackoff <= 0 {
+		cfg.ProviderBackoff = defaultProviderBackoff
+	}
 	e := &Engine{
 		db: d, catalog: cat, payments: payments, cfg: cfg,
 		// The order keys live in the kit's store; a claim never resumes a
 		// key the provider may have forgotten (see ProviderKeyWindow).
-		keys:    idem.NewStore(d.Pool, idem.Options{Kind: KeyKind, Lease: cfg.LockTimeout, ResumeWithin: cfg.ProviderKeyWindow, Answers: cfg.Answers}),
+		keys: idem.NewStore(d.Pool, idem.Options{Kind: KeyKind, Lease: cfg.LockTimeout, ResumeWithin: cfg.ProviderKeyWindow,
+			Answers: cfg.Answers, AnswersFor: cfg.AnswersFor, Retention: cfg.KeyRetention}),
 		metrics: cfg.Metrics, log: cfg.Log, abandoned: make(chan struct{}),
 	}
 	if e.metrics == nil {

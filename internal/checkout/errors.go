@@ -31,8 +31,9 @@ var ErrLeaseLapsing = idem.ErrLeaseLapsing
 var ErrAbandoned = errors.New("attempt abandoned by shutdown")
 
 // AbandonedError is ErrAbandoned with when to retry. Nothing was stored by
-// the attempt; its key, if it claimed one, stays started until its lock
-// expires, and a retry after that resumes the operation.
+// the attempt; its key, if it claimed one, stays started and is handed back
+// (its lease ended), so that a retry, to another instance, resumes the
+// operation at once.
 type AbandonedError struct {
 	RetryAfter time.Duration
 }
@@ -53,9 +54,10 @@ func (e *InvalidOrderError) Error() string { return e.Reason }
 type InProgressError = idem.InProgressError
 
 // OutcomeUnknownError means the outcome of the payment is not known: the
-// provider's answer is missing or failed. Nothing
-// was stored and the key stays started, so a retry after RetryAfter takes
-// it over and resumes; the provider's own deduplication makes that safe.
+// provider's answer is missing or failed, also when asked again
+// (Config.ProviderRetries). Nothing was stored and the key stays started,
+// handed back for the client: a retry after RetryAfter takes it over and
+// resumes; the provider's own deduplication makes that safe.
 type OutcomeUnknownError struct {
 	Reason     payment.Reason
 	RetryAfter time.Duration

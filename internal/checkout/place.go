@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
+
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/logging"
@@ -72,7 +74,8 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 	defer cancel(nil)
 	res, err := e.chargeAndFinish(ctx, a, c, claimed, priced)
 	if err != nil && errors.Is(context.Cause(ctx), ErrAbandoned) {
-		return Result{}, &AbandonedError{RetryAfter: e.lockFor(a)}
+		// Another instance may be serving the client's retry already.
+		return Result{}, &AbandonedError{RetryAfter: e.handBack(context.WithoutCancel(ctx), a, c)}
 	}
 	return res, err
 }
@@ -86,14 +89,23 @@ func (e *Engine) checkAmount(ctx context.Context, a Attempt, priced catalog.Pric
 	if a.ExpectedAmount == 0 || a.ExpectedAmount == priced.Amount {
 		return nil
 	}
-	used, err := e.db.KeyExists(ctx, db.KeyExistsParams{CustomerID: a.CustomerID, Key: a.Key})
-	if err != nil {
-		return fmt.Errorf("read key: %w", err)
-	}
-	if used {
-		return nil
+	used, err := e.KeyInUse(ctx, a.CustomerID, a.Key)
+	if err != nil || used {
+		return err
 	}
 	return &PriceChangedError{Priced: priced}
+}
+
+// KeyInUse reports whether the customer's key has been claimed: a check a
+// request makes before refusing a new order for a precondition (the amount
+// shown, a cart version), which must not refuse a retry of one in use. That
+// retry is judged by what its key was claimed for.
+func (e *Engine) KeyInUse(ctx context.Context, customer uuid.UUID, key string) (bool, error) {
+	used, err := e.db.KeyExists(ctx, db.KeyExistsParams{CustomerID: customer, Key: key})
+	if err != nil {
+		return false, fmt.Errorf("read key: %w", err)
+	}
+	return used, nil
 }
 
 // chargeAndFinish is phases 2 and 3 of an attempt that owns its key.
@@ -104,15 +116,21 @@ func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claime
 			h(ctx, claimed)
 		}
 		var err error
-		ch, err = e.charge(ctx, a, c, priced)
+		ch, err = e.chargeRetried(ctx, a, c, priced)
 		return err
 	})
-	var declined *payment.DeclinedError
+	var (
+		declined *payment.DeclinedError
+		unknown  *OutcomeUnknownError
+	)
 	canceled := errors.Is(err, payment.ErrCanceled)
 	switch {
 	case errors.Is(err, ErrLeaseLapsing):
 		// The outcome is unknown, as after a timeout; the key stays started.
 		return Result{}, &OutcomeUnknownError{Reason: payment.ReasonTimeout, RetryAfter: e.lockFor(a) - FenceAt(e.lockFor(a)), Err: err}
+	case errors.As(err, &unknown):
+		unknown.RetryAfter = e.handBack(ctx, a, c)
+		return Result{}, err
 	case err != nil && !canceled && !errors.As(err, &declined):
 		return Result{}, err
 	}
@@ -132,6 +150,27 @@ func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claime
 		return e.finishDeclined(ctx, a, c, declined)
 	}
 	return e.finishOrder(ctx, a, c, priced, ch)
+}
+
+// handBackRetryAfter is what a client is told to wait after an attempt
+// handed its key back: a retry then takes the key over at once.
+const handBackRetryAfter = 2 * time.Second
+
+// handBack ends the lease of an attempt that stopped without knowing what
+// the provider did (its answer lost, no answer in time, even after the
+// retries), so that the client's retry takes the key over at once and asks
+// the provider again with the same derived key, instead of being told to
+// wait (409) until the lease runs out. It returns the Retry-After to give
+// the client: short when the key was handed back, the lease when it could
+// not be (the database did not answer), as before.
+func (e *Engine) handBack(ctx context.Context, a Attempt, c claim) time.Duration {
+	ctx, cancel := context.WithTimeout(ctx, min(e.cfg.FinishTimeout, 2*time.Second))
+	defer cancel()
+	if err := c.lock.Expire(ctx); err != nil {
+		e.log.WarnContext(ctx, "hand key back after an unknown provider outcome", logging.Key(a.Key), "err", err)
+		return e.lockFor(a)
+	}
+	return handBackRetryAfter
 }
 
 // detach returns a context that keeps ctx's values (the request id) but not

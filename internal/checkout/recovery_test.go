@@ -150,13 +150,21 @@ func TestCompleterLeavesKeysAlone(t *testing.T) {
 	t.Parallel()
 	t.Run("still locked", func(t *testing.T) {
 		t.Parallel()
-		h := apptest.New(t) // 30 s lock
+		// An attempt that holds its key (30 s lock) and is still at work.
+		claimed, release := make(chan struct{}), make(chan struct{})
+		h := apptest.New(t, func(cfg *app.Config) {
+			cfg.CompleterGrace = 0
+			cfg.Hooks.AfterClaim = func(context.Context, checkout.Claimed) { close(claimed); <-release }
+		})
 		c := h.NewCustomer(t)
-		h.SetProvider(t, 0, "after_charge")
-		h.PlaceOrder(t, c, "k", oneMug)
+		done := make(chan struct{})
+		go func() { h.PlaceOrder(t, c, "k", oneMug); close(done) }()
+		<-claimed
 		if n := pass(t, h); n != 0 {
 			t.Errorf("got %d keys taken over, want 0 while the lock holds", n)
 		}
+		close(release)
+		<-done
 	})
 	t.Run("within the grace period", func(t *testing.T) {
 		t.Parallel()

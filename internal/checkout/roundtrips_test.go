@@ -71,7 +71,8 @@ func newCountedEngine(tb testing.TB, answers idem.Answers) (*checkout.Engine, uu
 	if _, err := cat.Products(ctx); err != nil { // warm the catalog
 		tb.Fatal(err)
 	}
-	return checkout.New(d, cat, &instantPayments{}, checkout.Config{LockTimeout: 30 * time.Second, Answers: answers}), customer, counter
+	return checkout.New(d, cat, &instantPayments{}, checkout.Config{LockTimeout: 30 * time.Second,
+		Answers: answers, AnswersFor: time.Minute, KeyRetention: 24 * time.Hour}), customer, counter
 }
 
 func attempt(customer uuid.UUID, key string) checkout.Attempt {

@@ -86,8 +86,11 @@ type Behaviour struct {
 	// Delay is waited before each call is processed, stopping early if the
 	// client gives up (in which case nothing is charged).
 	Delay time.Duration
-	// Fail is the fault injected after the delay into every call.
-	Fail Fault
+	// Fail is the fault injected after the delay into every call, or into
+	// the next Times calls when Times is set (a blip), after which the
+	// provider is healthy again.
+	Fail  Fault
+	Times int
 	// Rates inject faults into a share of the calls at random, for soak
 	// and chaos runs; they apply only while Fail is none.
 	Rates Rates
@@ -153,6 +156,7 @@ func (b Behaviour) fault(u float64) Fault {
 type behaviourJSON struct {
 	DelayMS int64 `json:"delay_ms"`
 	Fail    Fault `json:"fail"`
+	Times   int   `json:"times,omitzero"`
 	Rates   Rates `json:"rates,omitzero"`
 }
 
@@ -164,14 +168,17 @@ func (b Behaviour) Validate() error {
 	if err := b.Rates.validate(); err != nil {
 		return err
 	}
+	if b.Times < 0 {
+		return fmt.Errorf("times must be 0 (every call) or more")
+	}
 	_, err := ParseFault(b.Fail.String())
 	return err
 }
 
-// MarshalJSON encodes b as {"delay_ms": …, "fail": …}, with "rates" when
-// any is set.
+// MarshalJSON encodes b as {"delay_ms": …, "fail": …}, with "times" and
+// "rates" when set.
 func (b Behaviour) MarshalJSON() ([]byte, error) {
-	return json.Marshal(behaviourJSON{DelayMS: b.Delay.Milliseconds(), Fail: b.Fail.normal(), Rates: b.Rates})
+	return json.Marshal(behaviourJSON{DelayMS: b.Delay.Milliseconds(), Fail: b.Fail.normal(), Times: b.Times, Rates: b.Rates})
 }
 
 // UnmarshalJSON decodes {"delay_ms": …, "fail": …, "rates": {…}}; a missing
@@ -192,7 +199,10 @@ func (b *Behaviour) UnmarshalJSON(data []byte) error {
 	if err := w.Rates.validate(); err != nil {
 		return fmt.Errorf("behaviour: %w", err)
 	}
-	*b = Behaviour{Delay: time.Duration(w.DelayMS) * time.Millisecond, Fail: w.Fail.normal(), Rates: w.Rates}
+	if w.Times < 0 {
+		return fmt.Errorf("behaviour: times must be 0 (every call) or more")
+	}
+	*b = Behaviour{Delay: time.Duration(w.DelayMS) * time.Millisecond, Fail: w.Fail.normal(), Times: w.Times, Rates: w.Rates}
 	return nil
 }
 
@@ -207,6 +217,22 @@ func (p *Provider) SetBehaviour(b Behaviour) error {
 	b.Fail = b.Fail.normal()
 	p.behaviour = b
 	return nil
+}
+
+// callBehaviour is the behaviour one create-charge call meets, taken in one
+// snapshot so that a change mid-call cannot mix the delay of one setting
+// with the fault of another. A call that meets a fault of a blip (Times)
+// uses one of them up.
+func (p *Provider) callBehaviour() Behaviour {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b := p.behaviour
+	if b.Times > 0 {
+		if p.behaviour.Times--; p.behaviour.Times == 0 {
+			p.behaviour.Fail = FaultNone
+		}
+	}
+	return b
 }
 
 // Behaviour returns the current behaviour.

@@ -41,9 +41,7 @@ func (p *Provider) createCharge(c echo.Context) error {
 	}
 
 	ctx := c.Request().Context()
-	// One snapshot per call, so that a change of behaviour mid-call cannot
-	// mix the delay of one setting with the fault of another.
-	b := p.Behaviour()
+	b := p.callBehaviour()
 	if err := sleep(ctx, b.Delay); err != nil {
 		// The client gave up before processing began: nothing was charged.
 		return fmt.Errorf("delay: %w", err)

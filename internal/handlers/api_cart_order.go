@@ -54,18 +54,29 @@ func (h *Handler) orderCart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	matched, err := ifMatch(c.Request().Header.Get("If-Match"), ct.Version)
+	ifMatchHeader := c.Request().Header.Get("If-Match")
+	matched, err := ifMatch(ifMatchHeader, ct.Version)
 	if err != nil {
 		return err
 	}
 	if !matched {
-		return fail(problem.CartVersionMismatch, "the cart is at version "+strconv.FormatInt(ct.Version, 10))
+		// A key in use is judged by what it was claimed for: a retry of an
+		// order whose cart changed meanwhile gets that order, not a 412.
+		inUse := false
+		if key != "" {
+			if inUse, err = h.checkout.KeyInUse(ctx, customerID(c), key); err != nil {
+				return err
+			}
+		}
+		if !inUse {
+			return fail(problem.CartVersionMismatch, "the cart is at version "+strconv.FormatInt(ct.Version, 10))
+		}
 	}
 	if key == "" {
 		key = derivedCartKey(ct)
 	}
 	req.Card = orderCard(req.Card)
-	fp, err := cartOrderFingerprint(ct, req.Card)
+	fp, legacy, err := cartOrderFingerprint(ct, req.Card, ifMatchHeader)
 	if err != nil {
 		return err
 	}
@@ -74,7 +85,7 @@ func (h *Handler) orderCart(c echo.Context) error {
 		return err
 	}
 	res, err := h.checkout.Place(ctx, checkout.Attempt{
-		CustomerID: customerID(c), Key: key, Fingerprint: fp, LockFor: lockFor,
+		CustomerID: customerID(c), Key: key, Fingerprint: fp, AcceptFingerprints: [][]byte{legacy}, LockFor: lockFor,
 		Order: checkout.Order{Items: ct.Items, Card: req.Card},
 		Cart:  &checkout.CartVersion{ID: ct.ID, Version: ct.Version},
 	})
@@ -90,14 +101,32 @@ func derivedCartKey(ct cart.Cart) string {
 	return "cart:" + ct.ID.String() + ":v" + strconv.FormatInt(ct.Version, 10)
 }
 
-// cartOrderFingerprint identifies an order of a cart: the cart version and
-// the card (of which the fingerprint keeps the last four digits).
-func cartOrderFingerprint(ct cart.Cart, card string) ([]byte, error) {
-	body, err := json.Marshal(map[string]any{"cart_id": ct.ID, "cart_version": ct.Version, "card": card})
+// cartOrderFingerprint identifies an order of a cart as the client sent it:
+// the cart, the card (normalised; the fingerprint keeps its last four
+// digits) and the If-Match header. Not the cart's version: a request sent
+// again byte for byte is the same request whatever became of the cart
+// meanwhile, so a retry of an order whose outcome was lost, after the cart
+// was edited, waits for that order (409) and then gets it, never 422. What
+// the key pays for is the version it was claimed with (the engine resumes
+// the order priced then).
+//
+// legacy is what the rule before this one gave the same request, with the
+// cart's current version: a key stored by it, within KEY_RETENTION of the
+// change, matches a retry sent while its cart is unchanged.
+func cartOrderFingerprint(ct cart.Cart, card, ifMatch string) (fp, legacy []byte, err error) {
+	body, err := json.Marshal(map[string]any{"cart_id": ct.ID, "card": card, "if_match": ifMatch})
 	if err != nil {
-		return nil, fmt.Errorf("encode cart order: %w", err)
+		return nil, nil, fmt.Errorf("encode cart order: %w", err)
 	}
-	return checkout.Fingerprint(http.MethodPost, cartOrderRoute, body)
+	if fp, err = checkout.Fingerprint(http.MethodPost, cartOrderRoute, body); err != nil {
+		return nil, nil, err
+	}
+	old, err := json.Marshal(map[string]any{"cart_id": ct.ID, "cart_version": ct.Version, "card": card})
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode cart order: %w", err)
+	}
+	legacy, err = checkout.Fingerprint(http.MethodPost, cartOrderRoute, old)
+	return fp, legacy, err
 }
 
 // ifMatch reports whether an If-Match header admits version: absent or

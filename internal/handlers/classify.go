@@ -62,10 +62,9 @@ func classify(err error) *failure {
 	case errors.Is(err, idem.ErrMismatch):
 		return fail(problem.KeyReused, "this Idempotency-Key was first sent with a different method, route or body")
 	case errors.Is(err, idem.ErrInProgress):
-		// The engine says how long the lock still holds; the kit's
-		// middleware does not, and a second is its lease's grain.
+		// The kit says when asking again is useful (1 to 5 s).
 		wait := time.Second
-		if errors.As(err, &inProgress) {
+		if errors.As(err, &inProgress) && inProgress.RetryAfter > 0 {
 			wait = inProgress.RetryAfter
 		}
 		return &failure{kind: problem.KeyInUse, detail: "an earlier request with this Idempotency-Key has not finished yet", retryAfter: wait}

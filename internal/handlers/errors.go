@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/problem"
 )
@@ -107,5 +108,6 @@ const databaseRetryAfter = 2 * time.Second
 // serialization failure that outlived InTx's retries is answered the same
 // way, as running the request again may succeed.
 func databaseUnavailable(err error) bool {
-	return errors.Is(err, database.ErrUnavailable) || errors.Is(err, database.ErrSerialization)
+	return errors.Is(err, database.ErrUnavailable) || errors.Is(err, idem.ErrUnavailable) ||
+		errors.Is(err, database.ErrSerialization)
 }

@@ -23,6 +23,7 @@ import (
 	"exactlyonce/api"
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/handlers"
 	"exactlyonce/internal/localpg"
@@ -124,7 +125,19 @@ const mugOrder = `{"items":[{"sku":"mug-espresso","quantity":1}]}`
 // operation was exercised and every route of the server is documented.
 func TestOpenAPIDescribesEveryRouteAndError(t *testing.T) {
 	s := loadSpec(t)
-	h := apptest.New(t, func(c *app.Config) { c.LockTimeout = 30 * time.Second; c.ProviderTimeout = 300 * time.Millisecond })
+	// An attempt of key "k-held" waits after its claim until released, so
+	// that a retry meets the held key (409).
+	claimed, release := make(chan struct{}), make(chan struct{})
+	h := apptest.New(t, func(c *app.Config) {
+		c.LockTimeout = 30 * time.Second
+		c.ProviderTimeout = 300 * time.Millisecond
+		c.Hooks.AfterClaim = func(_ context.Context, cl checkout.Claimed) {
+			if cl.Key == "k-held" && !cl.TakenOver {
+				close(claimed)
+				<-release
+			}
+		}
+	})
 
 	r := s.do(t, h, 201, "POST", "/api/customers", `{"name":"Ada"}`)
 	var cust struct{ Token string }
@@ -156,11 +169,17 @@ func TestOpenAPIDescribesEveryRouteAndError(t *testing.T) {
 	s.do(t, h, 415, "POST", "/api/orders", mugOrder, withKey("k-4", "Content-Type", "text/plain")...)
 	s.do(t, h, 402, "POST", "/api/orders", `{"items":[{"sku":"mug-espresso","quantity":1}],"card":"4000000000000002"}`, withKey("k-5")...)
 
-	// Provider faults: the answer is lost after charging (502), a retry
-	// meets the held key (409), and a provider that hangs times out (504).
+	// A retry meets a held key (409); provider faults: the answer is
+	// lost after charging, also when asked again (502), and a provider
+	// that hangs times out (504).
+	held := make(chan struct{})
+	go func() { s.do(t, h, 201, "POST", "/api/orders", mugOrder, withKey("k-held")...); close(held) }()
+	<-claimed
+	s.do(t, h, 409, "POST", "/api/orders", mugOrder, withKey("k-held")...)
+	close(release)
+	<-held
 	s.do(t, h, 200, "PUT", "/api/demo/provider", `{"delay_ms":0,"fail":"after_charge"}`)
 	s.do(t, h, 502, "POST", "/api/orders", mugOrder, withKey("k-6")...)
-	s.do(t, h, 409, "POST", "/api/orders", mugOrder, withKey("k-6")...)
 	s.do(t, h, 200, "PUT", "/api/demo/provider", `{"fail":"timeout"}`)
 	s.do(t, h, 504, "POST", "/api/orders", mugOrder, withKey("k-7")...)
 	s.do(t, h, 200, "PUT", "/api/demo/provider", `{"fail":"none","rates":{"decline":0.25}}`)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 )
 
 // ErrNoCharge means the provider holds no charge for an idempotency key:
@@ -87,6 +88,20 @@ type ProviderError struct {
 	Status  int
 	Type    string // the provider's error type, e.g. idempotency_error
 	Message string
+}
+
+// Transient reports whether the refusal passes by itself, so that the same
+// request, sent again later with the same idempotency key, may succeed: the
+// provider is limiting our rate (429), the key is in use by a concurrent
+// request of ours (409), or it refused our credentials, which an operator
+// rotating the secret puts right (401). Any other 4xx answers the request
+// itself and will answer it the same way again.
+func (e *ProviderError) Transient() bool {
+	switch e.Status {
+	case http.StatusUnauthorized, http.StatusConflict, http.StatusTooManyRequests:
+		return true
+	}
+	return false
 }
 
 func (e *ProviderError) Error() string {

@@ -86,6 +86,28 @@ func (q *Queries) Claim(ctx context.Context, arg ClaimParams) (ClaimRow, error) 
 	return i, err
 }
 
+const expire = `-- name: Expire :execrows
+UPDATE idem_keys
+SET locked_until = now()
+WHERE scope = $1 AND key = $2 AND lock_token = $3::uuid AND status = 'started'
+`
+
+type ExpireParams struct {
+	Scope     string
+	Key       string
+	LockToken string
+}
+
+// Ends the lease of the attempt holding lock_token now, by the database
+// clock, leaving the key started: the next claim takes it over at once.
+func (q *Queries) Expire(ctx context.Context, arg ExpireParams) (int64, error) {
+	result, err := q.db.Exec(ctx, expire, arg.Scope, arg.Key, arg.LockToken)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const finish = `-- name: Finish :one
 SELECT idem_finish($1::text, $2::text, $3::uuid, $4::integer,
                    $5::jsonb, $6::bytea)::boolean AS finished
@@ -117,7 +139,8 @@ func (q *Queries) Finish(ctx context.Context, arg FinishParams) (bool, error) {
 
 const getKey = `-- name: GetKey :one
 SELECT status, response_status, response_headers, response_body,
-       extract(epoch FROM locked_until - now())::double precision AS lease_left_seconds
+       extract(epoch FROM locked_until - now())::double precision AS lease_left_seconds,
+       extract(epoch FROM now() - created_at)::double precision AS age_seconds
 FROM idem_keys
 WHERE scope = $1 AND key = $2
 `
@@ -133,6 +156,7 @@ type GetKeyRow struct {
 	ResponseHeaders  json.RawMessage
 	ResponseBody     []byte
 	LeaseLeftSeconds float64
+	AgeSeconds       float64
 }
 
 func (q *Queries) GetKey(ctx context.Context, arg GetKeyParams) (GetKeyRow, error) {
@@ -144,6 +168,7 @@ func (q *Queries) GetKey(ctx context.Context, arg GetKeyParams) (GetKeyRow, erro
 		&i.ResponseHeaders,
 		&i.ResponseBody,
 		&i.LeaseLeftSeconds,
+		&i.AgeSeconds,
 	)
 	return i, err
 }
