@@ -3,7 +3,7 @@
 // before the first request is sent, so a process killed mid-operation and
 // started again retries with the same key instead of buying twice.
 //
-// It retries what is safe to retry (network errors, 409, 429, 502, 503, 504)
+// It retries what is safe to retry (network errors, 409, 429, 500, 502, 503, 504)
 // with exponential backoff and full jitter, waiting at least Retry-After;
 // it never retries a 400, 401, 404 or 422, which no retry can change. It
 // stops retrying well before the server's published retention window ends

@@ -8,14 +8,16 @@ import (
 )
 
 // retryable reports whether a status may change on retry with the same key:
-// a request still in progress (409), rate limiting (429), or a gateway or
-// provider failure whose outcome the server resumes (502, 503, 504). A 400,
-// 401, 404 or 422 is the same answer every time, and any other 4xx (a 402
-// declined card) is a stored, final outcome. A 500 is not retried either:
-// the server did not say the request is safe to resume.
+// a request still in progress (409), rate limiting (429), a server error
+// whose outcome is not known (500: Stripe's conventions treat it as
+// indeterminate, and a retry with the same key either replays what was
+// stored or resumes the operation without doing it twice), or a gateway or
+// provider failure the server resumes (502, 503, 504). A 400, 401, 404 or
+// 422 is the same answer every time, and any other 4xx (a 402 declined
+// card) is a stored, final outcome.
 func retryable(status int) bool {
 	switch status {
-	case http.StatusConflict, http.StatusTooManyRequests,
+	case http.StatusConflict, http.StatusTooManyRequests, http.StatusInternalServerError,
 		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return true
 	}

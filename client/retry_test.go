@@ -42,8 +42,8 @@ func TestRetryAfterReadsSecondsAndDates(t *testing.T) {
 
 func TestRetryableStatuses(t *testing.T) {
 	for status, want := range map[int]bool{
-		400: false, 401: false, 402: false, 404: false, 422: false, 500: false,
-		409: true, 429: true, 502: true, 503: true, 504: true,
+		400: false, 401: false, 402: false, 404: false, 422: false,
+		409: true, 500: true, 429: true, 502: true, 503: true, 504: true,
 	} {
 		if got := retryable(status); got != want {
 			t.Errorf("retryable(%d): got %v, want %v", status, got, want)

@@ -3,10 +3,14 @@ package client_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,9 +61,9 @@ func newClient(tb testing.TB, h *apptest.Harness, token, dir string) (*client.Cl
 func shortLock(c *app.Config) { c.LockTimeout = time.Second }
 
 // TestPlaceOrderRetriesThroughAProviderFault: the provider charges but its
-// answer is lost (502); the client retries the same key, meets the lock
-// (409, Retry-After), and once it expires takes the operation over and
-// gets the original charge: one charge, one order.
+// answers are lost (502, after the shop asked it again itself and handed
+// the key back); the client retries the same key after Retry-After, takes
+// the operation over and gets the original charge: one charge, one order.
 func TestPlaceOrderRetriesThroughAProviderFault(t *testing.T) {
 	h := apptest.New(t, shortLock)
 	cust := h.NewCustomer(t)
@@ -82,6 +86,43 @@ func TestPlaceOrderRetriesThroughAProviderFault(t *testing.T) {
 	}
 	if o.OrderID == "" || o.Amount != 2400 {
 		t.Errorf("got order %+v, want one of 2400", o)
+	}
+	h.WantStats(t, 1, 1)
+}
+
+// TestA500IsRetriedWithTheSameKey: a 500 says nothing about the outcome
+// (Stripe's conventions call it indeterminate), so the client sends the same
+// key again. Here the order was placed and its answer replaced by a 500 on
+// the way back: the retry gets the stored order, and nothing is charged twice.
+func TestA500IsRetriedWithTheSameKey(t *testing.T) {
+	h := apptest.New(t)
+	cust := h.NewCustomer(t)
+	target, err := url.Parse(h.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost sync.Once
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }}
+	proxy.ModifyResponse = func(r *http.Response) error {
+		if r.Request.Method == http.MethodPost && r.StatusCode == http.StatusCreated {
+			lost.Do(func() {
+				r.StatusCode = http.StatusInternalServerError
+				r.Body = io.NopCloser(strings.NewReader(`{"type":"/problems/internal","status":500}`))
+				r.Header.Del("Content-Length")
+			})
+		}
+		return nil
+	}
+	front := httptest.NewServer(proxy)
+	t.Cleanup(front.Close)
+	c, rec := newClient(t, h, cust.Token, t.TempDir())
+	c.BaseURL = front.URL
+	o, err := c.PlaceOrder(context.Background(), "cart-1", mugs)
+	if err != nil {
+		t.Fatalf("place order: %v (attempts %v)", err, rec.statuses())
+	}
+	if got := rec.statuses(); !slices.Equal(got, []int{500, 201}) || !o.Replayed {
+		t.Errorf("got attempts %v (replayed %v), want a 500, then the stored 201 replayed", got, o.Replayed)
 	}
 	h.WantStats(t, 1, 1)
 }
