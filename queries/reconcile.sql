@@ -13,7 +13,8 @@ WHERE after < @after::text;
 -- name: MatchCharge :one
 -- What the shop knows of one provider charge: whether an order holds it,
 -- and the key whose operation made it (by the provider key stored at the
--- claim), if that key still exists. key_status is '' when there is none.
+-- claim), if that key still exists. key_status is '' when there is none;
+-- key_parked says the completer gave the key up to an operator.
 -- refund_recorded tells a refund the reconciler recorded from one it made
 -- at the provider but did not record (it stopped between the two).
 SELECT
@@ -21,7 +22,8 @@ SELECT
     EXISTS (SELECT FROM reconciled_refunds r WHERE r.charge_id = @charge_id::text) AS refund_recorded,
     coalesce(k.scope::uuid, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS customer_id,
     coalesce(k.key, '')::text AS key,
-    coalesce(k.status, '')::text AS key_status
+    coalesce(k.status, '')::text AS key_status,
+    (k.parked_at IS NOT NULL)::boolean AS key_parked
 FROM (SELECT 1) AS one
 LEFT JOIN (order_keys o JOIN idem_keys k ON k.scope = o.scope AND k.key = o.key)
     ON o.provider_key = @provider_key::text;

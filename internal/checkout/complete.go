@@ -172,9 +172,10 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 	case err != nil && !noCharge:
 		err = fmt.Errorf("cancel at the provider: %w", err)
 		var refused *payment.ProviderError
-		if errors.As(err, &refused) {
+		if errors.As(err, &refused) && !refused.Transient() {
 			// The provider refuses the request itself: asking again
-			// will not change its answer.
+			// will not change its answer. A refusal that passes (our
+			// rate, a key in use, a rotated secret) is an outage.
 			err = idem.Poison(err)
 		}
 		return "error", err

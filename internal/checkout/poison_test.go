@@ -2,6 +2,7 @@ package checkout_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -85,4 +86,33 @@ func TestCompleterDoesNotParkForAnOutage(t *testing.T) {
 	}
 	h.WantStats(t, 1, 1)
 	wantNoOrphans(t, h)
+}
+
+// refusingProvider answers every cancel with a 4xx of the given status.
+type refusingProvider struct{ status int }
+
+func (p refusingProvider) Cancel(context.Context, string) (payment.Charge, error) {
+	return payment.Charge{}, &payment.ProviderError{Status: p.status, Type: "test", Message: "refused"}
+}
+
+// A refusal that passes by itself (our rate limited, the key in use by a
+// concurrent request of ours, credentials being rotated) parks nothing; one
+// that answers the request itself (400) is poison.
+func TestCompleterParksOnlyLastingRefusals(t *testing.T) {
+	t.Parallel()
+	for status, wantParked := range map[int]bool{429: false, 409: false, 401: false, 400: true} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			t.Parallel()
+			h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+			c := h.NewCustomer(t)
+			strand(t, h, c, "k", oneMug, "after_charge")
+			completer := checkout.NewCompleter(h.App.Checkout, refusingProvider{status}, checkout.CompleterConfig{MaxAttempts: 1})
+			if n, err := completer.Pass(context.Background()); err != nil || n != 1 {
+				t.Fatalf("got %d keys taken over, %v, want 1", n, err)
+			}
+			if k := h.Key(t, c, "k"); (k.ParkedAt != nil) != wantParked {
+				t.Errorf("got parked at %v after a %d, want parked %v", k.ParkedAt, status, wantParked)
+			}
+		})
+	}
 }

@@ -89,6 +89,7 @@ const (
 	reconciledNotSucceeded = "not_succeeded"
 	reconciledRefunded     = "refunded"
 	reconciledPending      = "pending"
+	reconciledParked       = "parked"
 	reconciledUnknownKey   = "unknown_key"
 	reconciledOrphan       = "orphan"
 	reconciledRefundFailed = "refund_failed"
@@ -173,6 +174,14 @@ func (r *Reconciler) reconcile(ctx context.Context, ch payment.ListedCharge) (st
 		return reconciledRefunded, nil
 	case m.HasOrder:
 		return reconciledMatched, nil
+	case m.KeyStatus == "started" && m.KeyParked:
+		// The completer parked the key for an operator: no order will
+		// come by itself, and holding the cursor for it would hold it for
+		// ever. The operator who settles the key decides about its charge
+		// (the key's audit trail and this line name it).
+		r.log.ErrorContext(ctx, "reconciler: succeeded charge of a parked key; left for the operator who settles the key",
+			"charge", ch.ID, "amount", ch.Amount, "currency", ch.Currency, logging.Key(m.Key), "customer_id", m.CustomerID)
+		return reconciledParked, nil
 	case m.KeyStatus == "started":
 		return reconciledPending, nil
 	case m.KeyStatus == "":

@@ -159,6 +159,38 @@ func TestReconcilerCursorWaitsForPendingCharges(t *testing.T) {
 	}
 }
 
+// A key the completer parked will not settle by itself: its charge must not
+// hold the cursor, or every later charge would be read again on every pass.
+func TestReconcilerCursorPassesAParkedKey(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	c := h.NewCustomer(t)
+	h.SetProvider(t, 0, "after_charge")
+	h.PlaceOrder(t, c, "stuck", oneMug)
+	h.SetProvider(t, 0, "none")
+	if _, err := h.DB.Pool.Exec(context.Background(),
+		`UPDATE idem_keys SET parked_at = now() WHERE scope = $1::uuid::text AND key = 'stuck'`, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	paid := order(t, h, c, "paid")
+	var receipt struct {
+		ChargeID string `json:"charge_id"`
+	}
+	paid.JSON(t, &receipt)
+	r := lifecycle.NewReconciler(h.DB, h.App.Payments, lifecycle.ReconcilerConfig{Lag: time.Nanosecond},
+		h.App.Metrics, slog.New(slog.DiscardHandler))
+	got, err := r.Pass(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Examined != 2 || got.Cursor != receipt.ChargeID || got.Refunded != 0 {
+		t.Errorf("got %+v, want 2 examined, nothing refunded and the cursor past the parked key's charge, at %s", got, receipt.ChargeID)
+	}
+	if n := h.Metric(t, "exactlyonce_reconciler_charges_total", "result", "parked"); n != 1 {
+		t.Errorf("got %v parked charges in /metrics, want 1", n)
+	}
+}
+
 func TestRefundMadeButNotRecordedIsRecordedByTheNextPass(t *testing.T) {
 	t.Parallel()
 	// The first pass refunds the orphan at the provider and stops before
