@@ -71,7 +71,13 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 
-	jobs := app.JobsConfig{SMTPAddr: cfg.SMTPAddr, Mail: mail.Config{From: cfg.MailFrom}, RescueAfter: cfg.JobRescueAfter, Log: log}
+	jobsPool, err := database.OpenBeside(ctx, pool, int32(cfg.JobsDBMaxConns))
+	if err != nil {
+		return err
+	}
+	defer jobsPool.Close()
+	jobs := app.JobsConfig{SMTPAddr: cfg.SMTPAddr, Mail: mail.Config{From: cfg.MailFrom}, RescueAfter: cfg.JobRescueAfter,
+		Log: log, Pool: jobsPool}
 	if len(args) > 0 && args[0] == "worker" {
 		log.Info("working the outbox's jobs", "smtp", cfg.SMTPAddr)
 		return app.RunJobs(ctx, pool, jobs)

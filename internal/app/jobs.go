@@ -31,6 +31,9 @@ type JobsConfig struct {
 	LoyaltyHooks loyalty.Hooks
 	MailHooks    mail.Hooks
 	Log          *slog.Logger
+	// Pool, when set, is the jobs' pool of their own (JOBS_DB_MAX_CONNS),
+	// beside the one the orders use; nil shares the application's.
+	Pool *pgxpool.Pool
 }
 
 // DefaultSMTPAddr is where mail goes when no SMTP server is configured:
@@ -40,6 +43,9 @@ const DefaultSMTPAddr = "127.0.0.1:1025"
 // newJobClient builds the River client that works the outbox's jobs, or,
 // when work is false, one that only lists them (the jobs view).
 func newJobClient(pool *pgxpool.Pool, cfg JobsConfig, work bool) (*river.Client[pgx.Tx], error) {
+	if cfg.Pool != nil {
+		pool = cfg.Pool
+	}
 	oc := outbox.ClientConfig{Log: cfg.Log, FetchPollInterval: cfg.PollInterval, RescueAfter: cfg.RescueAfter}
 	if cfg.SMTPAddr == "" {
 		cfg.SMTPAddr = DefaultSMTPAddr

@@ -91,6 +91,12 @@ type Config struct {
 	// reserved ones), or below PgBouncer's default_pool_size when the
 	// shops connect through it. See docs/performance.md.
 	DBMaxConns int
+	// JobsDBMaxConns caps the pool of the outbox's jobs (JOBS_DB_MAX_CONNS,
+	// default 4), a pool of their own beside DB_MAX_CONNS: a job holds a
+	// connection only for its short transactions, never while it talks to
+	// the mail server, so a few serve many workers. Count it in the
+	// connection budget too.
+	JobsDBMaxConns int
 	// DBQueryMode is pgx's query exec mode (DB_QUERY_MODE): cache_statement
 	// (pgx's default), cache_describe (for PgBouncer in transaction
 	// pooling, which before 1.21 has no prepared statements),
@@ -219,6 +225,13 @@ func Load() (Config, error) {
 		return c, fmt.Errorf("DB_MAX_CONNS: want a whole number of connections from 1 to 10000, got %q", os.Getenv("DB_MAX_CONNS"))
 	}
 	c.DBMaxConns = int(maxConns)
+	jobConns, err := number("JOBS_DB_MAX_CONNS")
+	if err != nil || jobConns != float64(int(jobConns)) || jobConns > 10000 || os.Getenv("JOBS_DB_MAX_CONNS") != "" && jobConns < 1 {
+		return c, fmt.Errorf("JOBS_DB_MAX_CONNS: want a whole number of connections from 1 to 10000, got %q", os.Getenv("JOBS_DB_MAX_CONNS"))
+	}
+	if c.JobsDBMaxConns = int(jobConns); c.JobsDBMaxConns == 0 {
+		c.JobsDBMaxConns = 4
+	}
 	c.DBQueryMode = os.Getenv("DB_QUERY_MODE")
 	if c.DBQueryMode != "" {
 		if _, err := database.ParseQueryMode(c.DBQueryMode); err != nil {

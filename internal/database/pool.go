@@ -93,3 +93,20 @@ func (o PoolOptions) apply(cfg *pgxpool.Config) error {
 	}
 	return nil
 }
+
+// OpenBeside opens a second pool to pool's server, with pool's settings but
+// at most maxConns connections: the outbox's jobs get one of their own, so
+// that however they wait (a slow mail server, a backlog) they cannot take
+// the connections the orders need.
+func OpenBeside(ctx context.Context, pool *pgxpool.Pool, maxConns int32) (*pgxpool.Pool, error) {
+	if maxConns < 1 {
+		return nil, fmt.Errorf("open database: a pool needs at least 1 connection, got %d", maxConns)
+	}
+	cfg := pool.Config()
+	cfg.MaxConns, cfg.MinConns = maxConns, min(cfg.MinConns, maxConns)
+	beside, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return beside, nil
+}

@@ -13,12 +13,63 @@ import (
 	"github.com/google/uuid"
 )
 
+const claimMailSending = `-- name: ClaimMailSending :one
+INSERT INTO mail_sendings (customer_id, order_id, job_id, attempt, sending_until)
+VALUES ($1, $2, $3, $4, now() + $5::interval)
+ON CONFLICT (customer_id, order_id) DO UPDATE
+SET job_id = excluded.job_id, attempt = excluded.attempt, sending_until = excluded.sending_until
+WHERE mail_sendings.job_id = excluded.job_id OR mail_sendings.sending_until < now()
+RETURNING true AS claimed
+`
+
+type ClaimMailSendingParams struct {
+	CustomerID uuid.UUID
+	OrderID    uuid.UUID
+	JobID      int64
+	Attempt    int32
+	Lease      time.Duration
+}
+
+// Takes the order's sending for this job's attempt, for @lease: a new
+// claim, or one left by an attempt of the same job (which River runs one at
+// a time) or by a job whose claim ran out (its worker died). No row back
+// means another job of the order is sending now.
+func (q *Queries) ClaimMailSending(ctx context.Context, arg ClaimMailSendingParams) (bool, error) {
+	row := q.db.QueryRow(ctx, claimMailSending,
+		arg.CustomerID,
+		arg.OrderID,
+		arg.JobID,
+		arg.Attempt,
+		arg.Lease,
+	)
+	var claimed bool
+	err := row.Scan(&claimed)
+	return claimed, err
+}
+
+const endMailSending = `-- name: EndMailSending :exec
+DELETE FROM mail_sendings WHERE customer_id = $1 AND order_id = $2
+`
+
+type EndMailSendingParams struct {
+	CustomerID uuid.UUID
+	OrderID    uuid.UUID
+}
+
+// Drops the order's sending claim once its mail is recorded (or found
+// recorded by another job).
+func (q *Queries) EndMailSending(ctx context.Context, arg EndMailSendingParams) error {
+	_, err := q.db.Exec(ctx, endMailSending, arg.CustomerID, arg.OrderID)
+	return err
+}
+
 const lockOrderMail = `-- name: LockOrderMail :exec
 SELECT pg_advisory_xact_lock(hashtextextended('sent_mails:' || ($1::uuid)::text, 0))
 `
 
-// Serialises the mail jobs of one order (a redelivery racing a duplicate)
-// for the rest of the transaction. The lock is transaction-scoped, so a
+// Serialises the decisions of the mail jobs of one order (a redelivery
+// racing a duplicate) for the rest of the transaction: whether to send,
+// and the record once sent; never the sending itself. The lock is transaction-scoped, so a
 // crashed worker's lock goes with its connection. MailSent must be a
 // statement of its own, after this one: under READ COMMITTED a statement
 // sees the rows committed before it began, so a check in this statement

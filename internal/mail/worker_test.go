@@ -3,9 +3,12 @@ package mail_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
@@ -13,8 +16,10 @@ import (
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/database"
 	"exactlyonce/internal/mail"
 	"exactlyonce/internal/outbox"
+	"exactlyonce/internal/pgtest"
 )
 
 const oneMug = `{"items": [{"sku": "mug-espresso", "quantity": 1}]}`
@@ -134,5 +139,81 @@ func TestRefusedMailIsRetried(t *testing.T) {
 	}
 	if got := h.Count(t, `SELECT attempt FROM river_job WHERE kind = 'order_confirmation_mail'`); got != 2 {
 		t.Errorf("got the mail job done at attempt %d, want 2", got)
+	}
+}
+
+// stalledSMTP accepts connections and never says a word, as a mail server
+// that hangs does. accepted is closed on the first connection; hangUp
+// closes them all (and runs at cleanup too).
+func stalledSMTP(t *testing.T) (addr string, accepted <-chan struct{}, hangUp func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan struct{})
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		once  sync.Once
+	)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			once.Do(func() { close(first) })
+		}
+	}()
+	hangUp = func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	t.Cleanup(hangUp)
+	return ln.Addr().String(), first, hangUp
+}
+
+// A mail server that stalls holds no database connection: the mail job
+// sends with no transaction open, from a pool of the jobs' own, so the
+// orders placed meanwhile are not kept waiting for one.
+func TestStalledMailServerHoldsNoConnection(t *testing.T) {
+	t.Parallel()
+	addr, accepted, hangUp := stalledSMTP(t)
+	pool := pgtest.NewPool(t)
+	jobsPool, err := database.OpenBeside(context.Background(), pool, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(jobsPool.Close)
+	h := apptest.NewOnPool(t, pool, func(c *app.Config) {
+		c.Jobs.SMTPAddr, c.Jobs.PollInterval, c.Jobs.Pool = addr, 50*time.Millisecond, jobsPool
+	})
+	c := h.NewCustomer(t)
+	placeOrder(t, h, c)
+	h.StartJobs(t)
+	t.Cleanup(hangUp) // before the jobs stop: their send then fails at once
+	select {
+	case <-accepted:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the mail job never reached the mail server")
+	}
+	// The job is now waiting for the server's greeting. A transaction held
+	// open through it would be a session idle in transaction for as long
+	// as the stall lasts; River's own transactions last milliseconds.
+	time.Sleep(1500 * time.Millisecond)
+	if n := h.Count(t, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+		AND state LIKE 'idle in transaction%' AND xact_start < now() - interval '1 second'`); n != 0 {
+		t.Errorf("got %d transactions held open while the mail server stalls, want 0", n)
+	}
+	if r := h.PlaceOrder(t, c, "while-stalled", oneMug); r.Status != http.StatusCreated {
+		t.Errorf("order while the mail server stalls: got %d %s, want 201", r.Status, r.Body)
 	}
 }
