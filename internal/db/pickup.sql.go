@@ -8,30 +8,33 @@ package db
 import (
 	"context"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 const getPickup = `-- name: GetPickup :one
-SELECT id, slot, name, created_at FROM pickup_reservations
-WHERE id = $1 AND visitor = $2
+SELECT public_id, slot, name, created_at FROM pickup_reservations
+WHERE public_id = $1 AND visitor = $2
 `
 
 type GetPickupParams struct {
-	ID      int64
-	Visitor string
+	PublicID uuid.UUID
+	Visitor  string
 }
 
 type GetPickupRow struct {
-	ID        int64
+	PublicID  uuid.UUID
 	Slot      string
 	Name      string
 	CreatedAt time.Time
 }
 
+// A visitor's reservation by its public id.
 func (q *Queries) GetPickup(ctx context.Context, arg GetPickupParams) (GetPickupRow, error) {
-	row := q.db.QueryRow(ctx, getPickup, arg.ID, arg.Visitor)
+	row := q.db.QueryRow(ctx, getPickup, arg.PublicID, arg.Visitor)
 	var i GetPickupRow
 	err := row.Scan(
-		&i.ID,
+		&i.PublicID,
 		&i.Slot,
 		&i.Name,
 		&i.CreatedAt,
@@ -39,20 +42,54 @@ func (q *Queries) GetPickup(ctx context.Context, arg GetPickupParams) (GetPickup
 	return i, err
 }
 
-const insertPickup = `-- name: InsertPickup :one
-INSERT INTO pickup_reservations (visitor, slot, name) VALUES ($1, $2, $3)
-RETURNING id
+const getPickupByNumber = `-- name: GetPickupByNumber :one
+SELECT public_id, slot, name, created_at FROM pickup_reservations
+WHERE id = $1 AND visitor = $2
+`
+
+type GetPickupByNumberParams struct {
+	ID      int64
+	Visitor string
+}
+
+type GetPickupByNumberRow struct {
+	PublicID  uuid.UUID
+	Slot      string
+	Name      string
+	CreatedAt time.Time
+}
+
+// A visitor's reservation by the sequence number that named it before
+// public ids (a stored answer finished before then still names it).
+func (q *Queries) GetPickupByNumber(ctx context.Context, arg GetPickupByNumberParams) (GetPickupByNumberRow, error) {
+	row := q.db.QueryRow(ctx, getPickupByNumber, arg.ID, arg.Visitor)
+	var i GetPickupByNumberRow
+	err := row.Scan(
+		&i.PublicID,
+		&i.Slot,
+		&i.Name,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const insertPickup = `-- name: InsertPickup :exec
+INSERT INTO pickup_reservations (public_id, visitor, slot, name) VALUES ($1, $2, $3, $4)
 `
 
 type InsertPickupParams struct {
-	Visitor string
-	Slot    string
-	Name    string
+	PublicID uuid.UUID
+	Visitor  string
+	Slot     string
+	Name     string
 }
 
-func (q *Queries) InsertPickup(ctx context.Context, arg InsertPickupParams) (int64, error) {
-	row := q.db.QueryRow(ctx, insertPickup, arg.Visitor, arg.Slot, arg.Name)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
+func (q *Queries) InsertPickup(ctx context.Context, arg InsertPickupParams) error {
+	_, err := q.db.Exec(ctx, insertPickup,
+		arg.PublicID,
+		arg.Visitor,
+		arg.Slot,
+		arg.Name,
+	)
+	return err
 }

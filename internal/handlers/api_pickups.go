@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/idem"
+	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/problem"
 )
 
@@ -36,7 +37,7 @@ func (h *Handler) keyed() echo.MiddlewareFunc {
 }
 
 type pickupJSON struct {
-	ID   int64  `json:"id"`
+	ID   uuid.UUID `json:"id"`
 	Slot string `json:"slot"`
 	Name string `json:"name"`
 }
@@ -53,11 +54,15 @@ func (h *Handler) reservePickupAPI(c echo.Context) error {
 	if err := decodeStrict(body, &req); err != nil {
 		return fail(problem.InvalidRequest, err.Error())
 	}
-	resp, err := h.pickups.ReserveFinishing(c.Request().Context(), idem.LockOf(c), customerID(c).String(), req.Slot, req.Name,
-		func(id int64) idem.Response {
-			b, _ := json.Marshal(pickupJSON{ID: id, Slot: req.Slot, Name: req.Name})
+	name, err := pickup.Validate(req.Slot, req.Name)
+	if err != nil {
+		return err
+	}
+	resp, err := h.pickups.ReserveFinishing(c.Request().Context(), idem.LockOf(c), customerID(c).String(), req.Slot, name,
+		func(id uuid.UUID) idem.Response {
+			b, _ := json.Marshal(pickupJSON{ID: id, Slot: req.Slot, Name: name})
 			return idem.Response{Status: http.StatusCreated, Body: b, Header: map[string]string{
-				echo.HeaderLocation: "/api/pickups/" + strconv.FormatInt(id, 10), echo.HeaderContentType: echo.MIMEApplicationJSON}}
+				echo.HeaderLocation: "/api/pickups/" + id.String(), echo.HeaderContentType: echo.MIMEApplicationJSON}}
 		})
 	if err != nil {
 		return err
@@ -69,8 +74,7 @@ func (h *Handler) reservePickupAPI(c echo.Context) error {
 }
 
 func (h *Handler) getPickupAPI(c echo.Context) error {
-	id, _ := strconv.ParseInt(c.Param("id"), 10, 64)
-	r, err := h.pickups.Get(c.Request().Context(), customerID(c).String(), id)
+	r, err := h.pickups.Get(c.Request().Context(), customerID(c).String(), c.Param("id"))
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func classify(err error) *failure {
 	case databaseUnavailable(err):
 		return &failure{kind: problem.Unavailable, detail: "the database cannot be reached; retry shortly", retryAfter: databaseRetryAfter}
 	case errors.As(err, &badPickup):
-		return &failure{kind: problem.InvalidRequest, detail: badPickup.Reason, reason: badPickup.Reason}
+		return &failure{kind: problem.InvalidRequest, detail: badPickup.Field + ": " + badPickup.Reason, reason: badPickup.Reason}
 	case errors.As(err, &invalidCart):
 		return &failure{kind: problem.InvalidRequest, detail: invalidCart.Reason, reason: invalidCart.Reason}
 	case errors.As(err, &invalid):

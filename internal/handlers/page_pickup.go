@@ -4,9 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"strconv"
 
 	"github.com/a-h/templ"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
@@ -19,8 +19,8 @@ import (
 // that makes it safe to send twice is idem.FormFlow; this file is HTTP glue.
 
 type pickups interface {
-	Get(ctx context.Context, visitor string, id int64) (pickup.Reservation, error)
-	ReserveFinishing(ctx context.Context, l *idem.Lock, visitor, slot, name string, answer func(id int64) idem.Response) (idem.Response, error)
+	Get(ctx context.Context, visitor, id string) (pickup.Reservation, error)
+	ReserveFinishing(ctx context.Context, l *idem.Lock, visitor, slot, name string, answer func(id uuid.UUID) idem.Response) (idem.Response, error)
 }
 
 // visitor names the browser a pickup key is bound to and scoped by: a hash
@@ -40,22 +40,26 @@ func (h *Handler) pickupPage(c echo.Context) error {
 
 func (h *Handler) reservePickup(c echo.Context) error {
 	who, slot, name := visitor(c), c.FormValue("slot"), c.FormValue("name")
+	// Refused before the key is claimed: nothing is stored, and the same
+	// form, corrected, reserves with its key.
+	if _, err := pickup.Validate(slot, name); err != nil {
+		return err
+	}
 	s := idem.Submission{Visitor: who, Version: pickup.Version, Fields: []string{slot, name}}
 	return h.pickupFlow.Submit(c, s, func(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
 		id, err := pickup.Reserve(ctx, tx, who, slot, name)
-		return idem.Response{Status: 303, Header: map[string]string{"Location": "/pickup/" + strconv.FormatInt(id, 10)}}, err
+		return idem.Response{Status: 303, Header: map[string]string{"Location": "/pickup/" + id.String()}}, err
 	})
 }
 
 func (h *Handler) pickupStatus(c echo.Context) error { return h.pickupFlow.Status(c, visitor(c)) }
 
 func (h *Handler) pickupReceipt(c echo.Context) error {
-	id, _ := strconv.ParseInt(c.Param("id"), 10, 64)
-	r, err := h.pickups.Get(c.Request().Context(), visitor(c), id)
+	r, err := h.pickups.Get(c.Request().Context(), visitor(c), c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return render(c, 200, views.PickupReserved(views.PickupReceipt{ID: c.Param("id"), Slot: r.Slot.Label, Name: r.Name}))
+	return render(c, 200, views.PickupReserved(views.PickupReceipt{ID: r.ID.String(), Slot: r.Slot.Label, Name: r.Name}))
 }
 
 // framedPage renders the kit's processing page inside the shop's layout.

@@ -4,14 +4,20 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"exactlyonce/idem"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/pickup"
+	"exactlyonce/internal/problem"
 )
 
 // pickupForm loads the pickup form and fills it in.
@@ -131,4 +137,53 @@ func TestPickupForm(t *testing.T) {
 			t.Fatalf("got %d %q, want a redirect to the result", done.status, done.header.Get("Location"))
 		}
 	})
+}
+
+// A name that PostgreSQL's text cannot hold (NUL) or that carries control
+// characters is refused with 400, naming the field, before anything is
+// claimed or stored: from the form and from the API.
+func TestPickupRefusesControlCharacters(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	s := newShopper(t, h)
+	c := h.NewCustomer(t)
+	for _, name := range []string{"Ada\x00", "Ada\r\nBcc: x", "\x1b[2J", "Ada\x7f"} {
+		if p := s.post(t, "/pickup", s.pickupForm(t, "sat-am", name)); p.status != http.StatusBadRequest {
+			t.Errorf("form, name %q: got %d, want 400", name, p.status)
+		}
+		body, _ := json.Marshal(map[string]string{"slot": "sat-am", "name": name})
+		r := h.Do(t, http.MethodPost, "/api/pickups", string(body), "Authorization", "Bearer "+c.Token,
+			"Idempotency-Key", `"`+uuid.NewString()+`"`)
+		p := wantProblem(t, r, problem.InvalidRequest)
+		if !strings.HasPrefix(p.Detail, "name:") {
+			t.Errorf("API, name %q: got detail %q, want it to name the field", name, p.Detail)
+		}
+	}
+	if n := countPickups(t, h); n != 0 {
+		t.Errorf("got %d reservations, want none", n)
+	}
+	if n := h.Count(t, `SELECT count(*) FROM idem_keys`); n != 0 {
+		t.Errorf("got %d keys stored, want none", n)
+	}
+}
+
+// Reservations are named by opaque ids, not by a sequence that tells how
+// many were made; a stored answer that names one by its old number still
+// leads to it.
+func TestPickupIDsAreOpaque(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	s := newShopper(t, h)
+	p := s.post(t, "/pickup", s.pickupForm(t, "sat-am", "Ada"))
+	loc := p.header.Get("Location")
+	if _, err := uuid.Parse(strings.TrimPrefix(loc, "/pickup/")); err != nil {
+		t.Fatalf("got Location %q, want /pickup/{uuid}", loc)
+	}
+	var number int64
+	if err := h.DB.Pool.QueryRow(context.Background(), `SELECT id FROM pickup_reservations`).Scan(&number); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.get(t, "/pickup/"+strconv.FormatInt(number, 10)).text("pickup-slot"); got != "Saturday, 9:00–12:00" {
+		t.Errorf("by its old number: got slot %q, want the reservation", got)
+	}
 }

@@ -7,9 +7,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"exactlyonce/idem"
@@ -39,35 +43,61 @@ const Version = "slots-v1"
 // (idem.Options.Kind): its completer and sweeper take only these.
 const KeyKind = "pickup"
 
-// InvalidError is a reservation the form could not have asked for.
-type InvalidError struct{ Reason string }
+// InvalidError is a reservation the form could not have asked for: Field
+// names the input to fix ("slot" or "name"), Reason says how.
+type InvalidError struct{ Field, Reason string }
 
 func (e *InvalidError) Error() string { return "invalid reservation: " + e.Reason }
+
+// MaxNameLength is the longest name a reservation holds, in characters.
+const MaxNameLength = 100
+
+// Validate checks what a visitor asked for, before anything is claimed or
+// written, and returns the name as it is stored (trimmed). A name is 1 to
+// MaxNameLength characters of valid UTF-8 without control characters:
+// PostgreSQL's text cannot hold NUL, and a CR, LF or ESC in a name shown on
+// a receipt, in a log line or in a mail header only ever means mischief.
+func Validate(slotID, name string) (string, error) {
+	if _, ok := slot(slotID); !ok {
+		return "", &InvalidError{Field: "slot", Reason: "choose one of the slots offered"}
+	}
+	name = strings.TrimSpace(name)
+	switch {
+	case !utf8.ValidString(name):
+		return "", &InvalidError{Field: "name", Reason: "the name must be text (valid UTF-8)"}
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return "", &InvalidError{Field: "name", Reason: "the name must not contain control characters (such as NUL, line breaks or ESC)"}
+	case name == "" || utf8.RuneCountInString(name) > MaxNameLength:
+		return "", &InvalidError{Field: "name", Reason: fmt.Sprintf("the name must be 1 to %d characters", MaxNameLength)}
+	}
+	return name, nil
+}
 
 // ErrNotFound means there is no such reservation for this visitor.
 var ErrNotFound = errors.New("no such reservation")
 
 // Reservation is one reserved slot.
 type Reservation struct {
-	ID        int64
+	ID        uuid.UUID
 	Slot      Slot
 	Name      string
 	CreatedAt time.Time
 }
 
 // Reserve writes a reservation in tx (the kit's transaction, which
-// finishes the form's key with it) and returns its ID.
-func Reserve(ctx context.Context, tx pgx.Tx, visitor, slotID, name string) (int64, error) {
-	name = strings.TrimSpace(name)
-	if _, ok := slot(slotID); !ok {
-		return 0, &InvalidError{Reason: "no such slot"}
-	}
-	if name == "" || len(name) > 100 {
-		return 0, &InvalidError{Reason: "the name must be 1 to 100 characters"}
-	}
-	id, err := database.TxQueries(tx).InsertPickup(ctx, db.InsertPickupParams{Visitor: visitor, Slot: slotID, Name: name})
+// finishes the form's key with it) and returns its ID. It validates again
+// what the caller should have validated before claiming the key.
+func Reserve(ctx context.Context, tx pgx.Tx, visitor, slotID, name string) (uuid.UUID, error) {
+	name, err := Validate(slotID, name)
 	if err != nil {
-		return 0, fmt.Errorf("reserve pickup: %w", err)
+		return uuid.Nil, err
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("reservation id: %w", err)
+	}
+	if err := database.TxQueries(tx).InsertPickup(ctx, db.InsertPickupParams{PublicID: id, Visitor: visitor, Slot: slotID, Name: name}); err != nil {
+		return uuid.Nil, fmt.Errorf("reserve pickup: %w", err)
 	}
 	return id, nil
 }
@@ -78,9 +108,23 @@ type Store struct{ d *database.DB }
 // NewStore returns a Store.
 func NewStore(d *database.DB) *Store { return &Store{d: d} }
 
-// Get returns the visitor's reservation id.
-func (s *Store) Get(ctx context.Context, visitor string, id int64) (Reservation, error) {
-	row, err := s.d.GetPickup(ctx, db.GetPickupParams{ID: id, Visitor: visitor})
+// Get returns the visitor's reservation named id: its public id, or the
+// sequence number that named reservations before public ids, which a
+// stored answer of that time still carries.
+func (s *Store) Get(ctx context.Context, visitor, id string) (Reservation, error) {
+	var (
+		row db.GetPickupRow
+		err error
+	)
+	if public, perr := uuid.Parse(id); perr == nil {
+		row, err = s.d.GetPickup(ctx, db.GetPickupParams{PublicID: public, Visitor: visitor})
+	} else if n, nerr := strconv.ParseInt(id, 10, 64); nerr == nil {
+		var old db.GetPickupByNumberRow
+		old, err = s.d.GetPickupByNumber(ctx, db.GetPickupByNumberParams{ID: n, Visitor: visitor})
+		row = db.GetPickupRow(old)
+	} else {
+		return Reservation{}, ErrNotFound
+	}
 	if errors.Is(err, database.ErrNotFound) {
 		return Reservation{}, ErrNotFound
 	}
@@ -88,7 +132,7 @@ func (s *Store) Get(ctx context.Context, visitor string, id int64) (Reservation,
 		return Reservation{}, fmt.Errorf("get pickup: %w", err)
 	}
 	s2, _ := slot(row.Slot)
-	return Reservation{ID: row.ID, Slot: s2, Name: row.Name, CreatedAt: row.CreatedAt}, nil
+	return Reservation{ID: row.PublicID, Slot: s2, Name: row.Name, CreatedAt: row.CreatedAt}, nil
 }
 
 func slot(id string) (Slot, bool) {
@@ -111,7 +155,7 @@ var Settler = idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, 
 // ReserveFinishing writes a reservation and finishes the key l with
 // answer(id), in one transaction: the reservation and the stored answer land
 // together or not at all, and a stale attempt's reservation rolls back.
-func (s *Store) ReserveFinishing(ctx context.Context, l *idem.Lock, visitor, slotID, name string, answer func(id int64) idem.Response) (idem.Response, error) {
+func (s *Store) ReserveFinishing(ctx context.Context, l *idem.Lock, visitor, slotID, name string, answer func(id uuid.UUID) idem.Response) (idem.Response, error) {
 	var resp idem.Response
 	err := pgx.BeginFunc(ctx, s.d.Pool, func(tx pgx.Tx) error {
 		id, err := Reserve(ctx, tx, visitor, slotID, name)
