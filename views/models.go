@@ -126,6 +126,12 @@ type OrdersPage struct {
 	Orders []OrderSummary
 	// Points is the shopper's loyalty balance.
 	Points int64
+	// CSRF is the sign-out form's token; SessionDays how long the
+	// browser's session lasts after its last visit.
+	CSRF        string
+	SessionDays int
+	// SignedIn is set when the browser has a shopper, who can sign out.
+	SignedIn bool
 }
 
 // ProcessingPage is shown while an earlier submit of the same order is

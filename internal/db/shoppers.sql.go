@@ -23,3 +23,26 @@ func (q *Queries) EnsureShopper(ctx context.Context, id uuid.UUID) error {
 	_, err := q.db.Exec(ctx, ensureShopper, id)
 	return err
 }
+
+const shopperSignedOut = `-- name: ShopperSignedOut :one
+SELECT EXISTS (SELECT FROM customers WHERE id = $1 AND signed_out_at IS NOT NULL) AS signed_out
+`
+
+// Whether the shopper a session cookie names has signed out. A shopper with
+// no row (a cookie older than a wiped database) has not.
+func (q *Queries) ShopperSignedOut(ctx context.Context, id uuid.UUID) (bool, error) {
+	row := q.db.QueryRow(ctx, shopperSignedOut, id)
+	var signed_out bool
+	err := row.Scan(&signed_out)
+	return signed_out, err
+}
+
+const signOutShopper = `-- name: SignOutShopper :exec
+UPDATE customers SET signed_out_at = now() WHERE id = $1 AND token_hash IS NULL AND signed_out_at IS NULL
+`
+
+// Ends the shopper's sessions, in every browser that holds its cookie.
+func (q *Queries) SignOutShopper(ctx context.Context, id uuid.UUID) error {
+	_, err := q.db.Exec(ctx, signOutShopper, id)
+	return err
+}

@@ -51,5 +51,7 @@ func (h *Handler) createCustomer(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("create customer: %w", err)
 	}
+	// The token is shown once: no cache on the way may keep a copy.
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	return c.JSON(http.StatusCreated, map[string]string{"id": id.String(), "token": token})
 }

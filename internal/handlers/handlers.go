@@ -42,6 +42,8 @@ type records interface {
 	CreateCustomer(ctx context.Context, arg db.CreateCustomerParams) error
 	CustomerByTokenHash(ctx context.Context, tokenHash []byte) (db.CustomerByTokenHashRow, error)
 	EnsureShopper(ctx context.Context, id uuid.UUID) error
+	ShopperSignedOut(ctx context.Context, id uuid.UUID) (bool, error)
+	SignOutShopper(ctx context.Context, id uuid.UUID) error
 	GetOrder(ctx context.Context, arg db.GetOrderParams) (db.Order, error)
 	ListOrders(ctx context.Context, arg db.ListOrdersParams) ([]db.Order, error)
 	ListKeyEvents(ctx context.Context, arg db.ListKeyEventsParams) ([]db.ListKeyEventsRow, error)
@@ -55,8 +57,10 @@ type records interface {
 // Handler holds the dependencies of every route.
 type Handler struct {
 	db records
-	// tokens remembers verified bearer tokens (auth.go).
-	tokens   *expirable.LRU[[sha256.Size]byte, uuid.UUID]
+	// tokens remembers verified bearer tokens (auth.go), and liveShoppers
+	// the shoppers known not to have signed out (shopper.go).
+	tokens       *expirable.LRU[[sha256.Size]byte, uuid.UUID]
+	liveShoppers *expirable.LRU[uuid.UUID, struct{}]
 	catalog  *catalog.Catalog
 	carts    *cart.Store
 	checkout *checkout.Engine
@@ -119,7 +123,7 @@ type Deps struct {
 
 // New returns a Handler.
 func New(d Deps) *Handler {
-	return &Handler{db: d.DB, tokens: newTokenCache(), catalog: d.Catalog, carts: d.Carts, checkout: d.Checkout, provider: d.Provider, log: d.Log,
+	return &Handler{db: d.DB, tokens: newTokenCache(), liveShoppers: newShopperCache(), catalog: d.Catalog, carts: d.Carts, checkout: d.Checkout, provider: d.Provider, log: d.Log,
 		lifecycle: d.Lifecycle, sessions: d.Sessions, formKeys: d.FormKeys,
 		lab: d.Lab, allowedHosts: d.AllowedHosts,
 		newCustomers: newAddressQuota(d.CustomerQuota), metrics: d.Metrics, pickups: d.Pickups,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -13,6 +14,7 @@ import (
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/problem"
+	"exactlyonce/internal/session"
 	"exactlyonce/views"
 )
 
@@ -65,11 +67,12 @@ func (h *Handler) receiptPage(c echo.Context) error {
 
 // ordersPage is GET /orders: the shopper's latest orders, newest first.
 func (h *Handler) ordersPage(c echo.Context) error {
-	var page views.OrdersPage
+	page := views.OrdersPage{CSRF: csrfToken(c), SessionDays: int(session.MaxAge / (24 * time.Hour))}
 	id, ok := shopper(c)
 	if !ok {
 		return render(c, http.StatusOK, views.Orders(page))
 	}
+	page.SignedIn = true
 	rows, err := h.db.ListOrders(c.Request().Context(), db.ListOrdersParams{CustomerID: id, MaxRows: 100})
 	if err != nil {
 		return fmt.Errorf("list orders: %w", err)

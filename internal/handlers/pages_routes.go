@@ -26,6 +26,7 @@ func (h *Handler) registerPages(e *echo.Echo) {
 	p.add(http.MethodGet, "/checkout/status", h.checkoutStatus, mw...)
 	p.add(http.MethodGet, "/orders", h.ordersPage, mw...)
 	p.add(http.MethodGet, "/orders/:id", h.receiptPage, mw...)
+	p.add(http.MethodPost, "/signout", h.signOut, mw...)
 	p.add(http.MethodGet, "/pickup", h.pickupPage, mw...)
 	p.add(http.MethodPost, "/pickup", h.reservePickup, mw...)
 	p.add(http.MethodGet, "/pickup/status", h.pickupStatus, mw...)

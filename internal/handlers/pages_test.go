@@ -479,3 +479,43 @@ func without(v url.Values, name string) url.Values {
 	out.Del(name)
 	return out
 }
+
+// Signing out ends the session in this browser and in any other holding a
+// copy of its cookie: neither sees the shopper's orders afterwards.
+func TestSignOutRevokesTheSession(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, withSecret)
+	s := newShopper(t, h)
+	s.addToCart(t, "mug-espresso")
+	wantReceipt(t, s.follow(t, s.post(t, "/checkout", s.checkoutForm(t, goodCard))))
+	// Another browser with a copy of the cookies (a shared computer's
+	// profile copied, a stolen cookie).
+	copied := newShopper(t, h)
+	u, _ := url.Parse(h.URL)
+	copied.client.Jar.SetCookies(u, s.client.Jar.Cookies(u))
+	if n := copied.get(t, "/orders").doc.Find(`[data-testid=order-row]`).Length(); n != 1 {
+		t.Fatalf("the copy before sign-out: got %d orders, want 1", n)
+	}
+	orders := s.get(t, "/orders")
+	form := formValues(orders.testid("signout-form"))
+	if p := s.post(t, "/signout", form); p.status != http.StatusSeeOther {
+		t.Fatalf("sign out: got %d, want 303", p.status)
+	}
+	for name, b := range map[string]*shopper{"this browser": s, "the copy": copied} {
+		p := b.get(t, "/orders")
+		if n := p.doc.Find(`[data-testid=order-row]`).Length(); n != 0 || p.testid("signout-form").Length() != 0 {
+			t.Errorf("%s after sign-out: got %d orders and a sign-out form %d, want neither", name, n, p.testid("signout-form").Length())
+		}
+	}
+	h.WantStats(t, 1, 1) // the order itself stays
+}
+
+// The token is shown once, so no cache may keep the answer that carries it.
+func TestNewCustomerTokenIsNotCached(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	r := h.Do(t, http.MethodPost, "/api/customers", `{"name":"Ada"}`)
+	if r.Status != http.StatusCreated || r.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("got %d with Cache-Control %q, want 201 with no-store", r.Status, r.Header.Get("Cache-Control"))
+	}
+}

@@ -135,6 +135,17 @@ func (s *Store) SetShopper(w http.ResponseWriter, r *http.Request, id uuid.UUID)
 	return s.setSession(w, r, v)
 }
 
+// End forgets the browser's session: both cookies are expired, so the
+// browser's next change starts a new shopper. The shopper itself is
+// revoked by the caller (a copy of the cookie elsewhere must stop working
+// too; see handlers' sign-out).
+func (s *Store) End(w http.ResponseWriter, r *http.Request) {
+	for _, name := range []string{shopperCookie, csrfCookie} {
+		http.SetCookie(w, &http.Cookie{Name: cookieName(r, name), Value: "", Path: "/", MaxAge: -1,
+			HttpOnly: true, Secure: secure(r), SameSite: http.SameSiteLaxMode})
+	}
+}
+
 // csrfValue is what the CSRF cookie seals: the token, and a nonce that the
 // session started in this browser adopts (see SetShopper).
 type csrfValue struct {
