@@ -21,6 +21,10 @@ var (
 	// ErrNotFound means the key is not in the store (never claimed, released,
 	// or swept).
 	ErrNotFound = errors.New("idempotency key not found")
+	// ErrIncompleteBody means the middleware could not read the request's
+	// body whole (the server's read timeout cut a slow client off, or the
+	// client stopped sending): nothing was claimed (408).
+	ErrIncompleteBody = errors.New("the request body did not arrive whole")
 )
 
 // InProgressError is ErrInProgress with how long the client should wait

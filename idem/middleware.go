@@ -90,7 +90,9 @@ func Middleware(cfg MiddlewareConfig) echo.MiddlewareFunc {
 			}
 			body, err := io.ReadAll(io.LimitReader(c.Request().Body, cfg.MaxBody+1))
 			if err != nil {
-				return fmt.Errorf("read body: %w", err)
+				// The client was too slow or stopped sending: nothing was
+				// claimed, and its request may be sent again (408).
+				return fmt.Errorf("read body: %w: %w", ErrIncompleteBody, err)
 			}
 			if int64(len(body)) > cfg.MaxBody {
 				return echo.ErrStatusRequestEntityTooLarge

@@ -2,14 +2,18 @@ package app
 
 import (
 	"bufio"
+	"bytes"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"exactlyonce/internal/handlers"
+	"exactlyonce/internal/pgtest"
 )
 
 func TestServerTimeouts(t *testing.T) {
@@ -68,4 +72,68 @@ func TestUnfinishedBodyIsCutOff(t *testing.T) {
 	if _, err := bufio.NewReader(conn).ReadString(0); err == nil || strings.Contains(err.Error(), "timeout") {
 		t.Errorf("got %v reading the connection, want it closed by the server", err)
 	}
+}
+
+// A client too slow to send its body, cut off by the read timeout, is told
+// 408 (its fault, not the server's) and logged as a warning, not an error:
+// a slow body is not a 500. The order's key was never claimed.
+func TestSlowBodyIs408(t *testing.T) {
+	t.Parallel()
+	var logs lockedBuffer
+	log := slog.New(slog.NewJSONHandler(&logs, nil))
+	a := New(pgtest.NewPool(t), Config{LockTimeout: 30 * time.Second, ProviderTimeout: 5 * time.Second, Demo: true, Log: log,
+		AllowedHosts: []string{"x"}})
+	srv := newServer(a.Echo, time.Second)
+	srv.ReadTimeout = 300 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	for _, path := range []string{"/api/customers", "/api/orders"} {
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Promise 100 bytes, send 2, then nothing.
+		req := "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n" +
+			"Authorization: Bearer tok_nobody\r\nIdempotency-Key: \"k\"\r\n\r\n{}"
+		if _, err := io.WriteString(conn, req); err != nil {
+			t.Fatal(err)
+		}
+		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		conn.Close()
+		if err != nil {
+			t.Fatalf("%s: read the answer: %v", path, err)
+		}
+		if path == "/api/customers" && resp.StatusCode != http.StatusRequestTimeout {
+			t.Errorf("%s: got %d, want 408", path, resp.StatusCode)
+		}
+		if resp.StatusCode >= 500 {
+			t.Errorf("%s: got %d, want no 5xx for a slow client", path, resp.StatusCode)
+		}
+	}
+	if strings.Contains(logs.String(), `"level":"ERROR"`) {
+		t.Errorf("a slow body was logged as an error:\n%s", logs.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -35,7 +35,9 @@ func readBody(c echo.Context) ([]byte, error) {
 		return nil, fail(problem.InvalidRequest, fmt.Sprintf("the body is larger than %d bytes", maxBodyBytes))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
+		// The server's read timeout cut a slow client off, or the client
+		// stopped sending: not the server's fault, and nothing is stored.
+		return nil, &failure{kind: problem.RequestTimeout, detail: "the body did not arrive whole in time"}
 	}
 	return body, nil
 }

@@ -59,6 +59,8 @@ func classify(err error) *failure {
 		return fail(problem.PriceChanged, "the order does not cost the amount expected")
 	case errors.Is(err, idem.ErrFormKeyMissing), errors.Is(err, idem.ErrFormKeyForeign), errors.Is(err, idem.ErrFormKeyExpired):
 		return fail(problem.FormRefused, "")
+	case errors.Is(err, idem.ErrIncompleteBody):
+		return fail(problem.RequestTimeout, "the body did not arrive whole in time")
 	case errors.Is(err, idem.ErrMismatch):
 		return fail(problem.KeyReused, "this Idempotency-Key was first sent with a different method, route or body")
 	case errors.Is(err, idem.ErrInProgress):

@@ -83,6 +83,10 @@ var (
 		About: "Too many requests of this kind came from your address, or for this Idempotency-Key, in a short time. Nothing was stored; retry after the number of seconds in Retry-After.",
 		Page: Page{Heading: "Too many requests",
 			Message: "Too many requests came from your address in a short time. Nothing was changed; try again in a few seconds.", Next: ToShop}}
+	RequestTimeout = Kind{Slug: "request-timeout", Title: "Request timeout", Status: http.StatusRequestTimeout,
+		About: "The request's body did not arrive whole in time (the connection was too slow, or the client stopped sending). Nothing was read or stored: send the request again, with the same Idempotency-Key.",
+		Page: Page{Heading: "The form did not arrive",
+			Message: "Your browser stopped sending the form before it arrived whole, so nothing was changed or charged. Send it again.", Next: ToShop}}
 	CartOrdered = Kind{Slug: "cart-ordered", Title: "Cart already ordered", Status: http.StatusConflict,
 		About: "This cart has been ordered (under another Idempotency-Key, or none) and is closed: it cannot be changed or ordered again. GET the cart for its order_id; put what you want next in a new cart.",
 		Page: Page{Heading: "Cart already ordered",
@@ -126,6 +130,6 @@ var (
 var Kinds = []Kind{
 	InvalidRequest, MissingKey, InvalidKey, Unauthorized, PaymentDeclined, NotFound, MethodNotAllowed,
 	KeyInUse, LockLost, KeyReused, UnsupportedMediaType, OutcomeUnknown, ProviderUnavailable, ProviderTimeout, Internal,
-	PaymentNotCompleted, ShuttingDown, Unavailable, MisdirectedRequest, TooManyRequests,
+	PaymentNotCompleted, ShuttingDown, Unavailable, MisdirectedRequest, TooManyRequests, RequestTimeout,
 	CartOrdered, CartChanged, CartVersionMismatch,
 }
