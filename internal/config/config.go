@@ -124,7 +124,8 @@ type Config struct {
 	JobRescueAfter time.Duration
 	// MailCatcher, when set (MAIL_CATCHER, such as 127.0.0.1:1025, which
 	// make run sets), starts the demo's in-memory SMTP server there; the
-	// admin listener shows its mail at /mail. Point SMTP_ADDR at it.
+	// admin listener shows its mail at /mail. Point SMTP_ADDR at it. It is
+	// refused without DEMO.
 	MailCatcher string
 }
 
@@ -245,6 +246,9 @@ func Load() (Config, error) {
 	c.SMTPAddr = getenv("SMTP_ADDR", "127.0.0.1:1025")
 	c.MailFrom = getenv("MAIL_FROM", "shop@exactlyonce.test")
 	c.MailCatcher = os.Getenv("MAIL_CATCHER")
+	if c.MailCatcher != "" && !c.Demo {
+		return c, fmt.Errorf("MAIL_CATCHER is set but DEMO is not: the catcher keeps mail in the shop's memory and shows it to anyone who reaches the admin listener, so it runs only in the demo (DEMO=1); in production point SMTP_ADDR at a real mail server")
+	}
 	if c.JobRescueAfter, err = duration("JOB_RESCUE_AFTER", time.Minute); err != nil {
 		return c, err
 	}

@@ -90,3 +90,35 @@ func TestRememberedAnswers(t *testing.T) {
 		}
 	}
 }
+
+// The demo's mail catcher keeps mail in memory and shows it on the admin
+// listener: MAIL_CATCHER alone, without DEMO, must not start it.
+func TestMailCatcherOnlyInTheDemo(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://localhost/x")
+	t.Setenv("MAIL_CATCHER", "127.0.0.1:1025")
+	t.Setenv("DEMO", "")
+	if _, err := Load(); err == nil || !strings.Contains(err.Error(), "MAIL_CATCHER") {
+		t.Errorf("MAIL_CATCHER without DEMO: got %v, want it refused", err)
+	}
+	t.Setenv("DEMO", "1")
+	if c, err := Load(); err != nil || c.MailCatcher == "" {
+		t.Errorf("MAIL_CATCHER with DEMO=1: got %v, want it started", err)
+	}
+}
+
+func TestJobsPoolSize(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://localhost/x")
+	for env, want := range map[string]int{"": 4, "2": 2, "0": -1, "x": -1, "1.5": -1} {
+		t.Setenv("JOBS_DB_MAX_CONNS", env)
+		c, err := Load()
+		if want < 0 {
+			if err == nil || !strings.Contains(err.Error(), "JOBS_DB_MAX_CONNS") {
+				t.Errorf("JOBS_DB_MAX_CONNS=%q: got %v, want it refused", env, err)
+			}
+			continue
+		}
+		if err != nil || c.JobsDBMaxConns != want {
+			t.Errorf("JOBS_DB_MAX_CONNS=%q: got %d, %v, want %d", env, c.JobsDBMaxConns, err, want)
+		}
+	}
+}

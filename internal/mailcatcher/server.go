@@ -3,12 +3,14 @@ package mailcatcher
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"mime/quotedprintable"
 	"net"
 	"net/mail"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,11 +29,26 @@ type Message struct {
 	ReceivedAt time.Time
 }
 
+// The catcher's bounds: it keeps mail in the memory of the process it runs
+// in (the demo's shop), so no client may make it grow without end.
+const (
+	// MaxMessageBytes is the largest message accepted; a larger one is
+	// refused (552) and its session closed. A confirmation is a few KB.
+	MaxMessageBytes = 1 << 20
+	// MaxKeptBytes is the most the kept messages may hold together in a
+	// catcher given limits (SetLimit), as the demo's is; the oldest go
+	// first.
+	MaxKeptBytes = 16 << 20
+	// maxLineBytes bounds a command line (SMTP's own limit is 1,000).
+	maxLineBytes = 1000
+)
+
 // Server is a running catcher.
 type Server struct {
 	ln       net.Listener
 	mu       sync.Mutex
 	messages []Message
+	kept     int // bytes of Raw in messages
 	limit    int // the most messages kept; 0: all (SetLimit)
 	wg       sync.WaitGroup
 	// Reject, when set, is asked before a message is accepted; a non-nil
@@ -90,10 +107,13 @@ func (s *Server) accept() {
 	}
 }
 
-// session talks SMTP on one connection.
+// session talks SMTP on one connection. The first line that is not an SMTP
+// command ends it: a browser can be made to send an HTTP request to this
+// port, whose body could otherwise be read as SMTP commands and plant a
+// message (a cross-protocol attack); an HTTP request line is never SMTP.
 func (s *Server) session(conn net.Conn) {
 	conn.SetDeadline(time.Now().Add(time.Minute)) //nolint:errcheck
-	r := bufio.NewReader(conn)
+	r := bufio.NewReaderSize(conn, maxLineBytes+2)
 	w := bufio.NewWriter(conn)
 	reply := func(line string) {
 		w.WriteString(line + "\r\n") //nolint:errcheck
@@ -103,15 +123,15 @@ func (s *Server) session(conn net.Conn) {
 	var from string
 	var to []string
 	for {
-		line, err := r.ReadString('\n')
+		line, err := readLine(r)
 		if err != nil {
 			return
 		}
-		line = strings.TrimRight(line, "\r\n")
 		verb, arg, _ := strings.Cut(line, " ")
 		switch strings.ToUpper(verb) {
 		case "EHLO":
 			reply("250-mailcatcher")
+			reply("250-SIZE " + strconv.Itoa(MaxMessageBytes))
 			reply("250 8BITMIME")
 		case "HELO":
 			reply("250 mailcatcher")
@@ -124,6 +144,10 @@ func (s *Server) session(conn net.Conn) {
 		case "DATA":
 			reply("354 end with <CRLF>.<CRLF>")
 			raw, err := readData(r)
+			if errors.Is(err, errTooLarge) {
+				reply("552 message larger than " + strconv.Itoa(MaxMessageBytes) + " bytes; closing")
+				return
+			}
 			if err != nil {
 				return
 			}
@@ -144,24 +168,46 @@ func (s *Server) session(conn net.Conn) {
 			reply("221 bye")
 			return
 		default:
-			reply("502 command not implemented")
+			reply("500 not an SMTP command; closing")
+			return
 		}
 	}
 }
 
+var errTooLarge = errors.New("message too large")
+
+// readLine reads one line, without its line ending, of at most maxLineBytes.
+func readLine(r *bufio.Reader) (string, error) {
+	line, err := r.ReadSlice('\n')
+	if err != nil {
+		return "", err // a line too long is bufio.ErrBufferFull: the session ends
+	}
+	return strings.TrimRight(string(line), "\r\n"), nil
+}
+
 // readData reads a DATA section up to the line holding a single dot,
-// undoing the dot-stuffing of lines that begin with one.
+// undoing the dot-stuffing of lines that begin with one, and gives up with
+// errTooLarge past MaxMessageBytes. It reads in slices of the reader's
+// buffer, so that a line without an end cannot grow past the bound either.
 func readData(r *bufio.Reader) ([]byte, error) {
 	var b bytes.Buffer
+	lineStart := true
 	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
+		chunk, err := r.ReadSlice('\n')
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return nil, err
 		}
-		if line == ".\r\n" || line == ".\n" {
+		if lineStart && (string(chunk) == ".\r\n" || string(chunk) == ".\n") {
 			return b.Bytes(), nil
 		}
-		b.WriteString(strings.TrimPrefix(line, "."))
+		if lineStart {
+			chunk = bytes.TrimPrefix(chunk, []byte("."))
+		}
+		b.Write(chunk)
+		if b.Len() > MaxMessageBytes {
+			return nil, errTooLarge
+		}
+		lineStart = err == nil // a full buffer is the middle of a line
 	}
 }
 
@@ -190,15 +236,24 @@ func (s *Server) keep(from string, to []string, raw []byte) {
 	}
 	s.mu.Lock()
 	s.messages = append(s.messages, m)
-	if over := len(s.messages) - s.limit; s.limit > 0 && over > 0 {
-		s.messages = append(s.messages[:0:0], s.messages[over:]...)
+	s.kept += len(raw)
+	drop := 0
+	for kept := s.kept; s.limit > 0 && drop < len(s.messages)-1 && (len(s.messages)-drop > s.limit || kept > MaxKeptBytes); drop++ {
+		kept -= len(s.messages[drop].Raw)
+	}
+	if drop > 0 {
+		for _, old := range s.messages[:drop] {
+			s.kept -= len(old.Raw)
+		}
+		s.messages = append(s.messages[:0:0], s.messages[drop:]...)
 	}
 	s.mu.Unlock()
 }
 
-// SetLimit makes the catcher keep only the newest n messages, so that a
-// demo left running (or a load test) does not grow without end. Tests and
-// the chaos harness, which count every message, leave it unset.
+// SetLimit makes the catcher keep only the newest n messages, and no more
+// than MaxKeptBytes of them, so that a demo left running (or a load test,
+// or a client sending big messages) does not grow the process without end.
+// Tests and the chaos harness, which count every message, leave it unset.
 func (s *Server) SetLimit(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
