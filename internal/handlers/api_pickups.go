@@ -38,8 +38,8 @@ func (h *Handler) keyed() echo.MiddlewareFunc {
 
 type pickupJSON struct {
 	ID   uuid.UUID `json:"id"`
-	Slot string `json:"slot"`
-	Name string `json:"name"`
+	Slot string    `json:"slot"`
+	Name string    `json:"name"`
 }
 
 func (h *Handler) reservePickupAPI(c echo.Context) error {

@@ -61,9 +61,9 @@ type Handler struct {
 	// the shoppers known not to have signed out (shopper.go).
 	tokens       *expirable.LRU[[sha256.Size]byte, uuid.UUID]
 	liveShoppers *expirable.LRU[uuid.UUID, struct{}]
-	catalog  *catalog.Catalog
-	carts    *cart.Store
-	checkout *checkout.Engine
+	catalog      *catalog.Catalog
+	carts        *cart.Store
+	checkout     *checkout.Engine
 	// provider is the fake payment provider, whose faults the demo
 	// controls set; nil when demo mode is off.
 	provider *fakeprovider.Provider
