@@ -136,6 +136,8 @@ func run(ctx context.Context, args []string) error {
 		RunJobs:     cfg.RunJobs,
 		Jobs:        jobs,
 		MailCatcher: catcher,
+		AdminHosts:  cfg.AdminHosts,
+		AdminToken:  cfg.AdminToken,
 	})
 	if cfg.AdminAddr != "" {
 		adminLn, err := net.Listen("tcp", cfg.AdminAddr)

@@ -29,8 +29,9 @@ func (a *App) Admin() http.Handler {
 	return mux
 }
 
-// ServeAdmin serves Admin on ln until ctx ends. A profile or trace runs for
-// the seconds its caller asks, so there is no write timeout; the address is
+// ServeAdmin serves Admin on ln until ctx ends, behind guardAdmin. A
+// profile or trace runs for the seconds its caller asks, so there is no
+// write timeout (a body still has readTimeout to arrive); the address is
 // meant to be reachable from the host or the operator's network only.
 //
 // It adds River UI under /riverui/, whose background services live as long
@@ -45,7 +46,8 @@ func (a *App) ServeAdmin(ctx context.Context, ln net.Listener) error {
 		}
 		mux.Handle(riverUIPrefix+"/", ui)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout}
+	srv := &http.Server{Handler: a.guardAdmin(mux, ln), ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout: readTimeout, IdleTimeout: idleTimeout}
 	if err := serveUntil(ctx, srv, ln, time.Second); err != nil {
 		return fmt.Errorf("admin server: %w", err)
 	}

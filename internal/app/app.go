@@ -112,6 +112,11 @@ type Config struct {
 	RunJobs bool
 	// Jobs configures the consumers.
 	Jobs JobsConfig
+	// AdminHosts are the Host names the admin listener answers for besides
+	// its own address's, and AdminToken the operator's credential for River
+	// UI (see guardAdmin).
+	AdminHosts []string
+	AdminToken string
 	// MailCatcher is the demo's local SMTP server (MAIL_CATCHER), whose
 	// mail the admin listener shows at /mail; nil when none runs here.
 	MailCatcher *mailcatcher.Server

@@ -66,6 +66,14 @@ type Config struct {
 	// AdminAddr is where /metrics and pprof are served, apart from the
 	// shop (ADMIN_ADDR, such as 127.0.0.1:9090); empty means not at all.
 	AdminAddr string
+	// AdminHosts are the Host names the admin listener answers for: the
+	// names ADMIN_ADDR is reached by, and ALLOWED_HOSTS' (hosts.OfAddress).
+	AdminHosts []string
+	// AdminToken is the operator's credential (ADMIN_TOKEN, 32 characters
+	// or more): with it, River UI on the admin listener asks for it (HTTP
+	// basic auth, any user name, or a bearer token) and may act on jobs;
+	// without it, River UI is read-only.
+	AdminToken string
 	// CustomersPerMinute and CustomerBurst limit the anonymous customers
 	// (API customers, browser shoppers) one client address may create:
 	// CustomerBurst at once, then CustomersPerMinute. Zero means the
@@ -208,6 +216,14 @@ func Load() (Config, error) {
 	c.CustomerBurst = int(burst)
 	if c.RememberedAnswers, err = count("REMEMBERED_ANSWERS", 10_000); err != nil {
 		return c, err
+	}
+	if c.AdminAddr != "" {
+		if c.AdminHosts, err = allowedHosts(c.AdminAddr, os.Getenv("ALLOWED_HOSTS")); err != nil {
+			return c, fmt.Errorf("ADMIN_ADDR: want host:port such as 127.0.0.1:9090, got %q", c.AdminAddr)
+		}
+	}
+	if c.AdminToken = os.Getenv("ADMIN_TOKEN"); c.AdminToken != "" && len(c.AdminToken) < 32 {
+		return c, fmt.Errorf("ADMIN_TOKEN: want at least 32 characters (such as the output of `head -c 24 /dev/urandom | base64`), got %d", len(c.AdminToken))
 	}
 	if c.AllowedHosts, err = allowedHosts(c.Addr, os.Getenv("ALLOWED_HOSTS")); err != nil {
 		return c, err

@@ -1,11 +1,9 @@
 package handlers
 
 import (
-	"net"
-	"strings"
-
 	"github.com/labstack/echo/v4"
 
+	"exactlyonce/internal/hosts"
 	"exactlyonce/internal/problem"
 )
 
@@ -18,25 +16,10 @@ import (
 // An allowed name with a port ("shop.example:8443") must match exactly; one
 // without ("shop.example") matches on any port.
 func hostAllowList(allowed []string) echo.MiddlewareFunc {
-	exact := map[string]bool{}
-	anyPort := map[string]bool{}
-	for _, a := range allowed {
-		a = strings.ToLower(strings.TrimSpace(a))
-		if _, _, err := net.SplitHostPort(a); err == nil {
-			exact[a] = true
-		} else if a != "" {
-			anyPort[strings.TrimSuffix(a, ".")] = true
-		}
-	}
+	list := hosts.New(allowed)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			host := strings.ToLower(c.Request().Host)
-			name := host
-			if h, _, err := net.SplitHostPort(host); err == nil {
-				name = h
-			}
-			name = strings.TrimSuffix(strings.Trim(name, "[]"), ".")
-			if !exact[host] && !anyPort[name] && !anyPort["["+name+"]"] {
+			if !list.Allows(c.Request().Host) {
 				return fail(problem.MisdirectedRequest, "this server does not answer for that host name")
 			}
 			return next(c)
