@@ -451,7 +451,11 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string)
 		"DATABASE_URL="+dbURL, "MIGRATE_DATABASE_URL="+direct, "DEMO=1",
 		"ADDR="+addr, "ADMIN_ADDR="+admin, "SESSION_SECRET="+hex.EncodeToString(secret),
 		"MAIL_CATCHER="+smtp, "SMTP_ADDR="+smtp, "RUN_JOBS=0",
-		"CUSTOMER_BURST=1000", "CUSTOMERS_PER_MINUTE=1000", "DB_MAX_CONNS="+maxConns)
+		"CUSTOMER_BURST=1000", "CUSTOMERS_PER_MINUTE=1000", "DB_MAX_CONNS="+maxConns,
+		// Its clients are one address sending thousands a second: the
+		// write limits are lifted (handlers.WriteLimits).
+		"WRITES_PER_MINUTE=100000000", "WRITE_BURST=100000000", "ADDRESS_WRITES_PER_MINUTE=100000000",
+		"ADDRESS_WRITE_BURST=100000000", "DECLINES_PER_HOUR=100000000", "DECLINE_BURST=100000000", "WRITES_IN_FLIGHT=100000")
 	logPath := f.logFile
 	if logPath == "" {
 		logPath = filepath.Join(dir, "web.log")

@@ -126,6 +126,11 @@ func run(ctx context.Context, args []string) error {
 		SessionSecret:     cfg.SessionSecret,
 		AllowedHosts:      cfg.AllowedHosts,
 		CustomerQuota:     handlers.CustomerQuota{PerMinute: cfg.CustomersPerMinute, Burst: cfg.CustomerBurst},
+		WriteLimits: handlers.WriteLimits{
+			PerCustomerPerMinute: cfg.WritesPerMinute, PerCustomerBurst: cfg.WriteBurst,
+			PerAddressPerMinute: cfg.AddressWritesPerMinute, PerAddressBurst: cfg.AddressWriteBurst,
+			DeclinesPerHour: cfg.DeclinesPerHour, DeclineBurst: cfg.DeclineBurst, InFlight: cfg.WritesInFlight,
+		},
 		RememberedAnswers: remembered,
 		ReconcileInterval: cfg.ReconcileInterval,
 

@@ -71,6 +71,9 @@ type Config struct {
 	// CustomerQuota limits the anonymous customers one client address may
 	// create (API and browser); zero means handlers.DefaultCustomerQuota.
 	CustomerQuota handlers.CustomerQuota
+	// WriteLimits bound what one customer and one address may store (see
+	// handlers.WriteLimits); zero fields are the defaults.
+	WriteLimits handlers.WriteLimits
 	// RememberedAnswers is how many finished keys' answers the order flow
 	// and the pickup form each keep in memory (idem.Answers), for
 	// rememberFor, so that replays skip the database: zero means
@@ -213,7 +216,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	deps.Keys, deps.Pickups = keys, pickup.NewStore(d)
 	deps.Sessions, deps.FormKeys, deps.Forms = browserSessions(cfg)
 	deps.AllowedHosts = append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))
-	deps.CustomerQuota, deps.Metrics = cfg.CustomerQuota, m
+	deps.CustomerQuota, deps.WriteLimits, deps.Metrics = cfg.CustomerQuota, cfg.WriteLimits, m
 	handlers.New(deps).Register(e)
 
 	a := &App{

@@ -22,6 +22,7 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
+	"exactlyonce/internal/handlers"
 	"exactlyonce/internal/pgtest"
 )
 
@@ -60,6 +61,10 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 		ProviderTimeout: 5 * time.Second,
 		Demo:            true,
 		Log:             testLogger(),
+		// Tests send far more than a person would, from one address:
+		// the write limits are lifted, but for the tests of the limits
+		// themselves (which set their own).
+		WriteLimits: Unlimited,
 	}
 	for _, opt := range opts {
 		opt(&cfg)
@@ -87,6 +92,12 @@ func testLogger() *slog.Logger {
 		return slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// Unlimited are write limits no test reaches (handlers.WriteLimits).
+var Unlimited = handlers.WriteLimits{
+	PerCustomerPerMinute: 1e6, PerCustomerBurst: 1e6, PerAddressPerMinute: 1e6, PerAddressBurst: 1e6,
+	DeclinesPerHour: 1e6, DeclineBurst: 1e6, InFlight: 1e6,
 }
 
 // Response is an HTTP response read whole.

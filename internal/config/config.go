@@ -80,6 +80,13 @@ type Config struct {
 	// defaults (handlers.DefaultCustomerQuota: 60 a minute, 100 at once).
 	CustomersPerMinute float64
 	CustomerBurst      int
+	// The write limits (handlers.WriteLimits): new orders, pickups and
+	// carts per customer (WRITES_PER_MINUTE, WRITE_BURST) and per client
+	// address (ADDRESS_WRITES_PER_MINUTE, ADDRESS_WRITE_BURST), declined
+	// payments per customer (DECLINES_PER_HOUR, DECLINE_BURST), and writes
+	// of one customer at once (WRITES_IN_FLIGHT). Zero means the default.
+	WritesPerMinute, AddressWritesPerMinute, DeclinesPerHour float64
+	WriteBurst, AddressWriteBurst, DeclineBurst, WritesInFlight int
 	// RememberedAnswers is how many finished keys' answers each process
 	// keeps in memory, for a minute, so that a replay costs no database
 	// round trip (REMEMBERED_ANSWERS, default 10000; 0 remembers none).
@@ -214,6 +221,18 @@ func Load() (Config, error) {
 		return c, err
 	}
 	c.CustomerBurst = int(burst)
+	for key, v := range map[string]*float64{"WRITES_PER_MINUTE": &c.WritesPerMinute,
+		"ADDRESS_WRITES_PER_MINUTE": &c.AddressWritesPerMinute, "DECLINES_PER_HOUR": &c.DeclinesPerHour} {
+		if *v, err = number(key); err != nil {
+			return c, err
+		}
+	}
+	for key, v := range map[string]*int{"WRITE_BURST": &c.WriteBurst, "ADDRESS_WRITE_BURST": &c.AddressWriteBurst,
+		"DECLINE_BURST": &c.DeclineBurst, "WRITES_IN_FLIGHT": &c.WritesInFlight} {
+		if *v, err = count(key, 0); err != nil {
+			return c, err
+		}
+	}
 	if c.RememberedAnswers, err = count("REMEMBERED_ANSWERS", 10_000); err != nil {
 		return c, err
 	}

@@ -149,6 +149,9 @@ func writeResult(c echo.Context, res checkout.Result) error {
 		header.Set(echo.HeaderLocation, "/api/orders/"+placed.OrderID.String())
 		return c.Blob(res.Status, echo.MIMEApplicationJSON, res.Body)
 	}
+	if res.Status == http.StatusPaymentRequired && !res.Replayed {
+		markDecline(c)
+	}
 	return c.Blob(res.Status, problem.ContentType, res.Body)
 }
 

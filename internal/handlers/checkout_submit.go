@@ -181,6 +181,9 @@ func (h *Handler) answerResult(c echo.Context, res checkout.Result, joined bool)
 		}
 		return seeOther(c, target)
 	case http.StatusPaymentRequired:
+		if !res.Replayed {
+			markDecline(c)
+		}
 		return renderDeclined(c, res.Body, note)
 	}
 	return fmt.Errorf("stored result with unexpected status %d", res.Status)

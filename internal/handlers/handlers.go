@@ -82,6 +82,9 @@ type Handler struct {
 	// waiters caps the submits waiting per key (quota.go, waiters.go).
 	newCustomers *addressQuota
 	waiters      keyWaiters
+	// writes limits what one customer and one address may store
+	// (write_limits.go).
+	writes *writeLimiter
 	metrics      *metrics.Metrics
 	// pickupFlow and pickups serve the pickup slot form (page_pickup.go).
 	pickupFlow *idem.FormFlow
@@ -112,6 +115,9 @@ type Deps struct {
 	// CustomerQuota limits the anonymous customers (API customers and
 	// browser shoppers) one client address may create; zero is the default.
 	CustomerQuota CustomerQuota
+	// WriteLimits bound what one customer and one address may store; zero
+	// fields are the defaults (DefaultWriteLimits).
+	WriteLimits WriteLimits
 	// Metrics counts the quotas' refusals and the waiting submits.
 	Metrics *metrics.Metrics
 	// Keys and Forms are the idem kit's key store and form keys, which
@@ -126,7 +132,7 @@ func New(d Deps) *Handler {
 	return &Handler{db: d.DB, tokens: newTokenCache(), liveShoppers: newShopperCache(), catalog: d.Catalog, carts: d.Carts, checkout: d.Checkout, provider: d.Provider, log: d.Log,
 		lifecycle: d.Lifecycle, sessions: d.Sessions, formKeys: d.FormKeys,
 		lab: d.Lab, allowedHosts: d.AllowedHosts,
-		newCustomers: newAddressQuota(d.CustomerQuota), metrics: d.Metrics, pickups: d.Pickups,
+		newCustomers: newAddressQuota(d.CustomerQuota), writes: newWriteLimiter(d.WriteLimits), metrics: d.Metrics, pickups: d.Pickups,
 		pickupFlow: &idem.FormFlow{Store: d.Keys, Forms: d.Forms, StatusPath: "/pickup/status",
 			Wait: formWait, Page: framedPage}}
 }

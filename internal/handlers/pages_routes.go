@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -18,17 +19,19 @@ const maxFormBytes = "64K"
 func (h *Handler) registerPages(e *echo.Echo) {
 	p := newRouteSet(e, h.asPage)
 	mw := []echo.MiddlewareFunc{middleware.BodyLimit(maxFormBytes), h.loadShopper, h.csrfProtection()}
+	orders := append(slices.Clone(mw), h.limitWrites(limitedShopper, true))
+	writes := append(slices.Clone(mw), h.limitWrites(limitedShopper, false))
 	p.add(http.MethodGet, "/", h.catalogPage, mw...)
 	p.add(http.MethodGet, "/cart", h.cartPage, mw...)
-	p.add(http.MethodPost, "/cart", h.setCartQuantity, mw...)
+	p.add(http.MethodPost, "/cart", h.setCartQuantity, writes...)
 	p.add(http.MethodGet, "/checkout", h.checkoutPage, mw...)
-	p.add(http.MethodPost, "/checkout", h.submitCheckout, mw...)
+	p.add(http.MethodPost, "/checkout", h.submitCheckout, orders...)
 	p.add(http.MethodGet, "/checkout/status", h.checkoutStatus, mw...)
 	p.add(http.MethodGet, "/orders", h.ordersPage, mw...)
 	p.add(http.MethodGet, "/orders/:id", h.receiptPage, mw...)
 	p.add(http.MethodPost, "/signout", h.signOut, mw...)
 	p.add(http.MethodGet, "/pickup", h.pickupPage, mw...)
-	p.add(http.MethodPost, "/pickup", h.reservePickup, mw...)
+	p.add(http.MethodPost, "/pickup", h.reservePickup, writes...)
 	p.add(http.MethodGet, "/pickup/status", h.pickupStatus, mw...)
 	p.add(http.MethodGet, "/pickup/:id", h.pickupReceipt, mw...)
 	p.add(http.MethodGet, "/static/:name", h.asset)

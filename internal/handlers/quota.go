@@ -29,22 +29,8 @@ type CustomerQuota struct {
 // suite or the lab a few dozen; a script making thousands is stopped.
 var DefaultCustomerQuota = CustomerQuota{PerMinute: 60, Burst: 100}
 
-// addressQuota is a token bucket per client address (per /64 for IPv6),
-// at most max of them, the most recently seen first in order.
-type addressQuota struct {
-	limit rate.Limit
-	burst int
-	max   int
-
-	mu      sync.Mutex
-	clients map[string]*list.Element // of *addressBucket
-	order   *list.List
-}
-
-type addressBucket struct {
-	addr string
-	lim  *rate.Limiter
-}
+// addressQuota is a token bucket per client address (per /64 for IPv6).
+type addressQuota struct{ buckets *buckets }
 
 func newAddressQuota(q CustomerQuota) *addressQuota {
 	if q.PerMinute <= 0 {
@@ -53,36 +39,82 @@ func newAddressQuota(q CustomerQuota) *addressQuota {
 	if q.Burst <= 0 {
 		q.Burst = DefaultCustomerQuota.Burst
 	}
-	return &addressQuota{limit: rate.Limit(q.PerMinute / 60), burst: q.Burst, max: maxQuotaClients,
-		clients: map[string]*list.Element{}, order: list.New()}
+	return &addressQuota{buckets: newBuckets(q.PerMinute/60, q.Burst)}
 }
 
 // take spends one token of addr's bucket, or says how long until there is
 // one. Nothing is spent when the answer is no.
 func (q *addressQuota) take(addr string, now time.Time) (ok bool, retryAfter time.Duration) {
-	addr = quotaAddress(addr)
+	r, wait := q.buckets.reserve(quotaAddress(addr), now)
+	return r != nil, wait
+}
+
+// buckets is a token bucket per key (a client address, a customer), at most
+// maxQuotaClients of them, the most recently seen first in order.
+type buckets struct {
+	limit rate.Limit
+	burst int
+	max   int
+
+	mu      sync.Mutex
+	clients map[string]*list.Element // of *bucket
+	order   *list.List
+}
+
+type bucket struct {
+	key string
+	lim *rate.Limiter
+}
+
+// newBuckets returns buckets of perSecond tokens a second, burst at most.
+func newBuckets(perSecond float64, burst int) *buckets {
+	return &buckets{limit: rate.Limit(perSecond), burst: burst, max: maxQuotaClients,
+		clients: map[string]*list.Element{}, order: list.New()}
+}
+
+// of returns key's bucket, making it (and forgetting the least recently
+// seen one past max) when there is none.
+func (q *buckets) of(key string) *rate.Limiter {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	var b *addressBucket
-	if e, found := q.clients[addr]; found {
+	if e, found := q.clients[key]; found {
 		q.order.MoveToFront(e)
-		b = e.Value.(*addressBucket)
-	} else {
-		if q.order.Len() >= q.max {
-			oldest := q.order.Back()
-			q.order.Remove(oldest)
-			delete(q.clients, oldest.Value.(*addressBucket).addr)
-		}
-		b = &addressBucket{addr: addr, lim: rate.NewLimiter(q.limit, q.burst)}
-		q.clients[addr] = q.order.PushFront(b)
+		return e.Value.(*bucket).lim
 	}
-	r := b.lim.ReserveN(now, 1)
+	if q.order.Len() >= q.max {
+		oldest := q.order.Back()
+		q.order.Remove(oldest)
+		delete(q.clients, oldest.Value.(*bucket).key)
+	}
+	b := &bucket{key: key, lim: rate.NewLimiter(q.limit, q.burst)}
+	q.clients[key] = q.order.PushFront(b)
+	return b.lim
+}
+
+// reserve spends one of key's tokens and returns the reservation; or nil
+// and how long until there is one, having spent nothing.
+func (q *buckets) reserve(key string, now time.Time) (*rate.Reservation, time.Duration) {
+	r := q.of(key).ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
-		return false, d
+		return nil, d
 	}
-	return true, 0
+	return r, 0
 }
+
+// admits reports whether key's bucket has a token now, spending nothing,
+// or how long until it will.
+func (q *buckets) admits(key string, now time.Time) (bool, time.Duration) {
+	lim := q.of(key)
+	tokens := lim.TokensAt(now)
+	if tokens >= 1 {
+		return true, 0
+	}
+	return false, time.Duration(float64(time.Second) * (1 - tokens) / float64(lim.Limit()))
+}
+
+// spend takes one of key's tokens, if it has one.
+func (q *buckets) spend(key string, now time.Time) { q.of(key).AllowN(now, 1) }
 
 // quotaAddress is the bucket of a client address: an IPv6 address stands
 // for its /64, which one host or customer line usually holds whole, so that

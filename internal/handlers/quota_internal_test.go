@@ -17,14 +17,14 @@ func TestAddressQuotaStaysBounded(t *testing.T) {
 		if ok, _ := q.take(addr(i), now); !ok {
 			t.Fatalf("address #%d: got refused, want its first customer allowed", i)
 		}
-		if got := len(q.clients); got > maxQuotaClients {
+		if got := len(q.buckets.clients); got > maxQuotaClients {
 			t.Fatalf("after %d addresses: got %d remembered, want at most %d", i+1, got, maxQuotaClients)
 		}
 	}
-	if _, found := q.clients[addr(n-1)]; !found {
+	if _, found := q.buckets.clients[addr(n-1)]; !found {
 		t.Error("got the last address forgotten, want it remembered")
 	}
-	if _, found := q.clients[addr(0)]; found {
+	if _, found := q.buckets.clients[addr(0)]; found {
 		t.Error("got the first address remembered, want it forgotten")
 	}
 }
@@ -47,7 +47,7 @@ func TestAddressQuotaSharesAnIPv6Slash64(t *testing.T) {
 			t.Errorf("%s: got refused, want its own bucket", addr)
 		}
 	}
-	if got := len(q.clients); got != 4 {
+	if got := len(q.buckets.clients); got != 4 {
 		t.Errorf("got %d buckets, want 4", got)
 	}
 }

@@ -21,17 +21,18 @@ func (h *Handler) Register(e *echo.Echo) {
 	api.add(http.MethodGet, "/api/customers/me", h.getMe, h.requireCustomer)
 	api.add(http.MethodGet, "/api/products", h.listProducts)
 
-	api.add(http.MethodPost, "/api/orders", h.placeOrder, h.requireCustomer)
+	orders, writes := h.limitWrites(limitedCustomer, true), h.limitWrites(limitedCustomer, false)
+	api.add(http.MethodPost, "/api/orders", h.placeOrder, h.requireCustomer, orders)
 	api.add(http.MethodGet, "/api/orders", h.listOrders, h.requireCustomer)
 	api.add(http.MethodGet, "/api/orders/:id", h.getOrder, h.requireCustomer)
 
-	api.add(http.MethodPut, "/api/carts/:id", h.putCart, h.requireCustomer)
+	api.add(http.MethodPut, "/api/carts/:id", h.putCart, h.requireCustomer, writes)
 	api.add(http.MethodGet, "/api/carts/:id", h.getCart, h.requireCustomer)
-	api.add(http.MethodPut, "/api/carts/:id/items/:sku", h.putCartItem, h.requireCustomer)
+	api.add(http.MethodPut, "/api/carts/:id/items/:sku", h.putCartItem, h.requireCustomer, writes)
 	api.add(http.MethodDelete, "/api/carts/:id/items/:sku", h.deleteCartItem, h.requireCustomer)
-	api.add(http.MethodPost, "/api/carts/:id/order", h.orderCart, h.requireCustomer)
+	api.add(http.MethodPost, "/api/carts/:id/order", h.orderCart, h.requireCustomer, orders)
 
-	api.add(http.MethodPost, "/api/pickups", h.reservePickupAPI, h.requireCustomer, h.keyed())
+	api.add(http.MethodPost, "/api/pickups", h.reservePickupAPI, h.requireCustomer, writes, h.keyed())
 	api.add(http.MethodGet, "/api/pickups/:id", h.getPickupAPI, h.requireCustomer)
 
 	api.add(http.MethodGet, "/api/idempotency-policy", h.idempotencyPolicy)

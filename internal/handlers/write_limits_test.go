@@ -1,0 +1,133 @@
+package handlers_test
+
+import (
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"exactlyonce/internal/app"
+	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/handlers"
+	"exactlyonce/internal/problem"
+)
+
+// withLimits sets the write limits of a test's server: the given fields,
+// and the rest out of reach, so that each test meets one limit only.
+func withLimits(w handlers.WriteLimits) apptest.Option {
+	return func(c *app.Config) {
+		l := apptest.Unlimited
+		if w.PerCustomerBurst > 0 {
+			l.PerCustomerPerMinute, l.PerCustomerBurst = w.PerCustomerPerMinute, w.PerCustomerBurst
+		}
+		if w.PerAddressBurst > 0 {
+			l.PerAddressPerMinute, l.PerAddressBurst = w.PerAddressPerMinute, w.PerAddressBurst
+		}
+		if w.DeclineBurst > 0 {
+			l.DeclinesPerHour, l.DeclineBurst = w.DeclinesPerHour, w.DeclineBurst
+		}
+		if w.InFlight > 0 {
+			l.InFlight = w.InFlight
+		}
+		c.WriteLimits = l
+	}
+}
+
+// flood sends n requests from threads goroutines and counts their statuses.
+func flood(threads, n int, send func(i int) apptest.Response) map[int]int {
+	var (
+		mu     sync.Mutex
+		counts = map[int]int{}
+		next   atomic.Int64
+		wg     sync.WaitGroup
+	)
+	for range threads {
+		wg.Go(func() {
+			for i := int(next.Add(1)); i <= n; i = int(next.Add(1)) {
+				r := send(i)
+				mu.Lock()
+				counts[r.Status]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return counts
+}
+
+// One token, four threads, a fresh key each and the declining test card:
+// the card-testing pattern. Past the decline limit, new orders are refused
+// with 429 and store nothing; the declines stored stay within the burst.
+func TestDeclineVelocityLimit(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, withLimits(handlers.WriteLimits{DeclinesPerHour: 10, DeclineBurst: 5}))
+	c := h.NewCustomer(t)
+	declined := `{"items":[{"sku":"mug-espresso","quantity":1}],"card":"4000000000000002"}`
+	counts := flood(4, 40, func(int) apptest.Response { return h.PlaceOrder(t, c, uuid.NewString(), declined) })
+	keys := h.Count(t, `SELECT count(*) FROM idem_keys WHERE scope = $1::uuid::text`, c.ID)
+	// In flight when the fifth decline lands, up to three more (one per
+	// other thread) were already past the check.
+	if counts[http.StatusPaymentRequired] < 5 || keys > 8 || counts[http.StatusTooManyRequests] == 0 {
+		t.Errorf("got answers %v and %d keys stored, want 5 to 8 declines and the rest 429", counts, keys)
+	}
+	r := h.PlaceOrder(t, c, uuid.NewString(), oneMug)
+	wantProblem(t, r, problem.TooManyRequests)
+	if r.Header.Get("Retry-After") == "" {
+		t.Error("got no Retry-After on the refusal")
+	}
+}
+
+// New writes per customer are limited, replays are not: a client retrying
+// the one key it has is never throttled by its own retries.
+func TestNewOrdersPerCustomerLimit(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, withLimits(handlers.WriteLimits{PerCustomerPerMinute: 1, PerCustomerBurst: 10}))
+	c := h.NewCustomer(t)
+	counts := flood(4, 30, func(int) apptest.Response { return h.PlaceOrder(t, c, uuid.NewString(), oneMug) })
+	// Tokens are spent once a request has stored something, so the four
+	// threads may overshoot the burst by the three others in flight.
+	if s := h.Stats(t); counts[http.StatusCreated] < 10 || counts[http.StatusCreated] > 13 ||
+		counts[http.StatusCreated]+counts[http.StatusTooManyRequests] != 30 || s.Orders != int64(counts[http.StatusCreated]) {
+		t.Errorf("got answers %v and %d orders stored, want 10 to 13 orders and the rest refused", counts, s.Orders)
+	}
+	other := h.NewCustomer(t)
+	if r := h.PlaceOrder(t, other, "first", oneMug); r.Status != http.StatusCreated {
+		t.Errorf("another customer: got %d, want its own bucket", r.Status)
+	}
+	// The other customer's one order, replayed fifty times.
+	for i := range 50 {
+		if r := h.PlaceOrder(t, other, "first", oneMug); r.Status != http.StatusCreated {
+			t.Fatalf("replay %d: got %d %s, want the stored 201", i, r.Status, r.Body)
+		}
+	}
+}
+
+// Without any token: a script posting the pickup form with a fresh session
+// each time (a new visitor each time) is stopped by the limit per address.
+func TestAnonymousPickupFloodIsLimitedByAddress(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, withLimits(handlers.WriteLimits{PerAddressPerMinute: 1, PerAddressBurst: 10}))
+	counts := flood(4, 30, func(int) apptest.Response {
+		s := newShopper(t, h) // a fresh browser: new cookies, new visitor
+		p := s.post(t, "/pickup", s.pickupForm(t, "sat-am", "Ada"))
+		return apptest.Response{Status: p.status}
+	})
+	if n := countPickups(t, h); n < 10 || n > 13 || n+counts[http.StatusTooManyRequests] != 30 {
+		t.Errorf("got %d reservations and answers %v, want 10 to 13 (the burst, and the three others in flight) and the rest refused", n, counts)
+	}
+}
+
+// Writes of one customer at once are bounded.
+func TestWritesInFlightLimit(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, withLimits(handlers.WriteLimits{InFlight: 2}))
+	c := h.NewCustomer(t)
+	h.SetProvider(t, 500*time.Millisecond, "none")
+	counts := flood(6, 6, func(int) apptest.Response { return h.PlaceOrder(t, c, uuid.NewString(), oneMug) })
+	if counts[http.StatusCreated] < 2 || counts[http.StatusTooManyRequests] < 3 {
+		t.Errorf("got answers %v, want at most about 2 at once, the rest 429", counts)
+	}
+}
