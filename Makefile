@@ -42,6 +42,7 @@ test: deps verify vet bin/testpg ## everything CI checks: generated code, vet, a
 .PHONY: test/legs
 test/legs:
 	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v /internal/browsertest)
+	cd idem && go test -race -count=1 -timeout 10m ./...
 	$(MAKE) -s test/pgbouncer
 	$(MAKE) -s fuzz FUZZ_SCALE=1
 	$(MAKE) -s chaos/short
@@ -60,11 +61,12 @@ test/browser: bin/testpg ## headless-Chromium tests of the checkout and the lab
 test/short: bin/testpg ## the tests without -race, for a quick loop
 	$(TESTPG) go test -count=1 ./...
 
-# The kit's tests need only a PostgreSQL server (TEST_DATABASE_URL), nothing
-# of the application; see docs/testing.md.
+# The kit is a module of its own (idem/go.mod): its tests need only a
+# PostgreSQL server (TEST_DATABASE_URL), nothing of the application; see
+# docs/testing.md.
 .PHONY: test/kit
-test/kit: bin/testpg ## the idempotency kit's own tests (idem/...), on a throwaway PostgreSQL
-	$(TESTPG) go test -count=1 ./idem/...
+test/kit: bin/testpg ## the idempotency kit's own tests (the idem module), on a throwaway PostgreSQL
+	$(TESTPG) $(SHELL) -c 'cd idem && go test -count=1 ./...'
 
 # Every Fuzz target of the module, each for a fixed number of executions
 # (scripts/fuzz-budgets, about 3 s each on a quiet 2-core machine) times
@@ -104,8 +106,9 @@ bench: bin/testpg ## benchmarks (compare figures within one run only)
 	$(TESTPG) go test -run '^$$' -bench . -benchmem -count 3 ./...
 
 .PHONY: generate
-generate: ## regenerate sqlc and templ code
+generate: ## regenerate sqlc and templ code (the shop's, and the kit's own sqlc.yaml in idem/)
 	$(SQLC) generate
+	$(SQLC) generate -f idem/sqlc.yaml
 	$(TEMPL) generate -log-level error
 
 .PHONY: verify
@@ -113,8 +116,9 @@ verify: ## fail when generated code is not what the generators make from the sou
 	@scripts/verify-generated
 
 .PHONY: vet
-vet: ## go vet and gofmt
+vet: ## go vet and gofmt, of the shop and of the kit's module
 	go vet ./...
+	cd idem && go vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 
 .PHONY: deps
@@ -137,9 +141,8 @@ loadtest: ## load test: pgbench baselines vs the shop over HTTP, side by side (P
 # The engine and API tests through PgBouncer 1.18 in transaction pooling
 # (started by cmd/withpgbouncer), the shop's pool in cache_describe mode;
 # databases are created and migrated on a direct connection.
-PGBOUNCER_PKGS := ./internal/checkout/ ./internal/handlers/ ./internal/lifecycle/ ./internal/app/ ./internal/pgbouncer/ \
-	$(if $(wildcard idem/main_test.go),./idem/)
+PGBOUNCER_PKGS := ./internal/checkout/ ./internal/handlers/ ./internal/lifecycle/ ./internal/app/ ./internal/pgbouncer/
 .PHONY: test/pgbouncer
-test/pgbouncer: ## engine and API tests through PgBouncer in transaction pooling
+test/pgbouncer: ## engine, API and kit tests through PgBouncer in transaction pooling
 	@command -v pgbouncer >/dev/null || test -x /usr/sbin/pgbouncer || scripts/install-deps
-	go run ./cmd/withpgbouncer -- go test -count=1 -timeout 10m $(PGBOUNCER_PKGS)
+	go run ./cmd/withpgbouncer -- $(SHELL) -c 'go test -count=1 -timeout 10m $(PGBOUNCER_PKGS) && cd idem && go test -count=1 -timeout 10m .'

@@ -42,6 +42,7 @@ require (
 )
 
 require (
+	exactlyonce/idem v0.0.0-00010101000000-000000000000
 	github.com/a-h/parse v0.0.0-20250122154542-74294addb73e // indirect
 	github.com/andybalholm/brotli v1.3.0 // indirect
 	github.com/andybalholm/cascadia v1.3.4 // indirect
@@ -86,3 +87,5 @@ require (
 )
 
 tool github.com/a-h/templ/cmd/templ
+
+replace exactlyonce/idem => ./idem

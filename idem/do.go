@@ -46,27 +46,39 @@ func (s *Store) Do(ctx context.Context, r Request, wait time.Duration, work Work
 	if c.Replay != nil {
 		return Outcome{Response: *c.Replay, Replayed: true}, nil
 	}
-	lock := c.Lock
-	// The work is not cut short when the client goes away: a browser drops
-	// the first request of a double click for the second, which is waiting
-	// for the first's answer. One lease bounds it instead (and ctx's
-	// deadline, if it has one), so that a stuck write cannot keep the key.
-	bounded, cancel := context.WithTimeout(context.WithoutCancel(ctx), lock.lease)
+	resp, err := c.Lock.Do(ctx, work)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Response: resp}, nil
+}
+
+// Do runs work under this lock, the way Store.Do does for a key it claimed:
+// under the kept lease, in a transaction that finishes the key with work's
+// response, so that work's writes and the stored answer land together or
+// not at all. When work fails, nothing was written and the key is released
+// for a retry; when the lease was lost, ErrLockLost. The work goes on if ctx
+// is cancelled (the client went away), within one lease: a browser drops the
+// first request of a double click for the second, which is waiting for the
+// first's answer. It is the JSON route's write (idemhttp.Handle) and the
+// form's.
+func (l *Lock) Do(ctx context.Context, work Work) (Response, error) {
+	bounded, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.lease)
 	defer cancel()
 	if d, ok := ctx.Deadline(); ok {
 		var cancelAt context.CancelFunc
 		bounded, cancelAt = context.WithDeadline(bounded, d)
 		defer cancelAt()
 	}
-	held, stop := lock.Keep(bounded)
+	held, stop := l.Keep(bounded)
 	defer stop()
 	var resp Response
-	err = s.inTx(held, "idempotent work", func(tx pgx.Tx) error {
+	err := l.store.inTx(held, "idempotent work", func(tx pgx.Tx) error {
 		var err error
 		if resp, err = work(held, tx); err != nil {
 			return err
 		}
-		return lock.FinishTx(held, tx, resp)
+		return l.FinishTx(held, tx, resp)
 	})
 	if err != nil {
 		if cause := context.Cause(held); errors.Is(cause, ErrLockLost) || errors.Is(cause, ErrLeaseLapsing) {
@@ -75,11 +87,11 @@ func (s *Store) Do(ctx context.Context, r Request, wait time.Duration, work Work
 		}
 		if !errors.Is(err, ErrLockLost) {
 			// Rolled back: nothing was written, so the key may be retried.
-			_ = lock.Release(context.WithoutCancel(ctx))
+			_ = l.Release(context.WithoutCancel(ctx))
 		}
-		return Outcome{}, fmt.Errorf("idempotent work: %w", err)
+		return Response{}, fmt.Errorf("idempotent work: %w", err)
 	}
-	return Outcome{Response: resp}, nil
+	return resp, nil
 }
 
 // ClaimOrAwait claims the key, and when another attempt holds it waits up
@@ -87,11 +99,19 @@ func (s *Store) Do(ctx context.Context, r Request, wait time.Duration, work Work
 // released while this call waited is claimed again, so the caller runs the
 // operation itself rather than fail because another request did. After
 // wait it fails with ErrInProgress. Do and Middleware are built on it.
+//
+// The claim itself is not cut short when the client goes away (a browser
+// drops the first request of a double click for the second): a claim
+// cancelled in flight may still have inserted the key, which would then sit
+// started, with nobody at work under it, until its lease ran out. It is
+// bounded by the lease instead.
 func (s *Store) ClaimOrAwait(ctx context.Context, r Request, wait time.Duration) (Claim, error) {
 	waitCtx, cancel := context.WithTimeout(ctx, max(wait, 0))
 	defer cancel()
+	claimCtx, cancelClaim := context.WithTimeout(context.WithoutCancel(ctx), s.leaseOf(r))
+	defer cancelClaim()
 	for {
-		c, err := s.Claim(ctx, r)
+		c, err := s.Claim(claimCtx, r)
 		if !errors.Is(err, ErrInProgress) || waitCtx.Err() != nil {
 			return c, err
 		}

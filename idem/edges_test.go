@@ -3,8 +3,6 @@ package idem_test
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/labstack/echo/v4"
 
 	"exactlyonce/idem"
 	"exactlyonce/idem/idemtest"
@@ -129,36 +126,6 @@ func TestDoWaiterOfAFailedSubmissionRunsItItself(t *testing.T) {
 	}
 }
 
-// The middleware's answer is sent only once it is stored: when another
-// attempt took the key over while the handler ran, the handler's answer is
-// not what a retry gets, so the client is told 409 instead.
-func TestMiddlewareDoesNotSendAnAnswerItCouldNotStore(t *testing.T) {
-	s, pool := newStore(t)
-	e := echo.New()
-	var refused error
-	e.POST("/slow", func(c echo.Context) error {
-		// Meanwhile the lease ran out and a retry took the key over.
-		idemtest.ExpireLock(t, pool, "alice", "k")
-		if _, err := s.Claim(context.Background(), idem.Request{Scope: "alice", Key: "k",
-			Fingerprint: idem.Fingerprint([]byte(http.MethodPost), []byte("/slow"), []byte(`{}`))}); err != nil {
-			t.Errorf("the retry's takeover: %v", err)
-		}
-		return c.JSON(http.StatusCreated, map[string]int{"id": 1})
-	}, idem.Middleware(idem.MiddlewareConfig{Store: s,
-		Scope: func(echo.Context) (string, error) { return "alice", nil },
-		Refuse: func(c echo.Context, status int, err error) error {
-			refused = err
-			return c.NoContent(status)
-		}}))
-	req := httptest.NewRequest(http.MethodPost, "/slow", strings.NewReader(`{}`))
-	req.Header.Set("Idempotency-Key", "k")
-	rec := httptest.NewRecorder()
-	e.ServeHTTP(rec, req)
-	if rec.Code != http.StatusConflict || !errors.Is(refused, idem.ErrLockLost) || rec.Body.Len() != 0 {
-		t.Fatalf("got %d %q (refused with %v), want 409 for ErrLockLost and no body", rec.Code, rec.Body, refused)
-	}
-}
-
 // A 409 tells the client when asking again is useful: a second or so for a
 // key that has just been claimed, never the length of a lease its holder
 // keeps renewing.
@@ -249,6 +216,47 @@ func TestDoWorkOutlivesItsClient(t *testing.T) {
 	again, err := s.Do(context.Background(), request("gone", "a"), time.Second, addNote)
 	if err != nil || !again.Replayed || again.Header["Location"] != o.Header["Location"] {
 		t.Fatalf("the second click: got %+v, %v, want the first's answer replayed", again, err)
+	}
+	if n := countNotes(t, pool); n != 1 {
+		t.Fatalf("got %d notes, want 1", n)
+	}
+}
+
+// cancelOnClaim is a tracer that cancels a context the moment the kit's
+// claim statement is sent: a browser dropping the first request of a double
+// click just then.
+type cancelOnClaim struct{ cancel context.CancelFunc }
+
+func (c *cancelOnClaim) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	if strings.Contains(data.SQL, "-- name: Claim :one") {
+		c.cancel()
+	}
+	return ctx
+}
+
+func (c *cancelOnClaim) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// A claim is not cut short by a client that goes away while it is in
+// flight: cut short, it may have inserted the key all the same, which would
+// then sit started with nobody at work under it, and every later submit of
+// the form would wait for it until its lease ran out.
+func TestDoClaimOutlivesItsClient(t *testing.T) {
+	cfg, err := pgxpool.ParseConfig(idemtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg.ConnConfig.Tracer = &cancelOnClaim{cancel: cancel}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	createNotes(t, pool)
+	s := idem.NewStore(pool, idem.Options{Lease: 3 * time.Second})
+	o, err := s.Do(ctx, request("dropped", "a"), time.Second, addNote)
+	if err != nil || o.Status != 303 {
+		t.Fatalf("got %+v, %v, want the work done although its client left during the claim", o, err)
 	}
 	if n := countNotes(t, pool); n != 1 {
 		t.Fatalf("got %d notes, want 1", n)

@@ -21,6 +21,9 @@ var (
 	// ErrNotFound means the key is not in the store (never claimed, released,
 	// or swept).
 	ErrNotFound = errors.New("idempotency key not found")
+	// ErrMissingKey means a route that requires an Idempotency-Key got a
+	// request without one (400).
+	ErrMissingKey = errors.New("idempotency key required")
 	// ErrIncompleteBody means the middleware could not read the request's
 	// body whole (the server's read timeout cut a slow client off, or the
 	// client stopped sending): nothing was claimed (408).

@@ -9,8 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"time"
-
-	"github.com/labstack/echo/v4"
 )
 
 // The names of the hidden fields HiddenFields renders.
@@ -145,9 +143,4 @@ func keyTime(key string) (time.Time, bool) {
 	var ms [8]byte
 	copy(ms[2:8], b[0:6])
 	return time.UnixMilli(int64(binary.BigEndian.Uint64(ms[:]))), true
-}
-
-// FormKeyOf reads the hidden fields of a submitted form.
-func FormKeyOf(c echo.Context) FormKey {
-	return FormKey{Key: c.FormValue(KeyField), Sig: c.FormValue(SigField)}
 }

@@ -135,6 +135,9 @@ func (l *Lock) Keep(ctx context.Context) (held context.Context, stop func()) {
 	return held, func() { _ = stopKeeping() }
 }
 
+// Finished reports whether Finish or FinishTx stored the key's answer.
+func (l *Lock) Finished() bool { return l.finished }
+
 // Lease is how long each claim or heartbeat of this lock holds the key.
 func (l *Lock) Lease() time.Duration { return l.lease }
 

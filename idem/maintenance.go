@@ -66,3 +66,82 @@ func runService(ctx context.Context, log *slog.Logger, s Service) {
 func jittered(d time.Duration) time.Duration {
 	return d + rand.N(d/10+1)
 }
+
+// Service is the completer as a Service of the Maintainer, run every every.
+func (c *Completer) Service(every time.Duration) Service {
+	return Service{Name: "completer", Every: every, Run: func(ctx context.Context) error {
+		_, err := c.Pass(ctx)
+		return err
+	}}
+}
+
+// Service is the sweeper as a Service of the Maintainer, run every every.
+func (s *Sweeper) Service(every time.Duration) Service {
+	return Service{Name: "sweeper", Every: every, Run: func(ctx context.Context) error {
+		_, err := s.Pass(ctx)
+		return err
+	}}
+}
+
+// Maintenance is what Maintain runs for one store. Only Store is required.
+type Maintenance struct {
+	Store *Store
+	// Settler settles a key whose attempt died holding it (see Settler);
+	// default Release: right for work that writes only in the transaction
+	// that finishes its key (Do, a Form, idemhttp.Handle), since such a key
+	// still started has written nothing.
+	Settler Settler
+	// Grace is how long a stuck key is left to its client's retries before
+	// the completer settles it; default a minute.
+	Grace time.Duration
+	// Keep is how long finished answers are kept (the sweeper's); default
+	// 24 hours. Keep it above every client's retry window and the forms'
+	// TTL.
+	Keep time.Duration
+	// CompleteEvery and SweepEvery space the passes; defaults 10 s and a
+	// minute.
+	CompleteEvery, SweepEvery time.Duration
+	// Log receives the passes' failures; default slog.Default().
+	Log *slog.Logger
+	// Services run beside them (a reconciler of the application's own).
+	Services []Service
+}
+
+// Release is the Settler of work that writes only in the transaction that
+// finishes its key: a key still started wrote nothing, so releasing it lets
+// the client's next submission start afresh.
+var Release Settler = SettlerFunc(func(ctx context.Context, l *Lock) (string, error) {
+	return "released", l.Release(ctx)
+})
+
+// Maintain runs the completer and the sweeper of m.Store, and m.Services,
+// until ctx ends, then waits for the passes in progress. It is
+// StartMaintainer with the kit's defaults, for an application that has
+// nothing to add: go idem.Maintain(ctx, idem.Maintenance{Store: keys}).
+func Maintain(ctx context.Context, m Maintenance) {
+	if m.Settler == nil {
+		m.Settler = Release
+	}
+	if m.Grace <= 0 {
+		m.Grace = time.Minute
+	}
+	if m.Keep <= 0 {
+		m.Keep = 24 * time.Hour
+	}
+	if m.CompleteEvery <= 0 {
+		m.CompleteEvery = 10 * time.Second
+	}
+	if m.SweepEvery <= 0 {
+		m.SweepEvery = time.Minute
+	}
+	if m.Log == nil {
+		m.Log = slog.Default()
+	}
+	services := append([]Service{
+		(&Completer{Store: m.Store, Settler: m.Settler, Grace: m.Grace}).Service(m.CompleteEvery),
+		(&Sweeper{Store: m.Store, Keep: m.Keep}).Service(m.SweepEvery),
+	}, m.Services...)
+	mt := StartMaintainer(ctx, m.Log, services...)
+	<-ctx.Done()
+	mt.Stop()
+}

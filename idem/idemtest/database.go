@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"strings"
@@ -49,7 +48,7 @@ func Main(m *testing.M) {
 }
 
 // NewDatabase creates a database for tb alone on the server that
-// TEST_DATABASE_URL names, applies the kit's migrations (idem.Migrations) to
+// TEST_DATABASE_URL names, applies the kit's migrations (idem.Migrate) to
 // it and returns its URL. The database is dropped when tb ends, after the
 // cleanups registered later, such as closing pools on it. tb fails when
 // TEST_DATABASE_URL is not set.
@@ -142,53 +141,13 @@ func adminExec(ctx context.Context, admin *url.URL, sql string) error {
 
 func ident(name string) string { return pgx.Identifier{name}.Sanitize() }
 
-// migrate applies the Up part of each of the kit's migrations, in the
-// order of their names (goose's version prefixes), as one simple-protocol
-// query each: PostgreSQL runs such a query as one transaction, and goose's
-// annotations (StatementBegin, StatementEnd) are comments to it, so the
-// kit's tests need nothing beyond pgx to read the files goose applies. It
-// records nothing: the database is thrown away after the test.
+// migrate applies the kit's migrations with idem.Migrate, as an application
+// without goose does.
 func migrate(ctx context.Context, dbURL string) error {
-	files, err := fs.Glob(idem.Migrations, "migrations/*.sql")
+	pool, err := pgxpool.New(ctx, dbURL)
 	if err != nil {
 		return err
 	}
-	if len(files) == 0 {
-		return fmt.Errorf("no migrations in idem.Migrations")
-	}
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	for _, f := range files { // fs.Glob sorts them
-		b, err := fs.ReadFile(idem.Migrations, f)
-		if err != nil {
-			return err
-		}
-		up, err := upPart(string(b))
-		if err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-		// No arguments: pgx sends it with the simple protocol, which
-		// takes several statements in one query.
-		if _, err := conn.Exec(ctx, up); err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-	}
-	return nil
-}
-
-// upPart is the "-- +goose Up" part of a goose SQL migration. A migration
-// marked NO TRANSACTION is refused: one query is one transaction.
-func upPart(sql string) (string, error) {
-	if strings.Contains(sql, "-- +goose NO TRANSACTION") {
-		return "", fmt.Errorf("NO TRANSACTION migrations are not supported by idemtest")
-	}
-	_, up, ok := strings.Cut(sql, "-- +goose Up")
-	if !ok {
-		return "", fmt.Errorf("no -- +goose Up annotation")
-	}
-	up, _, _ = strings.Cut(up, "-- +goose Down")
-	return up, nil
+	defer pool.Close()
+	return idem.Migrate(ctx, pool)
 }

@@ -8,31 +8,6 @@ import (
 
 func TestMain(m *testing.M) { Main(m) }
 
-func TestUpPart(t *testing.T) {
-	up, err := upPart(`-- +goose Up
-CREATE TABLE a (x int);
--- +goose StatementBegin
-CREATE FUNCTION f() RETURNS int AS $$ SELECT 1 $$ LANGUAGE sql;
--- +goose StatementEnd
-
--- +goose Down
-DROP TABLE a;
-`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "\nCREATE TABLE a (x int);\n-- +goose StatementBegin\nCREATE FUNCTION f() RETURNS int AS $$ SELECT 1 $$ LANGUAGE sql;\n-- +goose StatementEnd\n\n"
-	if up != want {
-		t.Errorf("got %q, want %q", up, want)
-	}
-	if _, err := upPart("CREATE TABLE a (x int);\n"); err == nil {
-		t.Error("a file without -- +goose Up: got no error")
-	}
-	if _, err := upPart("-- +goose NO TRANSACTION\n-- +goose Up\nCREATE INDEX CONCURRENTLY i ON a (x);\n"); err == nil {
-		t.Error("a NO TRANSACTION file: got no error")
-	}
-}
-
 func TestNewPoolIsMigratedAndDropped(t *testing.T) {
 	var name string
 	t.Run("user", func(t *testing.T) {

@@ -214,7 +214,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	keys := idem.NewStore(pool, idem.Options{Kind: pickup.KeyKind, Lease: cfg.LockTimeout,
 		Answers: rememberAnswers(cfg.RememberedAnswers), AnswersFor: rememberFor, Retention: cfg.KeyRetention})
 	deps.Keys, deps.Pickups = keys, pickup.NewStore(d)
-	deps.Sessions, deps.FormKeys, deps.Forms = browserSessions(cfg)
+	deps.Sessions, deps.FormKeys, deps.FormSecret, deps.FormTTL = browserSessions(cfg)
 	deps.AllowedHosts = append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))
 	deps.CustomerQuota, deps.WriteLimits, deps.Metrics = cfg.CustomerQuota, cfg.WriteLimits, m
 	handlers.New(deps).Register(e)

@@ -54,8 +54,9 @@ func serve(t *testing.T, pool *pgxpool.Pool, grace time.Duration, hold chan stru
 		BaseURL: "http://" + ln.Addr().String(), LockTimeout: 6 * time.Second, ProviderTimeout: 30 * time.Second,
 		Demo: true, Log: slog.New(slog.DiscardHandler),
 		// Running, so that Serve has workers to stop; a pass finds nothing
-		// to do while the key is locked.
-		CompleterInterval: 10 * time.Millisecond, SweepInterval: 10 * time.Millisecond,
+		// to do while the key is locked, nor, within the grace, once an
+		// abandoned attempt handed its key back for the client's retry.
+		CompleterInterval: 10 * time.Millisecond, SweepInterval: 10 * time.Millisecond, CompleterGrace: time.Hour,
 		ProviderListener: providerLn,
 		Hooks: checkout.Hooks{BeforeCharge: func(context.Context, checkout.Claimed) {
 			once.Do(func() { close(charging) })
@@ -144,7 +145,8 @@ func TestShutdownCutsOffRequestAfterGrace(t *testing.T) {
 	}
 	s.WantStats(t, 0, 0)
 
-	// The next process resolves it: here a retry, after the lock expired.
+	// The next process resolves it: here a retry, at once, since the
+	// abandoned attempt handed its key back.
 	restarted := apptest.NewOnPool(t, pool, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
 	restarted.WaitLockExpired(t, c, "k")
 	if r := restarted.PlaceOrder(t, c, "k", oneMug); r.Status != http.StatusCreated {

@@ -3,7 +3,6 @@ package app
 import (
 	"time"
 
-	"exactlyonce/idem"
 	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/session"
 )
@@ -12,17 +11,18 @@ import (
 // with; a form older than that is refused and a new one offered.
 const maxCheckoutFormAge = time.Hour
 
-// browserSessions builds the browser shop's cookie store, the signer of its
-// checkout form keys and the kit's form keys (the pickup form) from
-// SESSION_SECRET, or from a random secret (with a warning) when none is set.
-func browserSessions(cfg Config) (*session.Store, *formkey.Signer, *idem.Forms) {
+// browserSessions builds the browser shop's cookie store and the signer of
+// its checkout form keys from SESSION_SECRET, or from a random secret (with
+// a warning) when none is set; it returns the secret and the forms' TTL for
+// the kit's forms (the pickup form) too.
+func browserSessions(cfg Config) (*session.Store, *formkey.Signer, []byte, time.Duration) {
 	secret := []byte(cfg.SessionSecret)
 	if len(secret) == 0 {
 		cfg.Log.Warn("SESSION_SECRET is not set: using a random one, so shoppers' sessions and open checkout forms will not survive a restart")
 		secret = session.RandomSecret()
 	}
 	ttl := checkoutFormTTL(cfg.KeyRetention)
-	return session.New(secret), formkey.New(secret, ttl), idem.NewForms(secret, ttl)
+	return session.New(secret), formkey.New(secret, ttl), secret, ttl
 }
 
 // checkoutFormTTL is how long a checkout form's key is accepted. A form may

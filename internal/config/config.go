@@ -85,7 +85,7 @@ type Config struct {
 	// address (ADDRESS_WRITES_PER_MINUTE, ADDRESS_WRITE_BURST), declined
 	// payments per customer (DECLINES_PER_HOUR, DECLINE_BURST), and writes
 	// of one customer at once (WRITES_IN_FLIGHT). Zero means the default.
-	WritesPerMinute, AddressWritesPerMinute, DeclinesPerHour float64
+	WritesPerMinute, AddressWritesPerMinute, DeclinesPerHour    float64
 	WriteBurst, AddressWriteBurst, DeclineBurst, WritesInFlight int
 	// RememberedAnswers is how many finished keys' answers each process
 	// keeps in memory, for a minute, so that a replay costs no database

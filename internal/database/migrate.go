@@ -58,15 +58,11 @@ func Pending(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 // newMigrators returns the kit's migrator and the application's, in the
 // order they apply.
 func newMigrators(pool *pgxpool.Pool) ([]*goose.Provider, error) {
-	kitFS, err := fs.Sub(idem.Migrations, "migrations")
+	kitStore, err := goosedb.NewStore(goosedb.DialectPostgres, idem.MigrationsTable)
 	if err != nil {
 		return nil, fmt.Errorf("migrations: %w", err)
 	}
-	kitStore, err := goosedb.NewStore(goosedb.DialectPostgres, "idem_db_version")
-	if err != nil {
-		return nil, fmt.Errorf("migrations: %w", err)
-	}
-	kit, err := newMigrator(pool, "", kitFS, goose.WithStore(kitStore))
+	kit, err := newMigrator(pool, "", idem.Migrations, goose.WithStore(kitStore))
 	if err != nil {
 		return nil, err
 	}

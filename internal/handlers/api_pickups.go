@@ -2,13 +2,13 @@ package handlers
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/idem"
+	"exactlyonce/idem/idemecho"
 	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/problem"
 )
@@ -17,23 +17,13 @@ import (
 // middleware: the kit's example of a key on an API route (docs/kit.md).
 
 // keyed is the kit's Idempotency-Key middleware for API routes: keys scoped
-// to the customer, refusals answered from the error table.
+// to the customer; its refusals are answered by classify, from the error
+// table, as the engine's same errors are.
 func (h *Handler) keyed() echo.MiddlewareFunc {
-	return idem.Middleware(idem.MiddlewareConfig{
-		Store: h.pickupFlow.Store, Required: true,
+	return idemecho.New(idemecho.Options{
+		Store: h.pickupKeys,
 		Scope: func(c echo.Context) (string, error) { return customerID(c).String(), nil },
-		Refuse: func(c echo.Context, _ int, err error) error {
-			if !errors.Is(err, idem.ErrBadKey) {
-				// A key in progress or reused: classify words them, as
-				// it does the engine's same errors.
-				return err
-			}
-			if len(c.Request().Header.Values("Idempotency-Key")) == 0 {
-				return fail(problem.MissingKey, "send an Idempotency-Key header with a unique value per operation")
-			}
-			return fail(problem.InvalidKey, idem.KeyProblem(err))
-		},
-	})
+	}).Middleware()
 }
 
 type pickupJSON struct {
@@ -58,7 +48,7 @@ func (h *Handler) reservePickupAPI(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	resp, err := h.pickups.ReserveFinishing(c.Request().Context(), idem.LockOf(c), customerID(c).String(), req.Slot, name,
+	resp, err := h.pickups.ReserveFinishing(c.Request().Context(), idemecho.LockOf(c), customerID(c).String(), req.Slot, name,
 		func(id uuid.UUID) idem.Response {
 			b, _ := json.Marshal(pickupJSON{ID: id, Slot: req.Slot, Name: name})
 			return idem.Response{Status: http.StatusCreated, Body: b, Header: map[string]string{

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/idem"
+	"exactlyonce/idem/idemhttp"
 	"exactlyonce/internal/cart"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
@@ -32,6 +33,7 @@ func classify(err error) *failure {
 		price       *checkout.PriceChangedError
 		invalidCart *catalog.InvalidCartError
 		badPickup   *pickup.InvalidError
+		tooLarge    *idemhttp.TooLargeError
 		he          *echo.HTTPError
 	)
 	switch {
@@ -59,6 +61,12 @@ func classify(err error) *failure {
 		return fail(problem.PriceChanged, "the order does not cost the amount expected")
 	case errors.Is(err, idem.ErrFormKeyMissing), errors.Is(err, idem.ErrFormKeyForeign), errors.Is(err, idem.ErrFormKeyExpired):
 		return fail(problem.FormRefused, "")
+	case errors.Is(err, idem.ErrMissingKey):
+		return fail(problem.MissingKey, "send an Idempotency-Key header with a unique value per operation")
+	case errors.Is(err, idem.ErrBadKey):
+		return fail(problem.InvalidKey, idem.KeyProblem(err))
+	case errors.As(err, &tooLarge):
+		return &failure{kind: problem.InvalidRequest, detail: tooLarge.Error(), reason: "what was sent is larger than any order can be"}
 	case errors.Is(err, idem.ErrIncompleteBody):
 		return fail(problem.RequestTimeout, "the body did not arrive whole in time")
 	case errors.Is(err, idem.ErrMismatch):

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"exactlyonce/idem"
+	"exactlyonce/idem/idemecho"
 	"exactlyonce/internal/cart"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
@@ -29,10 +30,6 @@ import (
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/session"
 )
-
-// formWait is how long a pickup form waits for an earlier submission of
-// its key before the browser is sent to the processing page.
-const formWait = 3 * time.Second
 
 // records is what the handlers read and write directly: customers, the
 // orders and key events they list, the demo's counts and the readiness
@@ -84,10 +81,11 @@ type Handler struct {
 	waiters      keyWaiters
 	// writes limits what one customer and one address may store
 	// (write_limits.go).
-	writes *writeLimiter
-	metrics      *metrics.Metrics
+	writes  *writeLimiter
+	metrics *metrics.Metrics
 	// pickupFlow and pickups serve the pickup slot form (page_pickup.go).
-	pickupFlow *idem.FormFlow
+	pickupFlow *idemecho.Form
+	pickupKeys *idem.Store
 	pickups    pickups
 }
 
@@ -123,8 +121,10 @@ type Deps struct {
 	// Keys and Forms are the idem kit's key store and form keys, which
 	// protect the pickup slot form; Pickups reads its reservations.
 	Keys    *idem.Store
-	Forms   *idem.Forms
 	Pickups pickups
+	// FormSecret signs the kit's form keys and FormTTL bounds their age.
+	FormSecret []byte
+	FormTTL    time.Duration
 }
 
 // New returns a Handler.
@@ -133,6 +133,5 @@ func New(d Deps) *Handler {
 		lifecycle: d.Lifecycle, sessions: d.Sessions, formKeys: d.FormKeys,
 		lab: d.Lab, allowedHosts: d.AllowedHosts,
 		newCustomers: newAddressQuota(d.CustomerQuota), writes: newWriteLimiter(d.WriteLimits), metrics: d.Metrics, pickups: d.Pickups,
-		pickupFlow: &idem.FormFlow{Store: d.Keys, Forms: d.Forms, StatusPath: "/pickup/status",
-			Wait: formWait, Page: framedPage}}
+		pickupFlow: newPickupForm(d), pickupKeys: d.Keys}
 }

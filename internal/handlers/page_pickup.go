@@ -4,19 +4,24 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 
-	"github.com/a-h/templ"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/idem"
+	"exactlyonce/idem/idemecho"
+	"exactlyonce/idem/idemhttp"
 	"exactlyonce/internal/pickup"
+	"exactlyonce/internal/problem"
 	"exactlyonce/views"
 )
 
 // The pickup slot form: the kit's worked example (docs/kit.md). Everything
-// that makes it safe to send twice is idem.FormFlow; this file is HTTP glue.
+// that makes it safe to send twice is the kit's form (idemecho.Form); this
+// file is HTTP glue.
 
 type pickups interface {
 	Get(ctx context.Context, visitor, id string) (pickup.Reservation, error)
@@ -30,8 +35,28 @@ func visitor(c echo.Context) string {
 	return hex.EncodeToString(sum[:16])
 }
 
+// newPickupForm is the pickup form's flow: the kit's form for Echo, scoped
+// to the visitor, its processing page framed in the shop's layout.
+func newPickupForm(d Deps) *idemecho.Form {
+	f, err := idemecho.NewForm(idemecho.FormOptions{
+		FormOptions: idem.FormOptions{Store: d.Keys, Secret: d.FormSecret, TTL: d.FormTTL, Version: pickup.Version},
+		Visitor:     func(c echo.Context) (string, error) { return visitor(c), nil },
+		StatusPath:  "/pickup/status",
+		Page:        framedPage,
+	})
+	if err != nil {
+		// The configuration refuses a short secret at start-up.
+		panic(fmt.Sprintf("pickup form: %v", err))
+	}
+	return f
+}
+
 func (h *Handler) pickupPage(c echo.Context) error {
-	f := views.PickupForm{CSRFToken: csrfToken(c), Key: h.pickupFlow.Forms.Mint(visitor(c), pickup.Version)}
+	key, err := h.pickupFlow.Key(c)
+	if err != nil {
+		return err
+	}
+	f := views.PickupForm{CSRFToken: csrfToken(c), Key: key}
 	for _, s := range pickup.Slots {
 		f.Slots = append(f.Slots, views.Link{Href: s.ID, Label: s.Label})
 	}
@@ -45,14 +70,19 @@ func (h *Handler) reservePickup(c echo.Context) error {
 	if _, err := pickup.Validate(slot, name); err != nil {
 		return err
 	}
-	s := idem.Submission{Visitor: who, Version: pickup.Version, Fields: []string{slot, name}}
-	return h.pickupFlow.Submit(c, s, func(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
+	return h.pickupFlow.Submit(c, []string{slot, name}, func(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
 		id, err := pickup.Reserve(ctx, tx, who, slot, name)
-		return idem.Response{Status: 303, Header: map[string]string{"Location": "/pickup/" + id.String()}}, err
+		return idem.Redirect("/pickup/" + id.String()), err
 	})
 }
 
-func (h *Handler) pickupStatus(c echo.Context) error { return h.pickupFlow.Status(c, visitor(c)) }
+func (h *Handler) pickupStatus(c echo.Context) error {
+	err := h.pickupFlow.Status(c)
+	if errors.Is(err, idem.ErrNotFound) {
+		return fail(problem.NotFound, "no reservation is being made with this form")
+	}
+	return err
+}
 
 func (h *Handler) pickupReceipt(c echo.Context) error {
 	r, err := h.pickups.Get(c.Request().Context(), visitor(c), c.Param("id"))
@@ -63,6 +93,6 @@ func (h *Handler) pickupReceipt(c echo.Context) error {
 }
 
 // framedPage renders the kit's processing page inside the shop's layout.
-func framedPage(c echo.Context, status int, body templ.Component) error {
+func framedPage(c echo.Context, status int, body idemhttp.Component) error {
 	return render(c, status, views.Framed("Processing", body))
 }

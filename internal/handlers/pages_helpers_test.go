@@ -23,7 +23,7 @@ import (
 
 // testSecret is the SESSION_SECRET of page tests that need to read a
 // session cookie or mint a key themselves.
-const testSecret = "page-test-secret"
+const testSecret = "page-test-secret, 32 bytes or more"
 
 // goodCard and declinedCard are the fake provider's test cards.
 const (

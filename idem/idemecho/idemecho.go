@@ -1,0 +1,111 @@
+// Package idemecho adapts the idem kit's HTTP side (idemhttp) to Echo v4:
+// a JSON route under the Idempotency-Key header (Keys) and a protected HTML
+// form (Form), with Echo's context, route patterns and error handler. It is
+// the only package of the kit that imports Echo; moving to Echo v5 touches
+// this file alone.
+package idemecho
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/idem"
+	"exactlyonce/idem/idemhttp"
+)
+
+// Options configure Keys, as idemhttp.Options do, with Echo's context.
+type Options struct {
+	// Store keeps the keys. Required.
+	Store *idem.Store
+	// Scope names whom a request's key belongs to; a key is never matched
+	// across scopes. Required. Its error is returned to Echo as it is.
+	Scope func(c echo.Context) (string, error)
+	// Optional, Wait and MaxBody are idemhttp.Options'.
+	Optional bool
+	Wait     time.Duration
+	MaxBody  int64
+}
+
+// Keys makes Echo routes idempotent under the Idempotency-Key header. Its
+// refusals (idem.RefusalOf) are returned as errors, for the application's
+// error handler to answer: idemhttp.WriteError answers them as
+// problem+json, with Retry-After.
+type Keys struct {
+	http *idemhttp.Keys
+}
+
+type contextKey struct{}
+
+func contextOf(r *http.Request) echo.Context {
+	c, _ := r.Context().Value(contextKey{}).(echo.Context)
+	return c
+}
+
+// New returns Keys configured by o. The fingerprint names the route by its
+// Echo pattern (c.Path()), so a key used on one route is refused on
+// another.
+func New(o Options) *Keys {
+	return &Keys{http: idemhttp.New(idemhttp.Options{
+		Store: o.Store, Optional: o.Optional, Wait: o.Wait, MaxBody: o.MaxBody,
+		Scope: func(r *http.Request) (string, error) { return o.Scope(contextOf(r)) },
+		Route: func(r *http.Request) string { return contextOf(r).Path() },
+	})}
+}
+
+// Middleware protects the route's handler (idemhttp.Keys.Middleware): a
+// handler that writes finishes the key in its own transaction, with
+// LockOf(c).FinishTx or LockOf(c).Do.
+func (k *Keys) Middleware() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request().WithContext(context.WithValue(c.Request().Context(), contextKey{}, c))
+			req, protected, err := k.http.Read(c.Response(), r)
+			if err != nil || !protected {
+				if err == nil {
+					err = next(c)
+				}
+				return err
+			}
+			return idemhttp.Serve(c.Response(), r, k.http.Store(), req, k.http.Wait(), func(w http.ResponseWriter, r *http.Request) error {
+				resp := c.Response()
+				real := resp.Writer
+				resp.Writer = w
+				c.SetRequest(r)
+				err := next(c)
+				// What the handler wrote went to the kit's recorder; Echo
+				// must not take it as sent, so that the stored answer (or
+				// a refusal) can be written in its place.
+				resp.Writer, resp.Committed, resp.Status, resp.Size = real, false, http.StatusOK, 0
+				return err
+			})
+		}
+	}
+}
+
+// Handle is a route whose whole job is one write (idemhttp.Keys.Handle):
+// work runs at most once per key, in the transaction that finishes the key.
+func (k *Keys) Handle(work idem.Work) echo.HandlerFunc {
+	return k.Middleware()(func(c echo.Context) error {
+		resp, err := LockOf(c).Do(c.Request().Context(), work)
+		if err != nil {
+			return err
+		}
+		for name, v := range resp.Header {
+			c.Response().Header().Set(name, v)
+		}
+		return c.Blob(resp.Status, resp.Header["Content-Type"], resp.Body)
+	})
+}
+
+// LockOf returns the lock Middleware holds for the request; nil without one.
+func LockOf(c echo.Context) *idem.Lock { return idemhttp.LockOf(c.Request().Context()) }
+
+// Write sends an outcome of idem.Store.Do, marked as a replay only when it
+// is one.
+func Write(c echo.Context, o idem.Outcome) error {
+	idemhttp.Write(c.Response(), o)
+	return nil
+}

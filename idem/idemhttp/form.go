@@ -1,0 +1,165 @@
+package idemhttp
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"exactlyonce/idem"
+)
+
+// Visitor names who a form's keys belong to: their scope, which their
+// signature binds them to, so that a key minted for one browser is refused
+// from another. It may set a cookie on w (CookieVisitor does).
+type Visitor func(w http.ResponseWriter, r *http.Request) (string, error)
+
+// CookieVisitor is a Visitor kept in a cookie of its own named name: a
+// random id, set the first time the browser is seen (HttpOnly, SameSite=Lax,
+// Secure over TLS, for a year). An application with sessions of its own
+// names the visitor by them instead.
+func CookieVisitor(name string) Visitor {
+	return func(w http.ResponseWriter, r *http.Request) (string, error) {
+		if c, err := r.Cookie(name); err == nil && len(c.Value) == 32 {
+			if _, err := hex.DecodeString(c.Value); err == nil {
+				return c.Value, nil
+			}
+		}
+		var b [16]byte
+		rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
+		id := hex.EncodeToString(b[:])
+		http.SetCookie(w, &http.Cookie{Name: name, Value: id, Path: "/", MaxAge: 365 * 24 * 3600,
+			HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil})
+		// The same request's Submit or Status reads it back.
+		r.AddCookie(&http.Cookie{Name: name, Value: id})
+		return id, nil
+	}
+}
+
+// FormOptions configure a Form: the kit's options (store, secret, version,
+// TTL, wait) and what HTTP adds.
+type FormOptions struct {
+	idem.FormOptions
+	// Visitor names the visitor; default CookieVisitor("idem_visitor").
+	Visitor Visitor
+	// StatusPath is where the form's Status is served (GET), for instance
+	// "/transfer/status": a submission still running after the wait is
+	// sent there, and reloads it until its answer exists. Required.
+	StatusPath string
+	// Page writes body as a whole page with status, in the application's
+	// layout; default a bare HTML page.
+	Page func(w http.ResponseWriter, r *http.Request, status int, body Component) error
+}
+
+// Form is an HTML form protected by a key minted when it is rendered: a
+// double click, a reload or a resubmit after Back all send the same key,
+// and its work runs once.
+type Form struct {
+	core *idem.Form
+	o    FormOptions
+}
+
+// NewForm returns the form o describes.
+func NewForm(o FormOptions) (*Form, error) {
+	core, err := idem.NewForm(o.FormOptions)
+	if err != nil {
+		return nil, err
+	}
+	if o.StatusPath == "" {
+		return nil, errors.New("idemhttp: FormOptions.StatusPath is required")
+	}
+	if o.Visitor == nil {
+		o.Visitor = CookieVisitor("idem_visitor")
+	}
+	if o.Page == nil {
+		o.Page = BarePage
+	}
+	return &Form{core: core, o: o}, nil
+}
+
+// Core is the framework-neutral form under f.
+func (f *Form) Core() *idem.Form { return f.core }
+
+// Key mints the key to render into the form (HiddenFields) for this
+// request's visitor.
+func (f *Form) Key(w http.ResponseWriter, r *http.Request) (idem.FormKey, error) {
+	v, err := f.o.Visitor(w, r)
+	if err != nil {
+		return idem.FormKey{}, err
+	}
+	return f.core.Mint(v), nil
+}
+
+// Submit runs work at most once for the key the submitted form carries.
+// fields are what the visitor submitted that the answer depends on, in a
+// fixed order (the same key with other fields is refused, 422). work writes
+// in its transaction and answers, usually with idem.Redirect to the
+// result; every submission of the key gets that answer. A submission that
+// finds the key still held after the wait is sent to the status page. The
+// kit's refusals (a foreign, stale or missing key: idem.ErrFormKey…; a key
+// reused: idem.ErrMismatch) and work's own errors are returned for the
+// application's error handler; nothing has been written then.
+func (f *Form) Submit(w http.ResponseWriter, r *http.Request, fields []string, work idem.Work) error {
+	v, err := f.o.Visitor(w, r)
+	if err != nil {
+		return err
+	}
+	o, err := f.core.Submit(r.Context(), v, FormKeyOf(r), fields, work)
+	if errors.Is(err, idem.ErrInProgress) {
+		http.Redirect(w, r, f.statusURL(FormKeyOf(r).Key), http.StatusSeeOther)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	Write(w, o)
+	return nil
+}
+
+func (f *Form) statusURL(key string) string {
+	return f.o.StatusPath + "?" + url.Values{"key": {key}}.Encode()
+}
+
+// Status serves StatusPath: the stored answer (a redirect to the result)
+// once the key is finished; while it runs, the processing page with a
+// Refresh header, so the browser asks again every second without a script.
+// idem.ErrNotFound means nothing was stored under the key (its submission
+// was refused, and nothing written): answer it with the form again.
+func (f *Form) Status(w http.ResponseWriter, r *http.Request) error {
+	v, err := f.o.Visitor(w, r)
+	if err != nil {
+		return err
+	}
+	key := r.URL.Query().Get("key")
+	resp, err := f.core.Status(r.Context(), v, key)
+	if errors.Is(err, idem.ErrInProgress) {
+		w.Header().Set("Refresh", "1")
+		return f.o.Page(w, r, http.StatusAccepted, Processing(f.statusURL(key)))
+	}
+	if err != nil {
+		return err
+	}
+	Write(w, idem.Outcome{Response: resp, Replayed: true})
+	return nil
+}
+
+// FormKeyOf reads the key fields (HiddenFields) of a submitted form.
+func FormKeyOf(r *http.Request) idem.FormKey {
+	return idem.FormKey{Key: r.FormValue(idem.KeyField), Sig: r.FormValue(idem.SigField)}
+}
+
+// BarePage writes body as a minimal HTML page.
+func BarePage(w http.ResponseWriter, r *http.Request, status int, body Component) error {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if _, err := fmt.Fprint(w, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Processing</title></head><body>"); err != nil {
+		return err
+	}
+	if err := body.Render(r.Context(), w); err != nil {
+		return err
+	}
+	_, err := fmt.Fprint(w, "</body></html>\n")
+	return err
+}

@@ -1,0 +1,186 @@
+// Package idemhttp makes net/http routes and HTML forms idempotent with the
+// idem kit: a JSON route under the Idempotency-Key header (Keys), and a form
+// that carries a key minted when it was rendered (Form). It works with the
+// standard library's ServeMux and with any router built on net/http (chi,
+// gorilla); idemecho adapts it to Echo.
+package idemhttp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"exactlyonce/idem"
+)
+
+// Options configure Keys.
+type Options struct {
+	// Store keeps the keys. Required.
+	Store *idem.Store
+	// Scope names whom a request's key belongs to (an account, an API
+	// client): a key is never matched across scopes, so one client can
+	// neither see nor block another's. Required. An error is answered as
+	// Refuse answers it (a 401 of the application's, say).
+	Scope func(r *http.Request) (string, error)
+	// Optional lets requests without an Idempotency-Key through,
+	// unprotected; by default they are refused (400).
+	Optional bool
+	// Wait is how long a request waits for another request holding its key
+	// before it is answered 409; default idem.DefaultWait, less than zero
+	// not at all.
+	Wait time.Duration
+	// MaxBody is the largest body read for the fingerprint; default 1 MiB.
+	MaxBody int64
+	// Route names the route in the fingerprint, so that a key used on one
+	// route is refused on another; default r.Pattern (ServeMux). With chi,
+	// pass chi.RouteContext(r.Context()).RoutePattern().
+	Route func(r *http.Request) string
+	// Refuse answers a request the kit refused (a bad or missing key, a key
+	// in progress or reused, an outage: see idem.RefusalOf) and the Scope's
+	// errors; default WriteError.
+	Refuse func(w http.ResponseWriter, r *http.Request, err error)
+}
+
+// Keys makes JSON routes idempotent under the Idempotency-Key header (the
+// IETF draft, with Stripe's conventions).
+type Keys struct {
+	o Options
+}
+
+// New returns Keys configured by o.
+func New(o Options) *Keys {
+	if o.MaxBody <= 0 {
+		o.MaxBody = 1 << 20
+	}
+	if o.Route == nil {
+		o.Route = func(r *http.Request) string { return r.Pattern }
+	}
+	if o.Refuse == nil {
+		o.Refuse = WriteError
+	}
+	return &Keys{o: o}
+}
+
+// Handle is the common case, a route whose whole job is one write: work
+// runs at most once per key, in a transaction that finishes the key with
+// its response, and the response is sent (and replayed to every retry, with
+// Idempotent-Replayed: true). Return idem.JSON(status, v) from it. A work
+// that fails writes nothing and frees the key; its error is answered as
+// Refuse answers it.
+func (k *Keys) Handle(work idem.Work) http.Handler {
+	return k.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resp, err := LockOf(r.Context()).Do(r.Context(), work)
+		if err != nil {
+			k.o.Refuse(w, r, err)
+			return
+		}
+		writeResponse(w, resp)
+	}))
+}
+
+// Middleware protects next, for a handler that writes in a transaction of
+// its own: it finishes the key in that transaction with LockOf(ctx).FinishTx
+// (or LockOf(ctx).Do), so that its write and the stored answer land
+// together. Whatever else it answers is stored as the key's answer when it
+// is 2xx to 4xx; a 5xx, or a handler that panics or writes nothing, frees
+// the key so that a retry runs it again. An answer is sent only once it is
+// stored: if another request took the key over meanwhile, the client is
+// told 409 (idem.ErrLockLost) instead.
+func (k *Keys) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, protected, err := k.Read(w, r)
+		switch {
+		case err != nil:
+			k.o.Refuse(w, r, err)
+			return
+		case !protected:
+			next.ServeHTTP(w, r)
+			return
+		}
+		if err := Serve(w, r, k.o.Store, req, k.Wait(), func(w http.ResponseWriter, r *http.Request) error {
+			next.ServeHTTP(w, r)
+			return nil
+		}); err != nil {
+			k.o.Refuse(w, r, err)
+		}
+	})
+}
+
+// Read reads a request's key, scope and body into the kit's request, and
+// puts the body back for the handler: the kit's rule for a JSON route's
+// fingerprint is the method, the route and the body with its members
+// sorted (idem.NormalizeJSON). protected is false for a request without a
+// key on an Optional route. The errors are refusals (idem.RefusalOf) and
+// the Scope's own. Middleware is built on it, and so is idemecho's.
+func (k *Keys) Read(w http.ResponseWriter, r *http.Request) (req idem.Request, protected bool, err error) {
+	values := r.Header.Values("Idempotency-Key")
+	switch {
+	case len(values) == 0 && k.o.Optional:
+		return idem.Request{}, false, nil
+	case len(values) == 0:
+		return idem.Request{}, false, idem.ErrMissingKey
+	case len(values) > 1:
+		return idem.Request{}, false, fmt.Errorf("send exactly one Idempotency-Key header: %w", idem.ErrBadKey)
+	}
+	key, err := idem.ParseKey(values[0])
+	if err != nil {
+		return idem.Request{}, false, err
+	}
+	scope, err := k.o.Scope(r)
+	if err != nil {
+		return idem.Request{}, false, err
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, k.o.MaxBody))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return idem.Request{}, false, &TooLargeError{Limit: k.o.MaxBody}
+	}
+	if err != nil {
+		return idem.Request{}, false, fmt.Errorf("read body: %w: %w", idem.ErrIncompleteBody, err)
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return idem.Request{Scope: scope, Key: key,
+		Fingerprint: idem.Fingerprint([]byte(r.Method), []byte(k.o.Route(r)), idem.NormalizeJSON(body))}, true, nil
+}
+
+// Store is the store the keys are kept in.
+func (k *Keys) Store() *idem.Store { return k.o.Store }
+
+// Wait is how long a request waits for the one holding its key.
+func (k *Keys) Wait() time.Duration { return waitOf(k.o.Wait) }
+
+// TooLargeError is a body over Options.MaxBody (413).
+type TooLargeError struct{ Limit int64 }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("the body is larger than %d bytes", e.Limit)
+}
+
+func waitOf(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return idem.DefaultWait
+	case d < 0:
+		return 0
+	}
+	return d
+}
+
+type lockKey struct{}
+
+// LockOf returns the lock Middleware holds for the request whose context is
+// ctx, for a handler that finishes the key in its own transaction; nil
+// without one.
+func LockOf(ctx context.Context) *idem.Lock {
+	l, _ := ctx.Value(lockKey{}).(*idem.Lock)
+	return l
+}
+
+// WithLock returns ctx carrying l, for LockOf; the adapters use it.
+func WithLock(ctx context.Context, l *idem.Lock) context.Context {
+	return context.WithValue(ctx, lockKey{}, l)
+}

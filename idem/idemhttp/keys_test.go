@@ -1,0 +1,167 @@
+package idemhttp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"exactlyonce/idem"
+	"exactlyonce/idem/idemhttp"
+	"exactlyonce/idem/idemtest"
+)
+
+// notesAPI serves POST /notes on a ServeMux with Keys.Handle: its work
+// inserts a note and answers 201 with it.
+func notesAPI(t *testing.T) (http.Handler, *pgxpool.Pool, *idem.Store) {
+	t.Helper()
+	pool := idemtest.NewPool(t)
+	if _, err := pool.Exec(context.Background(), `CREATE TABLE notes (id serial PRIMARY KEY, body text NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	store := idem.NewStore(pool, idem.Options{Lease: 3 * time.Second})
+	keys := idemhttp.New(idemhttp.Options{Store: store,
+		Scope: func(r *http.Request) (string, error) { return r.Header.Get("X-Client"), nil }})
+	mux := http.NewServeMux()
+	mux.Handle("POST /notes", keys.Handle(func(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
+		var id int
+		if err := tx.QueryRow(ctx, `INSERT INTO notes (body) VALUES ('x') RETURNING id`).Scan(&id); err != nil {
+			return idem.Response{}, err
+		}
+		resp, err := idem.JSON(http.StatusCreated, map[string]int{"id": id})
+		resp.Header["Location"] = fmt.Sprintf("/notes/%d", id)
+		return resp, err
+	}))
+	return mux, pool, store
+}
+
+func post(h http.Handler, key, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, "/notes", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Client", "alice")
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func count(t *testing.T, pool *pgxpool.Pool) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM notes`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestHandle(t *testing.T) {
+	h, pool, _ := notesAPI(t)
+	first := post(h, `"n1"`, `{"a": 1, "b": 2}`)
+	if first.Code != http.StatusCreated || first.Header().Get(idem.HeaderReplayed) != "" || first.Header().Get("Location") == "" {
+		t.Fatalf("first: got %d %v, want a fresh 201 with its Location", first.Code, first.Header())
+	}
+	again := post(h, `"n1"`, `{"b":2,"a":1}`)
+	if again.Code != http.StatusCreated || again.Body.String() != first.Body.String() ||
+		again.Header().Get("Location") != first.Header().Get("Location") || again.Header().Get(idem.HeaderReplayed) != "true" {
+		t.Fatalf("a retry with the same body spelt otherwise: got %d %q %v, want the first answer replayed", again.Code, again.Body, again.Header())
+	}
+	for _, tc := range []struct {
+		name, key, body string
+		want            int
+		slug            string
+	}{
+		{"another body with the key", `"n1"`, `{"a":2}`, http.StatusUnprocessableEntity, "idempotency-key-reused"},
+		{"no key", ``, `{}`, http.StatusBadRequest, "missing-idempotency-key"},
+		{"a key with parameters", `"n2";x=1`, `{}`, http.StatusBadRequest, "invalid-idempotency-key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := post(h, tc.key, tc.body)
+			var p struct{ Type string }
+			json.Unmarshal(got.Body.Bytes(), &p) //nolint:errcheck // checked below
+			if got.Code != tc.want || p.Type != idemhttp.ProblemTypeBase+tc.slug || got.Header().Get("Content-Type") != "application/problem+json" {
+				t.Fatalf("got %d %s, want %d %s as problem+json", got.Code, got.Body, tc.want, tc.slug)
+			}
+		})
+	}
+	if n := count(t, pool); n != 1 {
+		t.Fatalf("got %d notes, want 1", n)
+	}
+}
+
+// The answer is sent only once it is stored: when another attempt took the
+// key over while the handler ran, the client is told 409, not an answer its
+// retry would not get.
+func TestMiddlewareDoesNotSendAnAnswerItCouldNotStore(t *testing.T) {
+	pool := idemtest.NewPool(t)
+	store := idem.NewStore(pool, idem.Options{Lease: 3 * time.Second})
+	keys := idemhttp.New(idemhttp.Options{Store: store, Scope: func(*http.Request) (string, error) { return "alice", nil }})
+	mux := http.NewServeMux()
+	mux.Handle("POST /slow", keys.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		idemtest.ExpireLock(t, pool, "alice", "k")
+		if _, err := store.Claim(context.Background(), idem.Request{Scope: "alice", Key: "k",
+			Fingerprint: idem.Fingerprint([]byte(http.MethodPost), []byte("POST /slow"), []byte(`{}`))}); err != nil {
+			t.Errorf("the retry's takeover: %v", err)
+		}
+		w.WriteHeader(http.StatusCreated)
+		w.Write([]byte(`{"id":1}`)) //nolint:errcheck
+	})))
+	req := httptest.NewRequest(http.MethodPost, "/slow", strings.NewReader(`{}`))
+	req.Header.Set("Idempotency-Key", "k")
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, req)
+	if rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), "request-superseded") {
+		t.Fatalf("got %d %q, want 409 request-superseded", rec.Code, rec.Body)
+	}
+}
+
+// A duplicate arriving while the first runs waits for it (the default wait)
+// and gets its answer, replayed; with no wait it is answered 409 at once,
+// with a short Retry-After.
+func TestDuplicateWaitsForTheFirst(t *testing.T) {
+	pool := idemtest.NewPool(t)
+	store := idem.NewStore(pool, idem.Options{Lease: 3 * time.Second})
+	entered, release := make(chan struct{}, 2), make(chan struct{})
+	serve := func(wait time.Duration) http.Handler {
+		keys := idemhttp.New(idemhttp.Options{Store: store, Wait: wait, Scope: func(*http.Request) (string, error) { return "alice", nil }})
+		mux := http.NewServeMux()
+		mux.Handle("POST /slow", keys.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			entered <- struct{}{}
+			<-release
+			w.WriteHeader(http.StatusNoContent)
+		})))
+		return mux
+	}
+	send := func(h http.Handler, key string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/slow", strings.NewReader(`{}`))
+		req.Header.Set("Idempotency-Key", key)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	waiting, now := serve(0), serve(-1)
+	first := make(chan *httptest.ResponseRecorder)
+	go func() { first <- send(waiting, "k") }()
+	<-entered
+	if got := send(now, "k"); got.Code != http.StatusConflict || got.Header().Get("Retry-After") == "" {
+		t.Fatalf("a duplicate with no wait: got %d (Retry-After %q), want 409 with Retry-After", got.Code, got.Header().Get("Retry-After"))
+	}
+	second := make(chan *httptest.ResponseRecorder)
+	go func() { second <- send(waiting, "k") }()
+	time.Sleep(50 * time.Millisecond) // the second is now waiting (or about to)
+	close(release)
+	if got := <-first; got.Code != http.StatusNoContent || got.Header().Get(idem.HeaderReplayed) != "" {
+		t.Fatalf("first: got %d %v, want a fresh 204", got.Code, got.Header())
+	}
+	if got := <-second; got.Code != http.StatusNoContent || got.Header().Get(idem.HeaderReplayed) != "true" {
+		t.Fatalf("the waiting duplicate: got %d %v, want the first's 204, replayed", got.Code, got.Header())
+	}
+}

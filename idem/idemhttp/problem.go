@@ -1,0 +1,40 @@
+package idemhttp
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+
+	"exactlyonce/idem"
+)
+
+// ProblemTypeBase prefixes a refusal's slug into its problem type (RFC 9457),
+// as WriteError writes it: "/problems/idempotency-key-reused".
+const ProblemTypeBase = "/problems/"
+
+// WriteError answers err as problem+json: a refusal of the kit with its
+// status, slug and Retry-After (idem.RefusalOf), a body over the limit with
+// 413, and anything else with a 500 that says nothing of the error (log it
+// in a Refuse of your own that calls this one).
+func WriteError(w http.ResponseWriter, _ *http.Request, err error) {
+	ref, ok := idem.RefusalOf(err)
+	var tooLarge *TooLargeError
+	switch {
+	case ok:
+	case errors.As(err, &tooLarge):
+		ref = idem.Refusal{Status: http.StatusRequestEntityTooLarge, Slug: "body-too-large", Title: "Body too large", Detail: tooLarge.Error()}
+	default:
+		ref = idem.Refusal{Status: http.StatusInternalServerError, Slug: "internal", Title: "Internal error",
+			Detail: "something went wrong on the server; retrying with the same Idempotency-Key is safe"}
+	}
+	if ref.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ref.RetryAfter.Seconds()))))
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(ref.Status)
+	json.NewEncoder(w).Encode(map[string]any{ //nolint:errcheck // the client went away
+		"type": ProblemTypeBase + ref.Slug, "title": ref.Title, "status": ref.Status, "detail": ref.Detail,
+	})
+}

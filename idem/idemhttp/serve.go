@@ -1,0 +1,118 @@
+package idemhttp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"exactlyonce/idem"
+)
+
+// Serve runs next at most once for req: it claims the key, or waits up to
+// wait for the request holding it, or replays the stored answer; next runs
+// under the kept lease with the lock in its request's context (LockOf), and
+// its answer is held back until it is stored, then sent. It returns the
+// kit's refusals (idem.RefusalOf) and next's own error for the caller to
+// answer: nothing has been written to w then. Keys.Middleware is built on
+// it, and so is idemecho's.
+func Serve(w http.ResponseWriter, r *http.Request, store *idem.Store, req idem.Request, wait time.Duration,
+	next func(w http.ResponseWriter, r *http.Request) error) error {
+	ctx := r.Context()
+	claim, err := store.ClaimOrAwait(ctx, req, wait)
+	if err != nil {
+		return err
+	}
+	if claim.Replay != nil {
+		Write(w, idem.Outcome{Response: *claim.Replay, Replayed: true})
+		return nil
+	}
+	lock := claim.Lock
+	held, stop := lock.Keep(ctx)
+	defer stop()
+	rec := &recorder{header: w.Header().Clone()}
+	err = next(rec, r.WithContext(WithLock(held, lock)))
+	background := context.WithoutCancel(ctx)
+	switch {
+	case lock.Finished():
+	case err != nil || rec.status >= 500 || rec.status == 0:
+		// Nothing worth replaying: let a retry run the handler again.
+		if relErr := lock.Release(background); relErr != nil && !errors.Is(relErr, idem.ErrLockLost) && err == nil {
+			err = relErr
+		}
+		if err != nil {
+			return err
+		}
+	default:
+		if err := lock.Finish(background, rec.response()); err != nil {
+			// ErrLockLost: another attempt took the key over, so the answer
+			// recorded here is not the one a retry will get, and is not
+			// sent either.
+			return err
+		}
+	}
+	rec.flush(w)
+	return nil
+}
+
+// Write sends an outcome: its status, the stored headers and the body,
+// marked Idempotent-Replayed: true only when it is a replay.
+func Write(w http.ResponseWriter, o idem.Outcome) {
+	if o.Replayed {
+		w.Header().Set(idem.HeaderReplayed, "true")
+	}
+	writeResponse(w, o.Response)
+}
+
+func writeResponse(w http.ResponseWriter, resp idem.Response) {
+	for k, v := range resp.Header {
+		w.Header().Set(k, v)
+	}
+	w.WriteHeader(resp.Status)
+	w.Write(resp.Body) //nolint:errcheck // the client went away: nothing to do
+}
+
+// recorder holds a handler's answer back until it is stored, so that a
+// client never sees an answer its retry would not get. It has headers of its
+// own, sent with the answer by flush.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(b)
+}
+
+func (r *recorder) response() idem.Response {
+	h := map[string]string{}
+	for _, name := range idem.ReplayedHeaders {
+		if v := r.header.Get(name); v != "" {
+			h[name] = v
+		}
+	}
+	return idem.Response{Status: r.status, Header: h, Body: bytes.Clone(r.body.Bytes())}
+}
+
+func (r *recorder) flush(w http.ResponseWriter) {
+	h := w.Header()
+	clear(h)
+	for k, v := range r.header {
+		h[k] = v
+	}
+	w.WriteHeader(r.status)
+	w.Write(r.body.Bytes()) //nolint:errcheck // the client went away: nothing to do
+}

@@ -1,0 +1,54 @@
+package idem
+
+import (
+	"errors"
+	"net/http"
+	"time"
+)
+
+// Refusal is how an HTTP API answers one of the kit's errors: the status,
+// the problem's slug and title (RFC 9457), what a client should do, and
+// how long it should wait before it asks again.
+type Refusal struct {
+	Status     int
+	Slug       string // e.g. "idempotency-key-reused"
+	Title      string
+	Detail     string
+	RetryAfter time.Duration
+}
+
+// RefusalOf maps an error of the kit onto its answer, and reports false for
+// any other error (the application's own, or a bug: a 500). It is the one
+// mapping the adapters use, and an application's error handler can use it
+// too, so that a kit's 409 and its own agree.
+func RefusalOf(err error) (Refusal, bool) {
+	var busy *InProgressError
+	switch {
+	case errors.Is(err, ErrBadKey):
+		return Refusal{http.StatusBadRequest, "invalid-idempotency-key", "Invalid Idempotency-Key", KeyProblem(err), 0}, true
+	case errors.Is(err, ErrMissingKey):
+		return Refusal{http.StatusBadRequest, "missing-idempotency-key", "Idempotency-Key required",
+			"send an Idempotency-Key header with a unique value per operation", 0}, true
+	case errors.Is(err, ErrFormKeyMissing), errors.Is(err, ErrFormKeyForeign), errors.Is(err, ErrFormKeyExpired):
+		return Refusal{http.StatusBadRequest, "form-refused", "Form refused", err.Error(), 0}, true
+	case errors.Is(err, ErrMismatch):
+		return Refusal{http.StatusUnprocessableEntity, "idempotency-key-reused", "Idempotency-Key reused",
+			"this key was first sent with another request; use a new key for a new operation", 0}, true
+	case errors.As(err, &busy):
+		return Refusal{http.StatusConflict, "request-in-progress", "Request in progress",
+			"a request with this key is still running; retry after Retry-After seconds", max(busy.RetryAfter, minRetryAfter)}, true
+	case errors.Is(err, ErrInProgress), errors.Is(err, ErrNotFound):
+		return Refusal{http.StatusConflict, "request-in-progress", "Request in progress",
+			"a request with this key is still running; retry after Retry-After seconds", minRetryAfter}, true
+	case errors.Is(err, ErrLockLost):
+		return Refusal{http.StatusConflict, "request-superseded", "Request superseded",
+			"a newer request with this key took the operation over; retry to get its result", minRetryAfter}, true
+	case errors.Is(err, ErrIncompleteBody):
+		return Refusal{http.StatusRequestTimeout, "request-timeout", "Request timeout",
+			"the body did not arrive whole; send the request again", 0}, true
+	case errors.Is(err, ErrUnavailable):
+		return Refusal{http.StatusServiceUnavailable, "service-unavailable", "Service unavailable",
+			"the database did not answer; retry with the same key after Retry-After seconds", 2 * time.Second}, true
+	}
+	return Refusal{}, false
+}

@@ -1,0 +1,32 @@
+package idem
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// HeaderReplayed marks an answer replayed from the store
+// (Idempotent-Replayed: true, as Stripe and the IETF draft's examples do).
+// It is sent on replays only, never on a fresh answer.
+const HeaderReplayed = "Idempotent-Replayed"
+
+// ReplayedHeaders are the response headers stored and replayed with a key's
+// answer; others (cookies, dates, request IDs) belong to one response only.
+var ReplayedHeaders = []string{"Location", "Content-Type"}
+
+// JSON is a Response of status with v encoded as its JSON body, for a
+// Work to return.
+func JSON(status int, v any) (Response, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Response{}, fmt.Errorf("encode response: %w", err)
+	}
+	return Response{Status: status, Header: map[string]string{"Content-Type": "application/json"}, Body: b}, nil
+}
+
+// Redirect is a Response that sends the browser to location with 303 See
+// Other (post/redirect/get), for a form's Work to return.
+func Redirect(location string) Response {
+	return Response{Status: http.StatusSeeOther, Header: map[string]string{"Location": location}}
+}
