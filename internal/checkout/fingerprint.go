@@ -5,43 +5,51 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+
+	"exactlyonce/idem"
 )
 
-// Fingerprint identifies a request for the "same key, different request"
-// check: method, route and a canonical form of the JSON body, so that key
-// order and whitespace do not make two equal requests differ.
-func Fingerprint(method, route string, body []byte) ([]byte, error) {
-	canonical, err := canonicalJSON(body)
+// Fingerprint identifies an order request for the "same key, different
+// request" check, by the kit's one rule (idem.Fingerprint): the method, the
+// route and the body in canonical form. The caller passes the body canonical
+// already (object members sorted, no insignificant whitespace, as
+// idem.NormalizeJSON makes it, or as encoding/json writes a struct whose
+// fields are in name order), and with a card cut to its last four digits:
+// the fingerprint is stored, and a hash of a whole card number can be
+// reversed by trying the few digits an attacker does not know.
+func Fingerprint(method, route string, canonical []byte) []byte {
+	return idem.Fingerprint([]byte(method), []byte(route), canonical)
+}
+
+// LegacyFingerprint is what the shop's own rule, before it took the kit's,
+// made of a request: SHA-256 of method, route and the body re-encoded with
+// its members sorted and a top-level "card" cut to its last four
+// characters. Keys claimed before the change (2026-12) are stored under it,
+// so every route passes it as an accepted fingerprint (Attempt.
+// AcceptFingerprints): a retry of such a key still matches, byte for byte.
+// Once KEY_RETENTION has passed since the upgrade no key holds it, and it
+// can go.
+func LegacyFingerprint(method, route string, body []byte) ([]byte, error) {
+	canonical, err := legacyCanonical(body)
 	if err != nil {
 		return nil, err
 	}
-	return CanonicalFingerprint(method, route, canonical), nil
+	return legacyHash(method, route, canonical), nil
 }
 
-// CanonicalFingerprint is Fingerprint of a body that is canonical already,
-// byte for byte what canonicalJSON makes of it: object keys sorted, no
-// insignificant whitespace, no top-level "card". A caller that encodes its
-// order from a struct whose fields are in name order gets exactly that
-// from encoding/json, and saves the decode and encode of canonicalJSON
-// (a tenth of a replay's CPU). It must then test that both give the same
-// fingerprint, or the keys stored before would no longer match.
-func CanonicalFingerprint(method, route string, canonical []byte) []byte {
+// legacyHash is the legacy rule's hash of a canonical body. NUL cannot occur
+// in a method or route, so the parts cannot run into each other.
+func legacyHash(method, route string, canonical []byte) []byte {
 	h := sha256.New()
-	// NUL cannot occur in a method or route, so the parts cannot run into
-	// each other and collide.
 	h.Write([]byte(method + "\x00" + route + "\x00"))
 	h.Write(canonical)
 	return h.Sum(nil)
 }
 
-// canonicalJSON re-encodes a JSON document with object keys sorted and no
-// insignificant whitespace. Numbers are kept as written (json.Number), so
-// 1.0 and 1 stay distinct rather than being rounded through float64.
-//
-// A top-level "card" string is cut to its last four characters first: the
-// fingerprint is stored, and a hash of a whole card number can be reversed
-// by trying the few digits an attacker does not know.
-func canonicalJSON(body []byte) ([]byte, error) {
+// legacyCanonical is the legacy rule's canonical body: members sorted, no
+// insignificant whitespace, numbers as written, a top-level "card" cut to
+// its last four characters.
+func legacyCanonical(body []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
@@ -54,4 +62,10 @@ func canonicalJSON(body []byte) ([]byte, error) {
 		}
 	}
 	return json.Marshal(v)
+}
+
+// LegacyCanonicalFingerprint is LegacyFingerprint of a body canonical
+// already, for a route that encodes its body canonical by construction.
+func LegacyCanonicalFingerprint(method, route string, canonical []byte) []byte {
+	return legacyHash(method, route, canonical)
 }

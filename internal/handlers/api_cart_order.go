@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/cart"
@@ -102,31 +103,31 @@ func derivedCartKey(ct cart.Cart) string {
 }
 
 // cartOrderFingerprint identifies an order of a cart as the client sent it:
-// the cart, the card (normalised; the fingerprint keeps its last four
-// digits) and the If-Match header. Not the cart's version: a request sent
-// again byte for byte is the same request whatever became of the cart
-// meanwhile, so a retry of an order whose outcome was lost, after the cart
-// was edited, waits for that order (409) and then gets it, never 422. What
-// the key pays for is the version it was claimed with (the engine resumes
-// the order priced then).
+// the cart, the card's last four digits and the If-Match header. Not the
+// cart's version: a request sent again byte for byte is the same request
+// whatever became of the cart meanwhile, so a retry of an order whose
+// outcome was lost, after the cart was edited, waits for that order (409)
+// and then gets it, never 422. What the key pays for is the version it was
+// claimed with (the engine resumes the order priced then).
 //
-// legacy is what the rule before this one gave the same request, with the
-// cart's current version: a key stored by it, within KEY_RETENTION of the
-// change, matches a retry sent while its cart is unchanged.
+// legacy is what the shop's rule before the kit's gave the same request,
+// with the cart's current version (checkout.LegacyFingerprint): a key
+// claimed under it matches a retry sent while its cart is unchanged.
 func cartOrderFingerprint(ct cart.Cart, card, ifMatch string) (fp, legacy []byte, err error) {
-	body, err := json.Marshal(map[string]any{"cart_id": ct.ID, "card": card, "if_match": ifMatch})
+	body, err := json.Marshal(struct {
+		CardLast4 string    `json:"card_last4"`
+		CartID    uuid.UUID `json:"cart_id"`
+		IfMatch   string    `json:"if_match"`
+	}{card[max(0, len(card)-4):], ct.ID, ifMatch})
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode cart order: %w", err)
-	}
-	if fp, err = checkout.Fingerprint(http.MethodPost, cartOrderRoute, body); err != nil {
-		return nil, nil, err
 	}
 	old, err := json.Marshal(map[string]any{"cart_id": ct.ID, "cart_version": ct.Version, "card": card})
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode cart order: %w", err)
 	}
-	legacy, err = checkout.Fingerprint(http.MethodPost, cartOrderRoute, old)
-	return fp, legacy, err
+	legacy, err = checkout.LegacyFingerprint(http.MethodPost, cartOrderRoute, old)
+	return checkout.Fingerprint(http.MethodPost, cartOrderRoute, body), legacy, err
 }
 
 // ifMatch reports whether an If-Match header admits version: absent or

@@ -39,17 +39,15 @@ type orderRequest struct {
 // normalised, and the fingerprint of the result. Every error is a 400 and
 // comes before the claim, so nothing is stored and the same key works once
 // the body is fixed.
-func decodeOrder(body []byte) (orderRequest, []byte, error) {
-	var req orderRequest
+func decodeOrder(body []byte) (req orderRequest, fp []byte, accept [][]byte, err error) {
 	if err := decodeStrict(body, &req); err != nil {
-		return orderRequest{}, nil, err
+		return orderRequest{}, nil, nil, err
 	}
 	req.Card = orderCard(req.Card)
-	fp, err := req.fingerprint()
-	if err != nil {
-		return orderRequest{}, nil, err
+	if fp, accept, err = req.fingerprint(); err != nil {
+		return orderRequest{}, nil, nil, err
 	}
-	return req, fp, nil
+	return req, fp, accept, nil
 }
 
 // orderCard is the card an order names, defaulted and normalised as the
@@ -71,7 +69,10 @@ func orderCard(card string) string {
 // (the whole number must not be stored, even hashed: the digits an attacker
 // does not know are few enough to try). Two bodies that decode to the same
 // order share a fingerprint; two that do not, never do.
-func (r orderRequest) fingerprint() ([]byte, error) {
+//
+// accept holds what the shop's earlier rule made of the same order
+// (checkout.LegacyFingerprint), which keys claimed before the change hold.
+func (r orderRequest) fingerprint() (fp []byte, accept [][]byte, err error) {
 	var items []canonicalItem // null for no items, as the body had it
 	if r.Items != nil {
 		items = make([]canonicalItem, len(r.Items))
@@ -83,16 +84,17 @@ func (r orderRequest) fingerprint() ([]byte, error) {
 		return cmp.Or(strings.Compare(a.SKU, b.SKU), cmp.Compare(a.Quantity, b.Quantity))
 	})
 	// The fields are in name order, so encoding/json writes the canonical
-	// form itself (checkout.CanonicalFingerprint); FuzzOrderBody checks that
-	// it hashes as checkout.Fingerprint does.
+	// form itself; FuzzOrderBody checks that it is what idem.NormalizeJSON
+	// makes of the body.
 	body, err := json.Marshal(struct {
 		CardLast4 string          `json:"card_last4"`
 		Items     []canonicalItem `json:"items"`
 	}{r.Card[max(0, len(r.Card)-4):], items})
 	if err != nil {
-		return nil, fmt.Errorf("encode order: %w", err)
+		return nil, nil, fmt.Errorf("encode order: %w", err)
 	}
-	return checkout.CanonicalFingerprint(http.MethodPost, orderRoute, body), nil
+	return checkout.Fingerprint(http.MethodPost, orderRoute, body),
+		[][]byte{checkout.LegacyCanonicalFingerprint(http.MethodPost, orderRoute, body)}, nil
 }
 
 // canonicalItem is an order line with its members in name order.
@@ -111,7 +113,7 @@ func (h *Handler) placeOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req, fp, err := decodeOrder(body)
+	req, fp, accept, err := decodeOrder(body)
 	if err != nil {
 		return err
 	}
@@ -120,7 +122,7 @@ func (h *Handler) placeOrder(c echo.Context) error {
 		return err
 	}
 	res, err := h.checkout.Place(c.Request().Context(), checkout.Attempt{
-		CustomerID: customerID(c), Key: key, Fingerprint: fp,
+		CustomerID: customerID(c), Key: key, Fingerprint: fp, AcceptFingerprints: accept,
 		Order: checkout.Order{Items: req.Items, Card: req.Card}, LockFor: lockFor,
 	})
 	if err != nil {

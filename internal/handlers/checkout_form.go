@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/formkey"
@@ -110,7 +111,10 @@ func (s submission) last4() string { return s.card[max(0, len(s.card)-4):] }
 // digest of one is as good as the number (see fakeprovider's params hash),
 // so it must not be stored. A form changed after its key was first used
 // gets another fingerprint, and the engine refuses it (ErrKeyReused).
-func (s submission) fingerprint() ([]byte, error) {
+//
+// accept holds what the shop's earlier rule made of the same form
+// (checkout.LegacyFingerprint), which keys claimed before the change hold.
+func (s submission) fingerprint() (fp []byte, accept [][]byte, err error) {
 	items := slices.Clone(s.items)
 	slices.SortStableFunc(items, func(a, b catalog.Item) int { return strings.Compare(a.SKU, b.SKU) })
 	body, err := json.Marshal(struct {
@@ -119,9 +123,13 @@ func (s submission) fingerprint() ([]byte, error) {
 		CardLast4 string         `json:"card_last4"`
 	}{items, s.amount, s.last4()})
 	if err != nil {
-		return nil, fmt.Errorf("encode order: %w", err)
+		return nil, nil, fmt.Errorf("encode order: %w", err)
 	}
-	return checkout.Fingerprint(http.MethodPost, checkoutRoute, body)
+	legacy, err := checkout.LegacyFingerprint(http.MethodPost, checkoutRoute, body)
+	if err != nil {
+		return nil, nil, err
+	}
+	return checkout.Fingerprint(http.MethodPost, checkoutRoute, idem.NormalizeJSON(body)), [][]byte{legacy}, nil
 }
 
 // retryForm is the pay form again, with the same key, snapshot and amount:

@@ -62,12 +62,12 @@ func (h *Handler) submitCheckout(c echo.Context) error {
 		form.CardError = problem
 		return renderCheckout(c, http.StatusBadRequest, priced, form)
 	}
-	fp, err := sub.fingerprint()
+	fp, accept, err := sub.fingerprint()
 	if err != nil {
 		return err
 	}
 	return h.placeFromPage(c, sub, checkout.Attempt{
-		CustomerID: id, Key: sub.key, Fingerprint: fp,
+		CustomerID: id, Key: sub.key, Fingerprint: fp, AcceptFingerprints: accept,
 		Order:          checkout.Order{Items: sub.items, Card: sub.card},
 		Cart:           &checkout.CartVersion{ID: sub.cartID, Version: sub.version},
 		ExpectedAmount: sub.amount,

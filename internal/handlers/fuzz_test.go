@@ -66,16 +66,20 @@ func FuzzOrderBody(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, fp, err := decodeOrder(body)
+		req, fp, accept, err := decodeOrder(body)
 		if err != nil {
 			wantClientError(t, err)
 			return
 		}
-		// The fingerprint is the one keys were stored with before it was
-		// computed from a body canonical by construction: the decoded order
-		// encoded as it always was, then canonicalised by checkout.Fingerprint.
-		if want := fingerprintAsStored(t, req); !bytes.Equal(fp, want) {
-			t.Fatalf("body %q: fingerprint %x, want %x as stored keys have it", body, fp, want)
+		// The body fingerprinted is canonical by construction: what the
+		// kit's rule makes of it (idem.NormalizeJSON) is the same.
+		canonical, legacy := canonicalAsStored(t, req)
+		if want := checkout.Fingerprint(http.MethodPost, orderRoute, idem.NormalizeJSON(canonical)); !bytes.Equal(fp, want) {
+			t.Fatalf("body %q: fingerprint %x, want %x, the kit's rule of the canonical order", body, fp, want)
+		}
+		// And a key claimed under the shop's earlier rule still matches.
+		if len(accept) != 1 || !bytes.Equal(accept[0], legacy) {
+			t.Fatalf("body %q: accepted %x, want %x as keys claimed before the kit's rule have it", body, accept, legacy)
 		}
 		// Equal requests hash equal: the decoded order, written out again
 		// with its items in reverse order, is the same order.
@@ -86,7 +90,7 @@ func FuzzOrderBody(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, fp2, err := decodeOrder(again)
+		_, fp2, _, err := decodeOrder(again)
 		if err != nil {
 			t.Fatalf("the decoded order %s, encoded again, is refused: %v", again, err)
 		}
@@ -96,10 +100,10 @@ func FuzzOrderBody(f *testing.F) {
 	})
 }
 
-// fingerprintAsStored is the order fingerprint as it was first written:
-// the items sorted, encoded with catalog.Item's field order, canonicalised
-// by checkout.Fingerprint.
-func fingerprintAsStored(t *testing.T, r orderRequest) []byte {
+// canonicalAsStored is the order's canonical body, the items sorted and
+// encoded with catalog.Item's field order, and its fingerprint by the rule
+// before the kit's, which keys claimed then are stored under.
+func canonicalAsStored(t *testing.T, r orderRequest) (canonical, legacy []byte) {
 	t.Helper()
 	items := slices.Clone(r.Items)
 	slices.SortStableFunc(items, func(a, b catalog.Item) int {
@@ -112,9 +116,9 @@ func fingerprintAsStored(t *testing.T, r orderRequest) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fp, err := checkout.Fingerprint(http.MethodPost, orderRoute, body)
+	legacy, err = checkout.LegacyFingerprint(http.MethodPost, orderRoute, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fp
+	return body, legacy
 }
