@@ -141,7 +141,7 @@ loadtest: ## load test: pgbench baselines vs the shop over HTTP, side by side (P
 # The engine and API tests through PgBouncer 1.18 in transaction pooling
 # (started by cmd/withpgbouncer), the shop's pool in cache_describe mode;
 # databases are created and migrated on a direct connection.
-PGBOUNCER_PKGS := ./internal/checkout/ ./internal/handlers/ ./internal/lifecycle/ ./internal/app/ ./internal/pgbouncer/
+PGBOUNCER_PKGS := ./internal/checkout/ ./internal/api/ ./internal/handlers/ ./internal/lifecycle/ ./internal/app/ ./internal/pgbouncer/
 .PHONY: test/pgbouncer
 test/pgbouncer: ## engine, API and kit tests through PgBouncer in transaction pooling
 	@command -v pgbouncer >/dev/null || test -x /usr/sbin/pgbouncer || scripts/install-deps

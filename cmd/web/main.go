@@ -27,12 +27,12 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/config"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/handlers"
 	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/mail"
 	"exactlyonce/internal/mailcatcher"
+	"exactlyonce/internal/web"
 )
 
 func main() {
@@ -125,8 +125,8 @@ func run(ctx context.Context, args []string) error {
 		SweepInterval:     cfg.SweepInterval,
 		SessionSecret:     cfg.SessionSecret,
 		AllowedHosts:      cfg.AllowedHosts,
-		CustomerQuota:     handlers.CustomerQuota{PerMinute: cfg.CustomersPerMinute, Burst: cfg.CustomerBurst},
-		WriteLimits: handlers.WriteLimits{
+		CustomerQuota:     web.CustomerQuota{PerMinute: cfg.CustomersPerMinute, Burst: cfg.CustomerBurst},
+		WriteLimits: web.WriteLimits{
 			PerCustomerPerMinute: cfg.WritesPerMinute, PerCustomerBurst: cfg.WriteBurst,
 			PerAddressPerMinute: cfg.AddressWritesPerMinute, PerAddressBurst: cfg.AddressWriteBurst,
 			DeclinesPerHour: cfg.DeclinesPerHour, DeclineBurst: cfg.DeclineBurst, InFlight: cfg.WritesInFlight,

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,18 +19,17 @@ import (
 	"github.com/riverqueue/river"
 
 	"exactlyonce/idem"
-	"exactlyonce/internal/cart"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/fakeprovider"
-	"exactlyonce/internal/handlers"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/mailcatcher"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/pickup"
+	"exactlyonce/internal/web"
 )
 
 // Config is what New needs beyond the pool.
@@ -69,11 +67,11 @@ type Config struct {
 	// client reaches the fake provider through it.
 	AllowedHosts []string
 	// CustomerQuota limits the anonymous customers one client address may
-	// create (API and browser); zero means handlers.DefaultCustomerQuota.
-	CustomerQuota handlers.CustomerQuota
+	// create (API and browser); zero means web.DefaultCustomerQuota.
+	CustomerQuota web.CustomerQuota
 	// WriteLimits bound what one customer and one address may store (see
-	// handlers.WriteLimits); zero fields are the defaults.
-	WriteLimits handlers.WriteLimits
+	// web.WriteLimits); zero fields are the defaults.
+	WriteLimits web.WriteLimits
 	// RememberedAnswers is how many finished keys' answers the order flow
 	// and the pickup form each keep in memory (idem.Answers), for
 	// rememberFor, so that replays skip the database: zero means
@@ -205,19 +203,9 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	e.HideBanner, e.HidePort = true, true
 	useMiddleware(e, cfg.Log, m)
 
-	deps := handlers.Deps{DB: d, Catalog: cat, Checkout: engine, Log: cfg.Log, Carts: cart.New(d, cat),
-		Lifecycle: handlers.Lifecycle{Retention: cfg.KeyRetention}}
-	if cfg.Demo && provider != nil {
-		deps.Provider = provider
-		deps.Lab = labRunner
-	}
 	keys := idem.NewStore(pool, idem.Options{Kind: pickup.KeyKind, Lease: cfg.LockTimeout,
 		Answers: rememberAnswers(cfg.RememberedAnswers), AnswersFor: rememberFor, Retention: cfg.KeyRetention})
-	deps.Keys, deps.Pickups = keys, pickup.NewStore(d)
-	deps.Sessions, deps.FormKeys, deps.FormSecret, deps.FormTTL = browserSessions(cfg)
-	deps.AllowedHosts = append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))
-	deps.CustomerQuota, deps.WriteLimits, deps.Metrics = cfg.CustomerQuota, cfg.WriteLimits, m
-	handlers.New(deps).Register(e)
+	register(e, d, cfg, routes{engine: engine, catalog: cat, provider: provider, lab: labRunner, keys: keys, metrics: m})
 
 	a := &App{
 		Echo: e, DB: d, Checkout: engine, Provider: provider, Payments: payments,

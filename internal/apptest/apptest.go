@@ -22,8 +22,9 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
-	"exactlyonce/internal/handlers"
 	"exactlyonce/internal/pgtest"
+	"exactlyonce/internal/problem"
+	"exactlyonce/internal/web"
 )
 
 // Harness is one running application.
@@ -94,8 +95,8 @@ func testLogger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-// Unlimited are write limits no test reaches (handlers.WriteLimits).
-var Unlimited = handlers.WriteLimits{
+// Unlimited are write limits no test reaches (web.WriteLimits).
+var Unlimited = web.WriteLimits{
 	PerCustomerPerMinute: 1e6, PerCustomerBurst: 1e6, PerAddressPerMinute: 1e6, PerAddressBurst: 1e6,
 	DeclinesPerHour: 1e6, DeclineBurst: 1e6, InFlight: 1e6,
 }
@@ -226,5 +227,31 @@ func (h *Harness) WaitLockExpired(tb testing.TB, c Customer, key string) {
 			tb.Fatalf("lock of key %q still held after 30s", key)
 		}
 		time.Sleep(min(k.LockRemaining, 50*time.Millisecond))
+	}
+}
+
+// WantProblem fails unless r is a problem+json body of kind's status and
+// type, and returns the problem.
+func WantProblem(tb testing.TB, r Response, kind problem.Kind) problem.Problem {
+	tb.Helper()
+	if r.Status != kind.Status {
+		tb.Fatalf("got status %d %s, want %d", r.Status, r.Body, kind.Status)
+	}
+	if ct := r.Header.Get("Content-Type"); ct != problem.ContentType {
+		tb.Errorf("got Content-Type %q, want %q", ct, problem.ContentType)
+	}
+	var p problem.Problem
+	r.JSON(tb, &p)
+	if want := "/problems/" + kind.Slug; p.Type != want || p.Status != kind.Status || p.Title == "" {
+		tb.Errorf("got problem %+v, want type %s and status %d", p, want, kind.Status)
+	}
+	return p
+}
+
+// WantNothingStored fails unless no key, charge or order is stored.
+func (h *Harness) WantNothingStored(tb testing.TB) {
+	tb.Helper()
+	if s := h.Stats(tb); s.KeysStarted+s.KeysFinished+s.Charges+s.Orders != 0 {
+		tb.Errorf("got %+v, want nothing stored", s)
 	}
 }

@@ -77,10 +77,10 @@ type Config struct {
 	// CustomersPerMinute and CustomerBurst limit the anonymous customers
 	// (API customers, browser shoppers) one client address may create:
 	// CustomerBurst at once, then CustomersPerMinute. Zero means the
-	// defaults (handlers.DefaultCustomerQuota: 60 a minute, 100 at once).
+	// defaults (web.DefaultCustomerQuota: 60 a minute, 100 at once).
 	CustomersPerMinute float64
 	CustomerBurst      int
-	// The write limits (handlers.WriteLimits): new orders, pickups and
+	// The write limits (web.WriteLimits): new orders, pickups and
 	// carts per customer (WRITES_PER_MINUTE, WRITE_BURST) and per client
 	// address (ADDRESS_WRITES_PER_MINUTE, ADDRESS_WRITE_BURST), declined
 	// payments per customer (DECLINES_PER_HOUR, DECLINE_BURST), and writes

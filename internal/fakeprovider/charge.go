@@ -23,6 +23,10 @@ const (
 // DeclinedCard is the test card number that is always declined.
 const DeclinedCard = "4000000000000002"
 
+// SucceedingCard is a test card every charge of which succeeds (unless a
+// fault is injected): the card an API order that names none is charged.
+const SucceedingCard = "4242424242424242"
+
 // chargeJSON is a charge as the API shows it.
 type chargeJSON struct {
 	ID          string `json:"id"`

@@ -16,6 +16,7 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/formkey"
+	"exactlyonce/internal/web"
 	"exactlyonce/views"
 )
 
@@ -39,9 +40,9 @@ type submission struct {
 	card string
 }
 
-var malformedForm = &pageError{status: http.StatusBadRequest, title: "Form incomplete",
-	message: "This checkout form arrived incomplete or altered, so nothing was charged. Start a new checkout from your cart.",
-	action:  newCheckout}
+var malformedForm = &web.PageError{Status: http.StatusBadRequest, Title: "Form incomplete",
+	Message: "This checkout form arrived incomplete or altered, so nothing was charged. Start a new checkout from your cart.",
+	Action:  web.NewCheckout}
 
 // readSubmission reads a pay form. The amount is read only to be compared
 // with the catalog's: what is charged is always computed on the server, and

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/web"
 )
 
 // FuzzParseSubmission feeds the checkout form decoder arbitrary form bodies.
@@ -39,8 +40,8 @@ func FuzzParseSubmission(f *testing.F) {
 			t.Fatalf("the same body decoded to %+v (%v), then %+v (%v)", sub, err, again, err2)
 		}
 		if err != nil {
-			var pe *pageError
-			if !errors.As(err, &pe) || pe.status < 400 || pe.status >= 500 {
+			var pe *web.PageError
+			if !errors.As(err, &pe) || pe.Status < 400 || pe.Status >= 500 {
 				t.Fatalf("got %v, want a 4xx page error", err)
 			}
 			return

@@ -12,6 +12,7 @@ import (
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/problem"
+	"exactlyonce/internal/web"
 	"exactlyonce/views"
 )
 
@@ -27,12 +28,12 @@ func (h *Handler) checkoutStatus(c echo.Context) error {
 	// order; refused here, it never reaches PostgreSQL, which rejects NUL
 	// and invalid UTF-8 in text with an error.
 	if !ok || idem.CheckKey(key) != nil {
-		return fail(problem.NotFound, "no such order in progress")
+		return web.Fail(problem.NotFound, "no such order in progress")
 	}
 	ctx := c.Request().Context()
 	state, err := h.checkout.State(ctx, id, key)
 	if errors.Is(err, checkout.ErrNoSuchKey) {
-		return fail(problem.NotFound, "no such order in progress")
+		return web.Fail(problem.NotFound, "no such order in progress")
 	}
 	if err != nil {
 		return err
@@ -84,5 +85,5 @@ func renderDeclined(c echo.Context, body json.RawMessage, replayed bool) error {
 		page.Message = "The payment stopped before your card was charged, and it cannot be resumed."
 		page.Again = "Start a new checkout"
 	}
-	return render(c, http.StatusPaymentRequired, views.Declined(page))
+	return web.Render(c, http.StatusPaymentRequired, views.Declined(page))
 }

@@ -14,6 +14,7 @@ import (
 
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/formkey"
+	"exactlyonce/internal/web"
 	"exactlyonce/views"
 )
 
@@ -29,9 +30,9 @@ const (
 	claimTimeout = 15 * time.Second
 )
 
-var sessionEnded = &pageError{status: http.StatusForbidden, title: "Your session has ended",
-	message: "This checkout form belongs to a session your browser no longer has, so nothing was charged. Your cart may be empty now; start again from the shop.",
-	action:  backToShop}
+var sessionEnded = &web.PageError{Status: http.StatusForbidden, Title: "Your session has ended",
+	Message: "This checkout form belongs to a session your browser no longer has, so nothing was charged. Your cart may be empty now; start again from the shop.",
+	Action:  web.BackToShop}
 
 // submitCheckout is POST /checkout: the browser's way into the same claim →
 // provider → finish engine as the API, scoped to the shopper. Every way of
@@ -82,17 +83,17 @@ func (h *Handler) checkFormKey(id uuid.UUID, sub submission) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, formkey.ErrMissing):
-		return &pageError{status: http.StatusBadRequest, title: "Form incomplete",
-			message: "This checkout form arrived without its order key, so nothing was charged. Start a new checkout.",
-			action:  newCheckout, err: err}
+		return &web.PageError{Status: http.StatusBadRequest, Title: "Form incomplete",
+			Message: "This checkout form arrived without its order key, so nothing was charged. Start a new checkout.",
+			Action:  web.NewCheckout, Err: err}
 	case errors.Is(err, formkey.ErrExpired):
-		return &pageError{status: http.StatusBadRequest, title: "This checkout form has expired",
-			message: fmt.Sprintf("Checkout forms are valid for %s, so this one was refused and nothing was charged. If you paid with it earlier, your order is in your orders.", h.formKeys.TTL()),
-			action:  views.Link{Href: "/orders", Label: "See your orders"}, err: err}
+		return &web.PageError{Status: http.StatusBadRequest, Title: "This checkout form has expired",
+			Message: fmt.Sprintf("Checkout forms are valid for %s, so this one was refused and nothing was charged. If you paid with it earlier, your order is in your orders.", h.formKeys.TTL()),
+			Action:  views.Link{Href: "/orders", Label: "See your orders"}, Err: err}
 	default:
-		return &pageError{status: http.StatusForbidden, title: "This form cannot be used",
-			message: "This checkout form was not made for your session (for instance, it comes from another browser), or its order or total was changed after it was shown. Nothing was charged.",
-			action:  newCheckout, err: err}
+		return &web.PageError{Status: http.StatusForbidden, Title: "This form cannot be used",
+			Message: "This checkout form was not made for your session (for instance, it comes from another browser), or its order or total was changed after it was shown. Nothing was charged.",
+			Action:  web.NewCheckout, Err: err}
 	}
 }
 
@@ -148,14 +149,14 @@ func (h *Handler) answerAttempt(c echo.Context, id uuid.UUID, sub submission, re
 	case errors.As(err, &ordered):
 		// The cart was ordered under another key (a form of an older
 		// render): that order is this form's answer.
-		return seeOther(c, "/orders/"+ordered.OrderID.String()+"?replayed=1")
+		return web.SeeOther(c, "/orders/"+ordered.OrderID.String()+"?replayed=1")
 	case errors.Is(err, checkout.ErrCartChanged):
 		return h.cartChanged(c, id)
 	case errors.As(err, &unknown):
-		return renderOutage(c, classify(err).kind.Status, unknown.RetryAfter, sub.retryForm(csrfToken(c)))
+		return renderOutage(c, web.Classify(err).Kind.Status, unknown.RetryAfter, sub.retryForm(csrfToken(c)))
 	case errors.As(err, &abandoned):
 		// The server is stopping; the attempt is as unsettled as after a
-		// provider failure, and the same retry resumes it.
+		// provider web.Failure, and the same retry resumes it.
 		return renderOutage(c, http.StatusServiceUnavailable, abandoned.RetryAfter, sub.retryForm(csrfToken(c)))
 	}
 	return err
@@ -179,10 +180,10 @@ func (h *Handler) answerResult(c echo.Context, res checkout.Result, joined bool)
 		if note {
 			target += "?replayed=1"
 		}
-		return seeOther(c, target)
+		return web.SeeOther(c, target)
 	case http.StatusPaymentRequired:
 		if !res.Replayed {
-			markDecline(c)
+			web.MarkDecline(c)
 		}
 		return renderDeclined(c, res.Body, note)
 	}
@@ -198,19 +199,19 @@ func (h *Handler) cartChanged(c echo.Context, id uuid.UUID) error {
 		return err
 	}
 	if !ok {
-		return &pageError{status: http.StatusConflict, title: "Your cart changed",
-			message: "Your cart changed since this checkout page was opened, and it is empty now, so nothing was charged.",
-			action:  backToCart, err: checkout.ErrCartChanged}
+		return &web.PageError{Status: http.StatusConflict, Title: "Your cart changed",
+			Message: "Your cart changed since this checkout page was opened, and it is empty now, so nothing was charged.",
+			Action:  web.BackToCart, Err: checkout.ErrCartChanged}
 	}
 	page.CartChanged = true
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-	return render(c, http.StatusConflict, views.Checkout(page))
+	return web.Render(c, http.StatusConflict, views.Checkout(page))
 }
 
 // renderProcessing is the page of a submit that found its order still
 // running. It reloads /checkout/status by meta refresh, with no script.
 func renderProcessing(c echo.Context, key string, retry *views.CheckoutForm) error {
-	return render(c, http.StatusAccepted, views.Processing(views.ProcessingPage{
+	return web.Render(c, http.StatusAccepted, views.Processing(views.ProcessingPage{
 		StatusURL:      "/checkout/status?key=" + url.QueryEscape(key),
 		RefreshSeconds: 1,
 		Retry:          retry,
@@ -220,9 +221,9 @@ func renderProcessing(c echo.Context, key string, retry *views.CheckoutForm) err
 // renderOutage is the page of a payment whose outcome is unknown, with a
 // form that retries it under the same key.
 func renderOutage(c echo.Context, status int, retryAfter time.Duration, retry views.CheckoutForm) error {
-	c.Response().Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(retryAfter)))
-	return render(c, status, views.Outage(views.OutagePage{
-		RetryAfterSeconds: retryAfterSeconds(retryAfter),
+	c.Response().Header().Set("Retry-After", strconv.Itoa(web.RetryAfterSeconds(retryAfter)))
+	return web.Render(c, status, views.Outage(views.OutagePage{
+		RetryAfterSeconds: web.RetryAfterSeconds(retryAfter),
 		Retry:             retry,
 	}))
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/session"
+	"exactlyonce/internal/web"
 	"exactlyonce/views"
 )
 
@@ -35,21 +36,21 @@ func (h *Handler) csrfProtection() echo.MiddlewareFunc {
 				return next(c)
 			}
 			if err := sameOrigin.Check(r); err != nil {
-				return &pageError{status: http.StatusForbidden, title: "Request refused",
-					message: "This form was sent from another site, so it was refused. Nothing was changed.",
-					action:  views.Link{Href: "/", Label: "Go to the shop"}, err: err}
+				return &web.PageError{Status: http.StatusForbidden, Title: "Request refused",
+					Message: "This form was sent from another site, so it was refused. Nothing was changed.",
+					Action:  views.Link{Href: "/", Label: "Go to the shop"}, Err: err}
 			}
 			token := c.FormValue("csrf_token")
 			err := h.sessions.CheckCSRF(r, token)
 			switch {
 			case errors.Is(err, session.ErrCSRFMissing):
-				return &pageError{status: http.StatusBadRequest, title: "Form incomplete",
-					message: "This form arrived without its security token. Nothing was changed or charged; reload the page and try again.",
-					action:  views.Link{Href: "/cart", Label: "Back to your cart"}, err: err}
+				return &web.PageError{Status: http.StatusBadRequest, Title: "Form incomplete",
+					Message: "This form arrived without its security token. Nothing was changed or charged; reload the page and try again.",
+					Action:  views.Link{Href: "/cart", Label: "Back to your cart"}, Err: err}
 			case err != nil:
-				return &pageError{status: http.StatusForbidden, title: "Form expired",
-					message: "This form's security token does not match your browser's, for instance because cookies were cleared. Nothing was changed or charged; reload the page and try again.",
-					action:  views.Link{Href: "/cart", Label: "Back to your cart"}, err: err}
+				return &web.PageError{Status: http.StatusForbidden, Title: "Form expired",
+					Message: "This form's security token does not match your browser's, for instance because cookies were cleared. Nothing was changed or charged; reload the page and try again.",
+					Action:  views.Link{Href: "/cart", Label: "Back to your cart"}, Err: err}
 			}
 			// A page answering the post (a retry form) carries the same token.
 			c.Set(csrfKey, token)

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/web"
 	"exactlyonce/views"
 )
 
@@ -17,7 +18,7 @@ func (h *Handler) cartPage(c echo.Context) error {
 	page := views.CartPage{CSRF: csrfToken(c), MaxQuantity: catalog.MaxQuantity}
 	id, ok := shopper(c)
 	if !ok {
-		return render(c, http.StatusOK, views.Cart(page))
+		return web.Render(c, http.StatusOK, views.Cart(page))
 	}
 	ctx := c.Request().Context()
 	cart, _, err := h.carts.Browser(ctx, id)
@@ -25,7 +26,7 @@ func (h *Handler) cartPage(c echo.Context) error {
 		return err
 	}
 	if len(cart.Items) == 0 {
-		return render(c, http.StatusOK, views.Cart(page))
+		return web.Render(c, http.StatusOK, views.Cart(page))
 	}
 	priced, err := h.catalog.Price(ctx, cart.Items)
 	if err != nil {
@@ -33,7 +34,7 @@ func (h *Handler) cartPage(c echo.Context) error {
 	}
 	page.Lines = viewLines(priced.Lines, priced.Currency)
 	page.Total = views.Money(priced.Amount, priced.Currency)
-	return render(c, http.StatusOK, views.Cart(page))
+	return web.Render(c, http.StatusOK, views.Cart(page))
 }
 
 // setCartQuantity is POST /cart with sku and quantity: it sets the line to
@@ -47,14 +48,14 @@ func (h *Handler) setCartQuantity(c echo.Context) error {
 		return err
 	}
 	if !known {
-		return &pageError{status: http.StatusBadRequest, title: "Unknown product",
-			message: "The shop does not sell that product. Your cart was not changed.", action: backToShop}
+		return &web.PageError{Status: http.StatusBadRequest, Title: "Unknown product",
+			Message: "The shop does not sell that product. Your cart was not changed.", Action: web.BackToShop}
 	}
 	qty, err := strconv.Atoi(strings.TrimSpace(c.FormValue("quantity")))
 	if err != nil || qty < 0 || qty > catalog.MaxQuantity {
-		return &pageError{status: http.StatusBadRequest, title: "Invalid quantity",
-			message: fmt.Sprintf("A quantity must be a whole number from 0 to %d. Your cart was not changed.", catalog.MaxQuantity),
-			action:  backToCart}
+		return &web.PageError{Status: http.StatusBadRequest, Title: "Invalid quantity",
+			Message: fmt.Sprintf("A quantity must be a whole number from 0 to %d. Your cart was not changed.", catalog.MaxQuantity),
+			Action:  web.BackToCart}
 	}
 	id, err := h.ensureShopper(c)
 	if err != nil {
@@ -63,5 +64,5 @@ func (h *Handler) setCartQuantity(c echo.Context) error {
 	if err := h.carts.SetBrowserLine(ctx, id, sku, qty); err != nil {
 		return fmt.Errorf("set cart quantity: %w", err)
 	}
-	return seeOther(c, "/cart")
+	return web.SeeOther(c, "/cart")
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/web"
 	"exactlyonce/views"
 )
 
@@ -32,7 +33,7 @@ func (h *Handler) catalogPage(c echo.Context) error {
 			SKU: p.SKU, Name: p.Name, Price: views.Money(p.Price, p.Currency), InCart: inCart[p.SKU],
 		})
 	}
-	return render(c, http.StatusOK, views.Catalog(page))
+	return web.Render(c, http.StatusOK, views.Catalog(page))
 }
 
 // viewLines formats priced lines for a page.

@@ -12,13 +12,14 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/fakeprovider"
 	"exactlyonce/internal/formkey"
+	"exactlyonce/internal/web"
 	"exactlyonce/views"
 )
 
 // testCards are shown on the checkout page: the fake provider's card that
 // succeeds and the one it always declines.
 var testCards = []views.TestCard{
-	{Number: groupDigits(defaultCard), Outcome: "succeeds", Succeeds: true},
+	{Number: groupDigits(fakeprovider.SucceedingCard), Outcome: "succeeds", Succeeds: true},
 	{Number: groupDigits(fakeprovider.DeclinedCard), Outcome: "is declined"},
 }
 
@@ -33,17 +34,17 @@ var testCards = []views.TestCard{
 func (h *Handler) checkoutPage(c echo.Context) error {
 	id, ok := shopper(c)
 	if !ok {
-		return seeOther(c, "/cart")
+		return web.SeeOther(c, "/cart")
 	}
 	page, ok, err := h.freshCheckout(c, id)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return seeOther(c, "/cart")
+		return web.SeeOther(c, "/cart")
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "private, no-cache")
-	return render(c, http.StatusOK, views.Checkout(page))
+	return web.Render(c, http.StatusOK, views.Checkout(page))
 }
 
 // freshCheckout is the checkout page of the shopper's cart as it is now;
@@ -82,7 +83,7 @@ func (h *Handler) freshCheckout(c echo.Context, id uuid.UUID) (page views.Checko
 
 // renderCheckout renders the pay form for priced lines.
 func renderCheckout(c echo.Context, status int, priced catalog.Priced, form views.CheckoutForm) error {
-	return render(c, status, views.Checkout(checkoutView(priced, form)))
+	return web.Render(c, status, views.Checkout(checkoutView(priced, form)))
 }
 
 func checkoutView(priced catalog.Priced, form views.CheckoutForm) views.CheckoutPage {

@@ -13,6 +13,7 @@ import (
 	"exactlyonce/internal/fakeprovider"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/problem"
+	"exactlyonce/internal/web"
 	"exactlyonce/views"
 )
 
@@ -23,16 +24,16 @@ const labFragmentHeader = "Lab-Fragment"
 // registerLab adds the double-click lab, on a demo server only. Its forms
 // are guarded like the shop's; it needs no shopper session, since every
 // run registers a shopper of its own.
-func (h *Handler) registerLab(p *routeSet) {
+func (h *Handler) registerLab(p *web.RouteSet) {
 	if h.lab == nil {
 		return
 	}
 	mw := []echo.MiddlewareFunc{middleware.BodyLimit(maxFormBytes), h.csrfProtection()}
-	p.add(http.MethodGet, "/lab", h.labPage, mw...)
-	p.add(http.MethodPost, "/lab/run/:scenario", h.runLabScenario, mw...)
-	p.add(http.MethodGet, "/lab/live", h.labLive, mw...)
-	p.add(http.MethodGet, "/lab/inspector", h.labInspectorPanel, mw...)
-	p.add(http.MethodPost, "/lab/provider", h.setLabProvider, mw...)
+	p.Add(http.MethodGet, "/lab", h.labPage, mw...)
+	p.Add(http.MethodPost, "/lab/run/:scenario", h.runLabScenario, mw...)
+	p.Add(http.MethodGet, "/lab/live", h.labLive, mw...)
+	p.Add(http.MethodGet, "/lab/inspector", h.labInspectorPanel, mw...)
+	p.Add(http.MethodPost, "/lab/provider", h.setLabProvider, mw...)
 }
 
 // labPage is GET /lab: every card with its last result, the inspector and
@@ -69,7 +70,7 @@ func (h *Handler) labPage(c echo.Context) error {
 		return err
 	}
 	page.Inspector = in
-	return render(c, http.StatusOK, views.Lab(page))
+	return web.Render(c, http.StatusOK, views.Lab(page))
 }
 
 // runLabScenario is POST /lab/run/{scenario}, the Run button. It answers
@@ -81,18 +82,18 @@ func (h *Handler) runLabScenario(c echo.Context) error {
 	run, err := h.lab.Run(c.Request().Context(), id)
 	switch {
 	case errors.Is(err, lab.ErrUnknownScenario):
-		return fail(problem.NotFound, "no such scenario")
+		return web.Fail(problem.NotFound, "no such scenario")
 	case errors.Is(err, lab.ErrBusy) && fragment:
 		return c.String(http.StatusConflict, "Another run is in flight. Try again once it has finished.")
 	case errors.Is(err, lab.ErrBusy):
-		return seeOther(c, "/lab?busy=1#scenario-"+id)
+		return web.SeeOther(c, "/lab?busy=1#scenario-"+id)
 	case err != nil:
 		return err
 	}
 	if fragment {
-		return render(c, http.StatusOK, views.LabResultPanel(labResult(run)))
+		return web.Render(c, http.StatusOK, views.LabResultPanel(labResult(run)))
 	}
-	return seeOther(c, "/lab#scenario-"+id)
+	return web.SeeOther(c, "/lab#scenario-"+id)
 }
 
 // labLive is GET /lab/live: the result panel of the run in flight, which
@@ -102,7 +103,7 @@ func (h *Handler) labLive(c echo.Context) error {
 	if !ok {
 		return c.NoContent(http.StatusNoContent)
 	}
-	return render(c, http.StatusOK, views.LabResultPanel(labResult(run)))
+	return web.Render(c, http.StatusOK, views.LabResultPanel(labResult(run)))
 }
 
 // labInspectorPanel is GET /lab/inspector?customer=…&key=…: the inspector
@@ -112,7 +113,7 @@ func (h *Handler) labInspectorPanel(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.LabInspectorPanel(in))
+	return web.Render(c, http.StatusOK, views.LabInspectorPanel(in))
 }
 
 // labInspector reads the shopper named by ?customer, or else (or when the
@@ -159,21 +160,21 @@ func (h *Handler) labInspection(in lab.Inspection) views.LabInspector {
 func (h *Handler) setLabProvider(c echo.Context) error {
 	delay, err := strconv.ParseInt(c.FormValue("delay_ms"), 10, 64)
 	if err != nil || delay < 0 || delay > fakeprovider.MaxDelay.Milliseconds() {
-		return &pageError{status: http.StatusBadRequest, title: "Latency out of range",
-			message: fmt.Sprintf("The latency must be a whole number of milliseconds from 0 to %d.", fakeprovider.MaxDelay.Milliseconds()),
-			action:  views.Link{Href: "/lab#faults", Label: "Back to the lab"}}
+		return &web.PageError{Status: http.StatusBadRequest, Title: "Latency out of range",
+			Message: fmt.Sprintf("The latency must be a whole number of milliseconds from 0 to %d.", fakeprovider.MaxDelay.Milliseconds()),
+			Action:  views.Link{Href: "/lab#faults", Label: "Back to the lab"}}
 	}
 	fault, err := fakeprovider.ParseFault(c.FormValue("fail"))
 	if err != nil {
-		return &pageError{status: http.StatusBadRequest, title: "Unknown fault",
-			message: "Pick one of the faults the list offers.", action: views.Link{Href: "/lab#faults", Label: "Back to the lab"}}
+		return &web.PageError{Status: http.StatusBadRequest, Title: "Unknown fault",
+			Message: "Pick one of the faults the list offers.", Action: views.Link{Href: "/lab#faults", Label: "Back to the lab"}}
 	}
 	err = h.lab.SetProvider(fakeprovider.Behaviour{Delay: msToDuration(delay), Fail: fault})
 	if errors.Is(err, lab.ErrBusy) {
-		return seeOther(c, "/lab?fault=busy#faults")
+		return web.SeeOther(c, "/lab?fault=busy#faults")
 	}
 	if err != nil {
 		return fmt.Errorf("set provider: %w", err)
 	}
-	return seeOther(c, "/lab#faults")
+	return web.SeeOther(c, "/lab#faults")
 }

@@ -15,6 +15,7 @@ import (
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/session"
+	"exactlyonce/internal/web"
 	"exactlyonce/views"
 )
 
@@ -28,11 +29,11 @@ func (h *Handler) receiptPage(c echo.Context) error {
 	id, ok := shopper(c)
 	orderID, err := uuid.Parse(c.Param("id"))
 	if !ok || err != nil {
-		return fail(problem.NotFound, "no such order")
+		return web.Fail(problem.NotFound, "no such order")
 	}
 	o, err := h.db.GetOrder(c.Request().Context(), db.GetOrderParams{CustomerID: id, ID: orderID})
 	if errors.Is(err, database.ErrNotFound) {
-		return fail(problem.NotFound, "no such order")
+		return web.Fail(problem.NotFound, "no such order")
 	}
 	if err != nil {
 		return fmt.Errorf("get order: %w", err)
@@ -53,7 +54,7 @@ func (h *Handler) receiptPage(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("points balance: %w", err)
 	}
-	return render(c, http.StatusOK, views.Receipt(views.ReceiptPage{
+	return web.Render(c, http.StatusOK, views.Receipt(views.ReceiptPage{
 		PointsAwarded: points.Awarded, OrderPoints: points.Points, Balance: balance,
 		CartID:        cartID.String(),
 		OrderID:       o.ID.String(),
@@ -70,7 +71,7 @@ func (h *Handler) ordersPage(c echo.Context) error {
 	page := views.OrdersPage{CSRF: csrfToken(c), SessionDays: int(session.MaxAge / (24 * time.Hour))}
 	id, ok := shopper(c)
 	if !ok {
-		return render(c, http.StatusOK, views.Orders(page))
+		return web.Render(c, http.StatusOK, views.Orders(page))
 	}
 	page.SignedIn = true
 	rows, err := h.db.ListOrders(c.Request().Context(), db.ListOrdersParams{CustomerID: id, MaxRows: 100})
@@ -94,5 +95,5 @@ func (h *Handler) ordersPage(c echo.Context) error {
 			Amount: views.Money(o.Amount, o.Currency), PlacedAt: o.CreatedAt.UTC().Format(timeLayout), Items: items,
 		})
 	}
-	return render(c, http.StatusOK, views.Orders(page))
+	return web.Render(c, http.StatusOK, views.Orders(page))
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/labstack/echo/v4"
 
@@ -16,17 +15,13 @@ import (
 	"exactlyonce/idem/idemhttp"
 	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/problem"
+	"exactlyonce/internal/web"
 	"exactlyonce/views"
 )
 
 // The pickup slot form: the kit's worked example (docs/kit.md). Everything
 // that makes it safe to send twice is the kit's form (idemecho.Form); this
 // file is HTTP glue.
-
-type pickups interface {
-	Get(ctx context.Context, visitor, id string) (pickup.Reservation, error)
-	ReserveFinishing(ctx context.Context, l *idem.Lock, visitor, slot, name string, answer func(id uuid.UUID) idem.Response) (idem.Response, error)
-}
 
 // visitor names the browser a pickup key is bound to and scoped by: a hash
 // of its CSRF token, which its session cookie seals, so no secret is stored.
@@ -60,7 +55,7 @@ func (h *Handler) pickupPage(c echo.Context) error {
 	for _, s := range pickup.Slots {
 		f.Slots = append(f.Slots, views.Link{Href: s.ID, Label: s.Label})
 	}
-	return render(c, 200, views.Pickup(f))
+	return web.Render(c, 200, views.Pickup(f))
 }
 
 func (h *Handler) reservePickup(c echo.Context) error {
@@ -79,7 +74,7 @@ func (h *Handler) reservePickup(c echo.Context) error {
 func (h *Handler) pickupStatus(c echo.Context) error {
 	err := h.pickupFlow.Status(c)
 	if errors.Is(err, idem.ErrNotFound) {
-		return fail(problem.NotFound, "no reservation is being made with this form")
+		return web.Fail(problem.NotFound, "no reservation is being made with this form")
 	}
 	return err
 }
@@ -89,10 +84,10 @@ func (h *Handler) pickupReceipt(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, 200, views.PickupReserved(views.PickupReceipt{ID: r.ID.String(), Slot: r.Slot.Label, Name: r.Name}))
+	return web.Render(c, 200, views.PickupReserved(views.PickupReceipt{ID: r.ID.String(), Slot: r.Slot.Label, Name: r.Name}))
 }
 
 // framedPage renders the kit's processing page inside the shop's layout.
 func framedPage(c echo.Context, status int, body idemhttp.Component) error {
-	return render(c, status, views.Framed("Processing", body))
+	return web.Render(c, status, views.Framed("Processing", body))
 }

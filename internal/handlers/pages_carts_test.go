@@ -104,7 +104,7 @@ func TestCartChangedInAnotherTab(t *testing.T) {
 	if p.status != http.StatusConflict || p.testid("cart-changed").Length() != 1 {
 		t.Fatalf("got %d, want 409 with the cart-changed notice", p.status)
 	}
-	wantNothingStored(t, h)
+	h.WantNothingStored(t)
 	if got := p.text("total"); !strings.Contains(got, "€46.50") {
 		t.Errorf("got total %q, want the new total €46.50", got)
 	}
@@ -119,7 +119,7 @@ func TestCartChangedInAnotherTab(t *testing.T) {
 	if again := s.post(t, "/checkout", stale); again.status != http.StatusConflict {
 		t.Errorf("stale form again: got %d, want 409", again.status)
 	}
-	wantNothingStored(t, h)
+	h.WantNothingStored(t)
 
 	fresh.Set("card", goodCard)
 	receipt := s.follow(t, s.post(t, "/checkout", fresh))
@@ -245,7 +245,7 @@ func TestReplacedKeyCannotPayTheSameVersion(t *testing.T) {
 	if p := s.post(t, "/checkout", old); p.status != http.StatusConflict || p.testid("cart-changed").Length() != 1 {
 		t.Fatalf("old key: got %d, want 409 with the cart-changed page", p.status)
 	}
-	wantNothingStored(t, h)
+	h.WantNothingStored(t)
 	wantReceipt(t, s.follow(t, s.post(t, "/checkout", current)))
 	if p := s.post(t, "/checkout", old); p.status != http.StatusSeeOther || !strings.HasSuffix(p.header.Get("Location"), "?replayed=1") {
 		t.Errorf("old key after the order: got %d to %q, want the order with the already-placed note", p.status, p.header.Get("Location"))

@@ -193,3 +193,15 @@ func TestStatusOffersToResumeAnAbandonedOrder(t *testing.T) {
 	wantReceipt(t, s.follow(t, s.post(t, "/checkout", retry)))
 	h.WantStats(t, 1, 1)
 }
+
+func TestStatusPageRefusesKeysNoFormCarries(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, withSecret)
+	s := newShopper(t, h)
+	s.addToCart(t, "mug-espresso")
+	for _, key := range []string{"%00", "%FF", "a%00b", "%C3%A9"} {
+		if p := s.get(t, "/checkout/status?key="+key); p.status != http.StatusNotFound {
+			t.Errorf("key=%s: got %d, want 404", key, p.status)
+		}
+	}
+}

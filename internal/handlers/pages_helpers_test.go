@@ -201,13 +201,6 @@ func wantReceipt(t testing.TB, p page) string {
 }
 
 // wantNothingStored fails unless no key, charge or order exists.
-func wantNothingStored(t testing.TB, h *apptest.Harness) {
-	t.Helper()
-	if s := h.Stats(t); s.KeysStarted+s.KeysFinished+s.Charges+s.Orders != 0 {
-		t.Errorf("got %+v, want nothing stored", s)
-	}
-}
-
 // cartQuantities reads a shopper's open cart from the database; a shopper
 // whose cart was ordered has none, which reads as empty.
 func cartQuantities(t testing.TB, h *apptest.Harness, id uuid.UUID) map[string]int32 {
@@ -247,3 +240,9 @@ func resign(t testing.TB, owner uuid.UUID, form url.Values, key string) url.Valu
 	out.Set("key_sig", formkey.New([]byte(testSecret), time.Hour).Sign(owner, key, b))
 	return out
 }
+
+// The bodies of the API requests some page tests send.
+const (
+	oneMug  = `{"items": [{"sku": "mug-espresso", "quantity": 1}]}`
+	twoMugs = `{"items":[{"sku":"mug-espresso","quantity":2},{"sku":"book-retries","quantity":1}]}`
+)

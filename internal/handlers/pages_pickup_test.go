@@ -154,7 +154,7 @@ func TestPickupRefusesControlCharacters(t *testing.T) {
 		body, _ := json.Marshal(map[string]string{"slot": "sat-am", "name": name})
 		r := h.Do(t, http.MethodPost, "/api/pickups", string(body), "Authorization", "Bearer "+c.Token,
 			"Idempotency-Key", `"`+uuid.NewString()+`"`)
-		p := wantProblem(t, r, problem.InvalidRequest)
+		p := apptest.WantProblem(t, r, problem.InvalidRequest)
 		if !strings.HasPrefix(p.Detail, "name:") {
 			t.Errorf("API, name %q: got detail %q, want it to name the field", name, p.Detail)
 		}
@@ -185,5 +185,21 @@ func TestPickupIDsAreOpaque(t *testing.T) {
 	}
 	if got := s.get(t, "/pickup/"+strconv.FormatInt(number, 10)).text("pickup-slot"); got != "Saturday, 9:00–12:00" {
 		t.Errorf("by its old number: got slot %q, want the reservation", got)
+	}
+}
+
+// The pickup form's first, fresh answer is not marked as a replay; the
+// answer to the same form sent again is.
+func TestPickupFormMarksOnlyReplays(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	s := newShopper(t, h)
+	form := s.pickupForm(t, "sat-am", "Ada")
+	first, again := s.post(t, "/pickup", form), s.post(t, "/pickup", form)
+	if first.status != http.StatusSeeOther || first.header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("first: got %d with Idempotent-Replayed %q, want a fresh 303", first.status, first.header.Get("Idempotent-Replayed"))
+	}
+	if again.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("again: got Idempotent-Replayed %q, want true", again.header.Get("Idempotent-Replayed"))
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"slices"
 
+	"exactlyonce/internal/web"
+
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 )
@@ -12,32 +14,50 @@ import (
 // under a kilobyte.
 const maxFormBytes = "64K"
 
-// registerPages adds the browser shop. Every page route reads the session
+// Register adds the browser shop to e. Every page route reads the session
 // and is guarded against forgery; the middleware is given per route rather
 // than through a group, because a group with an empty prefix would catch
 // every unknown path, the API's included.
-func (h *Handler) registerPages(e *echo.Echo) {
-	p := newRouteSet(e, h.asPage)
+func (h *Handler) Register(e *echo.Echo) {
+	p := web.NewRouteSet(e, h.errors.Page)
 	mw := []echo.MiddlewareFunc{middleware.BodyLimit(maxFormBytes), h.loadShopper, h.csrfProtection()}
-	orders := append(slices.Clone(mw), h.limitWrites(limitedShopper, true))
-	writes := append(slices.Clone(mw), h.limitWrites(limitedShopper, false))
-	p.add(http.MethodGet, "/", h.catalogPage, mw...)
-	p.add(http.MethodGet, "/cart", h.cartPage, mw...)
-	p.add(http.MethodPost, "/cart", h.setCartQuantity, writes...)
-	p.add(http.MethodGet, "/checkout", h.checkoutPage, mw...)
-	p.add(http.MethodPost, "/checkout", h.submitCheckout, orders...)
-	p.add(http.MethodGet, "/checkout/status", h.checkoutStatus, mw...)
-	p.add(http.MethodGet, "/orders", h.ordersPage, mw...)
-	p.add(http.MethodGet, "/orders/:id", h.receiptPage, mw...)
-	p.add(http.MethodPost, "/signout", h.signOut, mw...)
-	p.add(http.MethodGet, "/pickup", h.pickupPage, mw...)
-	p.add(http.MethodPost, "/pickup", h.reservePickup, writes...)
-	p.add(http.MethodGet, "/pickup/status", h.pickupStatus, mw...)
-	p.add(http.MethodGet, "/pickup/:id", h.pickupReceipt, mw...)
-	p.add(http.MethodGet, "/static/:name", h.asset)
+	orders := append(slices.Clone(mw), h.limits.Writes(limitedShopper, true))
+	writes := append(slices.Clone(mw), h.limits.Writes(limitedShopper, false))
+	p.Add(http.MethodGet, "/", h.catalogPage, mw...)
+	p.Add(http.MethodGet, "/cart", h.cartPage, mw...)
+	p.Add(http.MethodPost, "/cart", h.setCartQuantity, writes...)
+	p.Add(http.MethodGet, "/checkout", h.checkoutPage, mw...)
+	p.Add(http.MethodPost, "/checkout", h.submitCheckout, orders...)
+	p.Add(http.MethodGet, "/checkout/status", h.checkoutStatus, mw...)
+	p.Add(http.MethodGet, "/orders", h.ordersPage, mw...)
+	p.Add(http.MethodGet, "/orders/:id", h.receiptPage, mw...)
+	p.Add(http.MethodPost, "/signout", h.signOut, mw...)
+	p.Add(http.MethodGet, "/pickup", h.pickupPage, mw...)
+	p.Add(http.MethodPost, "/pickup", h.reservePickup, writes...)
+	p.Add(http.MethodGet, "/pickup/status", h.pickupStatus, mw...)
+	p.Add(http.MethodGet, "/pickup/:id", h.pickupReceipt, mw...)
+	p.Add(http.MethodGet, "/static/:name", h.asset)
 	h.registerLab(p)
-	p.refuseOtherMethods()
+	p.RefuseOtherMethods()
 	// A path no route serves is a page a person mistyped, unless it is
 	// under a machine client's group (which registers its own).
-	e.RouteNotFound("/*", notFound, h.asPage)
+	e.RouteNotFound("/*", notFound, h.errors.Page)
+}
+
+// notFound answers a path no route serves, worded by the route group's
+// error renderer for its audience.
+func notFound(echo.Context) error { return echo.ErrNotFound }
+
+// limitedShopper names the browser shopper, or else the pickup visitor, of
+// a page's request, for the write limits (web.Limits.Writes). A request
+// with neither (a form posted without a session) is limited by its address
+// alone, under one name.
+func limitedShopper(c echo.Context) string {
+	if id, ok := shopper(c); ok {
+		return "shopper:" + id.String()
+	}
+	if t := csrfToken(c); t != "" {
+		return "visitor:" + visitor(c)
+	}
+	return "anonymous"
 }

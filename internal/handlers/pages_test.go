@@ -204,7 +204,7 @@ func TestCheckoutPage(t *testing.T) {
 	if again != key {
 		t.Errorf("a second rendering of the same cart got key %q, want the cart version's key %q", again, key)
 	}
-	wantNothingStored(t, h)
+	h.WantNothingStored(t)
 }
 
 func TestCheckoutPlacesOneOrder(t *testing.T) {
@@ -341,7 +341,7 @@ func TestCardTypoKeepsTheForm(t *testing.T) {
 	if key, _ := p.testid("idempotency-key").Attr("value"); key != form.Get("idempotency_key") {
 		t.Errorf("got key %q, want the same key %q: nothing was stored", key, form.Get("idempotency_key"))
 	}
-	wantNothingStored(t, h)
+	h.WantNothingStored(t)
 	again := formValues(p.testid("checkout-form"))
 	again.Set("card", goodCard)
 	wantReceipt(t, s.follow(t, s.post(t, "/checkout", again)))
@@ -399,7 +399,7 @@ func TestRefusedFormsStoreNothing(t *testing.T) {
 	// A browser with no cookies at all: the CSRF check refuses it first.
 	stranger := newShopper(t, h)
 	wantErrorPage(t, stranger.post(t, "/checkout", form), http.StatusForbidden)
-	wantNothingStored(t, h)
+	h.WantNothingStored(t)
 }
 
 func TestReceiptIsTheOwnersOnly(t *testing.T) {
@@ -454,7 +454,7 @@ func TestMethodNotAllowedFollowsTheRouteGroup(t *testing.T) {
 	// The API's paths answer as the API does, although its catch-all
 	// would otherwise take the request for an unknown path (404).
 	r := h.Do(t, http.MethodPut, "/api/orders", oneMug)
-	wantProblem(t, r, problem.MethodNotAllowed)
+	apptest.WantProblem(t, r, problem.MethodNotAllowed)
 	if got, want := r.Header.Get("Allow"), "POST, GET, OPTIONS"; got != want {
 		t.Errorf("api: got Allow %q, want %q", got, want)
 	}

@@ -10,8 +10,8 @@ import (
 
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
-	"exactlyonce/internal/handlers"
 	"exactlyonce/internal/problem"
+	"exactlyonce/internal/web"
 )
 
 func countCustomers(t *testing.T, h *apptest.Harness) int {
@@ -30,12 +30,12 @@ func TestNewCustomersAreLimitedPerAddress(t *testing.T) {
 	t.Parallel()
 	h := apptest.New(t, func(cfg *app.Config) {
 		withSecret(cfg)
-		cfg.CustomerQuota = handlers.CustomerQuota{PerMinute: 1, Burst: 2}
+		cfg.CustomerQuota = web.CustomerQuota{PerMinute: 1, Burst: 2}
 	})
 	h.NewCustomer(t)
 	h.NewCustomer(t)
 	r := h.Do(t, http.MethodPost, "/api/customers", `{"name": "third"}`)
-	wantProblem(t, r, problem.TooManyRequests)
+	apptest.WantProblem(t, r, problem.TooManyRequests)
 	if s, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || s < 1 {
 		t.Errorf("got Retry-After %q, want a number of seconds", r.Header.Get("Retry-After"))
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"exactlyonce/internal/web"
+
 	"github.com/google/uuid"
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/labstack/echo/v4"
@@ -72,7 +74,7 @@ func (h *Handler) signOut(c echo.Context) error {
 		h.liveShoppers.Remove(id)
 	}
 	h.sessions.End(c.Response(), c.Request())
-	return seeOther(c, "/?signed_out=1")
+	return web.SeeOther(c, "/?signed_out=1")
 }
 
 // shopper returns the request's shopper, if it has a session.
@@ -87,7 +89,7 @@ func shopper(c echo.Context) (uuid.UUID, bool) {
 func (h *Handler) ensureShopper(c echo.Context) (uuid.UUID, error) {
 	id, ok := shopper(c)
 	if !ok {
-		if err := h.allowNewCustomer(c); err != nil {
+		if err := h.limits.AllowNewCustomer(c); err != nil {
 			return uuid.Nil, err
 		}
 		var err error

@@ -11,13 +11,13 @@ import (
 
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
-	"exactlyonce/internal/handlers"
 	"exactlyonce/internal/problem"
+	"exactlyonce/internal/web"
 )
 
 // withLimits sets the write limits of a test's server: the given fields,
 // and the rest out of reach, so that each test meets one limit only.
-func withLimits(w handlers.WriteLimits) apptest.Option {
+func withLimits(w web.WriteLimits) apptest.Option {
 	return func(c *app.Config) {
 		l := apptest.Unlimited
 		if w.PerCustomerBurst > 0 {
@@ -63,7 +63,7 @@ func flood(threads, n int, send func(i int) apptest.Response) map[int]int {
 // with 429 and store nothing; the declines stored stay within the burst.
 func TestDeclineVelocityLimit(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, withLimits(handlers.WriteLimits{DeclinesPerHour: 10, DeclineBurst: 5}))
+	h := apptest.New(t, withLimits(web.WriteLimits{DeclinesPerHour: 10, DeclineBurst: 5}))
 	c := h.NewCustomer(t)
 	declined := `{"items":[{"sku":"mug-espresso","quantity":1}],"card":"4000000000000002"}`
 	counts := flood(4, 40, func(int) apptest.Response { return h.PlaceOrder(t, c, uuid.NewString(), declined) })
@@ -74,7 +74,7 @@ func TestDeclineVelocityLimit(t *testing.T) {
 		t.Errorf("got answers %v and %d keys stored, want 5 to 8 declines and the rest 429", counts, keys)
 	}
 	r := h.PlaceOrder(t, c, uuid.NewString(), oneMug)
-	wantProblem(t, r, problem.TooManyRequests)
+	apptest.WantProblem(t, r, problem.TooManyRequests)
 	if r.Header.Get("Retry-After") == "" {
 		t.Error("got no Retry-After on the refusal")
 	}
@@ -84,7 +84,7 @@ func TestDeclineVelocityLimit(t *testing.T) {
 // the one key it has is never throttled by its own retries.
 func TestNewOrdersPerCustomerLimit(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, withLimits(handlers.WriteLimits{PerCustomerPerMinute: 1, PerCustomerBurst: 10}))
+	h := apptest.New(t, withLimits(web.WriteLimits{PerCustomerPerMinute: 1, PerCustomerBurst: 10}))
 	c := h.NewCustomer(t)
 	counts := flood(4, 30, func(int) apptest.Response { return h.PlaceOrder(t, c, uuid.NewString(), oneMug) })
 	// Tokens are spent once a request has stored something, so the four
@@ -109,7 +109,7 @@ func TestNewOrdersPerCustomerLimit(t *testing.T) {
 // each time (a new visitor each time) is stopped by the limit per address.
 func TestAnonymousPickupFloodIsLimitedByAddress(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, withLimits(handlers.WriteLimits{PerAddressPerMinute: 1, PerAddressBurst: 10}))
+	h := apptest.New(t, withLimits(web.WriteLimits{PerAddressPerMinute: 1, PerAddressBurst: 10}))
 	counts := flood(4, 30, func(int) apptest.Response {
 		s := newShopper(t, h) // a fresh browser: new cookies, new visitor
 		p := s.post(t, "/pickup", s.pickupForm(t, "sat-am", "Ada"))
@@ -123,7 +123,7 @@ func TestAnonymousPickupFloodIsLimitedByAddress(t *testing.T) {
 // Writes of one customer at once are bounded.
 func TestWritesInFlightLimit(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, withLimits(handlers.WriteLimits{InFlight: 2}))
+	h := apptest.New(t, withLimits(web.WriteLimits{InFlight: 2}))
 	c := h.NewCustomer(t)
 	h.SetProvider(t, 500*time.Millisecond, "none")
 	counts := flood(6, 6, func(int) apptest.Response { return h.PlaceOrder(t, c, uuid.NewString(), oneMug) })

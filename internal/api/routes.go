@@ -1,0 +1,60 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/web"
+)
+
+// Register adds the API's routes to e: everything under /api/, the
+// problem types' documentation and the probes.
+func (h *Handler) Register(e *echo.Echo) {
+	// The API's routes answer their errors as problem+json, as the pages
+	// answer theirs as HTML (internal/handlers).
+	api := web.NewRouteSet(e, h.errors.With(web.WriteProblem))
+	e.RouteNotFound("/api/*", notFound, h.errors.With(web.WriteProblem))
+	api.Add(http.MethodPost, "/api/customers", h.createCustomer)
+	api.Add(http.MethodGet, "/api/customers/me", h.getMe, h.requireCustomer)
+	api.Add(http.MethodGet, "/api/products", h.listProducts)
+
+	orders, writes := h.limits.Writes(limitedCustomer, true), h.limits.Writes(limitedCustomer, false)
+	api.Add(http.MethodPost, "/api/orders", h.placeOrder, h.requireCustomer, orders)
+	api.Add(http.MethodGet, "/api/orders", h.listOrders, h.requireCustomer)
+	api.Add(http.MethodGet, "/api/orders/:id", h.getOrder, h.requireCustomer)
+
+	api.Add(http.MethodPut, "/api/carts/:id", h.putCart, h.requireCustomer, writes)
+	api.Add(http.MethodGet, "/api/carts/:id", h.getCart, h.requireCustomer)
+	api.Add(http.MethodPut, "/api/carts/:id/items/:sku", h.putCartItem, h.requireCustomer, writes)
+	api.Add(http.MethodDelete, "/api/carts/:id/items/:sku", h.deleteCartItem, h.requireCustomer)
+	api.Add(http.MethodPost, "/api/carts/:id/order", h.orderCart, h.requireCustomer, orders)
+
+	api.Add(http.MethodPost, "/api/pickups", h.reservePickupAPI, h.requireCustomer, writes, h.keyed())
+	api.Add(http.MethodGet, "/api/pickups/:id", h.getPickupAPI, h.requireCustomer)
+
+	api.Add(http.MethodGet, "/api/idempotency-policy", h.idempotencyPolicy)
+	api.Add(http.MethodGet, "/api/keys/:key/events", h.keyEvents, h.requireCustomer)
+	api.Add(http.MethodGet, "/api/openapi.json", h.openAPI)
+
+	if h.provider != nil {
+		api.Add(http.MethodGet, "/api/demo/provider", h.getProviderBehaviour)
+		api.Add(http.MethodPut, "/api/demo/provider", h.setProviderBehaviour)
+		api.Add(http.MethodGet, "/api/demo/stats", h.demoStats)
+	}
+	api.RefuseOtherMethods()
+
+	e.GET("/problems/:slug", h.describeProblem)
+	e.RouteNotFound("/problems/*", notFound)
+
+	e.GET("/healthz", h.healthz)
+	e.GET("/readyz", h.readyz)
+}
+
+// limitedCustomer names the API customer of a request, for the write
+// limits (web.Limits.Writes).
+func limitedCustomer(c echo.Context) string { return "customer:" + customerID(c).String() }
+
+// notFound answers a path no route serves; the route group's error mapping
+// words it for its audience.
+func notFound(echo.Context) error { return echo.ErrNotFound }

@@ -1,0 +1,57 @@
+package app
+
+import (
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/idem"
+	"exactlyonce/internal/api"
+	"exactlyonce/internal/cart"
+	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/handlers"
+	"exactlyonce/internal/lab"
+	"exactlyonce/internal/metrics"
+	"exactlyonce/internal/pickup"
+	"exactlyonce/internal/web"
+)
+
+// routes is what the two faces of the server are built from.
+type routes struct {
+	engine   *checkout.Engine
+	catalog  *catalog.Catalog
+	provider *fakeprovider.Provider
+	lab      *lab.Runner
+	keys     *idem.Store
+	metrics  *metrics.Metrics
+}
+
+// register adds both faces of the server to e, the browser pages
+// (internal/handlers) and the JSON API (internal/api), behind what they
+// share: the Host allow-list, the security headers, one error table and
+// one set of quotas and write limits.
+func register(e *echo.Echo, d *database.DB, cfg Config, r routes) {
+	errs := &web.Errors{Log: cfg.Log}
+	limits := web.NewLimits(cfg.CustomerQuota, cfg.WriteLimits, r.metrics)
+	e.HTTPErrorHandler = errs.Handle
+	e.Use(web.HostAllowList(append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))))
+	e.Use(web.SecurityHeaders())
+
+	carts, pickups := cart.New(d, r.catalog), pickup.NewStore(d)
+	demo := cfg.Demo && r.provider != nil
+	pages := handlers.Deps{DB: d, Catalog: r.catalog, Carts: carts, Checkout: r.engine, Log: cfg.Log,
+		Errors: errs, Limits: limits, Metrics: r.metrics, Keys: r.keys, Pickups: pickups}
+	pages.Sessions, pages.FormKeys, pages.FormSecret, pages.FormTTL = browserSessions(cfg)
+	machines := api.Deps{DB: d, Catalog: r.catalog, Carts: carts, Checkout: r.engine, Log: cfg.Log,
+		Lifecycle: api.Lifecycle{Retention: cfg.KeyRetention}, Errors: errs, Limits: limits, Keys: r.keys, Pickups: pickups}
+	if demo {
+		pages.Provider, pages.Lab, machines.Provider = r.provider, r.lab, r.provider
+	}
+	// The pages first: their catch-all 404 ("/*") yields to the API's
+	// own ("/api/*") and to every route registered after it.
+	handlers.New(pages).Register(e)
+	api.New(machines).Register(e)
+}

@@ -1,0 +1,120 @@
+package web
+
+import (
+	"errors"
+	"log/slog"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/idem"
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/problem"
+)
+
+// Failure is an error resolved to its row of the error table
+// (problem.Kind), with what this request adds to it. Handlers return one to
+// refuse a request; Classify turns every other error into one.
+type Failure struct {
+	Kind problem.Kind
+	// Detail tells a developer what in this request was wrong (API only).
+	Detail string
+	// Reason is the domain's own account of what was refused, fit for a
+	// shopper; a page shows it after the row's sentence.
+	Reason     string
+	RetryAfter time.Duration
+}
+
+func (f *Failure) Error() string { return f.Kind.Title + ": " + f.Detail }
+
+// Fail returns a Failure of kind with a request-specific detail.
+func Fail(kind problem.Kind, detail string) *Failure {
+	return &Failure{Kind: kind, Detail: detail}
+}
+
+// Renderer writes the answer to a Failure in one audience's format:
+// problem+json for machine clients (WriteProblem), an HTML page for people
+// (WritePage). err is the error the handler returned, for a renderer that
+// honours a more specific answer (a page's own refusal).
+type Renderer func(c echo.Context, f *Failure, err error) error
+
+// Errors is the one place errors become responses, for both faces of the
+// server: the API's route set answers with WriteProblem, the pages' with
+// WritePage, and Echo's own error handler (Handle) takes what neither did.
+type Errors struct {
+	Log *slog.Logger
+}
+
+// With gives a route group its error renderer: every error its handlers
+// and the middleware after this one return is answered by it. The audience
+// is chosen where the routes are registered, never by looking at the URL.
+func (e *Errors) With(write Renderer) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if err := next(c); err != nil {
+				e.answer(c, err, write)
+			}
+			return nil
+		}
+	}
+}
+
+// Handle is Echo's error handler: it answers what no route group's
+// renderer took, which is a route outside the groups (the probes, the
+// problem documentation), a global middleware's refusal, or the router's
+// own 404 or 405. Those are machine clients' unless a group said
+// otherwise, so they get problem+json.
+func (e *Errors) Handle(err error, c echo.Context) {
+	e.answer(c, err, WriteProblem)
+}
+
+// answer turns err into a response. Client errors are logged as warnings,
+// everything else as an error with the request id; users never see the
+// text of an unexpected error. It does nothing once the response is
+// committed.
+func (e *Errors) answer(c echo.Context, err error, write Renderer) {
+	if c.Response().Committed {
+		return
+	}
+	f := Classify(err)
+	status := f.Kind.Status
+	if pe, ok := errors.AsType[*PageError](err); ok {
+		status = pe.Status
+	}
+	log := e.Log.With("request_id", c.Response().Header().Get(echo.HeaderXRequestID),
+		"method", c.Request().Method, "route", c.Path())
+	if status >= 500 {
+		log.Error("request failed", "status", status, "err", err)
+	} else {
+		log.Warn("request refused", "status", status, "problem", f.Kind.Slug, "err", err)
+	}
+	if f.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds(f.RetryAfter)))
+	}
+	if werr := write(c, f, err); werr != nil {
+		log.Error("write error response", "err", werr)
+	}
+}
+
+// RetryAfterSeconds rounds up: telling a client to come back before the lock
+// expires only earns it another 409.
+func RetryAfterSeconds(d time.Duration) int {
+	return max(1, int(math.Ceil(d.Seconds())))
+}
+
+// databaseRetryAfter is what a client is told to wait while the database is
+// out of reach: long enough for a restart to make progress, short enough
+// that a client is not kept away once it is back.
+const databaseRetryAfter = 2 * time.Second
+
+// databaseUnavailable reports whether err is an outage of the database
+// (translated once, by package database) rather than a fault of the request
+// or of the code: it passes by itself, so it is a 503, never a 500. A
+// serialization Failure that outlived InTx's retries is answered the same
+// way, as running the request again may succeed.
+func databaseUnavailable(err error) bool {
+	return errors.Is(err, database.ErrUnavailable) || errors.Is(err, idem.ErrUnavailable) ||
+		errors.Is(err, database.ErrSerialization)
+}

@@ -1,0 +1,24 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/problem"
+)
+
+// writeProblem is the API's error renderer: the row's problem type, title
+// and status as problem+json. A page's own refusal never reaches an API
+// route; if one did, it is a bug, answered as one.
+func WriteProblem(c echo.Context, f *Failure, err error) error {
+	if _, ok := errors.AsType[*PageError](err); ok {
+		f = Fail(problem.Internal, "")
+	}
+	if f.Kind.Status == http.StatusUnauthorized {
+		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="api"`)
+	}
+	p := f.Kind.New(f.Detail)
+	return c.Blob(p.Status, problem.ContentType, p.JSON())
+}
