@@ -454,9 +454,11 @@ end:	atomic { !over && gen >= purchase && (gen == 1 || swept) && (gen > purchase
 gone:	skip
 }
 
-/* One pass of the completer: TakeStuck (a started key whose lease ran out,
- * past its grace, taken over with a new token), the cancel by key at the
- * provider, and the finish the request would have made. */
+/* The completer, pass after pass (each instance runs one every
+ * COMPLETER_INTERVAL): TakeStuck (a started key whose lease ran out, past its
+ * grace, taken over with a new token), the cancel by key at the provider,
+ * and the finish the request would have made, or a crash before it, which
+ * leaves the key to a later pass or a retry. */
 proctype Completer() {
 	mtype got = NOCHARGE;
 end:	do
