@@ -41,10 +41,11 @@ test: deps verify vet bin/testpg ## everything CI checks: generated code, vet, a
 # its own, to crash them). Not listed by make help: run make test.
 .PHONY: test/legs
 test/legs:
-	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v /internal/browsertest)
+	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v -e /internal/browsertest -e '/model$$')
 	cd idem && go test -race -count=1 -timeout 10m ./...
 	$(MAKE) -s test/pgbouncer
 	$(MAKE) -s fuzz FUZZ_SCALE=1
+	$(MAKE) -s model
 	$(MAKE) -s chaos/short
 	$(MAKE) -s test/browser
 
@@ -84,6 +85,16 @@ ifeq ($(TEST_DATABASE_URL),)
 else
 	@scripts/fuzz $(FUZZ_SCALE)
 endif
+
+# The SPIN model of the protocol (model/, docs/model.md): every state of
+# its two configurations, then each mutation, which must yield its
+# counterexample; -v prints the state-space figures and the counterexamples.
+# make test runs it here, and leaves ./model out of its -race leg (there is
+# nothing to race: the tests run spin and the verifier it generates).
+.PHONY: model
+model: ## model-check the protocol with SPIN, and each mutation's counterexample (part of make test; docs/model.md)
+	@command -v spin >/dev/null || scripts/install-deps
+	set -o pipefail; go test -count=1 -timeout 10m -v ./model/ | grep -v '^=== '
 
 # The chaos harness (cmd/chaos, internal/chaos): shops, provider and
 # PostgreSQL as separate processes, killed, paused and crashed while clients

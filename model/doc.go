@@ -1,0 +1,11 @@
+// Package model holds a model of the order protocol in Promela
+// (exactlyonce.pml) and the tests that have SPIN check it: claim, lease
+// and takeover, the provider call with the operation's key, the fenced
+// finish, the completer's cancel by key, the reconciler, the sweeper and
+// the remembered answers, under every interleaving within the model's
+// bounds. The tests also check that each mutation of the model (one
+// safeguard switched off) breaks the invariant it guards, and that every
+// Go function and SQL query docs/model.md maps the model to still exists.
+//
+// The package has no code to import; see docs/model.md.
+package model

@@ -1,0 +1,585 @@
+/*
+ * The order protocol of exactlyonce, for the SPIN model checker.
+ *
+ * One customer and one idempotency key. Requests claim the key, charge the
+ * provider under a lease and finish with a guarded write; the completer,
+ * the reconciler and the sweeper work beside them; any process may stall or
+ * crash at any step, and a create-charge call may reach the provider late.
+ * docs/model.md maps each step to the Go function or SQL statement it
+ * stands for, says what is abstracted away and how to read a trail.
+ *
+ * Two configurations of this one text are checked (model_test.go):
+ *
+ *   default  the key used by two purchases: the first, then a second once
+ *            the sweeper has deleted the first's key; two requests each.
+ *   LONG     one purchase with three requests and a retry window long
+ *            enough for a retry to take the key back from a stalled
+ *            completer, and to meet an answer another request remembered.
+ *
+ * Each MUT_* macro switches one safeguard off; the tests check that each
+ * of them breaks the invariant it guards, and how.
+ *
+ * Time is the database's clock, in ticks (Clock). Every duration is held as
+ * the ticks left or passed, saturating where nothing compares beyond, so
+ * that states differing only in the absolute time are one state.
+ */
+
+/* Durations, in ticks. */
+#define LEASE    2   /* LOCK_TIMEOUT: a claim, takeover or renewal holds the key this long */
+#define FENCE    1   /* FenceAt(LEASE): three quarters of it, rounded down; below LEASE */
+#define GRACE    2   /* COMPLETER_GRACE: the completer leaves a new key to its client this long */
+#ifdef LONG
+#define WINDOW   4   /* a purchase's requests reach the shop within WINDOW of its first */
+#define RETAIN   4   /* KEY_RETENTION, counted from the finish (Sweep: finished_at < now() - keep) */
+#else
+#define WINDOW   2
+#define RETAIN   2
+#endif
+#ifdef MUT_REMEMBER_LONG
+#define REMEMBER (RETAIN + 2)  /* mutation: answers remembered beyond the retention */
+#else
+#define REMEMBER 1   /* rememberFor; WINDOW + REMEMBER <= RETAIN + 1, so no answer outlives its row */
+#endif
+#ifdef MUT_SWEEP_STARTED
+#define AGECAP   (RETAIN + 1)
+#else
+#define AGECAP   GRACE   /* only ever compared with GRACE */
+#endif
+
+/* Attempt slots: requests 0 and 1 are the first purchase (the same request
+ * twice, at once or as a retry), and 2 a third in LONG; 3 and 4 the second
+ * purchase, in the default configuration; 5 is the completer. The macros below spell out what holds for every request slot. */
+#define NREQ  5
+#define COMP  5
+#define NSLOT 6
+#define ANY_REQ(P)     (P(0) || P(1) || P(2) || P(3) || P(4))
+#define ALL_REQ(P)     (P(0) && P(1) && P(2) && P(3) && P(4))
+#define ANY_REQ2(P, a) (P(0, a) || P(1, a) || P(2, a) || P(3, a) || P(4, a))
+#define EACH_REQ(S)    S(0); S(1); S(2); S(3); S(4)
+
+/* The two shop instances, each with its own remembered answers. */
+#define X 0
+#define Y 1
+
+#define REQUEST   1
+#define COMPLETER 2
+
+/* One set of names, so that trails print them: an attempt's phase, a stored
+ * answer, a provider outcome, and the invariants the asserts check. */
+mtype = {
+	IDLE, LEASED, FINISHING,
+	NOANSWER, CREATED, DECLINED, NOT_COMPLETED,
+	NOCHARGE, SUCCEEDED, DECLINED_CHARGE, CANCELED,
+	ONE_ORDER_PER_KEY, ONE_CHARGE_PER_PURCHASE, CHARGE_HAS_ORDER_OR_REFUND,
+	CREATED_NAMES_AN_ORDER, NO_CHARGE_IS_FINAL, NEVER_SWEPT_STARTED
+};
+
+/* The key row (idem_keys with its order_keys row), judged by the database clock. */
+bool k_exists;
+bool k_finished;
+byte k_op;        /* operation_id: new each time the row is created */
+byte k_token;     /* lock_token: new at every claim and takeover */
+byte k_lease;     /* locked_until - now(); 0 once it ran out */
+byte k_age;       /* now() - created_at, saturating at AGECAP */
+byte k_finage;    /* now() - finished_at, saturating at RETAIN + 1 */
+mtype k_ans = NOANSWER;  /* response_status and response_body */
+byte k_ansop;     /* the operation whose outcome the stored answer tells */
+
+/* Operations are numbered as they are created; operation o's provider key
+ * is derived from o (checkout.ProviderKey), so the provider's state is kept
+ * per operation. */
+byte nextop;
+byte opgen[3];    /* the purchase whose request created each operation */
+
+/* The provider: one charge per provider key, canceled keys, refunds. */
+mtype p_charge[3] = NOCHARGE;
+bool p_canceled[3];
+bool p_refunded[3];
+
+/* The shop's orders, counted by the operation whose charge each holds. */
+byte orders[3];
+
+/* Create-charge calls on the wire: sent by a request, processed by the
+ * provider at any later time, even after the request gave up or died. */
+bool wire[NREQ];
+byte wireop[NREQ];
+mtype resp[NREQ] = NOCHARGE;  /* the provider's answer, while its request waits */
+
+/* What each attempt is doing, for the clock, the checks and the claims. */
+mtype a_phase[NSLOT] = IDLE;
+byte a_tok[NSLOT];
+byte a_op[NSLOT];
+byte a_fence[NSLOT];   /* ticks until the self-fence fires */
+bool a_stalled[NSLOT];
+
+/* The remembered answers of each instance (idem.Answers). */
+bool c_valid[2];
+mtype c_ans[2] = NOANSWER;
+byte c_ansop[2];
+byte c_left[2];   /* ticks until the entry expires */
+
+/* Ghosts: what the checks and claims read, and the run's bookkeeping. */
+byte chargesof[3];            /* succeeded charges made for each purchase */
+mtype firstans[3] = NOANSWER; /* the first answer stored for each operation */
+byte firstansop[3];
+byte purchase = 1;            /* the purchase the client is making */
+byte clientage;               /* ticks since it began, saturating at WINDOW + 1 */
+byte live;                    /* attempts running: sent, or taken by the completer */
+bool swept;                   /* the sweeper has deleted the key */
+bool over;                    /* the final checks ran: the background processes stop */
+mtype broken;                 /* set only by a failing check, for the trail */
+bool landable;                /* scratch: set, read and cleared within one step */
+
+inline check(cond, inv) {
+	if
+	:: !(cond) -> broken = inv; printf("MODEL: invariant %e violated\n", inv); assert(broken != inv)
+	:: else -> skip
+	fi
+}
+
+/* Whether a succeeded charge under operation o exists, or can still be
+ * made: a create of o is on the wire while o is neither charged, declined
+ * nor canceled at the provider. */
+#define ON_WIRE(j, o) (wire[j] && wireop[j] == o)
+#define PENDING(o) ANY_REQ2(ON_WIRE, o)
+#define CAN_LAND(o) (p_charge[o] == SUCCEEDED || (p_charge[o] == NOCHARGE && !p_canceled[o] && PENDING(o)))
+#define CAN_LAND_FOR(g) ((opgen[1] == g && CAN_LAND(1)) || (opgen[2] == g && CAN_LAND(2)))
+
+/* A request of purchase gen is answered ans, the outcome of operation ansop:
+ * a 201 names an order that exists, and "nothing was charged" (a decline,
+ * payment-not-completed) holds for good for the purchase. */
+inline told(gen, ans, ansop) {
+	printf("MODEL:   the client of purchase %d is told %e (the outcome of operation %d)\n", gen, ans, ansop);
+	if
+	:: ans == CREATED -> check(orders[ansop] > 0, CREATED_NAMES_AN_ORDER)
+	:: ans == DECLINED || ans == NOT_COMPLETED ->
+		landable = CAN_LAND_FOR(gen); check(!landable, NO_CHARGE_IS_FINAL); landable = false
+	:: else -> skip
+	fi
+}
+
+/* LTL lease_covers_calls: a request that is running (not paused) while it
+ * waits on its provider call holds the key, with a lease that has not run
+ * out. The self-fence is what keeps it true. */
+#define COVERED(i) (a_phase[i] != LEASED || a_stalled[i] || \
+	(k_exists && k_token == a_tok[i] && k_lease > 0))
+ltl lease_covers_calls { [] ALL_REQ(COVERED) }
+
+/* LTL answer_is_final: a finished key keeps the answer first stored for its
+ * operation, for as long as the row lives. */
+ltl answer_is_final { [] (!(k_exists && k_finished) ||
+	(k_ans == firstans[k_op] && k_ansop == firstansop[k_op])) }
+
+/* The fence is a timer: time does not pass the moment it fires while its
+ * attempt runs. A paused process holds nothing back. */
+#define OVERDUE(i) (a_phase[i] == LEASED && !a_stalled[i] && a_fence[i] == 0)
+#ifdef MUT_NO_FENCE
+#define CLOCK_MAY_TICK true
+#else
+#define CLOCK_MAY_TICK (!ANY_REQ(OVERDUE))
+#endif
+
+inline tickslot(i) {
+	if
+	:: a_phase[i] == LEASED && a_fence[i] > 0 -> a_fence[i]--
+	:: else -> skip
+	fi
+}
+
+inline tickcache(x) {
+	if
+	:: c_left[x] > 1 -> c_left[x]--
+	:: c_left[x] == 1 -> c_left[x] = 0; c_valid[x] = false; c_ans[x] = NOANSWER; c_ansop[x] = 0
+	:: else -> skip
+	fi
+}
+
+proctype Clock() {
+end:	do
+	:: atomic { !over && CLOCK_MAY_TICK ->
+		if
+		:: k_exists && k_lease > 0 -> k_lease--
+		:: else -> skip
+		fi;
+		if
+		:: k_exists && k_age < AGECAP -> k_age++
+		:: else -> skip
+		fi;
+		if
+		:: k_exists && k_finished && k_finage <= RETAIN -> k_finage++
+		:: else -> skip
+		fi;
+		if
+		:: clientage <= WINDOW -> clientage++
+		:: else -> skip
+		fi;
+		EACH_REQ(tickslot);
+		tickcache(X); tickcache(Y);
+		printf("MODEL: tick (lease left %d, key age %d, since finish %d)\n", k_lease, k_age, k_finage)
+	}
+	od
+}
+
+/* A create whose request has ended, for an operation the provider has
+ * decided (charged, declined or canceled), can change nothing any more when
+ * it lands: it is dropped at once, so that the states where it is still on
+ * the wire and those where it has landed are one. */
+#define DECIDED(o) (p_charge[o] != NOCHARGE || p_canceled[o])
+inline forgetslot(j) {
+	if
+	:: wire[j] && a_phase[j] == IDLE && DECIDED(wireop[j]) -> wire[j] = false; wireop[j] = 0
+	:: else -> skip
+	fi
+}
+inline forget() {
+	EACH_REQ(forgetslot)
+}
+
+/* The provider processes a create (fakeprovider's record, under the key's
+ * lock): a canceled key charges nothing; a key charged before gets that
+ * charge again; otherwise the bank succeeds or declines, once per key. */
+inline land(j) {
+	o = wireop[j];
+	if
+	:: p_canceled[o] -> r = CANCELED
+	:: !p_canceled[o] && p_charge[o] != NOCHARGE -> r = p_charge[o]
+	:: !p_canceled[o] && p_charge[o] == NOCHARGE ->
+		if
+		:: p_charge[o] = SUCCEEDED; chargesof[opgen[o]]++;
+			check(chargesof[opgen[o]] <= 1, ONE_CHARGE_PER_PURCHASE)
+		:: p_charge[o] = DECLINED_CHARGE
+		fi;
+		r = p_charge[o]
+	fi;
+	printf("MODEL: provider: the create of request %d for operation %d lands: %e\n", j, o, r);
+	wire[j] = false; wireop[j] = 0;
+	/* A request still waiting gets the answer; a paused one finds it when
+	 * it resumes. */
+	if
+	:: a_phase[j] == LEASED -> resp[j] = r;
+		if
+		:: !a_stalled[j] -> a_phase[j] = FINISHING
+		:: else -> skip
+		fi
+	:: else -> skip
+	fi;
+	o = 0; r = NOCHARGE;
+	forget()
+}
+
+proctype Provider() {
+	byte o;
+	mtype r = NOCHARGE;
+end:	do
+	:: atomic { !over && wire[0] -> land(0) }
+	:: atomic { !over && wire[1] -> land(1) }
+	:: atomic { !over && wire[2] -> land(2) }
+	:: atomic { !over && wire[3] -> land(3) }
+	:: atomic { !over && wire[4] -> land(4) }
+	od
+}
+
+/* The provider's cancel by key, atomic with create: the charge made with the
+ * key, or else the key canceled, so that no create charges under it. The
+ * mutation looks the charge up instead and takes "none yet" for "none". */
+inline cancel(co, cgot) {
+	if
+	:: p_charge[co] != NOCHARGE -> cgot = p_charge[co]
+	:: else ->
+#ifndef MUT_COMPLETER_LOOKS
+		p_canceled[co] = true;
+#endif
+		cgot = CANCELED
+	fi
+}
+
+/* The guarded finish (idem_finish in FinishOrder or FinishKey): writes only
+ * while the key is started and carries this attempt's lock token. */
+#ifdef MUT_FINISH_NO_TOKEN
+#define MAY_FINISH(i) (k_exists && !k_finished)
+#else
+#define MAY_FINISH(i) (k_exists && !k_finished && k_token == a_tok[i])
+#endif
+
+inline finish(i, fgot, role, gen) {
+	if
+	:: MAY_FINISH(i) ->
+		k_finished = true; k_finage = 0; k_ansop = a_op[i];
+		if
+		:: fgot == SUCCEEDED -> k_ans = CREATED
+		:: fgot == DECLINED_CHARGE -> k_ans = DECLINED
+		:: fgot == CANCELED -> k_ans = NOT_COMPLETED
+		fi;
+		if
+		:: role == REQUEST -> printf("MODEL: request %d finishes the key (operation %d): stores %e\n", i, k_op, k_ans)
+		:: else -> printf("MODEL: completer finishes the key (operation %d): stores %e\n", k_op, k_ans)
+		fi;
+		if
+		:: fgot == SUCCEEDED -> orders[a_op[i]]++; check(orders[a_op[i]] <= 1, ONE_ORDER_PER_KEY)
+		:: else -> skip
+		fi;
+		if
+		:: firstans[k_op] == NOANSWER -> firstans[k_op] = k_ans; firstansop[k_op] = k_ansop
+		:: else -> skip
+		fi;
+		if
+		:: role == REQUEST -> told(gen, k_ans, k_ansop)
+		:: else -> skip
+		fi
+	:: else ->
+		if
+		:: role == REQUEST -> printf("MODEL: request %d finishes too late: nothing written (409 request-superseded)\n", i)
+		:: else -> printf("MODEL: completer finishes too late: nothing written\n")
+		fi
+	fi
+}
+
+/* A new lock token: the smallest one no attempt holds. Tokens are only ever
+ * compared for equality, so any value no live attempt holds is as new as a
+ * random UUID, and numbering them this way keeps their history out of the
+ * state. */
+inline newtoken() {
+	k_token = 1;
+	do
+	:: k_token == a_tok[0] || k_token == a_tok[1] || k_token == a_tok[2] ||
+	   k_token == a_tok[3] || k_token == a_tok[4] || k_token == a_tok[5] -> k_token++
+	:: else -> break
+	od
+}
+
+inline clear(i) {
+	a_phase[i] = IDLE; a_tok[i] = 0; a_op[i] = 0; a_fence[i] = 0; a_stalled[i] = false
+}
+
+/* A request ends, in the same step as what ended it, so that no state
+ * shows it still waiting once it has given up. */
+inline leave(i) {
+	clear(i); resp[i] = NOCHARGE; got = NOCHARGE; live--; forget()
+}
+
+/* One request of purchase gen, on instance inst, in slot i. */
+proctype Request(byte i; byte gen; byte inst) {
+	mtype got = NOCHARGE;
+
+	/* The client sends the request within its purchase's retry window, or
+	 * never: a request not sent waits here for good, which is a valid end.
+	 * The second purchase's requests go out only once the sweeper has
+	 * deleted the first's key. Then Recall, ClaimOrderKey (and Resume, under
+	 * FOR UPDATE, for a takeover), and the create-charge call with the
+	 * provider key of the operation. */
+end:	atomic { !over && gen >= purchase && (gen == 1 || swept) && (gen > purchase || clientage <= WINDOW) ->
+		live++;
+		if
+		:: gen > purchase -> purchase = gen; clientage = 0;
+			printf("MODEL: the client starts purchase %d with the same key\n", gen)
+		:: else -> skip
+		fi;
+		if
+		:: c_valid[inst] ->
+			printf("MODEL: request %d (purchase %d, instance %c) is answered from memory\n", i, gen, 88 + inst);
+			told(gen, c_ans[inst], c_ansop[inst]); leave(i); goto gone
+		:: else -> skip
+		fi;
+		if
+		:: !k_exists ->
+			nextop++; newtoken();
+			k_exists = true; k_finished = false; k_op = nextop;
+			k_lease = LEASE; k_age = 0; k_finage = 0; k_ans = NOANSWER; k_ansop = 0;
+			opgen[nextop] = gen;
+			printf("MODEL: request %d (purchase %d, instance %c) claims a new key: operation %d, token %d\n",
+				i, gen, 88 + inst, k_op, k_token)
+		:: k_exists && k_finished ->
+			printf("MODEL: request %d (purchase %d, instance %c) replays the stored answer and remembers it\n",
+				i, gen, 88 + inst);
+			c_valid[inst] = true; c_ans[inst] = k_ans; c_ansop[inst] = k_ansop; c_left[inst] = REMEMBER;
+			told(gen, k_ans, k_ansop); leave(i); goto gone
+		:: k_exists && !k_finished && k_lease > 0 ->
+			printf("MODEL: request %d finds the key locked: 409 request-in-progress\n", i);
+			leave(i); goto gone
+		:: k_exists && !k_finished && k_lease == 0 ->
+			newtoken(); k_lease = LEASE;
+			printf("MODEL: request %d (purchase %d, instance %c) takes the key over: operation %d, token %d\n",
+				i, gen, 88 + inst, k_op, k_token)
+		fi;
+		a_phase[i] = LEASED; a_tok[i] = k_token; a_op[i] = k_op; a_fence[i] = FENCE;
+		wire[i] = true; wireop[i] = k_op
+	}
+
+	/* Waiting on the provider under the lease (withLease, KeepLease), until
+	 * the answer lands (Provider) or the wait ends. */
+	do
+	:: atomic { a_phase[i] == FINISHING ->
+		got = resp[i]; resp[i] = NOCHARGE;
+		printf("MODEL: request %d got %e from the provider\n", i, got);
+		finish(i, got, REQUEST, gen); leave(i); goto gone }
+	:: atomic { a_phase[i] == FINISHING -> printf("MODEL: request %d crashes before its finish\n", i); leave(i); goto gone }
+	:: atomic { a_phase[i] == LEASED && !a_stalled[i] ->
+		if
+		:: k_exists && !k_finished && k_token == a_tok[i] -> k_lease = LEASE; a_fence[i] = FENCE;
+			printf("MODEL: request %d renews its lease\n", i)
+		:: else ->
+			printf("MODEL: request %d: its heartbeat finds the key taken over; stops (409 request-superseded)\n", i);
+			leave(i); goto gone
+		fi }
+#ifndef MUT_NO_FENCE
+	:: atomic { a_phase[i] == LEASED && !a_stalled[i] && a_fence[i] == 0 ->
+		printf("MODEL: request %d fences itself before its lease runs out (504); the key stays started\n", i);
+		leave(i); goto gone }
+#endif
+	:: atomic { a_phase[i] == LEASED && !a_stalled[i] ->
+		printf("MODEL: request %d stops waiting (provider timeout, network error or crash)\n", i);
+		leave(i); goto gone }
+	/* A pause matters only when it holds the fence back: while the fence
+	 * has time left, pausing and resuming leaves the state as it was. */
+	:: atomic { a_phase[i] == LEASED && !a_stalled[i] && a_fence[i] == 0 ->
+		a_stalled[i] = true;
+		printf("MODEL: request %d's process is paused\n", i) }
+	:: atomic { a_stalled[i] -> a_stalled[i] = false;
+		printf("MODEL: request %d's process resumes\n", i);
+		/* An answer that came in during the pause is kept; past its time
+		 * the fence fires at once otherwise, and may beat the answer. */
+		if
+		:: resp[i] != NOCHARGE -> a_phase[i] = FINISHING
+		:: resp[i] == NOCHARGE && a_fence[i] > 0 -> skip
+#ifndef MUT_NO_FENCE
+		:: a_fence[i] == 0 ->
+			printf("MODEL: request %d fences itself at once (504); the key stays started\n", i);
+			leave(i); goto gone
+#else
+		:: resp[i] == NOCHARGE && a_fence[i] == 0 -> skip
+#endif
+		fi }
+	od;
+
+gone:	skip
+}
+
+/* The completer, pass after pass (each instance runs one every
+ * COMPLETER_INTERVAL): TakeStuck (a started key whose lease ran out, past its
+ * grace, taken over with a new token), the cancel by key at the provider,
+ * and the finish the request would have made, or a crash before it, which
+ * leaves the key to a later pass or a retry. */
+proctype Completer() {
+	mtype got = NOCHARGE;
+end:	do
+	:: atomic { !over && k_exists && !k_finished && k_lease == 0 && k_age >= GRACE ->
+		live++;
+		newtoken(); k_lease = LEASE;
+		a_phase[COMP] = FINISHING; a_tok[COMP] = k_token; a_op[COMP] = k_op;
+		cancel(k_op, got);
+		printf("MODEL: completer takes the key over (token %d) and cancels operation %d at the provider: %e\n",
+			k_token, k_op, got);
+		forget()
+	}
+		if
+		:: atomic { finish(COMP, got, COMPLETER, 0); clear(COMP); got = NOCHARGE; live-- }
+		:: atomic { printf("MODEL: completer crashes before its finish\n"); clear(COMP); got = NOCHARGE; live-- }
+		fi
+	od
+}
+
+/* The reconciler: a succeeded charge that no order holds, whose key is
+ * finished (MatchCharge), is refunded (Refund, then RecordRefund). */
+#define ORPHAN(o) (p_charge[o] == SUCCEEDED && !p_refunded[o] && orders[o] == 0 && \
+	k_exists && k_op == o && k_finished)
+
+proctype Reconciler() {
+	byte o;
+end:	do
+	:: atomic { !over && ORPHAN(1) -> o = 1 }
+		atomic { p_refunded[o] = true; printf("MODEL: reconciler refunds the charge of operation %d\n", o); o = 0 }
+	:: atomic { !over && ORPHAN(2) -> o = 2 }
+		atomic { p_refunded[o] = true; printf("MODEL: reconciler refunds the charge of operation %d\n", o); o = 0 }
+	od
+}
+
+/* The sweeper deletes a finished key older than the retention (Sweep). The
+ * mutation selects by age alone, started keys included. */
+#ifdef MUT_SWEEP_STARTED
+#define SWEEPABLE (k_exists && k_age > RETAIN)
+#else
+#define SWEEPABLE (k_exists && k_finished && k_finage > RETAIN)
+#endif
+
+proctype Sweeper() {
+end:	do
+	:: atomic { !over && SWEEPABLE ->
+		printf("MODEL: sweeper deletes the key (operation %d)\n", k_op);
+		check(k_finished, NEVER_SWEPT_STARTED);
+		firstans[k_op] = NOANSWER; firstansop[k_op] = 0;  /* nothing reads them once the row is gone */
+		k_exists = false; k_finished = false; k_op = 0; k_token = 0; k_lease = 0; k_age = 0;
+		k_finage = 0; k_ans = NOANSWER; k_ansop = 0; swept = true }
+	od
+}
+
+/* Quiescence: every attempt has ended and the faults have stopped. Every
+ * lock runs out and every grace passes; the creates still on the wire land
+ * before the completer's last pass or after it; the completer settles a key
+ * left started; the reconciler refunds what no order holds. Then every
+ * succeeded charge must have an order or a refund. */
+inline landslot(j, lo) {
+	if
+	:: wire[j] && wireop[j] == lo -> land(j)
+	:: else -> skip
+	fi
+}
+inline landall(lo) {
+	landslot(0, lo); landslot(1, lo); landslot(2, lo); landslot(3, lo); landslot(4, lo)
+}
+
+inline settled(so) {
+	if
+	:: p_charge[so] == SUCCEEDED -> check((orders[so] > 0) != p_refunded[so], CHARGE_HAS_ORDER_OR_REFUND)
+	:: else -> skip
+	fi
+}
+
+init {
+	byte o;
+	mtype r = NOCHARGE;
+	mtype got = NOCHARGE;
+
+	atomic {
+		run Clock(); run Provider(); run Reconciler(); run Sweeper();
+		run Request(0, 1, Y); run Request(1, 1, X);  /* the first purchase */
+#ifdef LONG
+		run Request(2, 1, X);
+#else
+		run Request(3, 2, X); run Request(4, 2, Y);  /* the second */
+#endif
+		run Completer()
+	}
+
+	atomic {
+		live == 0;
+		printf("MODEL: quiescence: the faults stop and time passes\n");
+		if
+		:: landall(1)
+		:: skip
+		fi;
+		if
+		:: landall(2)
+		:: skip
+		fi;
+		if
+		:: k_exists && !k_finished ->
+			cancel(k_op, got);
+			newtoken(); a_tok[COMP] = k_token; a_op[COMP] = k_op;
+			printf("MODEL: completer's last pass cancels operation %d: %e\n", k_op, got);
+			finish(COMP, got, COMPLETER, 0);
+			clear(COMP)
+		:: else -> skip
+		fi;
+		landall(1); landall(2);
+		if
+		:: ORPHAN(1) -> p_refunded[1] = true; printf("MODEL: reconciler refunds the charge of operation 1\n")
+		:: else -> skip
+		fi;
+		if
+		:: ORPHAN(2) -> p_refunded[2] = true; printf("MODEL: reconciler refunds the charge of operation 2\n")
+		:: else -> skip
+		fi;
+		settled(1); settled(2);
+		over = true
+	}
+}
