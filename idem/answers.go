@@ -48,7 +48,8 @@ func (s *Store) Recall(r Request) (c Claim, ok bool, err error) {
 	if !ok {
 		return Claim{}, false, nil
 	}
-	c, err = s.answer(Key{Fingerprint: a.Fingerprint, Finished: true, Answer: a.Response}, r)
+	k := Key{Fingerprint: a.Fingerprint, Finished: true, Answer: a.Response}
+	c, err = s.answer(s.verdict(k, r), k)
 	return c, true, err
 }
 

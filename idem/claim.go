@@ -75,43 +75,60 @@ type Claim struct {
 // With Options.Answers, a replay or a mismatch of a key this process has
 // seen finished is answered from memory, in no round trip.
 func (s *Store) Claim(ctx context.Context, r Request) (Claim, error) {
+	return s.ClaimWith(ctx, r, func(ctx context.Context, operation, token string) (bool, Key, error) {
+		row, err := s.q.Claim(ctx, idemdb.ClaimParams{
+			Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, Lease: s.leaseOf(r), Request: r.Payload,
+			OperationID: operation, LockToken: token, Kind: s.kind,
+		})
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return false, Key{}, ErrNotFound
+		case err != nil:
+			return false, Key{}, storeError("claim key", err)
+		case row.Inserted:
+			return true, Key{}, nil
+		}
+		k, err := KeyOf(row.Fingerprint, row.Status, row.LeaseLeftSeconds, row.AgeSeconds,
+			row.ResponseStatus, row.ResponseHeaders, row.ResponseBody)
+		return false, k, err
+	})
+}
+
+// ClaimStatement is a claim's one round trip: it calls idem_claim for the
+// key with the operation ID and lock token given (and may bind writes of
+// the caller's own to it in the same statement) and reports whether it
+// inserted the key, or the key as the statement read it (KeyOf), or
+// ErrNotFound when it read no row at all: a key a concurrent transaction
+// inserted after the statement's snapshot.
+type ClaimStatement func(ctx context.Context, operation, token string) (inserted bool, existing Key, err error)
+
+// ClaimWith is Claim with the caller's own statement, for a caller whose
+// write must land in the same statement as the claim (the shop's orders
+// bind the cart version and the provider key to the key this way). The kit
+// does the rest: the answer from memory first, then the verdict on a key
+// that existed, and a takeover under the row lock.
+func (s *Store) ClaimWith(ctx context.Context, r Request, run ClaimStatement) (Claim, error) {
 	if c, ok, err := s.Recall(r); ok {
 		return c, err
 	}
 	sent := time.Now()
 	operation, token := NewID(), NewID()
-	row, err := s.q.Claim(ctx, idemdb.ClaimParams{
-		Scope: r.Scope, Key: r.Key, Fingerprint: r.Fingerprint, Lease: s.leaseOf(r), Request: r.Payload,
-		OperationID: operation, LockToken: token, Kind: s.kind,
-	})
+	inserted, k, err := run(ctx, operation, token)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		// Inserted by another transaction after this statement's snapshot.
+	case errors.Is(err, ErrNotFound):
 		return retryable(s.Resume(ctx, r))
 	case err != nil:
-		return Claim{}, storeError("claim key", err)
-	case row.Inserted:
-		return Claim{Lock: s.Held(r, operation, token, sent)}, nil
-	}
-	k, err := KeyOf(row.Fingerprint, row.Status, row.LeaseLeftSeconds, row.AgeSeconds,
-		row.ResponseStatus, row.ResponseHeaders, row.ResponseBody)
-	if err != nil {
 		return Claim{}, err
+	case inserted:
+		return Claim{Lock: &Lock{store: s, Scope: r.Scope, Key: r.Key, OperationID: operation, Token: token,
+			Payload: r.Payload, lease: s.leaseOf(r), sent: sent}}, nil
 	}
-	return s.Decide(ctx, r, k)
-}
-
-// Decide answers a claim of a key that exists, as its caller read it
-// without a lock: a replay, ErrMismatch or an *InProgressError at once, and
-// a takeover through Resume, under the row lock. A caller that claims keys
-// with idem_claim in a statement of its own, and reads the existing key in
-// the same statement, calls it when nothing was inserted.
-func (s *Store) Decide(ctx context.Context, r Request, k Key) (Claim, error) {
-	if s.verdict(k, r) == VerdictTakeOver {
+	v := s.verdict(k, r)
+	if v == VerdictTakeOver {
 		return retryable(s.Resume(ctx, r))
 	}
 	s.remember(r, k)
-	return s.answer(k, r)
+	return s.answer(v, k)
 }
 
 // retryable turns a key that vanished between a claim's two looks
@@ -121,15 +138,6 @@ func retryable(c Claim, err error) (Claim, error) {
 		return c, &InProgressError{RetryAfter: minRetryAfter}
 	}
 	return c, err
-}
-
-// Held is the Lock of a key the caller claimed itself, with idem_claim in
-// a statement of its own (to bind its own write to the claim in one round
-// trip): operationID and token are the ones it passed to idem_claim, and
-// sent is when it sent the statement, by this process's clock.
-func (s *Store) Held(r Request, operationID, token string, sent time.Time) *Lock {
-	return &Lock{store: s, Scope: r.Scope, Key: r.Key, OperationID: operationID, Token: token,
-		Payload: r.Payload, lease: s.leaseOf(r), sent: sent}
 }
 
 // Resume decides about a key that exists, holding its row lock so that two
@@ -154,9 +162,9 @@ func (s *Store) Resume(ctx context.Context, r Request) (Claim, error) {
 		if err != nil {
 			return err
 		}
-		if s.verdict(k, r) != VerdictTakeOver {
+		if v := s.verdict(k, r); v != VerdictTakeOver {
 			s.remember(r, k)
-			c, err = s.answer(k, r)
+			c, err = s.answer(v, k)
 			return err
 		}
 		token := NewID()
@@ -210,9 +218,10 @@ func (s *Store) verdict(k Key, r Request) Verdict {
 	return v
 }
 
-// answer turns every verdict but a takeover into what Claim returns.
-func (s *Store) answer(k Key, r Request) (Claim, error) {
-	switch s.verdict(k, r) {
+// answer turns verdict v on k, anything but a takeover, into what Claim
+// returns.
+func (s *Store) answer(v Verdict, k Key) (Claim, error) {
+	switch v {
 	case VerdictMismatch:
 		return Claim{}, ErrMismatch
 	case VerdictReplay:

@@ -31,7 +31,7 @@ type Attempt struct {
 	AcceptFingerprints [][]byte
 	Order              Order
 	// LockFor overrides the engine's LockTimeout for this attempt; zero
-	// keeps the default.
+	// keeps the default (Place fills it in).
 	LockFor time.Duration
 	// Cart, when set, is the cart version the order pays for; Order.Items
 	// must be its lines. See CartVersion.

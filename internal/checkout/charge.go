@@ -42,7 +42,7 @@ func ProviderKey(customerID uuid.UUID, key string, operation uuid.UUID) string {
 func (e *Engine) charge(ctx context.Context, a Attempt, c claim, priced catalog.Priced) (payment.Charge, error) {
 	began := time.Now()
 	ch, err := e.payments.Charge(ctx, payment.ChargeRequest{
-		IdempotencyKey: ProviderKey(a.CustomerID, a.Key, c.operation),
+		IdempotencyKey: c.providerKey,
 		Amount:         priced.Amount,
 		Currency:       priced.Currency,
 		Card:           a.Order.Card,
@@ -58,7 +58,7 @@ func (e *Engine) charge(ctx context.Context, a Attempt, c claim, priced catalog.
 		// The key stays started and locked: a retry before the lock expires
 		// is told to wait, one after it takes over and asks the provider
 		// again with the same derived key.
-		return payment.Charge{}, &OutcomeUnknownError{Reason: unavailable.Reason, RetryAfter: e.lockFor(a), Err: err}
+		return payment.Charge{}, &OutcomeUnknownError{Reason: unavailable.Reason, RetryAfter: a.LockFor, Err: err}
 	case errors.As(err, &refused):
 		// A 4xx other than a decline is our bug or misconfiguration, and
 		// not always proof that nothing was charged: an idempotency_error
@@ -66,7 +66,7 @@ func (e *Engine) charge(ctx context.Context, a Attempt, c claim, priced catalog.
 		// an unknown outcome, never as a 500: the key stays started, a
 		// retry resumes it, and otherwise the completer asks the provider
 		// what happened and settles the key.
-		return payment.Charge{}, &OutcomeUnknownError{Reason: payment.ReasonFailed, RetryAfter: e.lockFor(a), Err: err}
+		return payment.Charge{}, &OutcomeUnknownError{Reason: payment.ReasonFailed, RetryAfter: a.LockFor, Err: err}
 	}
 	return ch, err
 }

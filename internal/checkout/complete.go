@@ -110,7 +110,7 @@ func (p *Completer) settleKey(ctx context.Context, l *idem.Lock) (string, error)
 		return "error", idem.Poison(fmt.Errorf("scope %q is not a customer id: %w", l.Scope, err))
 	}
 	p.e.recordEvent(ctx, customer, l.Key, "taken_over", map[string]any{"by": "completer"})
-	c, err := resumedClaim(l)
+	c, err := claimOf(customer, l)
 	if err == nil && c.resumed == nil {
 		err = errors.New("the key holds no order to settle")
 	}
@@ -161,7 +161,7 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 		}
 		began := time.Now()
 		var err error
-		ch, err = p.canceler.Cancel(ctx, ProviderKey(a.CustomerID, a.Key, c.operation))
+		ch, err = p.canceler.Cancel(ctx, c.providerKey)
 		e.metrics.ObserveProvider("cancel", providerResult(ctx, ch, err), began)
 		return err
 	})

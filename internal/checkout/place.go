@@ -30,6 +30,9 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 		return Result{}, &AbandonedError{RetryAfter: time.Second}
 	default:
 	}
+	if a.LockFor <= 0 {
+		a.LockFor = e.cfg.LockTimeout
+	}
 	// Validate and price before claiming: a bad request must not consume
 	// the key, so the client can fix it and resend with the same key.
 	card, ok := NormalizeCard(a.Order.Card)
@@ -37,21 +40,16 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 		return Result{}, &InvalidOrderError{Reason: "card must be a number of 12 to 19 digits; spaces and dashes are ignored"}
 	}
 	a.Order.Card = card
-	priced, err := e.catalog.Price(ctx, a.Order.Items)
-	var (
-		c      claim
-		replay *Result
-	)
-	if err != nil {
-		// The key may be in use already: its answer, or its operation,
-		// must not depend on today's catalog (see claimUnpriced).
-		c, replay, err = e.claimUnpriced(ctx, a, err)
-	} else if err = e.checkAmount(ctx, a, priced); err == nil {
-		c, replay, err = e.claimKey(ctx, a, priced)
-	} else {
-		return Result{}, err
+	priced, priceErr := e.catalog.Price(ctx, a.Order.Items)
+	if priceErr == nil {
+		if err := e.checkAmount(ctx, a, priced); err != nil {
+			return Result{}, err
+		}
 	}
-	e.countClaim(ctx, a, c, replay, err)
+	// An order that cannot be priced today may still be a key in use: its
+	// answer, or its operation, must not depend on today's catalog, so it is
+	// claimed too, with nothing to insert (see claimKey).
+	c, replay, err := e.claimKey(ctx, a, priced, priceErr)
 	if err != nil {
 		return Result{}, err
 	}
@@ -127,7 +125,7 @@ func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claime
 	switch {
 	case errors.Is(err, ErrLeaseLapsing):
 		// The outcome is unknown, as after a timeout; the key stays started.
-		return Result{}, &OutcomeUnknownError{Reason: payment.ReasonTimeout, RetryAfter: e.lockFor(a) - FenceAt(e.lockFor(a)), Err: err}
+		return Result{}, &OutcomeUnknownError{Reason: payment.ReasonTimeout, RetryAfter: a.LockFor - FenceAt(a.LockFor), Err: err}
 	case errors.As(err, &unknown):
 		unknown.RetryAfter = e.handBack(ctx, a, c)
 		return Result{}, err
@@ -168,7 +166,7 @@ func (e *Engine) handBack(ctx context.Context, a Attempt, c claim) time.Duration
 	defer cancel()
 	if err := c.lock.Expire(ctx); err != nil {
 		e.log.WarnContext(ctx, "hand key back after an unknown provider outcome", logging.Key(a.Key), "err", err)
-		return e.lockFor(a)
+		return a.LockFor
 	}
 	return handBackRetryAfter
 }

@@ -53,21 +53,23 @@ func (h *Handler) submitCheckout(c echo.Context) error {
 	if err := h.checkFormKey(id, sub); err != nil {
 		return err
 	}
+	// The same form again, with the same key: what the page offers when
+	// the card is refused or the payment's outcome is not known.
+	retry := sub.retryForm(csrfToken(c))
 	if problem := sub.cardProblem(); problem != "" {
 		// Priced only to show the form again; nothing is placed.
 		priced, err := h.catalog.Price(c.Request().Context(), sub.items)
 		if err != nil {
 			return err
 		}
-		form := sub.retryForm(csrfToken(c))
-		form.CardError = problem
-		return renderCheckout(c, http.StatusBadRequest, priced, form)
+		retry.CardError = problem
+		return renderCheckout(c, http.StatusBadRequest, priced, retry)
 	}
 	fp, accept, err := sub.fingerprint()
 	if err != nil {
 		return err
 	}
-	return h.placeFromPage(c, sub, checkout.Attempt{
+	return h.placeFromPage(c, retry, checkout.Attempt{
 		CustomerID: id, Key: sub.key, Fingerprint: fp, AcceptFingerprints: accept,
 		Order:          checkout.Order{Items: sub.items, Card: sub.card},
 		Cart:           &checkout.CartVersion{ID: sub.cartID, Version: sub.version},
@@ -101,14 +103,14 @@ func (h *Handler) checkFormKey(id uuid.UUID, sub submission) error {
 // attempt holds the key — the first submit of a double-click — it waits for
 // that attempt's outcome and answers with it; past holdFor it answers with
 // the processing page, which keeps waiting without holding a request open.
-func (h *Handler) placeFromPage(c echo.Context, sub submission, a checkout.Attempt) error {
+func (h *Handler) placeFromPage(c echo.Context, retry views.CheckoutForm, a checkout.Attempt) error {
 	deadline := time.Now().Add(holdFor)
 	joined := false
 	for {
 		res, err := h.place(c.Request().Context(), a)
 		var inProgress *checkout.InProgressError
 		if !errors.As(err, &inProgress) && !errors.Is(err, checkout.ErrLockLost) {
-			return h.answerAttempt(c, a.CustomerID, sub, res, err, joined)
+			return h.answerAttempt(c, a.CustomerID, retry, res, err, joined)
 		}
 		if !joined {
 			leave, ok := h.joinWaiters(a)
@@ -137,7 +139,7 @@ func (h *Handler) place(ctx context.Context, a checkout.Attempt) (checkout.Resul
 // answerAttempt turns the engine's answer into a page. Errors that are not
 // an outcome of the order (a changed form, an invalid cart) go to the error
 // handler.
-func (h *Handler) answerAttempt(c echo.Context, id uuid.UUID, sub submission, res checkout.Result, err error, joined bool) error {
+func (h *Handler) answerAttempt(c echo.Context, id uuid.UUID, retry views.CheckoutForm, res checkout.Result, err error, joined bool) error {
 	var (
 		unknown   *checkout.OutcomeUnknownError
 		abandoned *checkout.AbandonedError
@@ -152,12 +154,11 @@ func (h *Handler) answerAttempt(c echo.Context, id uuid.UUID, sub submission, re
 		return web.SeeOther(c, "/orders/"+ordered.OrderID.String()+"?replayed=1")
 	case errors.Is(err, checkout.ErrCartChanged):
 		return h.cartChanged(c, id)
-	case errors.As(err, &unknown):
-		return renderOutage(c, web.Classify(err).Kind.Status, unknown.RetryAfter, sub.retryForm(csrfToken(c)))
-	case errors.As(err, &abandoned):
-		// The server is stopping; the attempt is as unsettled as after a
-		// provider web.Failure, and the same retry resumes it.
-		return renderOutage(c, http.StatusServiceUnavailable, abandoned.RetryAfter, sub.retryForm(csrfToken(c)))
+	case errors.As(err, &unknown), errors.As(err, &abandoned):
+		// The payment's outcome is not known (the provider failed, or the
+		// server is stopping): the same form again resumes it.
+		f := web.Classify(err)
+		return renderOutage(c, f.Kind.Status, f.RetryAfter, retry)
 	}
 	return err
 }
