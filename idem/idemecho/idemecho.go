@@ -31,8 +31,8 @@ type Options struct {
 
 // Keys makes Echo routes idempotent under the Idempotency-Key header. Its
 // refusals (idem.RefusalOf) are returned as errors, for the application's
-// error handler to answer: idemhttp.WriteError answers them as
-// problem+json, with Retry-After.
+// error handler to answer: ErrorHandler answers them as problem+json, with
+// Retry-After.
 type Keys struct {
 	http *idemhttp.Keys
 }
@@ -110,4 +110,23 @@ func LockOf(c echo.Context) *idem.Lock { return idemhttp.LockOf(c.Request().Cont
 func Write(c echo.Context, o idem.Outcome) error {
 	idemhttp.Write(c.Response(), o)
 	return nil
+}
+
+// ErrorHandler is an Echo error handler that answers the kit's refusals
+// (idem.RefusalOf: a bad or missing key, a key reused or in progress, a body
+// too large, the database out of reach) as idemhttp.WriteError does, with
+// their status, problem+json and Retry-After, and hands every other error
+// to next:
+//
+//	e.HTTPErrorHandler = idemecho.ErrorHandler(e.DefaultHTTPErrorHandler)
+func ErrorHandler(next echo.HTTPErrorHandler) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if _, ok := idem.RefusalOf(err); !ok {
+			next(err, c)
+			return
+		}
+		if !c.Response().Committed {
+			idemhttp.WriteError(c.Response(), c.Request(), err)
+		}
+	}
 }

@@ -14,7 +14,6 @@ import (
 
 	"exactlyonce/idem"
 	"exactlyonce/idem/idemecho"
-	"exactlyonce/idem/idemhttp"
 	"exactlyonce/idem/idemtest"
 )
 
@@ -26,8 +25,8 @@ func TestMiddleware(t *testing.T) {
 	pool := idemtest.NewPool(t)
 	store := idem.NewStore(pool, idem.Options{Lease: 3 * time.Second})
 	e := echo.New()
-	e.HTTPErrorHandler = func(err error, c echo.Context) { idemhttp.WriteError(c.Response(), c.Request(), err) }
-	keys := idemecho.New(idemecho.Options{Store: store, Scope: func(echo.Context) (string, error) { return "alice", nil }})
+	e.HTTPErrorHandler = idemecho.ErrorHandler(e.DefaultHTTPErrorHandler)
+	keys := idemecho.New(idemecho.Options{Store: store, MaxBody: 64, Scope: func(echo.Context) (string, error) { return "alice", nil }})
 	runs := 0
 	e.POST("/notes", func(c echo.Context) error {
 		var in struct{ A int }
@@ -54,8 +53,24 @@ func TestMiddleware(t *testing.T) {
 	if again.Code != http.StatusCreated || again.Body.String() != first.Body.String() || again.Header().Get(idem.HeaderReplayed) != "true" || runs != 1 {
 		t.Fatalf("again: got %d %q %v after %d runs, want the first answer replayed", again.Code, again.Body, again.Header(), runs)
 	}
-	if got := send("n1", `{"a":2}`); got.Code != http.StatusUnprocessableEntity {
-		t.Fatalf("another body: got %d, want 422", got.Code)
+	for _, tc := range []struct {
+		name, body string
+		want       int
+		answer     string
+	}{
+		{"another body with the key", `{"a":2}`, http.StatusUnprocessableEntity, `"type":"/problems/idempotency-key-reused"`},
+		{"a body over MaxBody", `{"a":"` + strings.Repeat("x", 64) + `"}`, http.StatusRequestEntityTooLarge, `"type":"/problems/body-too-large"`},
+		{"a body the handler cannot bind, by Echo's handler", `{"a":"x"}`, http.StatusBadRequest, `"message":`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := "n2"
+			if tc.want == http.StatusUnprocessableEntity {
+				key = "n1"
+			}
+			if got := send(key, tc.body); got.Code != tc.want || !strings.Contains(got.Body.String(), tc.answer) {
+				t.Fatalf("got %d %s, want %d with %s", got.Code, got.Body, tc.want, tc.answer)
+			}
+		})
 	}
 }
 

@@ -181,6 +181,10 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("the body is larger than %d bytes", e.Limit)
 }
 
+// Is makes errors.Is(err, idem.ErrBodyTooLarge) hold, so that
+// idem.RefusalOf answers it.
+func (e *TooLargeError) Is(target error) bool { return target == idem.ErrBodyTooLarge }
+
 func waitOf(d time.Duration) time.Duration {
 	switch {
 	case d == 0:
