@@ -3,6 +3,7 @@ package idemhttp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -212,5 +213,36 @@ func TestDoReadsTheRequest(t *testing.T) {
 	}
 	if n := count(t, pool); n != 1 {
 		t.Fatalf("got %d notes, want 1", n)
+	}
+}
+
+// A handler that panics frees its key, as one that answers 5xx does: the
+// retry runs it again instead of waiting for a lease nobody renews.
+func TestMiddlewareFreesTheKeyOfAPanic(t *testing.T) {
+	pool := idemtest.NewPool(t)
+	store := idem.NewStore(pool, idem.Options{})
+	keys := idemhttp.New(idemhttp.Options{Store: store, Scope: func(*http.Request) (string, error) { return "alice", nil }})
+	panics := true
+	mux := http.NewServeMux()
+	mux.Handle("POST /notes", keys.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if panics {
+			panic("the handler's bug")
+		}
+		w.WriteHeader(http.StatusCreated)
+	})))
+	func() {
+		defer func() {
+			if p := recover(); p != "the handler's bug" {
+				t.Errorf("got the panic %v, want the handler's, passed on", p)
+			}
+		}()
+		post(mux, `"p1"`, `{}`)
+	}()
+	if _, err := store.Get(t.Context(), "alice", "p1"); !errors.Is(err, idem.ErrNotFound) {
+		t.Fatalf("the key after the panic: got %v, want it released (idem.ErrNotFound)", err)
+	}
+	panics = false
+	if got := post(mux, `"p1"`, `{}`); got.Code != http.StatusCreated || got.Header().Get(idem.HeaderReplayed) != "" {
+		t.Fatalf("the retry: got %d %v, want a fresh 201", got.Code, got.Header())
 	}
 }
