@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -26,6 +25,8 @@ type server struct {
 	form    *idemhttp.Form   // the send form's keys
 }
 
+// newServer builds the handlers and the form they protect, whose keys are
+// kept in keys and signed with secret.
 func newServer(pool *pgxpool.Pool, keys *idem.Store, secret []byte) (*server, error) {
 	s := &server{pool: pool, visitor: idemhttp.CookieVisitor("visitor")}
 	form, err := idemhttp.NewForm(idemhttp.FormOptions{
@@ -140,14 +141,9 @@ func fail(w http.ResponseWriter, r *http.Request, err error) {
 	if !ok {
 		slog.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "err", err)
 		ref = idem.Refusal{Status: http.StatusInternalServerError, Slug: "internal", Title: "Something went wrong",
-			Detail: "Nothing was sent twice. Open the form again and send it."}
+			Detail: "Something went wrong on our side; please try again."}
 	}
-	if ref.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ref.RetryAfter.Seconds()))))
-	}
-	if err := render(w, r, ref.Status, page(ref.Title, refusalView(ref))); err != nil {
-		slog.ErrorContext(r.Context(), "render error page", "err", err)
-	}
+	render(w, r, ref.Status, page(ref.Title, refusalView(ref))) //nolint:errcheck // there is nothing else to show
 }
 
 // render writes c whole with status, or nothing if it fails to render.
