@@ -63,8 +63,9 @@ test/short: bin/testpg ## the tests without -race, for a quick loop
 	$(TESTPG) go test -count=1 ./...
 
 # The kit is a module of its own (idem/go.mod): its tests need only a
-# PostgreSQL server (TEST_DATABASE_URL), nothing of the application; see
-# docs/testing.md.
+# PostgreSQL server, nothing of the application. Under testpg they share one;
+# plain `cd idem && go test ./...` has idemtest start one per test binary
+# (see docs/testing.md).
 .PHONY: test/kit
 test/kit: bin/testpg ## the idempotency kit's own tests (the idem module), on a throwaway PostgreSQL
 	$(TESTPG) $(SHELL) -c 'cd idem && go test -count=1 ./...'
