@@ -46,10 +46,10 @@ func newServer(pool *pgxpool.Pool, keys *idem.Store, secret []byte) (*server, er
 
 func (s *server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /{$}", s.handle(s.showForm))
-	mux.Handle("POST /send", s.handle(s.send))
-	mux.Handle("GET /send/status", s.handle(s.status))
-	mux.Handle("GET /sent/{id}", s.handle(s.receipt))
+	mux.Handle("GET /{$}", handle(s.showForm))
+	mux.Handle("POST /send", handle(s.send))
+	mux.Handle("GET /send/status", handle(s.status))
+	mux.Handle("GET /sent/{id}", handle(s.receipt))
 	return mux
 }
 
@@ -125,7 +125,7 @@ func (s *server) receipt(w http.ResponseWriter, r *http.Request) error {
 }
 
 // handle turns a handler that returns its error into an http.Handler.
-func (s *server) handle(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+func handle(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
 			fail(w, r, err)
