@@ -43,6 +43,7 @@ test: deps verify vet bin/testpg ## everything CI checks: generated code, vet, a
 test/legs:
 	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v -e /internal/browsertest -e '/model$$')
 	cd idem && go test -race -count=1 -timeout 10m ./...
+	$(MAKE) -s test/examples
 	$(MAKE) -s test/pgbouncer
 	$(MAKE) -s fuzz FUZZ_SCALE=1
 	$(MAKE) -s model
@@ -63,11 +64,21 @@ test/short: bin/testpg ## the tests without -race, for a quick loop
 	$(TESTPG) go test -count=1 ./...
 
 # The kit is a module of its own (idem/go.mod): its tests need only a
-# PostgreSQL server (TEST_DATABASE_URL), nothing of the application; see
-# docs/testing.md.
+# PostgreSQL server, nothing of the application. Under testpg they share one;
+# plain `cd idem && go test ./...` has idemtest start one per test binary
+# (see docs/testing.md).
 .PHONY: test/kit
 test/kit: bin/testpg ## the idempotency kit's own tests (the idem module), on a throwaway PostgreSQL
 	$(TESTPG) $(SHELL) -c 'cd idem && go test -count=1 ./...'
+
+# The kit's examples (examples/*), each a module of its own, built and tested
+# as a newcomer would: each copied into a temporary folder outside the tree,
+# its replace pointed at idem/, and built with nothing but its committed
+# go.mod and go.sum (scripts/examples); the glue counts and the code blocks
+# that idem/README.md quotes are checked against the examples.
+.PHONY: test/examples
+test/examples: bin/testpg ## the kit's examples, built and tested from fresh copies outside the tree; the glue counts and code idem/README.md quotes
+	$(TESTPG) go run ./scripts/examples
 
 # Every Fuzz target of the module, each for a fixed number of executions
 # (scripts/fuzz-budgets, about 3 s each on a quiet 2-core machine) times
@@ -127,9 +138,10 @@ verify: ## fail when generated code is not what the generators make from the sou
 	@scripts/verify-generated
 
 .PHONY: vet
-vet: ## go vet and gofmt, of the shop and of the kit's module
+vet: ## go vet and gofmt, of the shop, of the kit's module and of its examples' modules
 	go vet ./...
 	cd idem && go vet ./...
+	for d in examples/*/; do (cd $$d && go vet ./...) || exit 1; done
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 
 .PHONY: deps

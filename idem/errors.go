@@ -28,6 +28,10 @@ var (
 	// body whole (the server's read timeout cut a slow client off, or the
 	// client stopped sending): nothing was claimed (408).
 	ErrIncompleteBody = errors.New("the request body did not arrive whole")
+	// ErrBodyTooLarge means the request's body is larger than the
+	// middleware reads for a fingerprint: nothing was claimed (413).
+	// idemhttp.TooLargeError, which names the limit, is one.
+	ErrBodyTooLarge = errors.New("the request body is larger than the route accepts")
 )
 
 // InProgressError is ErrInProgress with how long the client should wait

@@ -43,6 +43,8 @@ func RefusalOf(err error) (Refusal, bool) {
 	case errors.Is(err, ErrLockLost):
 		return Refusal{http.StatusConflict, "request-superseded", "Request superseded",
 			"a newer request with this key took the operation over; retry to get its result", minRetryAfter}, true
+	case errors.Is(err, ErrBodyTooLarge):
+		return Refusal{http.StatusRequestEntityTooLarge, "body-too-large", "Body too large", err.Error(), 0}, true
 	case errors.Is(err, ErrIncompleteBody):
 		return Refusal{http.StatusRequestTimeout, "request-timeout", "Request timeout",
 			"the body did not arrive whole; send the request again", 0}, true

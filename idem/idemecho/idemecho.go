@@ -31,8 +31,8 @@ type Options struct {
 
 // Keys makes Echo routes idempotent under the Idempotency-Key header. Its
 // refusals (idem.RefusalOf) are returned as errors, for the application's
-// error handler to answer: idemhttp.WriteError answers them as
-// problem+json, with Retry-After.
+// error handler to answer: ErrorHandler answers them as problem+json, with
+// Retry-After.
 type Keys struct {
 	http *idemhttp.Keys
 }
@@ -56,8 +56,8 @@ func New(o Options) *Keys {
 }
 
 // Middleware protects the route's handler (idemhttp.Keys.Middleware): a
-// handler that writes finishes the key in its own transaction, with
-// LockOf(c).FinishTx or LockOf(c).Do.
+// handler that writes calls Do, or finishes the key in its own transaction
+// with LockOf(c).FinishTx.
 func (k *Keys) Middleware() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -85,19 +85,21 @@ func (k *Keys) Middleware() echo.MiddlewareFunc {
 	}
 }
 
-// Handle is a route whose whole job is one write (idemhttp.Keys.Handle):
-// work runs at most once per key, in the transaction that finishes the key.
+// Handle is a route whose whole job is one write that needs nothing of the
+// request but its key (idemhttp.Keys.Handle): work runs at most once per
+// key, in the transaction that finishes the key. A route whose work reads
+// the request is a handler under Middleware that calls Do.
 func (k *Keys) Handle(work idem.Work) echo.HandlerFunc {
-	return k.Middleware()(func(c echo.Context) error {
-		resp, err := LockOf(c).Do(c.Request().Context(), work)
-		if err != nil {
-			return err
-		}
-		for name, v := range resp.Header {
-			c.Response().Header().Set(name, v)
-		}
-		return c.Blob(resp.Status, resp.Header["Content-Type"], resp.Body)
-	})
+	return k.Middleware()(func(c echo.Context) error { return Do(c, work) })
+}
+
+// Do runs work under the key Middleware holds for the request, in the
+// transaction that finishes the key with work's response, and sends that
+// response (idemhttp.Do): the JSON route's Form.Submit. Call it from a
+// handler under Middleware once the request is bound and checked, and
+// return its error to Echo.
+func Do(c echo.Context, work idem.Work) error {
+	return idemhttp.Do(c.Response(), c.Request(), work)
 }
 
 // LockOf returns the lock Middleware holds for the request; nil without one.
@@ -108,4 +110,23 @@ func LockOf(c echo.Context) *idem.Lock { return idemhttp.LockOf(c.Request().Cont
 func Write(c echo.Context, o idem.Outcome) error {
 	idemhttp.Write(c.Response(), o)
 	return nil
+}
+
+// ErrorHandler is an Echo error handler that answers the kit's refusals
+// (idem.RefusalOf: a bad or missing key, a key reused or in progress, a body
+// too large, the database out of reach) as idemhttp.WriteError does, with
+// their status, problem+json and Retry-After, and hands every other error
+// to next:
+//
+//	e.HTTPErrorHandler = idemecho.ErrorHandler(e.DefaultHTTPErrorHandler)
+func ErrorHandler(next echo.HTTPErrorHandler) echo.HTTPErrorHandler {
+	return func(err error, c echo.Context) {
+		if _, ok := idem.RefusalOf(err); !ok {
+			next(err, c)
+			return
+		}
+		if !c.Response().Committed {
+			idemhttp.WriteError(c.Response(), c.Request(), err)
+		}
+	}
 }

@@ -14,46 +14,63 @@ import (
 
 	"exactlyonce/idem"
 	"exactlyonce/idem/idemecho"
-	"exactlyonce/idem/idemhttp"
 	"exactlyonce/idem/idemtest"
 )
 
-// An Echo route under the kit's middleware: the handler writes and finishes
-// the key in its own transaction (LockOf), a retry is replayed, another
-// body with the key is refused, and the refusals reach Echo's error handler.
+// An Echo route under the kit's middleware: the handler binds the body
+// (which the middleware put back) and writes with Do, a retry is replayed,
+// another body with the key is refused, and the refusals reach Echo's error
+// handler.
 func TestMiddleware(t *testing.T) {
 	pool := idemtest.NewPool(t)
 	store := idem.NewStore(pool, idem.Options{Lease: 3 * time.Second})
 	e := echo.New()
-	e.HTTPErrorHandler = func(err error, c echo.Context) { idemhttp.WriteError(c.Response(), c.Request(), err) }
-	keys := idemecho.New(idemecho.Options{Store: store, Scope: func(echo.Context) (string, error) { return "alice", nil }})
+	e.HTTPErrorHandler = idemecho.ErrorHandler(e.DefaultHTTPErrorHandler)
+	keys := idemecho.New(idemecho.Options{Store: store, MaxBody: 64, Scope: func(echo.Context) (string, error) { return "alice", nil }})
 	runs := 0
 	e.POST("/notes", func(c echo.Context) error {
-		runs++
-		resp, err := idemecho.LockOf(c).Do(c.Request().Context(), func(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
-			return idem.JSON(http.StatusCreated, map[string]int{"run": runs})
-		})
-		if err != nil {
+		var in struct{ A int }
+		if err := c.Bind(&in); err != nil {
 			return err
 		}
-		return c.Blob(resp.Status, "application/json", resp.Body)
+		runs++
+		return idemecho.Do(c, func(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
+			return idem.JSON(http.StatusCreated, map[string]int{"run": runs, "a": in.A})
+		})
 	}, keys.Middleware())
 	send := func(key, body string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, "/notes", strings.NewReader(body))
 		req.Header.Set("Idempotency-Key", key)
+		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		e.ServeHTTP(rec, req)
 		return rec
 	}
 	first, again := send("n1", `{"a":1}`), send("n1", `{ "a": 1 }`)
-	if first.Code != http.StatusCreated || first.Header().Get(idem.HeaderReplayed) != "" {
+	if first.Code != http.StatusCreated || first.Header().Get(idem.HeaderReplayed) != "" || !strings.Contains(first.Body.String(), `"a":1`) {
 		t.Fatalf("first: got %d %v, want a fresh 201", first.Code, first.Header())
 	}
 	if again.Code != http.StatusCreated || again.Body.String() != first.Body.String() || again.Header().Get(idem.HeaderReplayed) != "true" || runs != 1 {
 		t.Fatalf("again: got %d %q %v after %d runs, want the first answer replayed", again.Code, again.Body, again.Header(), runs)
 	}
-	if got := send("n1", `{"a":2}`); got.Code != http.StatusUnprocessableEntity {
-		t.Fatalf("another body: got %d, want 422", got.Code)
+	for _, tc := range []struct {
+		name, body string
+		want       int
+		answer     string
+	}{
+		{"another body with the key", `{"a":2}`, http.StatusUnprocessableEntity, `"type":"/problems/idempotency-key-reused"`},
+		{"a body over MaxBody", `{"a":"` + strings.Repeat("x", 64) + `"}`, http.StatusRequestEntityTooLarge, `"type":"/problems/body-too-large"`},
+		{"a body the handler cannot bind, by Echo's handler", `{"a":"x"}`, http.StatusBadRequest, `"message":`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := "n2"
+			if tc.want == http.StatusUnprocessableEntity {
+				key = "n1"
+			}
+			if got := send(key, tc.body); got.Code != tc.want || !strings.Contains(got.Body.String(), tc.answer) {
+				t.Fatalf("got %d %s, want %d with %s", got.Code, got.Body, tc.want, tc.answer)
+			}
+		})
 	}
 }
 

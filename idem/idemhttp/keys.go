@@ -65,26 +65,47 @@ func New(o Options) *Keys {
 	return &Keys{o: o}
 }
 
-// Handle is the common case, a route whose whole job is one write: work
-// runs at most once per key, in a transaction that finishes the key with
-// its response, and the response is sent (and replayed to every retry, with
-// Idempotent-Replayed: true). Return idem.JSON(status, v) from it. A work
-// that fails writes nothing and frees the key; its error is answered as
-// Refuse answers it.
+// Handle is a route whose whole job is one write that needs nothing of the
+// request but its key: work runs at most once per key, in a transaction
+// that finishes the key with its response, and the response is sent (and
+// replayed to every retry, with Idempotent-Replayed: true). Return
+// idem.JSON(status, v) from it. A work that fails writes nothing and frees
+// the key; its error is answered as Refuse answers it. A route whose work
+// reads the request (its body, its path) is a handler under Middleware
+// that calls Do.
 func (k *Keys) Handle(work idem.Work) http.Handler {
 	return k.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		resp, err := LockOf(r.Context()).Do(r.Context(), work)
-		if err != nil {
+		if err := Do(w, r, work); err != nil {
 			k.o.Refuse(w, r, err)
-			return
 		}
-		writeResponse(w, resp)
 	}))
 }
 
+// Do runs work under the key Middleware holds for r, in the transaction
+// that finishes the key with work's response, and sends that response: the
+// JSON route's Form.Submit. Call it from a handler under Middleware, once
+// the request is read and checked (Middleware has put the body back), and
+// answer its error as Refuse would (WriteError): work's own error, which
+// wrote nothing and freed the key, or the kit's. A request that holds no
+// key (one without Idempotency-Key on an Optional route, or a handler not
+// under Middleware) is refused with idem.ErrMissingKey, and work does not
+// run.
+func Do(w http.ResponseWriter, r *http.Request, work idem.Work) error {
+	lock := LockOf(r.Context())
+	if lock == nil {
+		return fmt.Errorf("idemhttp.Do: no key held for this request: %w", idem.ErrMissingKey)
+	}
+	resp, err := lock.Do(r.Context(), work)
+	if err != nil {
+		return err
+	}
+	Write(w, idem.Outcome{Response: resp})
+	return nil
+}
+
 // Middleware protects next, for a handler that writes in a transaction of
-// its own: it finishes the key in that transaction with LockOf(ctx).FinishTx
-// (or LockOf(ctx).Do), so that its write and the stored answer land
+// its own: it finishes the key in that transaction with Do (or
+// LockOf(ctx).FinishTx), so that its write and the stored answer land
 // together. Whatever else it answers is stored as the key's answer when it
 // is 2xx to 4xx; a 5xx, or a handler that panics or writes nothing, frees
 // the key so that a retry runs it again. An answer is sent only once it is
@@ -159,6 +180,10 @@ type TooLargeError struct{ Limit int64 }
 func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("the body is larger than %d bytes", e.Limit)
 }
+
+// Is makes errors.Is(err, idem.ErrBodyTooLarge) hold, so that
+// idem.RefusalOf answers it.
+func (e *TooLargeError) Is(target error) bool { return target == idem.ErrBodyTooLarge }
 
 func waitOf(d time.Duration) time.Duration {
 	switch {

@@ -3,6 +3,7 @@ package idemhttp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -163,5 +164,85 @@ func TestDuplicateWaitsForTheFirst(t *testing.T) {
 	}
 	if got := <-second; got.Code != http.StatusNoContent || got.Header().Get(idem.HeaderReplayed) != "true" {
 		t.Fatalf("the waiting duplicate: got %d %v, want the first's 204, replayed", got.Code, got.Header())
+	}
+}
+
+// Do is the write of a handler under Middleware that reads its request: the
+// note's text comes from the body, which Middleware read for the
+// fingerprint and put back. A request that holds no key runs nothing.
+func TestDoReadsTheRequest(t *testing.T) {
+	pool := idemtest.NewPool(t)
+	if _, err := pool.Exec(context.Background(), `CREATE TABLE notes (id serial PRIMARY KEY, body text NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	keys := idemhttp.New(idemhttp.Options{Store: idem.NewStore(pool, idem.Options{}), Optional: true,
+		Scope: func(r *http.Request) (string, error) { return r.Header.Get("X-Client"), nil }})
+	mux := http.NewServeMux()
+	mux.Handle("POST /notes", keys.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ Body string }
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Body == "" {
+			http.Error(w, "a note needs a body", http.StatusBadRequest)
+			return
+		}
+		err := idemhttp.Do(w, r, func(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
+			var id int
+			if err := tx.QueryRow(ctx, `INSERT INTO notes (body) VALUES ($1) RETURNING id`, in.Body).Scan(&id); err != nil {
+				return idem.Response{}, err
+			}
+			return idem.JSON(http.StatusCreated, map[string]any{"id": id, "body": in.Body})
+		})
+		if err != nil {
+			idemhttp.WriteError(w, r, err)
+		}
+	})))
+	if got := post(mux, `"d0"`, `{}`); got.Code != http.StatusBadRequest {
+		t.Fatalf("a note without a body: got %d %s, want 400", got.Code, got.Body)
+	}
+	first := post(mux, `"d1"`, `{"body":"milk"}`)
+	if first.Code != http.StatusCreated || first.Header().Get(idem.HeaderReplayed) != "" || !strings.Contains(first.Body.String(), `"milk"`) {
+		t.Fatalf("first: got %d %s %v, want a fresh 201 with its body", first.Code, first.Body, first.Header())
+	}
+	if again := post(mux, `"d1"`, `{"body":"milk"}`); again.Body.String() != first.Body.String() || again.Header().Get(idem.HeaderReplayed) != "true" {
+		t.Fatalf("a retry: got %d %s %v, want the first answer, replayed", again.Code, again.Body, again.Header())
+	}
+	if got := post(mux, `"d1"`, `{"body":"eggs"}`); got.Code != http.StatusUnprocessableEntity {
+		t.Fatalf("another body with the key: got %d, want 422", got.Code)
+	}
+	if got := post(mux, ``, `{"body":"eggs"}`); got.Code != http.StatusBadRequest || !strings.Contains(got.Body.String(), "missing-idempotency-key") {
+		t.Fatalf("no key on an Optional route: got %d %s, want 400 missing-idempotency-key", got.Code, got.Body)
+	}
+	if n := count(t, pool); n != 1 {
+		t.Fatalf("got %d notes, want 1", n)
+	}
+}
+
+// A handler that panics frees its key, as one that answers 5xx does: the
+// retry runs it again instead of waiting for a lease nobody renews.
+func TestMiddlewareFreesTheKeyOfAPanic(t *testing.T) {
+	pool := idemtest.NewPool(t)
+	store := idem.NewStore(pool, idem.Options{})
+	keys := idemhttp.New(idemhttp.Options{Store: store, Scope: func(*http.Request) (string, error) { return "alice", nil }})
+	panics := true
+	mux := http.NewServeMux()
+	mux.Handle("POST /notes", keys.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if panics {
+			panic("the handler's bug")
+		}
+		w.WriteHeader(http.StatusCreated)
+	})))
+	func() {
+		defer func() {
+			if p := recover(); p != "the handler's bug" {
+				t.Errorf("got the panic %v, want the handler's, passed on", p)
+			}
+		}()
+		post(mux, `"p1"`, `{}`)
+	}()
+	if _, err := store.Get(t.Context(), "alice", "p1"); !errors.Is(err, idem.ErrNotFound) {
+		t.Fatalf("the key after the panic: got %v, want it released (idem.ErrNotFound)", err)
+	}
+	panics = false
+	if got := post(mux, `"p1"`, `{}`); got.Code != http.StatusCreated || got.Header().Get(idem.HeaderReplayed) != "" {
+		t.Fatalf("the retry: got %d %v, want a fresh 201", got.Code, got.Header())
 	}
 }

@@ -2,7 +2,6 @@ package idemhttp
 
 import (
 	"encoding/json"
-	"errors"
 	"math"
 	"net/http"
 	"strconv"
@@ -15,17 +14,12 @@ import (
 const ProblemTypeBase = "/problems/"
 
 // WriteError answers err as problem+json: a refusal of the kit with its
-// status, slug and Retry-After (idem.RefusalOf), a body over the limit with
-// 413, and anything else with a 500 that says nothing of the error (log it
+// status, slug and Retry-After (idem.RefusalOf; a body over the limit is
+// 413), and anything else with a 500 that says nothing of the error (log it
 // in a Refuse of your own that calls this one).
 func WriteError(w http.ResponseWriter, _ *http.Request, err error) {
 	ref, ok := idem.RefusalOf(err)
-	var tooLarge *TooLargeError
-	switch {
-	case ok:
-	case errors.As(err, &tooLarge):
-		ref = idem.Refusal{Status: http.StatusRequestEntityTooLarge, Slug: "body-too-large", Title: "Body too large", Detail: tooLarge.Error()}
-	default:
+	if !ok {
 		ref = idem.Refusal{Status: http.StatusInternalServerError, Slug: "internal", Title: "Internal error",
 			Detail: "something went wrong on the server; retrying with the same Idempotency-Key is safe"}
 	}

@@ -31,9 +31,20 @@ func Serve(w http.ResponseWriter, r *http.Request, store *idem.Store, req idem.R
 	lock := claim.Lock
 	held, stop := lock.Keep(ctx)
 	defer stop()
+	background := context.WithoutCancel(ctx)
+	defer func() {
+		// A handler that panics has answered nothing, as one that failed
+		// with a 5xx: free the key for a retry, then let the panic go on
+		// to the server's recovery.
+		if p := recover(); p != nil {
+			if !lock.Finished() {
+				lock.Release(background) //nolint:errcheck // lost: another attempt has the key
+			}
+			panic(p)
+		}
+	}()
 	rec := &recorder{header: w.Header().Clone()}
 	err = next(rec, r.WithContext(WithLock(held, lock)))
-	background := context.WithoutCancel(ctx)
 	switch {
 	case lock.Finished():
 	case err != nil || rec.status >= 500 || rec.status == 0:

@@ -25,33 +25,43 @@ const (
 	envAdminURL = "TEST_ADMIN_DATABASE_URL"
 )
 
-// errNoServer says what to do when TEST_DATABASE_URL is not set.
-const errNoServer = `idemtest: TEST_DATABASE_URL is not set.
-The kit's tests need a PostgreSQL server (15 or later) on which they may create databases.
-Run them with
-	make test/kit
-or	go run ./cmd/testpg -- go test ./idem/...
-(cmd/testpg starts a throwaway server and sets TEST_DATABASE_URL), or set
-TEST_DATABASE_URL to a superuser postgres:// URL of a server of your own.`
+// errNoServer says what to do when there is neither TEST_DATABASE_URL nor a
+// PostgreSQL to start.
+const errNoServer = `idemtest: TEST_DATABASE_URL is not set, and no PostgreSQL server programs
+(initdb, postgres) were found in PG_BIN, /usr/lib/postgresql/*/bin or PATH to start one.
+The tests need a PostgreSQL server, 15 or later, on which they may create databases:
+install one (apt-get install postgresql-15, brew install postgresql@15), point PG_BIN
+at the folder holding its initdb and postgres, or set TEST_DATABASE_URL to a
+superuser postgres:// URL of a server of your own.`
 
-// Main runs a test package whose tests call NewDatabase or NewPool, from
-// its TestMain, after checking that TEST_DATABASE_URL is set: without it the
-// package fails once, saying how to set it, rather than once per test.
+// Main runs a test package whose tests call NewDatabase or NewPool, from its
+// TestMain:
 //
 //	func TestMain(m *testing.M) { idemtest.Main(m) }
+//
+// With TEST_DATABASE_URL set, the tests use that server. Without it, Main
+// starts a throwaway PostgreSQL for this test binary from the machine's
+// server programs (PG_BIN, else the newest /usr/lib/postgresql/*/bin, else
+// PATH; as the user postgres when run as root), and stops and deletes it
+// when the tests end, whether they pass or fail. When there is neither, the
+// package fails once, saying what to install or set, rather than once per
+// test.
 func Main(m *testing.M) {
 	if _, _, err := serverURLs(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopLocal()
+	os.Exit(code)
 }
 
 // NewDatabase creates a database for tb alone on the server that
-// TEST_DATABASE_URL names, applies the kit's migrations (idem.Migrate) to
-// it and returns its URL. The database is dropped when tb ends, after the
-// cleanups registered later, such as closing pools on it. tb fails when
-// TEST_DATABASE_URL is not set.
+// TEST_DATABASE_URL names (or the one Main started), applies the kit's
+// migrations (idem.Migrate) to it and returns its URL. The database is
+// dropped when tb ends, after the cleanups registered later, such as closing
+// pools on it. Without Main and TEST_DATABASE_URL, the first call starts a
+// server as Main does, which the watchdog stops once the binary exits.
 //
 // Databases named idemtest_* that a killed test binary left behind can be
 // dropped.
@@ -97,7 +107,9 @@ func NewPool(tb testing.TB) *pgxpool.Pool {
 func serverURLs() (server, admin *url.URL, err error) {
 	raw := os.Getenv(envURL)
 	if raw == "" {
-		return nil, nil, fmt.Errorf("%s", errNoServer)
+		if raw, err = localURL(); err != nil {
+			return nil, nil, err
+		}
 	}
 	if server, err = parseURL(envURL, raw); err != nil {
 		return nil, nil, err
