@@ -16,11 +16,14 @@ const HeaderReplayed = "Idempotent-Replayed"
 var ReplayedHeaders = []string{"Location", "Content-Type"}
 
 // JSON is a Response of status with v encoded as its JSON body, for a
-// Work to return.
+// Work to return. Its Header is never nil, so a Work may set a header
+// (Location) before it looks at the error; when v cannot be encoded, the
+// Response has no status and no body, and the error is for the Work to
+// return.
 func JSON(status int, v any) (Response, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return Response{}, fmt.Errorf("encode response: %w", err)
+		return Response{Header: map[string]string{}}, fmt.Errorf("encode response: %w", err)
 	}
 	return Response{Status: status, Header: map[string]string{"Content-Type": "application/json"}, Body: b}, nil
 }
