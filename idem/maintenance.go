@@ -98,8 +98,10 @@ type Maintenance struct {
 	// 24 hours. Keep it above every client's retry window and the forms'
 	// TTL.
 	Keep time.Duration
-	// CompleteEvery and SweepEvery space the passes; defaults 10 s and a
-	// minute.
+	// CompleteEvery and SweepEvery space the passes; zero is the default,
+	// 10 s and a minute, and less than zero turns that service off (the
+	// sweep runs on one instance only, say, or the keys' kind has a
+	// completer of its own).
 	CompleteEvery, SweepEvery time.Duration
 	// Log receives the passes' failures; default slog.Default().
 	Log *slog.Logger
@@ -118,7 +120,17 @@ var Release Settler = SettlerFunc(func(ctx context.Context, l *Lock) (string, er
 // until ctx ends, then waits for the passes in progress. It is
 // StartMaintainer with the kit's defaults, for an application that has
 // nothing to add: go idem.Maintain(ctx, idem.Maintenance{Store: keys}).
+// A negative CompleteEvery or SweepEvery leaves that service out.
 func Maintain(ctx context.Context, m Maintenance) {
+	mt := StartMaintainer(ctx, m.logger(), m.services()...)
+	<-ctx.Done()
+	mt.Stop()
+}
+
+// services are the Maintainer's services for m, with the kit's defaults;
+// a service turned off has an Every below zero, which StartMaintainer
+// skips.
+func (m Maintenance) services() []Service {
 	if m.Settler == nil {
 		m.Settler = Release
 	}
@@ -128,20 +140,21 @@ func Maintain(ctx context.Context, m Maintenance) {
 	if m.Keep <= 0 {
 		m.Keep = 24 * time.Hour
 	}
-	if m.CompleteEvery <= 0 {
+	if m.CompleteEvery == 0 {
 		m.CompleteEvery = 10 * time.Second
 	}
-	if m.SweepEvery <= 0 {
+	if m.SweepEvery == 0 {
 		m.SweepEvery = time.Minute
 	}
-	if m.Log == nil {
-		m.Log = slog.Default()
-	}
-	services := append([]Service{
+	return append([]Service{
 		(&Completer{Store: m.Store, Settler: m.Settler, Grace: m.Grace}).Service(m.CompleteEvery),
 		(&Sweeper{Store: m.Store, Keep: m.Keep}).Service(m.SweepEvery),
 	}, m.Services...)
-	mt := StartMaintainer(ctx, m.Log, services...)
-	<-ctx.Done()
-	mt.Stop()
+}
+
+func (m Maintenance) logger() *slog.Logger {
+	if m.Log == nil {
+		return slog.Default()
+	}
+	return m.Log
 }
