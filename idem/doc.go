@@ -73,9 +73,10 @@
 // Location and Content-Type with Idempotent-Replayed: true, on replays only.
 // The handler reads the body (put back for it) and writes with Do, whose
 // work runs in the transaction that finishes the key. RefusalOf maps the
-// kit's errors onto 400 (bad or missing key), 409 with Retry-After (in
-// progress), 413, 422 (key reused with another request) and 503 with
-// Retry-After (ErrUnavailable); idemhttp.WriteError and
+// kit's errors onto 400 (bad or missing key), 404 (nothing stored under a
+// key a status route asks about), 409 with Retry-After (in progress), 413,
+// 422 (key reused with another request) and 503 with Retry-After
+// (ErrUnavailable); idemhttp.WriteError and
 // idemecho.ErrorHandler write them as problem+json.
 //
 // # HTML forms

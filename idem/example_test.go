@@ -161,6 +161,7 @@ func ExampleRefusalOf() {
 	for _, err := range []error{
 		idem.ErrMismatch,
 		&idem.InProgressError{RetryAfter: 2 * time.Second},
+		idem.ErrNotFound,
 		fmt.Errorf("claim key: %w", idem.ErrUnavailable),
 		errors.New("the application's own"),
 	} {
@@ -173,6 +174,7 @@ func ExampleRefusalOf() {
 	// Output:
 	// 422 idempotency-key-reused 0s
 	// 409 request-in-progress 2s
+	// 404 idempotency-key-not-found 0s
 	// 503 service-unavailable 2s
 	// not the kit's: the application's own
 }

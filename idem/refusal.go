@@ -21,6 +21,12 @@ type Refusal struct {
 // any other error (the application's own, or a bug: a 500). It is the one
 // mapping the adapters use, and an application's error handler can use it
 // too, so that a kit's 409 and its own agree.
+//
+// ErrNotFound, which a protected request never meets (a key that vanishes
+// under a claim is claimed again) but a status route does (Form.Status,
+// Store.Get), is a 404: nothing runs under the key and nothing is kept for
+// it, so there is nothing to wait for. A form's status route does better
+// to show the form again, as the examples do.
 func RefusalOf(err error) (Refusal, bool) {
 	var busy *InProgressError
 	switch {
@@ -37,9 +43,12 @@ func RefusalOf(err error) (Refusal, bool) {
 	case errors.As(err, &busy):
 		return Refusal{http.StatusConflict, "request-in-progress", "Request in progress",
 			"a request with this key is still running; retry after Retry-After seconds", max(busy.RetryAfter, minRetryAfter)}, true
-	case errors.Is(err, ErrInProgress), errors.Is(err, ErrNotFound):
+	case errors.Is(err, ErrInProgress):
 		return Refusal{http.StatusConflict, "request-in-progress", "Request in progress",
 			"a request with this key is still running; retry after Retry-After seconds", minRetryAfter}, true
+	case errors.Is(err, ErrNotFound):
+		return Refusal{http.StatusNotFound, "idempotency-key-not-found", "Nothing stored under this key",
+			"no request with this key is running or has an answer kept: it failed and wrote nothing, or its answer expired; send the request again", 0}, true
 	case errors.Is(err, ErrLockLost):
 		return Refusal{http.StatusConflict, "request-superseded", "Request superseded",
 			"a newer request with this key took the operation over; retry to get its result", minRetryAfter}, true
