@@ -34,8 +34,10 @@ type cluster struct {
 	secret    string
 	shops     []*process
 	removeDir bool
-	// mail is the SMTP server the shops send confirmations to.
+	// mail is the SMTP server the shops' confirmations end up in; smtp is
+	// the proxy they are sent through, which the SMTP stalls stall.
 	mail *mailcatcher.Server
+	smtp *smtpProxy
 }
 
 func startCluster(ctx context.Context, cfg Config, dir string, logf func(string, ...any)) (_ *cluster, err error) {
@@ -66,6 +68,9 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	if cl.mail, err = mailcatcher.Listen("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
+	if cl.smtp, err = listenSMTPProxy(cl.mail.Addr()); err != nil {
+		return nil, err
+	}
 
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
@@ -81,7 +86,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		"SHUTDOWN_TIMEOUT=2s",
 		// The outbox's jobs run in the shops; a job a kill -9 left running
 		// is delivered again once River's rescuer sees it (outboxSettle).
-		"SMTP_ADDR=" + cl.mail.Addr(),
+		"SMTP_ADDR=" + cl.smtp.Addr(),
 		"JOB_RESCUE_AFTER=" + jobRescueAfter.String(),
 		"LOG_FORMAT=json",
 		"LOG_LEVEL=warn",
@@ -219,6 +224,7 @@ func (cl *cluster) heal(ctx context.Context) error {
 	if _, err := cl.setBehaviour(ctx, `{"delay_ms":0,"fail":"none"}`); err != nil {
 		return err
 	}
+	cl.smtp.resume()
 	return nil
 }
 
@@ -296,6 +302,9 @@ func (cl *cluster) stop() {
 	}
 	if cl.pg != nil {
 		cl.pg.Stop(context.Background()) //nolint:errcheck // the watchdog stops it too
+	}
+	if cl.smtp != nil {
+		cl.smtp.Close()
 	}
 	if cl.mail != nil {
 		cl.mail.Close()

@@ -14,6 +14,15 @@ type Disruptions struct {
 	Kills     int `json:"kills"`
 	Stalls    int `json:"stalls"`
 	DBCrashes int `json:"db_crashes"`
+	// DBStalls are SIGSTOPs of every PostgreSQL process; RowLocks are
+	// transactions that held the row locks of the newest keys (KeysLocked
+	// in all, StartedKeysLocked of them in flight); SMTPStalls are spans
+	// in which the mail server accepted and then answered nothing.
+	DBStalls          int `json:"db_stalls"`
+	RowLocks          int `json:"row_locks"`
+	KeysLocked        int `json:"keys_locked"`
+	StartedKeysLocked int `json:"started_keys_locked"`
+	SMTPStalls        int `json:"smtp_stalls"`
 	// ProviderFaults is "rates" (the provider draws a fault per call),
 	// "windows" (one fault at a time, for a moment), or "off".
 	ProviderFaults string `json:"provider_faults"`
@@ -21,6 +30,11 @@ type Disruptions struct {
 	// Errors are disruptions that could not be made, such as a restart
 	// that failed; the settle step restarts what is down.
 	Errors []string `json:"errors,omitempty"`
+	// Windows are the spans of the disruptions that last (stalls, crashes,
+	// row locks), with the orders answered during each.
+	Windows []Window `json:"windows"`
+
+	windows []window
 }
 
 // faultRates is the issue's example of provider fault rates: every call
@@ -96,6 +110,12 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 			sleep(ctx, 200*time.Millisecond)
 		}
 	}
+	// span records that a disruption of kind lasted from from until now.
+	span := func(kind string, from time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		d.windows = append(d.windows, window{kind: kind, from: from, to: time.Now()})
+	}
 	release := func(i int) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -164,6 +184,7 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 		mu.Lock()
 		d.Stalls++
 		mu.Unlock()
+		began := time.Now()
 		// Resumed even when the drive ends meanwhile: the stalled
 		// attempts landing late are the point.
 		time.Sleep(stall)
@@ -171,16 +192,68 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 		if err := p.resume(); err != nil {
 			fail("resume "+p.name, err)
 		}
+		span(windowShopStall, began)
 	})
 	at(cl.cfg.DBCrashes, func() {
 		logf("crash PostgreSQL (pg_ctl stop -m immediate)")
+		began := time.Now()
 		if err := cl.crashPostgres(ctx, rng.between(500*time.Millisecond, 2*time.Second)); err != nil {
 			fail("crash PostgreSQL", err)
 			return
 		}
+		span(windowDBCrash, began)
 		logf("PostgreSQL restarted")
 		mu.Lock()
 		d.DBCrashes++
+		mu.Unlock()
+	})
+	at(cl.cfg.DBStalls, func() {
+		logf("SIGSTOP every PostgreSQL process for %s", cl.cfg.DBStall)
+		began := time.Now()
+		n, err := cl.stallPostgres(cl.cfg.DBStall)
+		if err != nil {
+			fail("stall PostgreSQL", err)
+			return
+		}
+		span(windowDBStall, began)
+		logf("SIGCONT PostgreSQL's %d processes", n)
+		mu.Lock()
+		d.DBStalls++
+		mu.Unlock()
+	})
+	at(cl.cfg.RowLocks, func() {
+		var began time.Time
+		err := cl.lockKeys(ctx, cl.cfg.RowLockKeys, cl.cfg.RowLock, func(keys, started int) {
+			began = time.Now()
+			logf("row locks of %d keys (%d started) held for %s", keys, started, cl.cfg.RowLock)
+			mu.Lock()
+			d.RowLocks++
+			d.KeysLocked += keys
+			d.StartedKeysLocked += started
+			mu.Unlock()
+		})
+		if err != nil {
+			fail("lock keys", err)
+			return
+		}
+		span(windowRowLock, began)
+		logf("row locks released")
+	})
+	at(cl.cfg.SMTPStalls, func() {
+		// Half the stalls greet first: a sender then waits for the answer
+		// to its EHLO, not for the greeting, which some clients time
+		// differently.
+		greet := rng.intN(2) == 0
+		logf("SMTP stall for %s (greeting passed: %v)", cl.cfg.SMTPStall, greet)
+		began := time.Now()
+		cl.smtp.stall(greet)
+		// Resumed even when the drive ends meanwhile, as a stall is.
+		time.Sleep(cl.cfg.SMTPStall)
+		cl.smtp.resume()
+		span(windowSMTPStall, began)
+		logf("SMTP flows again")
+		mu.Lock()
+		d.SMTPStalls++
 		mu.Unlock()
 	})
 
