@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"math"
 	"strconv"
@@ -78,6 +79,15 @@ func (h *Handler) answerError(c echo.Context, err error, write errorRenderer) {
 	}
 	log := h.log.With("request_id", c.Response().Header().Get(echo.HeaderXRequestID),
 		"method", c.Request().Method, "route", c.Path())
+	if f.kind == problem.Internal && clientGone(c, err) {
+		// Nobody reads this answer, and it is no fault of ours: an
+		// error logged and counted as a 500 would page an operator for a
+		// client's timeout (the chaos harness found these behind a
+		// stalled database: its clients hang up after 5 s).
+		log.Info("client went away", "status", StatusClientClosedRequest, "err", err)
+		c.Response().WriteHeader(StatusClientClosedRequest)
+		return
+	}
 	if status >= 500 {
 		log.Error("request failed", "status", status, "err", err)
 	} else {
@@ -89,6 +99,18 @@ func (h *Handler) answerError(c echo.Context, err error, write errorRenderer) {
 	if werr := write(c, f, err); werr != nil {
 		log.Error("write error response", "err", werr)
 	}
+}
+
+// StatusClientClosedRequest is what the logs and metrics record for a
+// request whose client hung up before it was answered: nginx's 499, which
+// no client ever receives.
+const StatusClientClosedRequest = 499
+
+// clientGone reports whether err is the request's own context cancelled
+// because its client closed the connection, rather than a cancellation of
+// the code's own making, which stays a 500.
+func clientGone(c echo.Context, err error) bool {
+	return errors.Is(err, context.Canceled) && errors.Is(c.Request().Context().Err(), context.Canceled)
 }
 
 // retryAfterSeconds rounds up: telling a client to come back before the lock
