@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -186,13 +187,22 @@ func (cl *cluster) products(ctx context.Context) ([]product, error) {
 	return ps, nil
 }
 
+// errDriveOver is a disruption of PostgreSQL that waited for another to
+// end until the drive was over, and so was not made.
+var errDriveOver = errors.New("the drive ended first")
+
 // crashPostgres stops PostgreSQL as a power cut would and starts it again
-// after down.
-func (cl *cluster) crashPostgres(ctx context.Context, down time.Duration) error {
+// after down. It returns when the crash began: it waits for a stall of
+// PostgreSQL to end first.
+func (cl *cluster) crashPostgres(ctx context.Context, down time.Duration) (time.Time, error) {
 	cl.pgMu.Lock()
 	defer cl.pgMu.Unlock()
+	began := time.Now()
+	if ctx.Err() != nil {
+		return began, errDriveOver
+	}
 	if err := cl.pg.Crash(ctx); err != nil {
-		return err
+		return began, err
 	}
 	select {
 	case <-time.After(down):
@@ -200,7 +210,7 @@ func (cl *cluster) crashPostgres(ctx context.Context, down time.Duration) error 
 	}
 	// Not ctx: a server left down would fail the settling too.
 	_, err := localpg.Start(context.WithoutCancel(ctx), cl.pgOpts)
-	return err
+	return began, err
 }
 
 // heal undoes every disruption: PostgreSQL up, every shop running and

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -196,8 +197,12 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 	})
 	at(cl.cfg.DBCrashes, func() {
 		logf("crash PostgreSQL (pg_ctl stop -m immediate)")
-		began := time.Now()
-		if err := cl.crashPostgres(ctx, rng.between(500*time.Millisecond, 2*time.Second)); err != nil {
+		began, err := cl.crashPostgres(ctx, rng.between(500*time.Millisecond, 2*time.Second))
+		if errors.Is(err, errDriveOver) {
+			logf("no crash: %v", err)
+			return
+		}
+		if err != nil {
 			fail("crash PostgreSQL", err)
 			return
 		}
@@ -208,18 +213,24 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 		mu.Unlock()
 	})
 	at(cl.cfg.DBStalls, func() {
-		logf("SIGSTOP every PostgreSQL process for %s", cl.cfg.DBStall)
-		began := time.Now()
-		n, err := cl.stallPostgres(cl.cfg.DBStall)
+		var began time.Time
+		err := cl.stallPostgres(ctx, cl.cfg.DBStall, func(n int) {
+			began = time.Now()
+			logf("SIGSTOP of PostgreSQL's %d processes for %s", n, cl.cfg.DBStall)
+			mu.Lock()
+			d.DBStalls++
+			mu.Unlock()
+		})
+		if errors.Is(err, errDriveOver) {
+			logf("no PostgreSQL stall: %v", err)
+			return
+		}
 		if err != nil {
 			fail("stall PostgreSQL", err)
 			return
 		}
 		span(windowDBStall, began)
-		logf("SIGCONT PostgreSQL's %d processes", n)
-		mu.Lock()
-		d.DBStalls++
-		mu.Unlock()
+		logf("SIGCONT PostgreSQL")
 	})
 	at(cl.cfg.RowLocks, func() {
 		var began time.Time

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -17,38 +18,44 @@ import (
 // answers nothing and refuses nothing, as a frozen VM or a storage stall
 // would make it, which no crash imitates. Connections stay open, so a
 // statement waits until its context gives up, and a new connection waits
-// in the socket's backlog. It returns how many processes it stopped.
+// in the socket's backlog. stopped is told how many processes it stopped,
+// once they are.
 //
-// Only the server the harness started is touched: its postmaster is the
-// pid its own data folder's postmaster.pid names, checked to be a running
-// postgres, and the rest are that pid's children.
-func (cl *cluster) stallPostgres(hold time.Duration) (int, error) {
+// It waits for a crash of PostgreSQL to end first, and gives up when ctx
+// (the drive) ended meanwhile. Only the server the harness started is
+// touched: its postmaster is the pid its own data folder's postmaster.pid
+// names, checked to be a running postgres, and the rest are that pid's
+// children.
+func (cl *cluster) stallPostgres(ctx context.Context, hold time.Duration, stopped func(n int)) error {
 	cl.pgMu.Lock()
 	defer cl.pgMu.Unlock()
+	if ctx.Err() != nil {
+		return errDriveOver
+	}
 	dataDir, err := filepath.Abs(cl.pgOpts.DataDir)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	postmaster, err := postmasterPid(dataDir)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	var stopped []int
+	var pids []int
 	// Always resumed, children first: a stall that failed half-way must
 	// not leave a server half-frozen for the rest of the run.
 	defer func() {
-		for i := len(stopped) - 1; i >= 0; i-- {
-			syscall.Kill(stopped[i], syscall.SIGCONT) //nolint:errcheck // gone already: nothing to resume
+		for i := len(pids) - 1; i >= 0; i-- {
+			syscall.Kill(pids[i], syscall.SIGCONT) //nolint:errcheck // gone already: nothing to resume
 		}
 	}()
 	// The postmaster first, and only once it is seen stopped the children:
 	// a stopped postmaster forks no new process that the list would miss.
 	if err := syscall.Kill(postmaster, syscall.SIGSTOP); err != nil {
-		return 0, fmt.Errorf("SIGSTOP postmaster %d: %w", postmaster, err)
+		return fmt.Errorf("SIGSTOP postmaster %d: %w", postmaster, err)
 	}
-	stopped = append(stopped, postmaster)
+	pids = append(pids, postmaster)
 	if err := waitStopped(postmaster, 2*time.Second); err != nil {
-		return 0, err
+		return err
 	}
 	// A fork under way as the postmaster stopped may show its child a
 	// moment later: look again until a pass finds nobody new.
@@ -61,7 +68,7 @@ func (cl *cluster) stallPostgres(hold time.Duration) (int, error) {
 			}
 			seen[pid] = true
 			if err := syscall.Kill(pid, syscall.SIGSTOP); err == nil {
-				stopped = append(stopped, pid)
+				pids = append(pids, pid)
 				fresh++
 			}
 		}
@@ -70,8 +77,9 @@ func (cl *cluster) stallPostgres(hold time.Duration) (int, error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	stopped(len(pids))
 	time.Sleep(hold)
-	return len(stopped), nil
+	return nil
 }
 
 // postmasterPid is the pid in dataDir's postmaster.pid, if it is a running
