@@ -96,7 +96,7 @@ chaos: ## chaos harness, long: 10,000 checkouts under kills, stalls, DB crashes 
 .PHONY: chaos/short
 chaos/short: ## chaos harness in under a minute (part of make test)
 	go build -o bin/web ./cmd/web
-	go run ./cmd/chaos -web bin/web -instances 3 -clients 16 -checkouts 250 -duration 20s -drain 8s -settle 15s \
+	go run ./cmd/chaos -web bin/web -instances 3 -clients 16 -checkouts 250 -duration 30s -drain 8s -settle 15s \
 		-kills 2 -stalls 2 -db-crashes 1 -db-stalls 1 -row-locks 1 -smtp-stalls 1
 
 .PHONY: bench

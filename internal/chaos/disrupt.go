@@ -69,22 +69,40 @@ func (l *lockedRand) between(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(l.float()*float64(hi-lo))
 }
 
+// tally is what a run's disruptions did, under the lock they share.
+type tally struct {
+	mu sync.Mutex
+	d  Disruptions
+}
+
+// fail records a disruption that could not be made.
+func (t *tally) fail(what string, err error) {
+	t.count(func(d *Disruptions) { d.Errors = append(d.Errors, what+": "+err.Error()) })
+}
+
+// span records that a disruption of kind lasted from from until now.
+func (t *tally) span(kind string, from time.Time) {
+	t.count(func(d *Disruptions) { d.windows = append(d.windows, window{kind: kind, from: from, to: time.Now()}) })
+}
+
+// count changes the counts.
+func (t *tally) count(change func(d *Disruptions)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	change(&t.d)
+}
+
 // disrupt makes the configured disruptions at random moments of the drive,
 // until ctx ends, and reports what it did. It never disrupts every shop at
 // once: one always serves, as a load balancer would need.
 func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, ...any)) Disruptions {
 	rng := &lockedRand{r: r}
 	var (
-		mu   sync.Mutex
-		d    Disruptions
+		t    tally
+		mu   sync.Mutex       // guards busy
 		busy = map[int]bool{} // shops being killed or paused
 		wg   sync.WaitGroup
 	)
-	fail := func(what string, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		d.Errors = append(d.Errors, what+": "+err.Error())
-	}
 	// tryPick reserves a shop no other disruption holds, or returns -1.
 	tryPick := func() int {
 		mu.Lock()
@@ -111,22 +129,16 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 			sleep(ctx, 200*time.Millisecond)
 		}
 	}
-	// span records that a disruption of kind lasted from from until now.
-	span := func(kind string, from time.Time) {
-		mu.Lock()
-		defer mu.Unlock()
-		d.windows = append(d.windows, window{kind: kind, from: from, to: time.Now()})
-	}
 	release := func(i int) {
 		mu.Lock()
 		defer mu.Unlock()
 		delete(busy, i)
 	}
-	// at runs do n times, at random moments between 10% and 80% of the drive.
-	at := func(n int, do func()) {
+	// between runs do n times, at random moments between lo and hi.
+	between := func(n int, lo, hi time.Duration, do func()) {
 		for range n {
 			wg.Add(1)
-			wait := rng.between(cl.cfg.Duration/10, cl.cfg.Duration*8/10)
+			wait := rng.between(lo, max(lo, hi))
 			go func() {
 				defer wg.Done()
 				select {
@@ -136,6 +148,15 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 				}
 			}()
 		}
+	}
+	// at runs do n times, at random moments between 10% and 80% of the drive.
+	at := func(n int, do func()) { between(n, cl.cfg.Duration/10, cl.cfg.Duration*8/10, do) }
+	// lasting runs do, a disruption that lasts for hold, n times, so that
+	// each is over by 80% of the drive where the drive is long enough:
+	// the outbox's recovery from an outage of the database runs on River's
+	// 30 s rescuer, whose wait (outboxSettle) starts after the drain.
+	lasting := func(n int, hold time.Duration, do func()) {
+		between(n, cl.cfg.Duration/10, cl.cfg.Duration*8/10-hold, do)
 	}
 
 	at(cl.cfg.Kills, func() {
@@ -147,9 +168,7 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 		p := cl.shops[i]
 		logf("kill -9 %s", p.name)
 		p.kill()
-		mu.Lock()
-		d.Kills++
-		mu.Unlock()
+		t.count(func(d *Disruptions) { d.Kills++ })
 		time.Sleep(rng.between(300*time.Millisecond, 1500*time.Millisecond))
 		// A shop refuses to start while PostgreSQL is down (a crash may be
 		// under way): try again, as a supervisor would.
@@ -163,7 +182,7 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 				return // heal starts it
 			}
 			if try == 5 {
-				fail("restart "+p.name, err)
+				t.fail("restart "+p.name, err)
 				return
 			}
 			sleep(ctx, time.Second)
@@ -179,21 +198,19 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 		stall := cl.cfg.stall()
 		logf("SIGSTOP %s for %s", p.name, stall)
 		if err := p.pause(); err != nil {
-			fail("pause "+p.name, err)
+			t.fail("pause "+p.name, err)
 			return
 		}
-		mu.Lock()
-		d.Stalls++
-		mu.Unlock()
+		t.count(func(d *Disruptions) { d.Stalls++ })
 		began := time.Now()
 		// Resumed even when the drive ends meanwhile: the stalled
 		// attempts landing late are the point.
 		time.Sleep(stall)
 		logf("SIGCONT %s", p.name)
 		if err := p.resume(); err != nil {
-			fail("resume "+p.name, err)
+			t.fail("resume "+p.name, err)
 		}
-		span(windowShopStall, began)
+		t.span(windowShopStall, began)
 	})
 	at(cl.cfg.DBCrashes, func() {
 		logf("crash PostgreSQL (pg_ctl stop -m immediate)")
@@ -203,83 +220,30 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 			return
 		}
 		if err != nil {
-			fail("crash PostgreSQL", err)
+			t.fail("crash PostgreSQL", err)
 			return
 		}
-		span(windowDBCrash, began)
+		t.span(windowDBCrash, began)
 		logf("PostgreSQL restarted")
-		mu.Lock()
-		d.DBCrashes++
-		mu.Unlock()
+		t.count(func(d *Disruptions) { d.DBCrashes++ })
 	})
-	at(cl.cfg.DBStalls, func() {
-		var began time.Time
-		err := cl.stallPostgres(ctx, cl.cfg.DBStall, func(n int) {
-			began = time.Now()
-			logf("SIGSTOP of PostgreSQL's %d processes for %s", n, cl.cfg.DBStall)
-			mu.Lock()
-			d.DBStalls++
-			mu.Unlock()
-		})
-		if errors.Is(err, errDriveOver) {
-			logf("no PostgreSQL stall: %v", err)
-			return
-		}
-		if err != nil {
-			fail("stall PostgreSQL", err)
-			return
-		}
-		span(windowDBStall, began)
-		logf("SIGCONT PostgreSQL")
-	})
-	at(cl.cfg.RowLocks, func() {
-		var began time.Time
-		err := cl.lockKeys(ctx, cl.cfg.RowLockKeys, cl.cfg.RowLock, func(keys, started int) {
-			began = time.Now()
-			logf("row locks of %d keys (%d started) held for %s", keys, started, cl.cfg.RowLock)
-			mu.Lock()
-			d.RowLocks++
-			d.KeysLocked += keys
-			d.StartedKeysLocked += started
-			mu.Unlock()
-		})
-		if err != nil {
-			fail("lock keys", err)
-			return
-		}
-		span(windowRowLock, began)
-		logf("row locks released")
-	})
-	at(cl.cfg.SMTPStalls, func() {
-		// Half the stalls greet first: a sender then waits for the answer
-		// to its EHLO, not for the greeting, which some clients time
-		// differently.
-		greet := rng.intN(2) == 0
-		logf("SMTP stall for %s (greeting passed: %v)", cl.cfg.SMTPStall, greet)
-		began := time.Now()
-		cl.smtp.stall(greet)
-		// Resumed even when the drive ends meanwhile, as a stall is.
-		time.Sleep(cl.cfg.SMTPStall)
-		cl.smtp.resume()
-		span(windowSMTPStall, began)
-		logf("SMTP flows again")
-		mu.Lock()
-		d.SMTPStalls++
-		mu.Unlock()
-	})
+	lasting(cl.cfg.DBStalls, cl.cfg.DBStall, func() { cl.stallPostgresOnce(ctx, &t, logf) })
+	lasting(cl.cfg.RowLocks, cl.cfg.RowLock, func() { cl.lockKeysOnce(ctx, &t, logf) })
+	lasting(cl.cfg.SMTPStalls, cl.cfg.SMTPStall, func() { cl.stallSMTPOnce(rng.intN(2) == 0, &t, logf) })
 
-	d.ProviderFaults = "off"
+	faults := "off"
 	if cl.cfg.ProviderFaults == "rates" || cl.cfg.ProviderFaults == "windows" {
-		d.ProviderFaults = cl.provideFaults(ctx, rng, &wg, &mu, &d, logf)
+		faults = cl.provideFaults(ctx, rng, &wg, &t, logf)
 	}
 	wg.Wait()
-	return d
+	t.d.ProviderFaults = faults
+	return t.d
 }
 
 // provideFaults turns on the provider's fault rates, or, for a provider
 // that does not know rates yet (it refuses the body with 400), runs windows
 // of one fault at a time in the background.
-func (cl *cluster) provideFaults(ctx context.Context, rng *lockedRand, wg *sync.WaitGroup, mu *sync.Mutex, d *Disruptions, logf func(string, ...any)) string {
+func (cl *cluster) provideFaults(ctx context.Context, rng *lockedRand, wg *sync.WaitGroup, t *tally, logf func(string, ...any)) string {
 	if cl.cfg.ProviderFaults == "rates" {
 		status, err := cl.setBehaviour(ctx, faultRates)
 		if err == nil && status == http.StatusOK {
@@ -302,9 +266,7 @@ func (cl *cluster) provideFaults(ctx context.Context, rng *lockedRand, wg *sync.
 			if _, err := cl.setBehaviour(ctx, body); err != nil {
 				continue
 			}
-			mu.Lock()
-			d.FaultWindows++
-			mu.Unlock()
+			t.count(func(d *Disruptions) { d.FaultWindows++ })
 			select {
 			case <-time.After(rng.between(200*time.Millisecond, 800*time.Millisecond)):
 			case <-ctx.Done():

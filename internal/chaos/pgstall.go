@@ -12,6 +12,25 @@ import (
 	"time"
 )
 
+// stallPostgresOnce is one PostgreSQL stall of the drive, recorded in t.
+func (cl *cluster) stallPostgresOnce(ctx context.Context, t *tally, logf func(string, ...any)) {
+	var began time.Time
+	err := cl.stallPostgres(ctx, cl.cfg.DBStall, func(n int) {
+		began = time.Now()
+		logf("SIGSTOP of PostgreSQL's %d processes for %s", n, cl.cfg.DBStall)
+		t.count(func(d *Disruptions) { d.DBStalls++ })
+	})
+	switch {
+	case errors.Is(err, errDriveOver):
+		logf("no PostgreSQL stall: %v", err)
+	case err != nil:
+		t.fail("stall PostgreSQL", err)
+	default:
+		t.span(windowDBStall, began)
+		logf("SIGCONT PostgreSQL")
+	}
+}
+
 // stallPostgres stops every process of the run's PostgreSQL server, the
 // postmaster and all it forked (backends, walwriter, checkpointer, …),
 // with SIGSTOP for hold, then lets them go on with SIGCONT: a server that

@@ -69,25 +69,65 @@ func createdIn(created []time.Time, from, to time.Time) (int, float64) {
 // and the other disruptions of the moment.
 const haltedShare = 0.25
 
-// haltedBySMTP returns the SMTP stall windows during which orders were
-// answered at under haltedShare of the drive's rate, skipping those that
-// met an outage of the database (a crash or a SIGSTOP of PostgreSQL), which
-// halts orders by itself. Only a window long enough to expect a few orders
-// is judged.
-func haltedBySMTP(ws []Window, driveRate float64) []string {
+// outageTail is how long after an outage of the database its effects are
+// still taken for its own: the pools reconnect, the backlog is worked off.
+const outageTail = 2 * time.Second
+
+// haltedBySMTP returns the SMTP stalls during which orders were answered at
+// under haltedShare of the drive's rate. Only the part of a stall that met
+// no outage of the database (a crash or a SIGSTOP of PostgreSQL, and
+// outageTail after it), which halts orders by itself, is judged, and only
+// when it is long enough to expect a few orders.
+func haltedBySMTP(ws []window, began time.Time, created []time.Time, driveRate float64) []string {
+	var outages []window
+	for _, w := range ws {
+		if w.kind == windowDBCrash || w.kind == windowDBStall {
+			outages = append(outages, window{kind: w.kind, from: w.from, to: w.to.Add(outageTail)})
+		}
+	}
 	var halted []string
 	for _, w := range ws {
-		if w.Kind != windowSMTPStall || (w.To-w.From)*driveRate < 8 {
+		if w.kind != windowSMTPStall {
 			continue
 		}
-		met := slices.ContainsFunc(ws, func(o Window) bool {
-			return (o.Kind == windowDBCrash || o.Kind == windowDBStall) && o.From < w.To && w.From < o.To
-		})
-		if met || w.PerSecond >= haltedShare*driveRate {
+		judged := subtract(w, outages)
+		var secs float64
+		n := 0
+		for _, part := range judged {
+			secs += part.to.Sub(part.from).Seconds()
+			c, _ := createdIn(created, part.from, part.to)
+			n += c
+		}
+		if secs < 3 || secs*driveRate < 8 {
 			continue
 		}
-		halted = append(halted, fmt.Sprintf("%.1f s to %.1f s: %d orders answered (%.1f a second; the drive's rate %.1f)",
-			w.From, w.To, w.Created, w.PerSecond, driveRate))
+		if rate := float64(n) / secs; rate < haltedShare*driveRate {
+			halted = append(halted, fmt.Sprintf("%.1f s to %.1f s (%.1f s of it without a database outage): %d orders answered, %.1f a second; the drive's rate %.1f",
+				w.from.Sub(began).Seconds(), w.to.Sub(began).Seconds(), secs, n, rate, driveRate))
+		}
 	}
 	return halted
+}
+
+// subtract returns the parts of w that none of cut covers, in order.
+func subtract(w window, cut []window) []window {
+	parts := []window{w}
+	for _, c := range cut {
+		var next []window
+		for _, p := range parts {
+			if !c.from.Before(p.to) || !p.from.Before(c.to) {
+				next = append(next, p) // no overlap
+				continue
+			}
+			if p.from.Before(c.from) {
+				next = append(next, window{kind: p.kind, from: p.from, to: c.from})
+			}
+			if c.to.Before(p.to) {
+				next = append(next, window{kind: p.kind, from: c.to, to: p.to})
+			}
+		}
+		parts = next
+	}
+	slices.SortFunc(parts, func(a, b window) int { return a.from.Compare(b.from) })
+	return parts
 }
