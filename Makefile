@@ -96,8 +96,8 @@ chaos: ## chaos harness, long: 10,000 checkouts under kills, stalls, DB crashes 
 .PHONY: chaos/short
 chaos/short: ## chaos harness in under a minute (part of make test)
 	go build -o bin/web ./cmd/web
-	go run ./cmd/chaos -web bin/web -instances 3 -clients 16 -checkouts 250 -duration 25s -drain 8s -settle 15s \
-		-kills 2 -stalls 2 -db-crashes 1 -db-stalls 1 -row-locks 1 -smtp-stalls 1 -smtp-stall 8s
+	go run ./cmd/chaos -web bin/web -instances 3 -clients 16 -checkouts 250 -duration 30s -drain 8s -settle 15s \
+		-kills 2 -stalls 2 -db-crashes 1 -db-stalls 1 -row-locks 1 -smtp-stalls 1 -smtp-stall 5s
 
 .PHONY: bench
 bench: bin/testpg ## benchmarks (compare figures within one run only)

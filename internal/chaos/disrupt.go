@@ -134,29 +134,23 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 		defer mu.Unlock()
 		delete(busy, i)
 	}
-	// between runs do n times, at random moments between lo and hi.
-	between := func(n int, lo, hi time.Duration, do func()) {
-		for range n {
-			wg.Add(1)
-			wait := rng.between(lo, max(lo, hi))
-			go func() {
-				defer wg.Done()
-				select {
-				case <-time.After(wait):
-					do()
-				case <-ctx.Done():
-				}
-			}()
-		}
+	// after runs do after wait, unless the drive ends first.
+	after := func(wait time.Duration, do func()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case <-time.After(wait):
+				do()
+			case <-ctx.Done():
+			}
+		}()
 	}
 	// at runs do n times, at random moments between 10% and 80% of the drive.
-	at := func(n int, do func()) { between(n, cl.cfg.Duration/10, cl.cfg.Duration*8/10, do) }
-	// lasting runs do, a disruption that lasts for hold, n times, so that
-	// each is over by 80% of the drive where the drive is long enough:
-	// the outbox's recovery from an outage of the database runs on River's
-	// 30 s rescuer, whose wait (outboxSettle) starts after the drain.
-	lasting := func(n int, hold time.Duration, do func()) {
-		between(n, cl.cfg.Duration/10, cl.cfg.Duration*8/10-hold, do)
+	at := func(n int, do func()) {
+		for range n {
+			after(rng.between(cl.cfg.Duration/10, cl.cfg.Duration*8/10), do)
+		}
 	}
 
 	at(cl.cfg.Kills, func() {
@@ -227,9 +221,7 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 		logf("PostgreSQL restarted")
 		t.count(func(d *Disruptions) { d.DBCrashes++ })
 	})
-	lasting(cl.cfg.DBStalls, cl.cfg.DBStall, func() { cl.stallPostgresOnce(ctx, &t, logf) })
-	lasting(cl.cfg.RowLocks, cl.cfg.RowLock, func() { cl.lockKeysOnce(ctx, &t, logf) })
-	lasting(cl.cfg.SMTPStalls, cl.cfg.SMTPStall, func() { cl.stallSMTPOnce(rng.intN(2) == 0, &t, logf) })
+	cl.planLastingOnes(ctx, rng, after, &t, logf)
 
 	faults := "off"
 	if cl.cfg.ProviderFaults == "rates" || cl.cfg.ProviderFaults == "windows" {
@@ -238,6 +230,33 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 	wg.Wait()
 	t.d.ProviderFaults = faults
 	return t.d
+}
+
+// planLastingOnes schedules the disruptions that last (PostgreSQL stalls,
+// row locks, SMTP stalls) with after, each over by 80% of the drive where
+// the drive is long enough: the outbox's recovery from an outage of the
+// database runs on River's 30 s rescuer, and its wait (outboxSettle)
+// starts after the drain. PostgreSQL stalls and SMTP stalls are placed
+// apart where they fit (planLasting).
+func (cl *cluster) planLastingOnes(ctx context.Context, rng *lockedRand, after func(time.Duration, func()), t *tally, logf func(string, ...any)) {
+	var spans []lastingSpan
+	var runs []func()
+	add := func(n int, hold time.Duration, apart bool, do func()) {
+		for range n {
+			spans = append(spans, lastingSpan{hold: hold, apart: apart})
+			runs = append(runs, do)
+		}
+	}
+	add(cl.cfg.DBStalls, cl.cfg.DBStall, true, func() { cl.stallPostgresOnce(ctx, t, logf) })
+	add(cl.cfg.RowLocks, cl.cfg.RowLock, false, func() { cl.lockKeysOnce(ctx, t, logf) })
+	add(cl.cfg.SMTPStalls, cl.cfg.SMTPStall, true, func() { cl.stallSMTPOnce(rng.intN(2) == 0, t, logf) })
+	starts, apart := planLasting(rng, cl.cfg.Duration/10, cl.cfg.Duration*8/10, spans)
+	if !apart {
+		logf("the PostgreSQL and SMTP stalls do not fit apart in the drive; some overlap")
+	}
+	for i, start := range starts {
+		after(start, runs[i])
+	}
 }
 
 // provideFaults turns on the provider's fault rates, or, for a provider
