@@ -206,21 +206,6 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 		}
 		t.span(windowShopStall, began)
 	})
-	at(cl.cfg.DBCrashes, func() {
-		logf("crash PostgreSQL (pg_ctl stop -m immediate)")
-		began, err := cl.crashPostgres(ctx, rng.between(500*time.Millisecond, 2*time.Second))
-		if errors.Is(err, errDriveOver) {
-			logf("no crash: %v", err)
-			return
-		}
-		if err != nil {
-			t.fail("crash PostgreSQL", err)
-			return
-		}
-		t.span(windowDBCrash, began)
-		logf("PostgreSQL restarted")
-		t.count(func(d *Disruptions) { d.DBCrashes++ })
-	})
 	cl.planLastingOnes(ctx, rng, after, &t, logf)
 
 	faults := "off"
@@ -232,30 +217,51 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 	return t.d
 }
 
-// planLastingOnes schedules the disruptions that last (PostgreSQL stalls,
-// row locks, SMTP stalls) with after, each over by 80% of the drive where
-// the drive is long enough: the outbox's recovery from an outage of the
-// database runs on River's 30 s rescuer, and its wait (outboxSettle)
-// starts after the drain. PostgreSQL stalls and SMTP stalls are placed
-// apart where they fit (planLasting).
+// planLastingOnes schedules the disruptions that last (PostgreSQL stalls
+// and crashes, row locks, SMTP stalls) with after, each over by 80% of the
+// drive where the drive is long enough: the outbox's recovery from an
+// outage of the database runs on River's 30 s rescuer, and its wait
+// (outboxSettle) starts after the drain. SMTP stalls are placed clear of
+// the database's outages where they fit (planLasting).
 func (cl *cluster) planLastingOnes(ctx context.Context, rng *lockedRand, after func(time.Duration, func()), t *tally, logf func(string, ...any)) {
 	var spans []lastingSpan
 	var runs []func()
-	add := func(n int, hold time.Duration, apart bool, do func()) {
+	add := func(n int, hold time.Duration, role spanRole, do func()) {
 		for range n {
-			spans = append(spans, lastingSpan{hold: hold, apart: apart})
+			spans = append(spans, lastingSpan{hold: hold, role: role})
 			runs = append(runs, do)
 		}
 	}
-	add(cl.cfg.DBStalls, cl.cfg.DBStall, true, func() { cl.stallPostgresOnce(ctx, t, logf) })
-	add(cl.cfg.RowLocks, cl.cfg.RowLock, false, func() { cl.lockKeysOnce(ctx, t, logf) })
-	add(cl.cfg.SMTPStalls, cl.cfg.SMTPStall, true, func() { cl.stallSMTPOnce(rng.intN(2) == 0, t, logf) })
+	add(cl.cfg.DBStalls, cl.cfg.DBStall, roleOutage, func() { cl.stallPostgresOnce(ctx, t, logf) })
+	add(cl.cfg.DBCrashes, crashHold, roleOutage, func() { cl.crashPostgresOnce(ctx, rng, t, logf) })
+	add(cl.cfg.RowLocks, cl.cfg.RowLock, roleFree, func() { cl.lockKeysOnce(ctx, t, logf) })
+	add(cl.cfg.SMTPStalls, cl.cfg.SMTPStall, roleJudged, func() { cl.stallSMTPOnce(rng.intN(2) == 0, t, logf) })
 	starts, apart := planLasting(rng, cl.cfg.Duration/10, cl.cfg.Duration*8/10, spans)
 	if !apart {
-		logf("the PostgreSQL and SMTP stalls do not fit apart in the drive; some overlap")
+		logf("the SMTP stalls do not fit clear of the database's outages; some meet one")
 	}
 	for i, start := range starts {
 		after(start, runs[i])
+	}
+}
+
+// crashHold is what a crash is planned to last: down for up to 2 s, then
+// the restart's recovery.
+const crashHold = 4 * time.Second
+
+// crashPostgresOnce is one crash of PostgreSQL, recorded in t.
+func (cl *cluster) crashPostgresOnce(ctx context.Context, rng *lockedRand, t *tally, logf func(string, ...any)) {
+	logf("crash PostgreSQL (pg_ctl stop -m immediate)")
+	began, err := cl.crashPostgres(ctx, rng.between(500*time.Millisecond, 2*time.Second))
+	switch {
+	case errors.Is(err, errDriveOver):
+		logf("no crash: %v", err)
+	case err != nil:
+		t.fail("crash PostgreSQL", err)
+	default:
+		t.span(windowDBCrash, began)
+		logf("PostgreSQL restarted")
+		t.count(func(d *Disruptions) { d.DBCrashes++ })
 	}
 }
 

@@ -70,14 +70,16 @@ func createdIn(created []time.Time, from, to time.Time) (int, float64) {
 const haltedShare = 0.25
 
 // outageTail is how long after an outage of the database its effects are
-// still taken for its own: the pools reconnect, the backlog is worked off.
-const outageTail = 2 * time.Second
+// still taken for its own: the pools reconnect, and a client's request sent
+// during the outage may wait out its timeout (5 s) before it retries.
+const outageTail = 5 * time.Second
 
 // haltedBySMTP returns the SMTP stalls during which orders were answered at
 // under haltedShare of the drive's rate. Only the part of a stall that met
 // no outage of the database (a crash or a SIGSTOP of PostgreSQL, and
 // outageTail after it), which halts orders by itself, is judged, and only
-// when it is long enough to expect a few orders.
+// when it is long enough (3 s) to expect a few orders (8 at the drive's
+// rate).
 func haltedBySMTP(ws []window, began time.Time, created []time.Time, driveRate float64) []string {
 	var outages []window
 	for _, w := range ws {

@@ -7,7 +7,7 @@ import (
 
 // TestHaltedBySMTP: an SMTP stall during which orders were answered at
 // under a quarter of the drive's rate is reported; only its part without a
-// database outage (and two seconds after one) is judged, and only when
+// database outage (and outageTail after one) is judged, and only when
 // that part is long enough.
 func TestHaltedBySMTP(t *testing.T) {
 	t.Parallel()
@@ -26,15 +26,15 @@ func TestHaltedBySMTP(t *testing.T) {
 		{kind: windowSMTPStall, from: at(10), to: at(20)},   // halted
 		{kind: windowSMTPStall, from: at(25), to: at(35)},   // full speed
 		{kind: windowSMTPStall, from: at(40), to: at(50)},   // halted, but PostgreSQL was stopped
-		{kind: windowDBStall, from: at(39), to: at(49)},     // and for 2 s after
+		{kind: windowDBStall, from: at(39), to: at(49)},     // and for 5 s after
 		{kind: windowSMTPStall, from: at(15), to: at(15.5)}, // too short to judge
-		{kind: windowSMTPStall, from: at(65), to: at(80)},   // halted after the crash's tail
+		{kind: windowSMTPStall, from: at(65), to: at(80)},   // halted after the crash's tail (71 s)
 		{kind: windowDBCrash, from: at(60), to: at(66)},
 	}
 	got := haltedBySMTP(ws, began, created, 10)
 	want := []string{
 		"10.0 s to 20.0 s (10.0 s of it without a database outage): 0 orders answered, 0.0 a second; the drive's rate 10.0",
-		"65.0 s to 80.0 s (12.0 s of it without a database outage): 20 orders answered, 1.7 a second; the drive's rate 10.0",
+		"65.0 s to 80.0 s (9.0 s of it without a database outage): 0 orders answered, 0.0 a second; the drive's rate 10.0",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got halted %q, want %q", got, want)
