@@ -42,7 +42,7 @@ func check(ctx context.Context, conn *database.DB, rep *Report) error {
 	for _, v := range rep.Clients.violations {
 		add(v.kind, v.example)
 	}
-	for _, h := range haltedBySMTP(rep.Disruptions.windows, rep.Clients.began, rep.Clients.created, rep.Clients.CreatedPerSecond) {
+	for _, h := range haltedBySMTP(rep.Disruptions.windows, rep.Clients.began, rep.Clients.created, rep.Clients.CreatedPerSecondDBUp) {
 		add(violOrdersHalted, h)
 	}
 

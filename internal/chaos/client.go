@@ -55,8 +55,12 @@ type Clients struct {
 	Problems map[string]int `json:"problems"`
 
 	// CreatedPerSecond is the rate of 201s to orders over the drive, to
-	// hold the rate during each disruption against (Disruptions.Windows).
-	CreatedPerSecond float64 `json:"created_per_second"`
+	// hold the rate during each disruption against (Disruptions.Windows);
+	// CreatedPerSecondDBUp the rate while the database was up (no crash
+	// or stall of PostgreSQL, nor the 5 s after one), which an SMTP stall
+	// is held to.
+	CreatedPerSecond     float64 `json:"created_per_second"`
+	CreatedPerSecondDBUp float64 `json:"created_per_second_db_up"`
 
 	outcomes   []outcome
 	violations []violation

@@ -1,12 +1,13 @@
 package chaos
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
 
 // TestHaltedBySMTP: an SMTP stall during which orders were answered at
-// under a quarter of the drive's rate is reported; only its part without a
+// under half the rate while the database was up is reported; only its part without a
 // database outage (and outageTail after one) is judged, and only when
 // that part is long enough.
 func TestHaltedBySMTP(t *testing.T) {
@@ -33,8 +34,8 @@ func TestHaltedBySMTP(t *testing.T) {
 	}
 	got := haltedBySMTP(ws, began, created, 10)
 	want := []string{
-		"10.0 s to 20.0 s (10.0 s of it without a database outage): 0 orders answered, 0.0 a second; the drive's rate 10.0",
-		"65.0 s to 80.0 s (9.0 s of it without a database outage): 0 orders answered, 0.0 a second; the drive's rate 10.0",
+		"10.0 s to 20.0 s (10.0 s of it without a database outage): 0 orders answered, 0.0 a second; 10.0 a second while the database was up",
+		"65.0 s to 80.0 s (9.0 s of it without a database outage): 0 orders answered, 0.0 a second; 10.0 a second while the database was up",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got halted %q, want %q", got, want)
@@ -43,6 +44,47 @@ func TestHaltedBySMTP(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("got %q, want %q", got[i], want[i])
 		}
+	}
+}
+
+// TestHaltedShare: a stall at 40% of the rate while the database was up
+// halted orders (a mail worker that holds the pool gave a quarter to a
+// third); one at 60% did not.
+func TestHaltedShare(t *testing.T) {
+	t.Parallel()
+	began := time.Now()
+	var created []time.Time
+	for ms := 0; ms < 10_000; ms += 250 { // 4 a second over 0-10 s
+		created = append(created, began.Add(time.Duration(ms)*time.Millisecond))
+	}
+	for ms := 10_000; ms < 20_000; ms += 1000 / 6 { // 6 a second over 10-20 s
+		created = append(created, began.Add(time.Duration(ms)*time.Millisecond))
+	}
+	ws := []window{
+		{kind: windowSMTPStall, from: began, to: began.Add(10 * time.Second)},
+		{kind: windowSMTPStall, from: began.Add(10 * time.Second), to: began.Add(20 * time.Second)},
+	}
+	halted := haltedBySMTP(ws, began, created, 10)
+	if len(halted) != 1 || !strings.HasPrefix(halted[0], "0.0 s to 10.0 s") {
+		t.Errorf("got halted %q, want the stall at 4 a second only", halted)
+	}
+}
+
+// TestUpRate: the rate while the database was up leaves out its outages
+// and their tails.
+func TestUpRate(t *testing.T) {
+	t.Parallel()
+	began := time.Now()
+	at := func(s int) time.Time { return began.Add(time.Duration(s) * time.Second) }
+	var created []time.Time
+	for s := range 40 {
+		if s < 10 || s >= 25 { // none during the crash (10-20 s) and its tail
+			created = append(created, at(s), at(s))
+		}
+	}
+	ws := []window{{kind: windowDBCrash, from: at(10), to: at(20)}, {kind: windowSMTPStall, from: at(0), to: at(5)}}
+	if got := upRate(ws, began, at(40), created); got != 2 {
+		t.Errorf("got %.2f a second, want 2 (the 25 s without an outage)", got)
 	}
 }
 
