@@ -156,7 +156,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	stopDisrupting()
 	rep.Disruptions = <-disrupted
 	rep.Disruptions.Windows = windowReports(rep.Disruptions.windows, rep.Clients.began, rep.Clients.created)
-	rep.Clients.CreatedPerSecondDBUp = upRate(rep.Disruptions.windows, rep.Clients.began, rep.Clients.began.Add(cfg.Duration), rep.Clients.created)
+	rep.Clients.CreatedPerSecondClear = clearRate(rep.Disruptions.windows, rep.Clients.began, rep.Clients.began.Add(cfg.Duration), rep.Clients.created)
 
 	logf("settling: every instance up, provider healthy, waiting for the completer")
 	if err := cl.heal(ctx); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -42,7 +43,8 @@ func check(ctx context.Context, conn *database.DB, rep *Report) error {
 	for _, v := range rep.Clients.violations {
 		add(v.kind, v.example)
 	}
-	for _, h := range haltedBySMTP(rep.Disruptions.windows, rep.Clients.began, rep.Clients.created, rep.Clients.CreatedPerSecondDBUp) {
+	expected := expectedRate(rep.Config.Checkouts, time.Duration(rep.Config.DurationSeconds*float64(time.Second)), rep.Clients.CreatedPerSecondClear)
+	for _, h := range haltedBySMTP(rep.Disruptions.windows, rep.Clients.began, rep.Clients.created, expected) {
 		add(violOrdersHalted, h)
 	}
 

@@ -56,11 +56,11 @@ type Clients struct {
 
 	// CreatedPerSecond is the rate of 201s to orders over the drive, to
 	// hold the rate during each disruption against (Disruptions.Windows);
-	// CreatedPerSecondDBUp the rate while the database was up (no crash
-	// or stall of PostgreSQL, nor the 5 s after one), which an SMTP stall
-	// is held to.
-	CreatedPerSecond     float64 `json:"created_per_second"`
-	CreatedPerSecondDBUp float64 `json:"created_per_second_db_up"`
+	// CreatedPerSecondClear the rate outside the disruptions that slow
+	// orders by themselves (PostgreSQL stalls and crashes, a shop's
+	// SIGSTOP, and 5 s after each).
+	CreatedPerSecond      float64 `json:"created_per_second"`
+	CreatedPerSecondClear float64 `json:"created_per_second_clear"`
 
 	outcomes   []outcome
 	violations []violation

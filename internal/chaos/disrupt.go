@@ -182,7 +182,7 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 			sleep(ctx, time.Second)
 		}
 	})
-	at(cl.cfg.Stalls, func() {
+	shopStall := func() {
 		i := pick()
 		if i < 0 {
 			return
@@ -205,8 +205,8 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 			t.fail("resume "+p.name, err)
 		}
 		t.span(windowShopStall, began)
-	})
-	cl.planLastingOnes(ctx, rng, after, &t, logf)
+	}
+	cl.planLastingOnes(ctx, rng, after, &t, logf, shopStall)
 
 	faults := "off"
 	if cl.cfg.ProviderFaults == "rates" || cl.cfg.ProviderFaults == "windows" {
@@ -217,13 +217,15 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 	return t.d
 }
 
-// planLastingOnes schedules the disruptions that last (PostgreSQL stalls
-// and crashes, row locks, SMTP stalls) with after, each over by 80% of the
-// drive where the drive is long enough: the outbox's recovery from an
-// outage of the database runs on River's 30 s rescuer, and its wait
-// (outboxSettle) starts after the drain. SMTP stalls are placed clear of
-// the database's outages where they fit (planLasting).
-func (cl *cluster) planLastingOnes(ctx context.Context, rng *lockedRand, after func(time.Duration, func()), t *tally, logf func(string, ...any)) {
+// planLastingOnes schedules the disruptions that last (shop SIGSTOPs,
+// made by shopStall; PostgreSQL stalls and crashes, row locks, SMTP
+// stalls) with after, each over by 80% of the drive where the drive is
+// long enough: the outbox's recovery from an outage of the database runs
+// on River's 30 s rescuer, and its wait (outboxSettle) starts after the
+// drain. SMTP stalls are placed clear of the disruptions that slow orders
+// by themselves where they fit (planLasting), so that what orders meet
+// there is the SMTP stall.
+func (cl *cluster) planLastingOnes(ctx context.Context, rng *lockedRand, after func(time.Duration, func()), t *tally, logf func(string, ...any), shopStall func()) {
 	var spans []lastingSpan
 	var runs []func()
 	add := func(n int, hold time.Duration, role spanRole, do func()) {
@@ -232,13 +234,14 @@ func (cl *cluster) planLastingOnes(ctx context.Context, rng *lockedRand, after f
 			runs = append(runs, do)
 		}
 	}
-	add(cl.cfg.DBStalls, cl.cfg.DBStall, roleOutage, func() { cl.stallPostgresOnce(ctx, t, logf) })
-	add(cl.cfg.DBCrashes, crashHold, roleOutage, func() { cl.crashPostgresOnce(ctx, rng, t, logf) })
+	add(cl.cfg.Stalls, cl.cfg.stall(), roleDisturbs, shopStall)
+	add(cl.cfg.DBStalls, cl.cfg.DBStall, roleDisturbs, func() { cl.stallPostgresOnce(ctx, t, logf) })
+	add(cl.cfg.DBCrashes, crashHold, roleDisturbs, func() { cl.crashPostgresOnce(ctx, rng, t, logf) })
 	add(cl.cfg.RowLocks, cl.cfg.RowLock, roleFree, func() { cl.lockKeysOnce(ctx, t, logf) })
 	add(cl.cfg.SMTPStalls, cl.cfg.SMTPStall, roleJudged, func() { cl.stallSMTPOnce(rng.intN(2) == 0, t, logf) })
 	starts, apart := planLasting(rng, cl.cfg.Duration/10, cl.cfg.Duration*8/10, spans)
 	if !apart {
-		logf("the SMTP stalls do not fit clear of the database's outages; some meet one")
+		logf("the SMTP stalls do not fit clear of the other disruptions; some meet one")
 	}
 	for i, start := range starts {
 		after(start, runs[i])

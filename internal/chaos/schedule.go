@@ -8,12 +8,12 @@ type spanRole int
 const (
 	// roleFree may overlap anything (a row lock).
 	roleFree spanRole = iota
-	// roleOutage is an outage of the database (a PostgreSQL stall or
-	// crash), which halts orders by itself; outages may overlap each other.
-	roleOutage
+	// roleDisturbs halts or slows orders by itself (a PostgreSQL stall or
+	// crash, a shop's SIGSTOP); such disruptions may overlap each other.
+	roleDisturbs
 	// roleJudged is a disruption during which orders are judged (an SMTP
-	// stall, see haltedBySMTP): it should meet no outage, nor an outage's
-	// tail (outageTail after it).
+	// stall, see haltedBySMTP): it should meet none of the disturbing
+	// ones, nor their tails (disturbedTail after each).
 	roleJudged
 )
 
@@ -23,16 +23,17 @@ type lastingSpan struct {
 	role spanRole
 }
 
-// planTries bounds the draws of planLasting: of the outages' starts, and of
-// each judged span's start given those.
+// planTries bounds the draws of planLasting: of the disturbing spans'
+// starts, and of each judged span's start given those.
 const planTries = 200
 
 // planLasting draws a start for each span, so that each is over by hi
 // (where lo leaves it room: else it starts at lo), and so that no judged
-// span meets an outage or its tail, when planTries draws find such starts;
-// else the last draw stands, and apart says so. A short run has room for
-// one PostgreSQL stall, one crash and one SMTP stall this way only if they
-// are placed so (the SMTP stall first); a long one has room to spare.
+// span meets a disturbing one or its tail, when planTries draws find such
+// starts; else the last draw stands, and apart says so. A short run has
+// room for one SMTP stall clear of a PostgreSQL stall, a crash and two
+// shop stalls only if the SMTP stall comes first; a long one has room to
+// spare.
 func planLasting(rng *lockedRand, lo, hi time.Duration, spans []lastingSpan) (starts []time.Duration, apart bool) {
 	starts = make([]time.Duration, len(spans))
 	draw := func(i int) { starts[i] = rng.between(lo, max(lo, hi-spans[i].hold)) }
@@ -50,7 +51,7 @@ func planLasting(rng *lockedRand, lo, hi time.Duration, spans []lastingSpan) (st
 			fits := false
 			for j := 0; j < planTries && !fits; j++ {
 				draw(i)
-				fits = clearOfOutages(spans, starts, i)
+				fits = clearOfDisturbance(spans, starts, i)
 			}
 			apart = apart && fits
 		}
@@ -61,12 +62,12 @@ func planLasting(rng *lockedRand, lo, hi time.Duration, spans []lastingSpan) (st
 	return starts, false
 }
 
-// clearOfOutages reports whether span i ends before every outage begins or
-// begins after its tail.
-func clearOfOutages(spans []lastingSpan, starts []time.Duration, i int) bool {
+// clearOfDisturbance reports whether span i ends before every disturbing
+// span begins or begins after its tail.
+func clearOfDisturbance(spans []lastingSpan, starts []time.Duration, i int) bool {
 	from, to := starts[i], starts[i]+spans[i].hold
 	for j, s := range spans {
-		if s.role == roleOutage && from < starts[j]+s.hold+outageTail && starts[j] < to {
+		if s.role == roleDisturbs && from < starts[j]+s.hold+disturbedTail && starts[j] < to {
 			return false
 		}
 	}

@@ -62,37 +62,40 @@ func createdIn(created []time.Time, from, to time.Time) (int, float64) {
 	return n, float64(n) / secs
 }
 
-// haltedShare is the rate of orders, as a share of the rate while the
-// database was up, below which an SMTP stall counts as having halted them.
-// Confirmation mail is sent by the outbox after the order is answered: a
-// stalled mail server should slow orders not at all. Measured in short
-// runs, a mail worker that held its transaction while it sent (and so the
-// pool, 4 connections for 16 workers) left orders at a quarter to a third
-// of that rate; one that sends outside it, at about the full rate. Half
-// leaves room for a loaded machine and a paused shop of the moment.
+// haltedShare is the rate of orders, as a share of the rate expected,
+// below which an SMTP stall counts as having halted them. Confirmation
+// mail is sent by the outbox after the order is answered: a stalled mail
+// server should slow orders not at all. Measured in short runs (5 s
+// stalls), a mail worker that held its transaction while it sent (and so
+// the pool: 4 connections for 16 workers) left orders at a fifth to a third
+// of the clients' pace; one that sends outside it, at the full pace. Half
+// leaves room for a loaded machine, a kill and a row lock of the moment.
 const haltedShare = 0.5
 
-// outageTail is how long after an outage of the database its effects are
-// still taken for its own: the pools reconnect, and a client's request sent
-// during the outage may wait out its timeout (5 s) before it retries.
-const outageTail = 5 * time.Second
+// disturbedTail is how long after a disturbing disruption (an outage of
+// the database, a paused shop) its effects are still taken for its own:
+// the pools reconnect, and a client's request sent meanwhile may wait out
+// its timeout (5 s) before it retries.
+const disturbedTail = 5 * time.Second
 
-// outagesOf returns the outages of the database among ws (a crash or a
-// SIGSTOP of PostgreSQL), each with its tail.
-func outagesOf(ws []window) []window {
-	var outages []window
+// disturbancesOf returns the windows among ws that halt or slow orders by
+// themselves (a crash or a SIGSTOP of PostgreSQL, a shop's SIGSTOP), each
+// with its tail.
+func disturbancesOf(ws []window) []window {
+	var out []window
 	for _, w := range ws {
-		if w.kind == windowDBCrash || w.kind == windowDBStall {
-			outages = append(outages, window{kind: w.kind, from: w.from, to: w.to.Add(outageTail)})
+		switch w.kind {
+		case windowDBCrash, windowDBStall, windowShopStall:
+			out = append(out, window{kind: w.kind, from: w.from, to: w.to.Add(disturbedTail)})
 		}
 	}
-	return outages
+	return out
 }
 
-// createdOutside counts the 201s answered during the parts of w that no
-// outage covers, and how long those parts are.
-func createdOutside(w window, outages []window, created []time.Time) (n int, seconds float64) {
-	for _, part := range subtract(w, outages) {
+// createdOutside counts the 201s answered during the parts of w that none
+// of cut covers, and how long those parts are.
+func createdOutside(w window, cut []window, created []time.Time) (n int, seconds float64) {
+	for _, part := range subtract(w, cut) {
 		seconds += part.to.Sub(part.from).Seconds()
 		c, _ := createdIn(created, part.from, part.to)
 		n += c
@@ -100,10 +103,10 @@ func createdOutside(w window, outages []window, created []time.Time) (n int, sec
 	return n, seconds
 }
 
-// upRate is the rate of 201s from began to end while the database was up
-// (no outage, nor an outage's tail): the rate an SMTP stall is held to.
-func upRate(ws []window, began, end time.Time, created []time.Time) float64 {
-	n, secs := createdOutside(window{from: began, to: end}, outagesOf(ws), created)
+// clearRate is the rate of 201s from began to end outside the disturbing
+// windows and their tails.
+func clearRate(ws []window, began, end time.Time, created []time.Time) float64 {
+	n, secs := createdOutside(window{from: began, to: end}, disturbancesOf(ws), created)
 	if secs <= 0 {
 		return 0
 	}
@@ -111,27 +114,34 @@ func upRate(ws []window, began, end time.Time, created []time.Time) float64 {
 }
 
 // haltedBySMTP returns the SMTP stalls during which orders were answered at
-// under haltedShare of rate, the rate while the database was up. Only the
-// part of a stall that met no outage of the database (and no outage's
-// tail), which halts orders by itself, is judged, and only when it is long
-// enough (3 s) to expect a few orders (8 at that rate).
-func haltedBySMTP(ws []window, began time.Time, created []time.Time, rate float64) []string {
-	outages := outagesOf(ws)
+// under haltedShare of expected, a rate a second. Only the part of a stall
+// clear of the disturbing windows (see disturbancesOf), which slow orders
+// by themselves, is judged, and only when it is long enough (3 s) to
+// expect a few orders (8).
+func haltedBySMTP(ws []window, began time.Time, created []time.Time, expected float64) []string {
+	cut := disturbancesOf(ws)
 	var halted []string
 	for _, w := range ws {
 		if w.kind != windowSMTPStall {
 			continue
 		}
-		n, secs := createdOutside(w, outages, created)
-		if secs < 3 || secs*rate < 8 {
+		n, secs := createdOutside(w, cut, created)
+		if secs < 3 || secs*expected < 8 {
 			continue
 		}
-		if r := float64(n) / secs; r < haltedShare*rate {
-			halted = append(halted, fmt.Sprintf("%.1f s to %.1f s (%.1f s of it without a database outage): %d orders answered, %.1f a second; %.1f a second while the database was up",
-				w.from.Sub(began).Seconds(), w.to.Sub(began).Seconds(), secs, n, r, rate))
+		if r := float64(n) / secs; r < haltedShare*expected {
+			halted = append(halted, fmt.Sprintf("%.1f s to %.1f s (%.1f s of it undisturbed): %d orders answered, %.1f a second; %.1f expected",
+				w.from.Sub(began).Seconds(), w.to.Sub(began).Seconds(), secs, n, r, expected))
 		}
 	}
 	return halted
+}
+
+// expectedRate is the rate of 201s an SMTP stall is held to: the clients'
+// pace (checkouts over the drive), or the rate in the drive's undisturbed
+// parts if the machine could not keep that pace.
+func expectedRate(checkouts int, drive time.Duration, clear float64) float64 {
+	return min(float64(checkouts)/drive.Seconds(), clear)
 }
 
 // subtract returns the parts of w that none of cut covers, in order.

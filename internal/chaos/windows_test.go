@@ -7,9 +7,9 @@ import (
 )
 
 // TestHaltedBySMTP: an SMTP stall during which orders were answered at
-// under half the rate while the database was up is reported; only its part without a
-// database outage (and outageTail after one) is judged, and only when
-// that part is long enough.
+// under half the rate expected is reported; only its part clear of the
+// disturbing disruptions (and disturbedTail after each) is judged, and
+// only when that part is long enough.
 func TestHaltedBySMTP(t *testing.T) {
 	t.Parallel()
 	began := time.Now()
@@ -34,8 +34,8 @@ func TestHaltedBySMTP(t *testing.T) {
 	}
 	got := haltedBySMTP(ws, began, created, 10)
 	want := []string{
-		"10.0 s to 20.0 s (10.0 s of it without a database outage): 0 orders answered, 0.0 a second; 10.0 a second while the database was up",
-		"65.0 s to 80.0 s (9.0 s of it without a database outage): 0 orders answered, 0.0 a second; 10.0 a second while the database was up",
+		"10.0 s to 20.0 s (10.0 s of it undisturbed): 0 orders answered, 0.0 a second; 10.0 expected",
+		"65.0 s to 80.0 s (9.0 s of it undisturbed): 0 orders answered, 0.0 a second; 10.0 expected",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got halted %q, want %q", got, want)
@@ -47,9 +47,9 @@ func TestHaltedBySMTP(t *testing.T) {
 	}
 }
 
-// TestHaltedShare: a stall at 40% of the rate while the database was up
-// halted orders (a mail worker that holds the pool gave a quarter to a
-// third); one at 60% did not.
+// TestHaltedShare: a stall at 40% of the rate expected halted orders (a
+// mail worker that holds the pool gave a fifth to a third); one at 60%
+// did not.
 func TestHaltedShare(t *testing.T) {
 	t.Parallel()
 	began := time.Now()
@@ -70,21 +70,31 @@ func TestHaltedShare(t *testing.T) {
 	}
 }
 
-// TestUpRate: the rate while the database was up leaves out its outages
-// and their tails.
-func TestUpRate(t *testing.T) {
+// TestClearRate: the rate outside the disturbing windows leaves out those
+// and their tails, a paused shop's as a crash's.
+func TestClearRate(t *testing.T) {
 	t.Parallel()
 	began := time.Now()
 	at := func(s int) time.Time { return began.Add(time.Duration(s) * time.Second) }
 	var created []time.Time
-	for s := range 40 {
-		if s < 10 || s >= 25 { // none during the crash (10-20 s) and its tail
+	for s := range 50 {
+		if s < 10 || (s >= 25 && s < 30) || s >= 41 { // none during the crash, the shop stall and their tails
 			created = append(created, at(s), at(s))
 		}
 	}
-	ws := []window{{kind: windowDBCrash, from: at(10), to: at(20)}, {kind: windowSMTPStall, from: at(0), to: at(5)}}
-	if got := upRate(ws, began, at(40), created); got != 2 {
-		t.Errorf("got %.2f a second, want 2 (the 25 s without an outage)", got)
+	ws := []window{
+		{kind: windowDBCrash, from: at(10), to: at(20)},
+		{kind: windowShopStall, from: at(30), to: at(36)},
+		{kind: windowSMTPStall, from: at(0), to: at(5)},
+	}
+	if got := clearRate(ws, began, at(50), created); got != 2 {
+		t.Errorf("got %.2f a second, want 2 (the 24 s undisturbed)", got)
+	}
+	if got := expectedRate(100, 50*time.Second, 3); got != 2 {
+		t.Errorf("expected rate: got %.2f, want the pace, 2", got)
+	}
+	if got := expectedRate(300, 50*time.Second, 3); got != 3 {
+		t.Errorf("expected rate: got %.2f, want the clear rate, 3, below the pace", got)
 	}
 }
 
