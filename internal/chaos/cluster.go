@@ -234,7 +234,7 @@ func (cl *cluster) heal(ctx context.Context) error {
 	if _, err := cl.setBehaviour(ctx, `{"delay_ms":0,"fail":"none"}`); err != nil {
 		return err
 	}
-	cl.smtp.resume()
+	cl.smtp.resumeAll()
 	return nil
 }
 

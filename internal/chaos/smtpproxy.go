@@ -20,8 +20,10 @@ type smtpProxy struct {
 
 	mu sync.Mutex
 	// flowing is closed while bytes flow; a stall replaces it with an
-	// open channel, which resume closes.
+	// open channel, which the last resume closes. Stalls may overlap:
+	// stalls counts those in effect.
 	flowing chan struct{}
+	stalls  int
 	greet   bool // while stalled, pass each connection's first reply
 	conns   map[net.Conn]struct{}
 	closed  bool
@@ -46,27 +48,43 @@ func listenSMTPProxy(upstream string) (*smtpProxy, error) {
 // Addr is where the shops send mail.
 func (p *smtpProxy) Addr() string { return p.ln.Addr().String() }
 
-// stall stops forwarding. With greet, a connection opened during the stall
+// stall stops forwarding until the matching resume (and that of every
+// other stall in effect). With greet, a connection opened during the stall
 // still gets the server's first reply (its 220 greeting), so the sender is
-// committed to the conversation before it hangs.
+// committed to the conversation before it hangs; the latest stall says.
 func (p *smtpProxy) stall(greet bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	select {
-	case <-p.flowing:
+	if p.stalls == 0 {
 		p.flowing = make(chan struct{})
-	default: // stalled already
 	}
+	p.stalls++
 	p.greet = greet
 }
 
-// resume forwards again, the bytes held first.
+// resume ends one stall; once none is in effect, bytes flow again, those
+// held first. Bytes held are delivered even if their sender has given up
+// meanwhile: a server that took a message's final dot and answered too
+// late for its sender, the at-least-once window of the mail consumer
+// (the same Message-ID sent again).
 func (p *smtpProxy) resume() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	select {
-	case <-p.flowing:
-	default:
+	if p.stalls == 0 {
+		return
+	}
+	p.stalls--
+	if p.stalls == 0 {
+		close(p.flowing)
+	}
+}
+
+// resumeAll ends every stall.
+func (p *smtpProxy) resumeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stalls > 0 {
+		p.stalls = 0
 		close(p.flowing)
 	}
 }
@@ -81,7 +99,7 @@ func (p *smtpProxy) Close() error {
 		c.Close()
 	}
 	p.mu.Unlock()
-	p.resume() // lets the held writes see their connections closed
+	p.resumeAll() // lets the held writes see their connections closed
 	p.wg.Wait()
 	return err
 }

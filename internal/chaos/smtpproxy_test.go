@@ -132,3 +132,22 @@ func TestSMTPProxyStallsConversationsInProgress(t *testing.T) {
 		t.Errorf("got %d messages, want none", got)
 	}
 }
+
+// TestSMTPProxyOverlappingStalls: stalls may overlap; bytes flow again only
+// when the last of them is over.
+func TestSMTPProxyOverlappingStalls(t *testing.T) {
+	t.Parallel()
+	p, _ := startProxy(t)
+	p.stall(false)
+	p.stall(false)
+	conn, r := dial(t, p)
+	p.resume()
+	if line, ok := readLine(t, conn, r, 300*time.Millisecond); ok {
+		t.Fatalf("got %q with one of two stalls over, want nothing", line)
+	}
+	p.resume()
+	if line, ok := readLine(t, conn, r, 5*time.Second); !ok || !strings.HasPrefix(line, "220") {
+		t.Fatalf("got %q (arrived %v) with both stalls over, want the 220", line, ok)
+	}
+	p.resume() // one too many: no harm
+}
