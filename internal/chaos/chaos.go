@@ -5,10 +5,12 @@
 // clients that place checkouts through the JSON API, retrying each with one
 // Idempotency-Key; and meanwhile kills instances (kill -9), pauses them
 // (SIGSTOP, longer than a lock plus the completer's grace, as a GC pause or
-// a frozen VM would), crashes PostgreSQL (pg_ctl stop -m immediate) and turns
-// on the provider's faults. Then it lets the completer settle every key and
-// checks, in SQL and against what the clients were told, that every
-// invariant of exactly-once charging held (see check.go).
+// a frozen VM would), crashes PostgreSQL (pg_ctl stop -m immediate), pauses
+// every PostgreSQL process (pgstall.go), holds the row locks of keys in
+// flight (rowlock.go), stalls the mail server (smtpproxy.go) and turns on
+// the provider's faults. Then it lets the completer settle every key and
+// checks, in SQL, against what the clients were told and in the shops'
+// logs, that every invariant of exactly-once charging held (see check.go).
 //
 // Everything is bounded: the number of checkouts, the time clients drive,
 // the time allowed to settle; the run stops itself and its processes.
