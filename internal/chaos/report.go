@@ -36,19 +36,19 @@ type Report struct {
 
 // ReportConfig is the part of Config worth reporting.
 type ReportConfig struct {
-	Instances       int     `json:"instances"`
-	Clients         int     `json:"clients"`
-	Checkouts       int     `json:"checkouts"`
-	Seed            uint64  `json:"seed"`
-	LockTimeout     float64 `json:"lock_timeout_seconds"`
-	CompleterGrace  float64 `json:"completer_grace_seconds"`
-	ProviderTimeout float64 `json:"provider_timeout_seconds"`
-	StallSeconds    float64 `json:"stall_seconds"`
-	DBStallSeconds  float64 `json:"db_stall_seconds"`
-	RowLockSeconds  float64 `json:"row_lock_seconds"`
-	RowLockKeys     int     `json:"row_lock_keys"`
-	SMTPStall       float64 `json:"smtp_stall_seconds"`
-	DurationSeconds float64 `json:"duration_seconds"`
+	Instances        int     `json:"instances"`
+	Clients          int     `json:"clients"`
+	Checkouts        int     `json:"checkouts"`
+	Seed             uint64  `json:"seed"`
+	LockTimeout      float64 `json:"lock_timeout_seconds"`
+	CompleterGrace   float64 `json:"completer_grace_seconds"`
+	ProviderTimeout  float64 `json:"provider_timeout_seconds"`
+	StallSeconds     float64 `json:"stall_seconds"`
+	DBStallSeconds   float64 `json:"db_stall_seconds"`
+	RowLockSeconds   float64 `json:"row_lock_seconds"`
+	RowLockKeys      int     `json:"row_lock_keys"`
+	SMTPStallSeconds float64 `json:"smtp_stall_seconds"`
+	DurationSeconds  float64 `json:"duration_seconds"`
 }
 
 func reportConfig(c Config) ReportConfig {
@@ -57,7 +57,7 @@ func reportConfig(c Config) ReportConfig {
 		LockTimeout: c.LockTimeout.Seconds(), CompleterGrace: c.CompleterGrace.Seconds(),
 		ProviderTimeout: c.ProviderTimeout.Seconds(), StallSeconds: c.stall().Seconds(),
 		DBStallSeconds: c.DBStall.Seconds(), RowLockSeconds: c.RowLock.Seconds(), RowLockKeys: c.RowLockKeys,
-		SMTPStall: c.SMTPStall.Seconds(), DurationSeconds: c.Duration.Seconds(),
+		SMTPStallSeconds: c.SMTPStall.Seconds(), DurationSeconds: c.Duration.Seconds(),
 	}
 }
 
