@@ -84,9 +84,9 @@ else
 endif
 
 # The chaos harness (cmd/chaos, internal/chaos): shops, provider and
-# PostgreSQL as separate processes, killed, paused and crashed while clients
-# check out; exits non-zero when an invariant broke. See
-# docs/failure-model.md.
+# PostgreSQL as separate processes, killed, paused and crashed, rows held
+# locked and the mail server stalled while clients check out; exits
+# non-zero when an invariant broke. See docs/failure-model.md.
 .PHONY: chaos
 chaos: ## chaos harness, long: 10,000 checkouts under kills, stalls, DB crashes and stalls, row locks, SMTP stalls, provider faults
 	go build -o bin/web ./cmd/web
