@@ -108,20 +108,20 @@ model: ## model-check the protocol with SPIN, and each mutation's counterexample
 	set -o pipefail; go test -count=1 -timeout 10m -v ./model/ | grep -v '^=== '
 
 # The chaos harness (cmd/chaos, internal/chaos): shops, provider and
-# PostgreSQL as separate processes, killed, paused and crashed while clients
-# check out; exits non-zero when an invariant broke. See
-# docs/failure-model.md.
+# PostgreSQL as separate processes, killed, paused and crashed, rows held
+# locked and the mail server stalled while clients check out; exits
+# non-zero when an invariant broke. See docs/failure-model.md.
 .PHONY: chaos
-chaos: ## chaos harness, long: 10,000 checkouts under kills, stalls, DB crashes, provider faults
+chaos: ## chaos harness, long: 10,000 checkouts under kills, stalls, DB crashes and stalls, row locks, SMTP stalls, provider faults
 	go build -o bin/web ./cmd/web
 	go run ./cmd/chaos -v -web bin/web -instances 3 -clients 48 -checkouts 10000 -duration 8m -drain 1m \
-		-kills 24 -stalls 16 -db-crashes 6
+		-kills 24 -stalls 16 -db-crashes 6 -db-stalls 4 -row-locks 8 -smtp-stalls 6
 
 .PHONY: chaos/short
 chaos/short: ## chaos harness in under a minute (part of make test)
 	go build -o bin/web ./cmd/web
-	go run ./cmd/chaos -web bin/web -instances 3 -clients 16 -checkouts 250 -duration 20s -drain 8s -settle 15s \
-		-kills 2 -stalls 2 -db-crashes 1
+	go run ./cmd/chaos -web bin/web -instances 3 -clients 16 -checkouts 250 -duration 30s -drain 8s -settle 15s \
+		-kills 2 -stalls 2 -db-crashes 1 -db-stalls 1 -row-locks 1 -smtp-stalls 1 -smtp-stall 5s
 
 .PHONY: bench
 bench: bin/testpg ## benchmarks (compare figures within one run only)

@@ -1,7 +1,7 @@
 // Command chaos runs the chaos harness (package chaos) against a built web
 // binary: shops, provider and PostgreSQL as separate processes on loopback,
-// clients placing checkouts while instances are killed and paused and the
-// database crashes. It prints one summary line and the report as JSON, and
+// clients placing checkouts while instances are killed and paused, the
+// database crashes and stalls, rows stay locked and the mail server hangs. It prints one summary line and the report as JSON, and
 // exits 1 when an invariant broke (2 when the run could not be made).
 //
 //	go build -o bin/web ./cmd/web && go run ./cmd/chaos -web bin/web
@@ -32,6 +32,13 @@ func main() {
 	flag.IntVar(&cfg.Kills, "kills", 3, "kill -9 of an instance, each restarted")
 	flag.IntVar(&cfg.Stalls, "stalls", 2, "SIGSTOP of an instance for longer than lock + completer grace")
 	flag.IntVar(&cfg.DBCrashes, "db-crashes", 1, "PostgreSQL crashes (pg_ctl stop -m immediate, then start)")
+	flag.IntVar(&cfg.DBStalls, "db-stalls", 0, "SIGSTOP of every PostgreSQL process for -db-stall, then SIGCONT")
+	flag.DurationVar(&cfg.DBStall, "db-stall", 0, "how long PostgreSQL stays stopped (default 12s, past the shops' 10 s FinishTimeout)")
+	flag.IntVar(&cfg.RowLocks, "row-locks", 0, "transactions holding the row locks of the newest keys (started first) for -row-lock")
+	flag.DurationVar(&cfg.RowLock, "row-lock", 0, "how long a row lock is held (default 12s, past the shops' 10 s FinishTimeout)")
+	flag.IntVar(&cfg.RowLockKeys, "row-lock-keys", 0, "how many keys a row lock holds (default 4)")
+	flag.IntVar(&cfg.SMTPStalls, "smtp-stalls", 0, "spans in which the mail server accepts connections and then answers nothing, for -smtp-stall")
+	flag.DurationVar(&cfg.SMTPStall, "smtp-stall", 0, "how long an SMTP stall lasts (default 12s, past the shops' 10 s SMTP timeout)")
 	flag.StringVar(&cfg.ProviderFaults, "provider-faults", "rates", "the provider's faults: rates (windows for a provider without rates), windows, or off")
 	flag.DurationVar(&cfg.LockTimeout, "lock-timeout", 0, "the shops' LOCK_TIMEOUT (default 3s)")
 	flag.DurationVar(&cfg.CompleterGrace, "completer-grace", 0, "the shops' COMPLETER_GRACE (default 2s)")

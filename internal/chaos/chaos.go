@@ -5,10 +5,12 @@
 // clients that place checkouts through the JSON API, retrying each with one
 // Idempotency-Key; and meanwhile kills instances (kill -9), pauses them
 // (SIGSTOP, longer than a lock plus the completer's grace, as a GC pause or
-// a frozen VM would), crashes PostgreSQL (pg_ctl stop -m immediate) and turns
-// on the provider's faults. Then it lets the completer settle every key and
-// checks, in SQL and against what the clients were told, that every
-// invariant of exactly-once charging held (see check.go).
+// a frozen VM would), crashes PostgreSQL (pg_ctl stop -m immediate), pauses
+// every PostgreSQL process (pgstall.go), holds the row locks of keys in
+// flight (rowlock.go), stalls the mail server (smtpproxy.go) and turns on
+// the provider's faults. Then it lets the completer settle every key and
+// checks, in SQL, against what the clients were told and in the shops'
+// logs, that every invariant of exactly-once charging held (see check.go).
 //
 // Everything is bounded: the number of checkouts, the time clients drive,
 // the time allowed to settle; the run stops itself and its processes.
@@ -49,7 +51,15 @@ type Config struct {
 	RequestTimeout time.Duration
 
 	// How many of each disruption the run makes, spread over Duration.
-	Kills, Stalls, DBCrashes int
+	Kills, Stalls, DBCrashes, DBStalls, RowLocks, SMTPStalls int
+	// DBStall is how long every PostgreSQL process stays stopped, RowLock
+	// how long RowLockKeys keys stay locked, SMTPStall how long the mail
+	// server stays silent. The first two are past the shops'
+	// FinishTimeout (the engine's 10 s, which no variable changes), so
+	// that finishes time out against them; the last past the shops' SMTP
+	// timeout (10 s) and the outbox job's timeout (JOB_RESCUE_AFTER / 2).
+	DBStall, RowLock, SMTPStall time.Duration
+	RowLockKeys                 int
 	// ProviderFaults is how the provider fails while clients drive:
 	// "rates" (each call draws a fault; a provider without rates falls
 	// back to windows), "windows" (one fault at a time, for a moment), or
@@ -78,6 +88,12 @@ func (c Config) withDefaults() Config {
 	set(&c.Duration, 30*time.Second)
 	set(&c.Drain, 10*time.Second)
 	set(&c.Settle, 30*time.Second)
+	set(&c.DBStall, 12*time.Second)
+	set(&c.RowLock, 12*time.Second)
+	set(&c.SMTPStall, 12*time.Second)
+	if c.RowLockKeys <= 0 {
+		c.RowLockKeys = 4
+	}
 	c.Instances = max(c.Instances, 1)
 	c.Clients = max(c.Clients, 1)
 	c.Checkouts = max(c.Checkouts, 1)
@@ -141,6 +157,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	logf("drive over; waiting for the disruptions in progress to end")
 	stopDisrupting()
 	rep.Disruptions = <-disrupted
+	rep.Disruptions.Windows = windowReports(rep.Disruptions.windows, rep.Clients.began, rep.Clients.created)
+	rep.Clients.CreatedPerSecondClear = clearRate(rep.Disruptions.windows, rep.Clients.began, rep.Clients.began.Add(cfg.Duration), rep.Clients.created)
 
 	logf("settling: every instance up, provider healthy, waiting for the completer")
 	if err := cl.heal(ctx); err != nil {
@@ -150,8 +168,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	logf("settled in %.1f s; waiting for the outbox's jobs", rep.SettleSeconds)
 	rep.Outbox.SettleSeconds, rep.Outbox.Left = cl.settleJobs(ctx, outboxSettle)
 	rep.Mail = mailTotals(cl.mail.Messages())
+	logged, err := cl.readShopLogs()
+	if err != nil {
+		return nil, fmt.Errorf("read the shops' logs: %w", err)
+	}
+	rep.Logged5xx = logged.statuses
 	if err := check(ctx, cl.db, rep); err != nil {
 		return nil, fmt.Errorf("check: %w", err)
+	}
+	for _, ex := range logged.errors500 {
+		rep.violate(violServerErrorLog, ex)
 	}
 	rep.Seconds = time.Since(began).Seconds()
 	if rep.Passed() && !keep {

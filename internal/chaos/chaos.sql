@@ -117,3 +117,15 @@ LIMIT 1;
 -- name: ChaosJobsDiscarded :one
 -- Outbox jobs River gave up on: their effect never happened.
 SELECT count(*) FROM river_job WHERE state IN ('cancelled', 'discarded');
+
+-- name: ChaosLockNewestKeys :many
+-- Locks the newest order keys, started ones first (the checkouts in flight),
+-- as a session that stalled holding them would: every finish, lease renewal
+-- and takeover of those keys waits for the lock. It skips rows locked
+-- already, by a shop's statement of the moment or by another row lock
+-- disruption, so that it never waits itself.
+SELECT k.scope, k.key, k.status
+FROM idem_keys k JOIN order_keys USING (scope, key)
+ORDER BY k.status = 'started' DESC, k.created_at DESC
+LIMIT sqlc.arg(n)
+FOR UPDATE OF k SKIP LOCKED;

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -24,6 +25,9 @@ const (
 	violKeyLeftStarted   = "key left started"
 	violUnexpectedStatus = "unexpected status"
 	violServerError      = "500 answered"
+	violServerErrorLog   = "500 in a shop's log"
+	violNoRetryAfter     = "503 without Retry-After"
+	violOrdersHalted     = "orders halted while SMTP stalled"
 	violContradiction    = "contradictory answers for one key"
 	violOrderNoPoints    = "order without its one loyalty ledger row"
 	violOrderNoMail      = "order without its sent-mail record"
@@ -38,6 +42,10 @@ func check(ctx context.Context, conn *database.DB, rep *Report) error {
 	add := func(kind, example string) { rep.violate(kind, example) }
 	for _, v := range rep.Clients.violations {
 		add(v.kind, v.example)
+	}
+	expected := expectedRate(rep.Config.Checkouts, time.Duration(rep.Config.DurationSeconds*float64(time.Second)), rep.Clients.CreatedPerSecondClear)
+	for _, h := range haltedBySMTP(rep.Disruptions.windows, rep.Clients.began, rep.Clients.created, expected) {
+		add(violOrdersHalted, h)
 	}
 
 	many, err := d.ChaosKeysWithManyOrders(ctx)

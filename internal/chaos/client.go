@@ -48,11 +48,31 @@ type Clients struct {
 	Doubled  int `json:"doubled"`
 	Replays  int `json:"replays"`
 	// Statuses counts every answer the clients got, by status; "none" is
-	// no answer (refused, reset, timed out).
+	// no answer (refused, reset, timed out). Problems counts the 4xx and
+	// 5xx answers with a problem+json body by status and type, such as
+	// "503 /problems/service-unavailable".
 	Statuses map[string]int `json:"statuses"`
+	Problems map[string]int `json:"problems"`
+
+	// CreatedPerSecond is the rate of 201s to orders over the drive, to
+	// hold the rate during each disruption against (Disruptions.Windows);
+	// CreatedPerSecondClear the rate outside the disruptions that slow
+	// orders by themselves (PostgreSQL stalls and crashes, a shop's
+	// SIGSTOP, and 5 s after each).
+	CreatedPerSecond      float64 `json:"created_per_second"`
+	CreatedPerSecondClear float64 `json:"created_per_second_clear"`
 
 	outcomes   []outcome
 	violations []violation
+	// began is when the drive began; created are the moments the 201s to
+	// orders arrived.
+	began   time.Time
+	created []time.Time
+}
+
+func newClients() Clients {
+	a := newAnswerCounts()
+	return Clients{Statuses: a.statuses, Problems: a.problems}
 }
 
 // outcome is the final answer a client was given for one checkout.
@@ -93,9 +113,10 @@ func drive(ctx context.Context, cl *cluster, cfg Config, products []product, rng
 		// A client that fell behind the schedule (its shop was paused) may
 		// still start its checkouts during the first half of the drain.
 		stopNew: now.Add(cfg.Duration + cfg.Drain/2), giveUp: now.Add(cfg.Duration + cfg.Drain),
-		res:  Clients{Statuses: map[string]int{}},
+		res:  newClients(),
 		seen: map[string]outcome{},
 	}
+	d.res.began = now
 	keys := filepath.Join(cl.dir, "keys")
 	if err := os.MkdirAll(keys, 0o755); err != nil {
 		logf("no folder for the clients' keys: %v", err)
@@ -118,6 +139,8 @@ func drive(ctx context.Context, cl *cluster, cfg Config, products []product, rng
 	for {
 		select {
 		case <-done:
+			n, _ := createdIn(d.res.created, now, now.Add(cfg.Duration))
+			d.res.CreatedPerSecond = float64(n) / cfg.Duration.Seconds()
 			return d.res
 		case <-progress.C:
 			d.mu.Lock()
@@ -374,7 +397,7 @@ func (d *driver) saw(req *http.Request, sh shot) {
 	if sh.resp != nil {
 		status = sh.resp.StatusCode
 	}
-	d.count(status)
+	d.count(sh)
 	key := strings.Trim(req.Header.Get("Idempotency-Key"), `"`)
 	var out struct {
 		OrderID uuid.UUID `json:"order_id"`
@@ -385,8 +408,18 @@ func (d *driver) saw(req *http.Request, sh shot) {
 		d.violate(violServerError, strings.TrimSpace(fmt.Sprintf("%s %s %s %s", req.Method, req.URL.Path, key, out.Type)))
 		return
 	}
+	if status == http.StatusServiceUnavailable && sh.resp.Header.Get("Retry-After") == "" {
+		// An outage's answer says when to come back (issue 19): without
+		// it a client can only guess.
+		d.violate(violNoRetryAfter, strings.TrimSpace(fmt.Sprintf("%s %s %s %s", req.Method, req.URL.Path, key, out.Type)))
+	}
 	if req.Method != http.MethodPost || req.URL.Path != "/api/orders" {
 		return
+	}
+	if status == http.StatusCreated {
+		d.mu.Lock()
+		d.res.created = append(d.res.created, time.Now())
+		d.mu.Unlock()
 	}
 	switch status {
 	case http.StatusCreated, http.StatusPaymentRequired:
@@ -434,14 +467,10 @@ func (d *driver) cart(rng *rand.Rand) client.OrderRequest {
 	return req
 }
 
-func (d *driver) count(status int) {
-	name := "none"
-	if status != 0 {
-		name = strconv.Itoa(status)
-	}
+func (d *driver) count(sh shot) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.res.Statuses[name]++
+	answerCounts{statuses: d.res.Statuses, problems: d.res.Problems}.add(sh.resp, sh.body)
 }
 
 func (d *driver) violate(kind, example string) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -34,8 +35,10 @@ type cluster struct {
 	secret    string
 	shops     []*process
 	removeDir bool
-	// mail is the SMTP server the shops send confirmations to.
+	// mail is the SMTP server the shops' confirmations end up in; smtp is
+	// the proxy they are sent through, which the SMTP stalls stall.
 	mail *mailcatcher.Server
+	smtp *smtpProxy
 }
 
 func startCluster(ctx context.Context, cfg Config, dir string, logf func(string, ...any)) (_ *cluster, err error) {
@@ -66,6 +69,9 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	if cl.mail, err = mailcatcher.Listen("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
+	if cl.smtp, err = listenSMTPProxy(cl.mail.Addr()); err != nil {
+		return nil, err
+	}
 
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
@@ -81,7 +87,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		"SHUTDOWN_TIMEOUT=2s",
 		// The outbox's jobs run in the shops; a job a kill -9 left running
 		// is delivered again once River's rescuer sees it (outboxSettle).
-		"SMTP_ADDR=" + cl.mail.Addr(),
+		"SMTP_ADDR=" + cl.smtp.Addr(),
 		"JOB_RESCUE_AFTER=" + jobRescueAfter.String(),
 		"LOG_FORMAT=json",
 		"LOG_LEVEL=warn",
@@ -185,13 +191,22 @@ func (cl *cluster) products(ctx context.Context) ([]product, error) {
 	return ps, nil
 }
 
+// errDriveOver is a disruption of PostgreSQL that waited for another to
+// end until the drive was over, and so was not made.
+var errDriveOver = errors.New("the drive ended first")
+
 // crashPostgres stops PostgreSQL as a power cut would and starts it again
-// after down.
-func (cl *cluster) crashPostgres(ctx context.Context, down time.Duration) error {
+// after down. It returns when the crash began: it waits for a stall of
+// PostgreSQL to end first.
+func (cl *cluster) crashPostgres(ctx context.Context, down time.Duration) (time.Time, error) {
 	cl.pgMu.Lock()
 	defer cl.pgMu.Unlock()
+	began := time.Now()
+	if ctx.Err() != nil {
+		return began, errDriveOver
+	}
 	if err := cl.pg.Crash(ctx); err != nil {
-		return err
+		return began, err
 	}
 	select {
 	case <-time.After(down):
@@ -199,7 +214,7 @@ func (cl *cluster) crashPostgres(ctx context.Context, down time.Duration) error 
 	}
 	// Not ctx: a server left down would fail the settling too.
 	_, err := localpg.Start(context.WithoutCancel(ctx), cl.pgOpts)
-	return err
+	return began, err
 }
 
 // heal undoes every disruption: PostgreSQL up, every shop running and
@@ -223,6 +238,7 @@ func (cl *cluster) heal(ctx context.Context) error {
 	if _, err := cl.setBehaviour(ctx, `{"delay_ms":0,"fail":"none"}`); err != nil {
 		return err
 	}
+	cl.smtp.resumeAll()
 	return nil
 }
 
@@ -300,6 +316,9 @@ func (cl *cluster) stop() {
 	}
 	if cl.pg != nil {
 		cl.pg.Stop(context.Background()) //nolint:errcheck // the watchdog stops it too
+	}
+	if cl.smtp != nil {
+		cl.smtp.Close()
 	}
 	if cl.mail != nil {
 		cl.mail.Close()

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -14,6 +15,15 @@ type Disruptions struct {
 	Kills     int `json:"kills"`
 	Stalls    int `json:"stalls"`
 	DBCrashes int `json:"db_crashes"`
+	// DBStalls are SIGSTOPs of every PostgreSQL process; RowLocks are
+	// transactions that held the row locks of the newest keys (KeysLocked
+	// in all, StartedKeysLocked of them in flight); SMTPStalls are spans
+	// in which the mail server accepted and then answered nothing.
+	DBStalls          int `json:"db_stalls"`
+	RowLocks          int `json:"row_locks"`
+	KeysLocked        int `json:"keys_locked"`
+	StartedKeysLocked int `json:"started_keys_locked"`
+	SMTPStalls        int `json:"smtp_stalls"`
 	// ProviderFaults is "rates" (the provider draws a fault per call),
 	// "windows" (one fault at a time, for a moment), or "off".
 	ProviderFaults string `json:"provider_faults"`
@@ -21,6 +31,11 @@ type Disruptions struct {
 	// Errors are disruptions that could not be made, such as a restart
 	// that failed; the settle step restarts what is down.
 	Errors []string `json:"errors,omitempty"`
+	// Windows are the spans of the disruptions that last (stalls, crashes,
+	// row locks), with the orders answered during each.
+	Windows []Window `json:"windows"`
+
+	windows []window
 }
 
 // faultRates is the issue's example of provider fault rates: every call
@@ -54,22 +69,40 @@ func (l *lockedRand) between(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(l.float()*float64(hi-lo))
 }
 
+// tally is what a run's disruptions did, under the lock they share.
+type tally struct {
+	mu sync.Mutex
+	d  Disruptions
+}
+
+// fail records a disruption that could not be made.
+func (t *tally) fail(what string, err error) {
+	t.count(func(d *Disruptions) { d.Errors = append(d.Errors, what+": "+err.Error()) })
+}
+
+// span records that a disruption of kind lasted from from until now.
+func (t *tally) span(kind string, from time.Time) {
+	t.count(func(d *Disruptions) { d.windows = append(d.windows, window{kind: kind, from: from, to: time.Now()}) })
+}
+
+// count changes the counts.
+func (t *tally) count(change func(d *Disruptions)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	change(&t.d)
+}
+
 // disrupt makes the configured disruptions at random moments of the drive,
 // until ctx ends, and reports what it did. It never disrupts every shop at
 // once: one always serves, as a load balancer would need.
 func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, ...any)) Disruptions {
 	rng := &lockedRand{r: r}
 	var (
-		mu   sync.Mutex
-		d    Disruptions
+		t    tally
+		mu   sync.Mutex       // guards busy
 		busy = map[int]bool{} // shops being killed or paused
 		wg   sync.WaitGroup
 	)
-	fail := func(what string, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		d.Errors = append(d.Errors, what+": "+err.Error())
-	}
 	// tryPick reserves a shop no other disruption holds, or returns -1.
 	tryPick := func() int {
 		mu.Lock()
@@ -101,19 +134,22 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 		defer mu.Unlock()
 		delete(busy, i)
 	}
+	// after runs do after wait, unless the drive ends first.
+	after := func(wait time.Duration, do func()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case <-time.After(wait):
+				do()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	// at runs do n times, at random moments between 10% and 80% of the drive.
 	at := func(n int, do func()) {
 		for range n {
-			wg.Add(1)
-			wait := rng.between(cl.cfg.Duration/10, cl.cfg.Duration*8/10)
-			go func() {
-				defer wg.Done()
-				select {
-				case <-time.After(wait):
-					do()
-				case <-ctx.Done():
-				}
-			}()
+			after(rng.between(cl.cfg.Duration/10, cl.cfg.Duration*8/10), do)
 		}
 	}
 
@@ -126,9 +162,7 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 		p := cl.shops[i]
 		logf("kill -9 %s", p.name)
 		p.kill()
-		mu.Lock()
-		d.Kills++
-		mu.Unlock()
+		t.count(func(d *Disruptions) { d.Kills++ })
 		time.Sleep(rng.between(300*time.Millisecond, 1500*time.Millisecond))
 		// A shop refuses to start while PostgreSQL is down (a crash may be
 		// under way): try again, as a supervisor would.
@@ -142,13 +176,13 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 				return // heal starts it
 			}
 			if try == 5 {
-				fail("restart "+p.name, err)
+				t.fail("restart "+p.name, err)
 				return
 			}
 			sleep(ctx, time.Second)
 		}
 	})
-	at(cl.cfg.Stalls, func() {
+	shopStall := func() {
 		i := pick()
 		if i < 0 {
 			return
@@ -158,44 +192,86 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 		stall := cl.cfg.stall()
 		logf("SIGSTOP %s for %s", p.name, stall)
 		if err := p.pause(); err != nil {
-			fail("pause "+p.name, err)
+			t.fail("pause "+p.name, err)
 			return
 		}
-		mu.Lock()
-		d.Stalls++
-		mu.Unlock()
+		t.count(func(d *Disruptions) { d.Stalls++ })
+		began := time.Now()
 		// Resumed even when the drive ends meanwhile: the stalled
 		// attempts landing late are the point.
 		time.Sleep(stall)
 		logf("SIGCONT %s", p.name)
 		if err := p.resume(); err != nil {
-			fail("resume "+p.name, err)
+			t.fail("resume "+p.name, err)
 		}
-	})
-	at(cl.cfg.DBCrashes, func() {
-		logf("crash PostgreSQL (pg_ctl stop -m immediate)")
-		if err := cl.crashPostgres(ctx, rng.between(500*time.Millisecond, 2*time.Second)); err != nil {
-			fail("crash PostgreSQL", err)
-			return
-		}
-		logf("PostgreSQL restarted")
-		mu.Lock()
-		d.DBCrashes++
-		mu.Unlock()
-	})
+		t.span(windowShopStall, began)
+	}
+	cl.planLastingOnes(ctx, rng, after, &t, logf, shopStall)
 
-	d.ProviderFaults = "off"
+	faults := "off"
 	if cl.cfg.ProviderFaults == "rates" || cl.cfg.ProviderFaults == "windows" {
-		d.ProviderFaults = cl.provideFaults(ctx, rng, &wg, &mu, &d, logf)
+		faults = cl.provideFaults(ctx, rng, &wg, &t, logf)
 	}
 	wg.Wait()
-	return d
+	t.d.ProviderFaults = faults
+	return t.d
+}
+
+// planLastingOnes schedules the disruptions that last (shop SIGSTOPs,
+// made by shopStall; PostgreSQL stalls and crashes, row locks, SMTP
+// stalls) with after, each over by 80% of the drive where the drive is
+// long enough: the outbox's recovery from an outage of the database runs
+// on River's 30 s rescuer, and its wait (outboxSettle) starts after the
+// drain. SMTP stalls are placed clear of the disruptions that slow orders
+// by themselves where they fit (planLasting), so that what orders meet
+// there is the SMTP stall.
+func (cl *cluster) planLastingOnes(ctx context.Context, rng *lockedRand, after func(time.Duration, func()), t *tally, logf func(string, ...any), shopStall func()) {
+	var spans []lastingSpan
+	var runs []func()
+	add := func(n int, hold time.Duration, role spanRole, do func()) {
+		for range n {
+			spans = append(spans, lastingSpan{hold: hold, role: role})
+			runs = append(runs, do)
+		}
+	}
+	add(cl.cfg.Stalls, cl.cfg.stall(), roleDisturbs, shopStall)
+	add(cl.cfg.DBStalls, cl.cfg.DBStall, roleDisturbs, func() { cl.stallPostgresOnce(ctx, t, logf) })
+	add(cl.cfg.DBCrashes, crashHold, roleDisturbs, func() { cl.crashPostgresOnce(ctx, rng, t, logf) })
+	add(cl.cfg.RowLocks, cl.cfg.RowLock, roleFree, func() { cl.lockKeysOnce(ctx, t, logf) })
+	add(cl.cfg.SMTPStalls, cl.cfg.SMTPStall, roleJudged, func() { cl.stallSMTPOnce(rng.intN(2) == 0, t, logf) })
+	starts, apart := planLasting(rng, cl.cfg.Duration/10, cl.cfg.Duration*8/10, spans)
+	if !apart {
+		logf("the SMTP stalls do not fit clear of the other disruptions; some meet one")
+	}
+	for i, start := range starts {
+		after(start, runs[i])
+	}
+}
+
+// crashHold is what a crash is planned to last: down for up to 2 s, then
+// the restart's recovery.
+const crashHold = 4 * time.Second
+
+// crashPostgresOnce is one crash of PostgreSQL, recorded in t.
+func (cl *cluster) crashPostgresOnce(ctx context.Context, rng *lockedRand, t *tally, logf func(string, ...any)) {
+	logf("crash PostgreSQL (pg_ctl stop -m immediate)")
+	began, err := cl.crashPostgres(ctx, rng.between(500*time.Millisecond, 2*time.Second))
+	switch {
+	case errors.Is(err, errDriveOver):
+		logf("no crash: %v", err)
+	case err != nil:
+		t.fail("crash PostgreSQL", err)
+	default:
+		t.span(windowDBCrash, began)
+		logf("PostgreSQL restarted")
+		t.count(func(d *Disruptions) { d.DBCrashes++ })
+	}
 }
 
 // provideFaults turns on the provider's fault rates, or, for a provider
 // that does not know rates yet (it refuses the body with 400), runs windows
 // of one fault at a time in the background.
-func (cl *cluster) provideFaults(ctx context.Context, rng *lockedRand, wg *sync.WaitGroup, mu *sync.Mutex, d *Disruptions, logf func(string, ...any)) string {
+func (cl *cluster) provideFaults(ctx context.Context, rng *lockedRand, wg *sync.WaitGroup, t *tally, logf func(string, ...any)) string {
 	if cl.cfg.ProviderFaults == "rates" {
 		status, err := cl.setBehaviour(ctx, faultRates)
 		if err == nil && status == http.StatusOK {
@@ -218,9 +294,7 @@ func (cl *cluster) provideFaults(ctx context.Context, rng *lockedRand, wg *sync.
 			if _, err := cl.setBehaviour(ctx, body); err != nil {
 				continue
 			}
-			mu.Lock()
-			d.FaultWindows++
-			mu.Unlock()
+			t.count(func(d *Disruptions) { d.FaultWindows++ })
 			select {
 			case <-time.After(rng.between(200*time.Millisecond, 800*time.Millisecond)):
 			case <-ctx.Done():

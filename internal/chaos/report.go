@@ -18,12 +18,17 @@ type Report struct {
 	Database    Totals       `json:"database"`
 	// SettleSeconds is how long the completer took to settle every key
 	// after the drive; Unsettled is how many were still started then.
-	SettleSeconds float64      `json:"settle_seconds"`
-	Unsettled     int64        `json:"unsettled"`
-	Mail          MailTotals   `json:"mail"`
-	Outbox        OutboxTotals `json:"outbox"`
-	Violations    []Violation  `json:"violations"`
-	Seconds       float64      `json:"seconds"`
+	SettleSeconds float64 `json:"settle_seconds"`
+	Unsettled     int64   `json:"unsettled"`
+	// Logged5xx counts the 5xx answers in the shops' logs by status:
+	// those the clients saw and those to clients that had hung up already
+	// (an order held past the client's timeout by a lock or a stalled
+	// database answers after FinishTimeout).
+	Logged5xx  map[string]int `json:"logged_5xx"`
+	Mail       MailTotals     `json:"mail"`
+	Outbox     OutboxTotals   `json:"outbox"`
+	Violations []Violation    `json:"violations"`
+	Seconds    float64        `json:"seconds"`
 	// Dir holds the processes' logs; it is deleted after a run that passed
 	// unless it was given.
 	Dir string `json:"dir"`
@@ -31,15 +36,19 @@ type Report struct {
 
 // ReportConfig is the part of Config worth reporting.
 type ReportConfig struct {
-	Instances       int     `json:"instances"`
-	Clients         int     `json:"clients"`
-	Checkouts       int     `json:"checkouts"`
-	Seed            uint64  `json:"seed"`
-	LockTimeout     float64 `json:"lock_timeout_seconds"`
-	CompleterGrace  float64 `json:"completer_grace_seconds"`
-	ProviderTimeout float64 `json:"provider_timeout_seconds"`
-	StallSeconds    float64 `json:"stall_seconds"`
-	DurationSeconds float64 `json:"duration_seconds"`
+	Instances        int     `json:"instances"`
+	Clients          int     `json:"clients"`
+	Checkouts        int     `json:"checkouts"`
+	Seed             uint64  `json:"seed"`
+	LockTimeout      float64 `json:"lock_timeout_seconds"`
+	CompleterGrace   float64 `json:"completer_grace_seconds"`
+	ProviderTimeout  float64 `json:"provider_timeout_seconds"`
+	StallSeconds     float64 `json:"stall_seconds"`
+	DBStallSeconds   float64 `json:"db_stall_seconds"`
+	RowLockSeconds   float64 `json:"row_lock_seconds"`
+	RowLockKeys      int     `json:"row_lock_keys"`
+	SMTPStallSeconds float64 `json:"smtp_stall_seconds"`
+	DurationSeconds  float64 `json:"duration_seconds"`
 }
 
 func reportConfig(c Config) ReportConfig {
@@ -47,7 +56,8 @@ func reportConfig(c Config) ReportConfig {
 		Instances: c.Instances, Clients: c.Clients, Checkouts: c.Checkouts, Seed: c.Seed,
 		LockTimeout: c.LockTimeout.Seconds(), CompleterGrace: c.CompleterGrace.Seconds(),
 		ProviderTimeout: c.ProviderTimeout.Seconds(), StallSeconds: c.stall().Seconds(),
-		DurationSeconds: c.Duration.Seconds(),
+		DBStallSeconds: c.DBStall.Seconds(), RowLockSeconds: c.RowLock.Seconds(), RowLockKeys: c.RowLockKeys,
+		SMTPStallSeconds: c.SMTPStall.Seconds(), DurationSeconds: c.Duration.Seconds(),
 	}
 }
 
@@ -110,7 +120,9 @@ func (r *Report) violate(kind, example string) {
 // Passed reports whether every invariant held.
 func (r *Report) Passed() bool { return len(r.Violations) == 0 }
 
-// Summary is the report in one line.
+// Summary is the report in two lines: the verdict with what the run did
+// and found, then every answer the clients got, by status and problem type,
+// and the 5xx the shops logged.
 func (r *Report) Summary() string {
 	verdict := "PASS"
 	if !r.Passed() {
@@ -121,11 +133,18 @@ func (r *Report) Summary() string {
 		verdict = "FAIL (" + strings.Join(kinds, "; ") + ")"
 	}
 	c, d := r.Clients, r.Disruptions
-	return fmt.Sprintf("chaos: %s: %d checkouts (%d placed, %d declined, %d not completed, %d unresolved) in %d attempts over %d instances; "+
-		"%d kill -9, %d SIGSTOP, %d PostgreSQL crashes, provider faults %s; database: %d orders, %d succeeded charges, %d refunds; %d mails (%d sent again with the same Message-ID); keys settled in %.1f s, jobs %.1f s later (%d worked again, slowest %.1f s); %.0f s in all",
+	line := fmt.Sprintf("chaos: %s: %d checkouts (%d placed, %d declined, %d not completed, %d unresolved) in %d attempts over %d instances; "+
+		"%d kill -9, %d SIGSTOP, %d PostgreSQL crashes, %d PostgreSQL SIGSTOP, %d row locks (%d keys, %d started), %d SMTP stalls, provider faults %s; "+
+		"database: %d orders, %d succeeded charges, %d refunds; %d mails (%d sent again with the same Message-ID); keys settled in %.1f s, jobs %.1f s later (%d worked again, slowest %.1f s); %.0f s in all",
 		verdict, c.Checkouts, c.Placed, c.Declined, c.NotCompleted, c.Unresolved, c.Attempts, r.Config.Instances,
-		d.Kills, d.Stalls, d.DBCrashes, d.ProviderFaults, r.Database.Orders, r.Database.ChargesSucceeded, r.Database.Refunds, r.Mail.Messages, r.Mail.Resent, r.SettleSeconds,
+		d.Kills, d.Stalls, d.DBCrashes, d.DBStalls, d.RowLocks, d.KeysLocked, d.StartedKeysLocked, d.SMTPStalls, d.ProviderFaults,
+		r.Database.Orders, r.Database.ChargesSucceeded, r.Database.Refunds, r.Mail.Messages, r.Mail.Resent, r.SettleSeconds,
 		r.Outbox.SettleSeconds, r.Outbox.Retried, r.Outbox.SlowestSeconds, r.Seconds)
+	logged := "none"
+	if len(r.Logged5xx) > 0 {
+		logged = answersLine(r.Logged5xx, nil)
+	}
+	return line + "\nchaos: answers: " + answersLine(c.Statuses, c.Problems) + "; 5xx in the shops' logs: " + logged
 }
 
 // MailTotals count the confirmations the shops sent. Resent are copies of

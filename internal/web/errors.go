@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"math"
@@ -85,6 +86,15 @@ func (e *Errors) answer(c echo.Context, err error, write Renderer) {
 	}
 	log := e.Log.With("request_id", c.Response().Header().Get(echo.HeaderXRequestID),
 		"method", c.Request().Method, "route", c.Path())
+	if f.Kind == problem.Internal && clientGone(c, err) {
+		// Nobody reads this answer, and it is no fault of ours: an
+		// error logged and counted as a 500 would page an operator for a
+		// client's timeout (the chaos harness found these behind a
+		// stalled database: its clients hang up after 5 s).
+		log.Info("client went away", "status", StatusClientClosedRequest, "err", err)
+		c.Response().WriteHeader(StatusClientClosedRequest)
+		return
+	}
 	if status >= 500 {
 		log.Error("request failed", "status", status, "err", err)
 	} else {
@@ -96,6 +106,18 @@ func (e *Errors) answer(c echo.Context, err error, write Renderer) {
 	if werr := write(c, f, err); werr != nil {
 		log.Error("write error response", "err", werr)
 	}
+}
+
+// StatusClientClosedRequest is what the logs and metrics record for a
+// request whose client hung up before it was answered: nginx's 499, which
+// no client ever receives.
+const StatusClientClosedRequest = 499
+
+// clientGone reports whether err is the request's own context cancelled
+// because its client closed the connection, rather than a cancellation of
+// the code's own making, which stays a 500.
+func clientGone(c echo.Context, err error) bool {
+	return errors.Is(err, context.Canceled) && errors.Is(c.Request().Context().Err(), context.Canceled)
 }
 
 // RetryAfterSeconds rounds up: telling a client to come back before the lock

@@ -252,6 +252,45 @@ func (q *Queries) ChaosKeysWithManyOrders(ctx context.Context) ([]ChaosKeysWithM
 	return items, nil
 }
 
+const chaosLockNewestKeys = `-- name: ChaosLockNewestKeys :many
+SELECT k.scope, k.key, k.status
+FROM idem_keys k JOIN order_keys USING (scope, key)
+ORDER BY k.status = 'started' DESC, k.created_at DESC
+LIMIT $1
+FOR UPDATE OF k SKIP LOCKED
+`
+
+type ChaosLockNewestKeysRow struct {
+	Scope  string
+	Key    string
+	Status string
+}
+
+// Locks the newest order keys, started ones first (the checkouts in flight),
+// as a session that stalled holding them would: every finish, lease renewal
+// and takeover of those keys waits for the lock. It skips rows locked
+// already, by a shop's statement of the moment or by another row lock
+// disruption, so that it never waits itself.
+func (q *Queries) ChaosLockNewestKeys(ctx context.Context, n int32) ([]ChaosLockNewestKeysRow, error) {
+	rows, err := q.db.Query(ctx, chaosLockNewestKeys, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChaosLockNewestKeysRow
+	for rows.Next() {
+		var i ChaosLockNewestKeysRow
+		if err := rows.Scan(&i.Scope, &i.Key, &i.Status); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const chaosOrders = `-- name: ChaosOrders :many
 SELECT customer_id, idempotency_key, id FROM orders
 `
