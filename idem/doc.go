@@ -48,8 +48,9 @@
 //     in the same transaction (Lock.FinishTx) or in the same statement,
 //     calling idem_finish in it (see Lock.Token): the write and the stored
 //     answer land together or not at all. A caller whose claim too must
-//     share a statement with its own write calls idem_claim in it, then
-//     Store.Held (a new key) or Store.Decide (a key that existed).
+//     share a statement with its own write calls idem_claim in it and
+//     hands that statement to Store.ClaimWith (a ClaimStatement), which
+//     judges a key that existed, and takes it over, as Claim does.
 //
 // What each guard of the finish buys: status = 'started' is what stops a
 // second write — under READ COMMITTED a finish that waited on the row
