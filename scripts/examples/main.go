@@ -6,9 +6,13 @@
 // build). In each copy it checks that templ generate changes nothing, then
 // runs go vet, go build and go test, the tests on TEST_DATABASE_URL (which
 // make test provides; without it the kit's idemtest starts a PostgreSQL of
-// its own). Then it counts each example's glue (see countGlue) and fails
-// when the kit's README quotes another number, or when a code block the
-// README says is from an example is not in it, line for line.
+// its own). Before that it counts each example's glue (see countGlue) and
+// checks the documents that show the kit's code (documents: idem/README.md,
+// docs/kit.md and the kit's part of README.md): it fails when one quotes
+// another glue count than the one counted, when a code block it marks as
+// from an example (<!-- from examples/NAME/FILE --> on the line before the
+// fence) is not in that file line for line, or when a Go or templ block is
+// marked neither so nor as <!-- not from an example -->.
 //
 //	go run ./scripts/examples             # all of them, from the repository's root
 //	go run ./scripts/examples sendmoney   # one
@@ -24,9 +28,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -54,34 +55,25 @@ func run(glueOnly, keep bool, names []string) error {
 			return errors.New("no examples/*/go.mod: run from the repository's root")
 		}
 	}
-	var readme []byte
-	if !glueOnly {
-		if readme, err = os.ReadFile(filepath.Join(root, "idem", "README.md")); err != nil {
-			return err
-		}
-	}
-	var failed []string
-	if !glueOnly {
-		failed = append(failed, quotedCode(root, readme)...)
-	}
+	glue := map[string]int{}
 	for _, name := range names {
-		dir := filepath.Join(root, "examples", name)
-		lines, err := countGlue(dir)
+		lines, err := countGlue(filepath.Join(root, "examples", name))
 		if err != nil {
 			return fmt.Errorf("%s: count glue: %w", name, err)
 		}
 		fmt.Printf("examples/%s: %d lines of glue\n", name, len(lines))
+		glue[name] = len(lines)
 		if glueOnly {
 			for _, l := range lines {
 				fmt.Printf("\t%s:%d\t%s\n", l.File, l.Line, l.Text)
 			}
-			continue
 		}
-		if quoted, ok := quotedGlue(readme, name); !ok {
-			failed = append(failed, fmt.Sprintf("%s: idem/README.md quotes no glue count for it", name))
-		} else if quoted != len(lines) {
-			failed = append(failed, fmt.Sprintf("%s: idem/README.md says %d lines of glue, counted %d (go run ./scripts/examples -glue lists them)", name, quoted, len(lines)))
-		}
+	}
+	if glueOnly {
+		return nil
+	}
+	failed := checkDocuments(root, documents, glue)
+	for _, name := range names {
 		if err := check(root, name, keep); err != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", name, err))
 		}
@@ -90,61 +82,6 @@ func run(glueOnly, keep bool, names []string) error {
 		return errors.New(strings.Join(failed, "\n"))
 	}
 	return nil
-}
-
-// quotedGlue reads the glue count that idem/README.md's table of examples
-// gives for name: the row naming examples/name ends with "| N lines |".
-func quotedGlue(readme []byte, name string) (int, bool) {
-	row := regexp.MustCompile("(?m)^\\|[^\\n]*`examples/" + regexp.QuoteMeta(name) + "`[^\\n]*\\|\\s*(\\d+) lines\\s*\\|\\s*$")
-	m := row.FindSubmatch(readme)
-	if m == nil {
-		return 0, false
-	}
-	n, err := strconv.Atoi(string(m[1]))
-	return n, err == nil
-}
-
-// fromExample marks a README code block copied from an example: a line
-// <!-- from examples/NAME/FILE --> right before the block's fence.
-var fromExample = regexp.MustCompile("(?m)^<!-- from (examples/[^ ]+) -->\n```[a-z]*\n((?s:.*?))```\n")
-
-// quotedCode checks each code block the README marks as copied from an
-// example: its lines, indentation aside, must be lines of that file, in a
-// row.
-func quotedCode(root string, readme []byte) []string {
-	var failed []string
-	for _, m := range fromExample.FindAllSubmatch(readme, -1) {
-		file := string(m[1])
-		src, err := os.ReadFile(filepath.Join(root, file))
-		if err != nil {
-			failed = append(failed, fmt.Sprintf("idem/README.md quotes %s: %v", file, err))
-			continue
-		}
-		if !containsLines(string(src), string(m[2])) {
-			block, _, _ := strings.Cut(strings.TrimSpace(string(m[2])), "\n")
-			failed = append(failed, fmt.Sprintf("idem/README.md quotes %s, which does not hold the block that starts %q", file, block))
-		}
-	}
-	return failed
-}
-
-// containsLines reports whether block's lines are lines of src, in a row,
-// each with its leading and trailing white space ignored.
-func containsLines(src, block string) bool {
-	trim := func(s string) []string {
-		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-		for i, l := range lines {
-			lines[i] = strings.TrimSpace(l)
-		}
-		return lines
-	}
-	have, want := trim(src), trim(block)
-	for i := 0; i+len(want) <= len(have); i++ {
-		if slices.Equal(have[i:i+len(want)], want) {
-			return true
-		}
-	}
-	return false
 }
 
 // check copies the example outside the tree and builds and tests the copy.
