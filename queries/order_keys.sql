@@ -10,9 +10,9 @@
 --
 -- A key already there is reported as the kit's claim reports it, whatever
 -- the cart holds now (a finished order is replayed after its cart closed),
--- and judged by the kit (idem.Store.Decide). No row at all means that the
--- cart refused the key, or that the key is too new for this statement's
--- snapshot; the engine reads the cart to tell which.
+-- and judged by the kit, which runs this statement (idem.Store.ClaimWith).
+-- No row at all means that the cart refused the key, or that the key is too
+-- new for this statement's snapshot; the engine reads the cart to tell which.
 WITH cart AS (
     UPDATE carts SET order_key = @key::text, order_key_at = now()
     WHERE carts.id = sqlc.narg('cart_id')::uuid AND carts.customer_id = @customer_id::uuid
