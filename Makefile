@@ -75,9 +75,10 @@ test/kit: bin/testpg ## the idempotency kit's own tests (the idem module), on a 
 # as a newcomer would: each copied into a temporary folder outside the tree,
 # its replace pointed at idem/, and built with nothing but its committed
 # go.mod and go.sum (scripts/examples); the glue counts and the code blocks
-# that idem/README.md quotes are checked against the examples.
+# that idem/README.md, docs/kit.md and the kit's section of README.md quote
+# are checked against the examples.
 .PHONY: test/examples
-test/examples: bin/testpg ## the kit's examples, built and tested from fresh copies outside the tree; the glue counts and code idem/README.md quotes
+test/examples: bin/testpg ## the kit's examples, built and tested from fresh copies outside the tree; the glue counts and code the kit's documents quote
 	$(TESTPG) go run ./scripts/examples
 
 # Every Fuzz target of the module, each for a fixed number of executions
