@@ -129,10 +129,14 @@ bench: bin/testpg ## benchmarks (compare figures within one run only)
 	$(TESTPG) go test -run '^$$' -bench . -benchmem -count 3 ./...
 
 .PHONY: generate
-generate: ## regenerate sqlc and templ code (the shop's, and the kit's own sqlc.yaml in idem/)
+# templ names each file from where it runs: the shop's views from the root
+# (views/x.templ), each example from its own folder with the templ its
+# go.mod pins (views.templ), as scripts/examples regenerates it.
+generate: ## regenerate sqlc and templ code (the shop's, the kit's own sqlc.yaml in idem/, the examples' templ)
 	$(SQLC) generate
 	$(SQLC) generate -f idem/sqlc.yaml
-	$(TEMPL) generate -log-level error
+	for f in views/*.templ; do $(TEMPL) generate -f $$f -log-level error || exit 1; done
+	for d in examples/*/; do if ls $$d*.templ >/dev/null 2>&1; then (cd $$d && GOWORK=off go tool templ generate -log-level error) || exit 1; fi; done
 
 .PHONY: verify
 verify: ## fail when generated code is not what the generators make from the sources
