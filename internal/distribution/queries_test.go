@@ -39,6 +39,7 @@ var crossCustomer = map[string]string{
 	"ChaosTotals":              "chaos harness check: totals across the shop",
 	"ChaosOrdersWithoutPoints": "chaos harness check: scans every order for its ledger row",
 	"ChaosOrdersWithoutMail":   "chaos harness check: scans every order for its sent-mail record",
+	"ChaosLockNewestKeys":      "chaos harness disruption: row-locks the newest keys of any customer, as a stalled session would",
 }
 
 // A query names one customer with an equality on customer_id (or the kit's
