@@ -70,7 +70,7 @@ type Claim struct {
 //   - a started key whose lease runs fails with an *InProgressError;
 //   - a started key whose lease ran out (by the database clock) is taken
 //     over under FOR UPDATE with a new lock token, keeping its operation ID
-//     (Resume).
+//     (resume).
 //
 // With Options.Answers, a replay or a mismatch of a key this process has
 // seen finished is answered from memory, in no round trip.
@@ -107,16 +107,26 @@ type ClaimStatement func(ctx context.Context, operation, token string) (inserted
 // bind the cart version and the provider key to the key this way). The kit
 // does the rest: the answer from memory first, then the verdict on a key
 // that existed, and a takeover under the row lock.
+//
+// A nil run claims nothing new: it answers for a key that exists, as any
+// claim would (a replay, a mismatch, a key in progress, a takeover of one
+// whose lease ran out), and fails with ErrNotFound when there is none. A
+// caller that refuses a request before claiming it (the shop, an order it
+// cannot price today) asks this way whether the key is one in use, whose
+// answer must not depend on today's refusal.
 func (s *Store) ClaimWith(ctx context.Context, r Request, run ClaimStatement) (Claim, error) {
 	if c, ok, err := s.Recall(r); ok {
 		return c, err
+	}
+	if run == nil {
+		return s.resume(ctx, r)
 	}
 	sent := time.Now()
 	operation, token := NewID(), NewID()
 	inserted, k, err := run(ctx, operation, token)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return retryable(s.Resume(ctx, r))
+		return retryable(s.resume(ctx, r))
 	case err != nil:
 		return Claim{}, err
 	case inserted:
@@ -125,7 +135,7 @@ func (s *Store) ClaimWith(ctx context.Context, r Request, run ClaimStatement) (C
 	}
 	v := s.verdict(k, r)
 	if v == VerdictTakeOver {
-		return retryable(s.Resume(ctx, r))
+		return retryable(s.resume(ctx, r))
 	}
 	s.remember(r, k)
 	return s.answer(v, k)
@@ -140,12 +150,11 @@ func retryable(c Claim, err error) (Claim, error) {
 	return c, err
 }
 
-// Resume decides about a key that exists, holding its row lock so that two
+// resume decides about a key that exists, holding its row lock so that two
 // attempts cannot both take over an expired key: it answers as Claim does,
-// and takes the key over when its lease ran out. A caller that claims keys
-// with idem_claim in a statement of its own calls it when that statement
-// inserted nothing. ErrNotFound means there is no such key (any more).
-func (s *Store) Resume(ctx context.Context, r Request) (Claim, error) {
+// and takes the key over when its lease ran out. ErrNotFound means there is
+// no such key (any more).
+func (s *Store) resume(ctx context.Context, r Request) (Claim, error) {
 	sent := time.Now()
 	var c Claim
 	err := s.inTx(ctx, "resume key", func(tx pgx.Tx) error {

@@ -52,8 +52,9 @@ WHERE k.scope = (@customer_id::uuid)::text AND k.key = @key::text
   AND NOT EXISTS (SELECT FROM claimed WHERE inserted);
 
 -- name: KeyExists :one
--- Whether a key has been claimed, for the engine's check of a form's amount:
--- a key in use is judged by what it was claimed for, a new one by the amount.
+-- Whether a key has been claimed, for the cart order's choice of what to
+-- judge: a key in use is judged by what it was claimed for, a new one by the
+-- cart as it is now.
 SELECT EXISTS (SELECT FROM idem_keys WHERE scope = (@customer_id::uuid)::text AND key = @key);
 
 -- name: RecordKeyEvent :exec

@@ -19,7 +19,7 @@ type Link struct {
 type Product struct {
 	SKU   string
 	Name  string
-	Price string
+	Price Money
 	// InCart is how many the cart holds; the add button sets InCart+1, a
 	// quantity, so a double-click adds one, not two.
 	InCart int
@@ -36,15 +36,15 @@ type Line struct {
 	SKU       string
 	Name      string
 	Quantity  int
-	UnitPrice string
-	LineTotal string
+	UnitPrice Money
+	LineTotal Money
 }
 
 // CartPage is /cart.
 type CartPage struct {
 	CSRF        string
 	Lines       []Line
-	Total       string
+	Total       Money
 	MaxQuantity int
 }
 
@@ -87,7 +87,7 @@ type CheckoutPage struct {
 	// sent: this page shows the cart as it is now, with a fresh form.
 	CartChanged bool
 	Lines       []Line
-	Total       string
+	Total       Money
 	Form        CheckoutForm
 	Cards       []TestCard
 }
@@ -96,7 +96,7 @@ type CheckoutPage struct {
 type ReceiptPage struct {
 	OrderID  string
 	ChargeID string
-	Amount   string
+	Amount   Money
 	PlacedAt string
 	Lines    []Line
 	// AlreadyPlaced is set when the shopper got here by sending the same
@@ -116,7 +116,7 @@ type ReceiptPage struct {
 type OrderSummary struct {
 	ID       string
 	URL      string
-	Amount   string
+	Amount   Money
 	PlacedAt string
 	Items    int
 }
@@ -132,6 +132,19 @@ type OrdersPage struct {
 	SessionDays int
 	// SignedIn is set when the browser has a shopper, who can sign out.
 	SignedIn bool
+}
+
+// OrderAnswer is the page an order from the pay form ends on when it does
+// not end on its receipt: exactly one of its fields is set. The checkout
+// decides which from the engine's answer and renders it in one place
+// (Answer), for a submit and for the status page alike.
+type OrderAnswer struct {
+	// Checkout is the pay form again: a card number to correct, or the
+	// cart as it is now when the form was for an older version of it.
+	Checkout   *CheckoutPage
+	Declined   *DeclinedPage
+	Outage     *OutagePage
+	Processing *ProcessingPage
 }
 
 // ProcessingPage is shown while an earlier submit of the same order is

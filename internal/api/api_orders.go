@@ -153,9 +153,6 @@ func writeResult(c echo.Context, res checkout.Result) error {
 		header.Set(echo.HeaderLocation, "/api/orders/"+placed.OrderID.String())
 		return c.Blob(res.Status, echo.MIMEApplicationJSON, res.Body)
 	}
-	if res.Status == http.StatusPaymentRequired && !res.Replayed {
-		web.MarkDecline(c)
-	}
 	return c.Blob(res.Status, problem.ContentType, res.Body)
 }
 

@@ -76,29 +76,52 @@ func (s *Store) openBrowserCart(ctx context.Context, owner uuid.UUID) (uuid.UUID
 	return row.ID, nil
 }
 
-// Checkout returns the shopper's cart as a checkout form shows it, with the
-// idempotency key of its current version: the one already kept with the
-// cart, or the one mint makes, kept from now on. Every render of one
-// version, in any tab, so carries the same key, and paying twice is paying
-// once. A kept key that no order used and that is older than unusedFor is
-// replaced, so that the form lives long enough to be paid with.
-func (s *Store) Checkout(ctx context.Context, owner, id uuid.UUID, minted string, unusedFor time.Duration) (c Cart, key string, err error) {
+// BrowserCheckout returns the shopper's open browser cart as a checkout
+// form shows it, with the idempotency key of its current version: the one
+// already kept with the cart, or minted, kept from now on. Every render of
+// one version, in any tab, so carries the same key, and paying twice is
+// paying once. A kept key that no order used and that is older than
+// unusedFor is replaced, so that the form lives long enough to be paid
+// with. ok is false when there is nothing to pay for: no open cart, or an
+// empty one, whose version keeps no key.
+//
+// It is one transaction: CheckoutKey locks the cart until commit, so the
+// lines read after it are the version's.
+func (s *Store) BrowserCheckout(ctx context.Context, owner uuid.UUID, minted string, unusedFor time.Duration) (c Cart, key string, ok bool, err error) {
 	err = s.db.InTx(ctx, func(q *db.Queries) error {
-		row, err := q.CheckoutKey(ctx, db.CheckoutKeyParams{CartID: id, CustomerID: owner, Minted: minted, UnusedFor: unusedFor})
+		open, err := q.OpenBrowserCart(ctx, owner)
 		if errors.Is(err, database.ErrNotFound) {
-			return ErrNotFound // or ordered: either way, not a cart to pay for
+			return errNothingToPay
+		}
+		if err != nil {
+			return fmt.Errorf("open browser cart: %w", err)
+		}
+		row, err := q.CheckoutKey(ctx, db.CheckoutKeyParams{CartID: open.ID, CustomerID: owner, Minted: minted, UnusedFor: unusedFor})
+		if errors.Is(err, database.ErrNotFound) {
+			return errNothingToPay // ordered (in another tab) since it was read
 		}
 		if err != nil {
 			return fmt.Errorf("checkout key: %w", err)
 		}
-		// CheckoutKey holds the cart's lock until commit: these lines are
-		// the version's.
-		items, err := lines(ctx, q, id)
-		c, key = Cart{ID: id, Version: row.Version, Items: items}, row.OrderKey
-		return err
+		rows, err := q.CartLines(ctx, open.ID)
+		if err != nil {
+			return fmt.Errorf("read cart lines: %w", err)
+		}
+		if len(rows) == 0 {
+			return errNothingToPay // rolled back: an empty version keeps no key
+		}
+		c, key = Cart{ID: open.ID, Version: row.Version, Items: itemsOf(rows)}, row.OrderKey
+		return nil
 	})
-	return c, key, err
+	if errors.Is(err, errNothingToPay) {
+		return Cart{}, "", false, nil
+	}
+	return c, key, err == nil, err
 }
+
+// errNothingToPay ends BrowserCheckout's transaction when the shopper has
+// no cart to pay for.
+var errNothingToPay = errors.New("no cart to pay for")
 
 // OfOrder returns the cart an order of owner's was placed from; ok is false
 // for an order placed without a cart (POST /api/orders).

@@ -242,9 +242,14 @@ func lines(ctx context.Context, q *db.Queries, id uuid.UUID) ([]catalog.Item, er
 	if err != nil {
 		return nil, fmt.Errorf("read cart lines: %w", err)
 	}
+	return itemsOf(rows), nil
+}
+
+// itemsOf is a cart's lines as the catalog prices them.
+func itemsOf(rows []db.CartLinesRow) []catalog.Item {
 	items := make([]catalog.Item, len(rows))
 	for i, r := range rows {
 		items[i] = catalog.Item{SKU: r.Sku, Quantity: int(r.Quantity)}
 	}
-	return items, nil
+	return items
 }

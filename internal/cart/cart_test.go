@@ -2,7 +2,6 @@ package cart_test
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -81,11 +80,11 @@ func TestCheckoutKeyPerVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, first, err := s.Checkout(ctx, owner, open.ID, "k-1", time.Hour)
+	_, first, _, err := s.BrowserCheckout(ctx, owner, "k-1", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, second, err := s.Checkout(ctx, owner, open.ID, "k-2", time.Hour)
+	_, second, _, err := s.BrowserCheckout(ctx, owner, "k-2", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,14 +94,37 @@ func TestCheckoutKeyPerVersion(t *testing.T) {
 	if err := s.SetBrowserLine(ctx, owner, "mug-espresso", 3); err != nil {
 		t.Fatal(err)
 	}
-	shown, third, err := s.Checkout(ctx, owner, open.ID, "k-3", time.Hour)
+	shown, third, _, err := s.BrowserCheckout(ctx, owner, "k-3", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if third != "k-3" || shown.Version != open.Version+1 {
+	if third != "k-3" || shown.Version != open.Version+1 || shown.ID != open.ID {
 		t.Errorf("after a change: got key %q at version %d, want k-3 at version %d", third, shown.Version, open.Version+1)
 	}
-	if _, _, err := s.Checkout(ctx, uuid.New(), open.ID, "k-4", time.Hour); !errors.Is(err, cart.ErrNotFound) {
-		t.Errorf("another shopper's checkout of this cart: got %v, want ErrNotFound", err)
+	if _, _, ok, err := s.BrowserCheckout(ctx, uuid.New(), "k-4", time.Hour); err != nil || ok {
+		t.Errorf("a shopper with no cart: got ok %v, err %v, want nothing to pay for", ok, err)
+	}
+}
+
+// TestBrowserCheckoutOfAnEmptyCart: an emptied cart has nothing to pay
+// for, and its version keeps no key (the rolled-back transaction).
+func TestBrowserCheckoutOfAnEmptyCart(t *testing.T) {
+	t.Parallel()
+	s, _, owner := newStore(t)
+	ctx := context.Background()
+	if err := s.SetBrowserLine(ctx, owner, "mug-espresso", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetBrowserLine(ctx, owner, "mug-espresso", 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, key, ok, err := s.BrowserCheckout(ctx, owner, "k-1", time.Hour); err != nil || ok || key != "" {
+		t.Fatalf("empty cart: got key %q, ok %v, err %v; want nothing to pay for", key, ok, err)
+	}
+	if err := s.SetBrowserLine(ctx, owner, "mug-espresso", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, key, ok, err := s.BrowserCheckout(ctx, owner, "k-2", time.Hour); err != nil || !ok || key != "k-2" {
+		t.Fatalf("after adding a line: got key %q, ok %v, err %v; want k-2", key, ok, err)
 	}
 }

@@ -2,38 +2,14 @@ package checkout
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
 
-	"github.com/google/uuid"
-
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/payment"
 )
-
-// ProviderKey derives the idempotency key sent to the payment provider from
-// ours. Every attempt of one operation — the original, a retry that took it
-// over, the background completer — derives the same key, so the provider
-// turns them all into one charge. Hashing keeps the client's key, which we
-// do not control, out of a third party's logs and within its length limit.
-//
-// operation is the key's operation id, new each time the key is created:
-// once a key has expired and is used again it is a new operation, and must
-// not be answered with the old operation's charge. The nil UUID (keys
-// claimed before operation ids existed) derives the key those were charged
-// with.
-func ProviderKey(customerID uuid.UUID, key string, operation uuid.UUID) string {
-	material := customerID.String() + "\x00" + key
-	if operation != uuid.Nil {
-		material += "\x00" + operation.String()
-	}
-	sum := sha256.Sum256([]byte(material))
-	return "order_" + hex.EncodeToString(sum[:])
-}
 
 // charge is phase 2: the external call. Its error is a *OutcomeUnknownError when
 // the outcome is unknown, a *payment.DeclinedError when it is a definite no,

@@ -2,9 +2,12 @@ package checkout
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/google/uuid"
 
@@ -12,6 +15,7 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
+	"exactlyonce/internal/logging"
 	"exactlyonce/internal/metrics"
 )
 
@@ -61,107 +65,91 @@ func (c claim) token() uuid.UUID { return uuid.MustParse(c.lock.Token) }
 // this process has seen finished is answered from memory first
 // (Config.Answers), in no round trip.
 //
-// An order that could not be priced (priceErr: the product left the
-// catalog, or the catalog cannot be read) inserts nothing, but a key
-// already claimed for this very request still answers: a finished one
-// replays what it stored, and a started one, which may have charged
-// already, is answered as any claim would be (409 while its lock is held, a
-// takeover that resumes with the stored request once it expired). Only
-// when there is no such key is priceErr the answer: nothing was claimed, so
-// nothing was charged.
-func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced, priceErr error) (claim, *Result, error) {
-	if priceErr != nil {
-		// Nothing to insert: look at the key under its row lock.
-		kc, err := e.keys.Resume(ctx, e.keyRequest(a))
-		c, replay, err := e.unpriced(ctx, a, kc, err, priceErr)
-		e.countClaim(ctx, a, c, replay, err)
-		return c, replay, err
+// An order refused before its claim (refusal: it cannot be priced today, or
+// not at the amount the client showed) inserts nothing, but a key already
+// claimed for this very request still answers: a finished one replays what
+// it stored, and a started one, which may have charged already, is
+// answered as any claim would be (409 while its lock is held, a takeover
+// that resumes with the stored request once it expired). Only when there
+// is no such key is the refusal the answer: nothing was claimed, so nothing
+// was charged.
+func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced, refusal error) (claim, *Result, error) {
+	var run idem.ClaimStatement
+	if refusal == nil {
+		run = func(ctx context.Context, operation, token string) (bool, idem.Key, error) {
+			return e.claimStatement(ctx, a, priced, operation, token)
+		}
 	}
-	kc, err := e.keys.ClaimWith(ctx, e.keyRequest(a), func(ctx context.Context, operation, token string) (bool, idem.Key, error) {
-		request, err := encodeRequest(priced)
-		if err != nil {
-			return false, idem.Key{}, err
-		}
-		op := uuid.MustParse(operation)
-		p := db.ClaimOrderKeyParams{
-			CustomerID: a.CustomerID, Key: a.Key, Fingerprint: a.Fingerprint, Lease: a.LockFor,
-			Request: request, OperationID: op, LockToken: uuid.MustParse(token),
-			ProviderKey: ProviderKey(a.CustomerID, a.Key, op), Kind: KeyKind,
-		}
-		if a.Cart != nil {
-			p.CartID, p.CartVersion = &a.Cart.ID, &a.Cart.Version
-		}
-		row, err := e.db.ClaimOrderKey(ctx, p)
-		switch {
-		case errors.Is(err, database.ErrNotFound) && a.Cart != nil:
-			// The cart refused the key, or a concurrent attempt inserted
-			// it after this statement's snapshot: the cart tells which.
-			if err := e.cartRefusal(ctx, a); err != nil {
-				return false, idem.Key{}, err
-			}
-			return false, idem.Key{}, idem.ErrNotFound
-		case errors.Is(err, database.ErrNotFound):
-			return false, idem.Key{}, idem.ErrNotFound
-		case err != nil:
-			return false, idem.Key{}, fmt.Errorf("claim key: %w", err)
-		case row.Inserted:
-			return true, idem.Key{}, nil
-		}
-		k, err := idem.KeyOf(row.Fingerprint, row.Status, row.LeaseLeftSeconds, row.AgeSeconds, row.ResponseStatus, nil, row.ResponseBody)
-		return false, k, err
-	})
-	c, replay, err := e.claimed(ctx, a, kc, err)
+	kc, err := e.keys.ClaimWith(ctx, idem.Request{Scope: a.CustomerID.String(), Key: a.Key,
+		Fingerprint: a.Fingerprint, Accept: a.AcceptFingerprints, Lease: a.LockFor}, run)
+	c, replay, err := e.claimed(a, kc, err, refusal)
 	e.countClaim(ctx, a, c, replay, err)
 	return c, replay, err
 }
 
-// keyRequest is an attempt as the kit's key store sees it: the customer is
-// the key's scope.
-func (e *Engine) keyRequest(a Attempt) idem.Request {
-	return idem.Request{Scope: a.CustomerID.String(), Key: a.Key, Fingerprint: a.Fingerprint,
-		Accept: a.AcceptFingerprints, Lease: a.LockFor}
+// claimStatement is ClaimOrderKey, the statement the kit runs to claim a
+// new key (an idem.ClaimStatement).
+func (e *Engine) claimStatement(ctx context.Context, a Attempt, priced catalog.Priced, operation, token string) (bool, idem.Key, error) {
+	request, err := encodeRequest(priced)
+	if err != nil {
+		return false, idem.Key{}, err
+	}
+	op := uuid.MustParse(operation)
+	p := db.ClaimOrderKeyParams{
+		CustomerID: a.CustomerID, Key: a.Key, Fingerprint: a.Fingerprint, Lease: a.LockFor,
+		Request: request, OperationID: op, LockToken: uuid.MustParse(token),
+		ProviderKey: ProviderKey(a.CustomerID, a.Key, op), Kind: KeyKind,
+	}
+	if a.Cart != nil {
+		p.CartID, p.CartVersion = &a.Cart.ID, &a.Cart.Version
+	}
+	row, err := e.db.ClaimOrderKey(ctx, p)
+	switch {
+	case errors.Is(err, database.ErrNotFound) && a.Cart != nil:
+		// The cart refused the key, or a concurrent attempt inserted
+		// it after this statement's snapshot: the cart tells which.
+		if err := e.cartRefusal(ctx, a); err != nil {
+			return false, idem.Key{}, err
+		}
+		return false, idem.Key{}, idem.ErrNotFound
+	case errors.Is(err, database.ErrNotFound):
+		return false, idem.Key{}, idem.ErrNotFound
+	case err != nil:
+		return false, idem.Key{}, fmt.Errorf("claim key: %w", err)
+	case row.Inserted:
+		return true, idem.Key{}, nil
+	}
+	k, err := idem.KeyOf(row.Fingerprint, row.Status, row.LeaseLeftSeconds, row.AgeSeconds, row.ResponseStatus, nil, row.ResponseBody)
+	return false, k, err
 }
 
 // claimed turns the kit's answer to a claim into the order flow's: a
 // replayed Result, ErrKeyReused, an *InProgressError, or a claim of the key,
 // new or taken over from an attempt whose lease ran out, which resumes the
-// order it was claimed for.
-func (e *Engine) claimed(ctx context.Context, a Attempt, c idem.Claim, err error) (claim, *Result, error) {
+// order it was claimed for. A refused request (see claimKey) that found no
+// key of its own is answered with its refusal.
+func (e *Engine) claimed(a Attempt, kc idem.Claim, err, refusal error) (claim, *Result, error) {
+	err = database.Translate(err)
 	switch {
+	case refusal != nil && (errors.Is(err, idem.ErrNotFound) || errors.Is(err, idem.ErrMismatch)):
+		return claim{}, nil, refusal
 	case errors.Is(err, idem.ErrMismatch):
 		return claim{}, nil, ErrKeyReused
 	case errors.Is(err, idem.ErrInProgress):
 		return claim{}, nil, err
 	case err != nil:
-		return claim{}, nil, fmt.Errorf("claim key: %w", database.Translate(err))
-	case c.Replay != nil:
-		return claim{}, &Result{Status: c.Replay.Status, Body: c.Replay.Body, Replayed: true}, nil
+		return claim{}, nil, fmt.Errorf("claim key: %w", err)
+	case kc.Replay != nil:
+		return claim{}, &Result{Status: kc.Replay.Status, Body: kc.Replay.Body, Replayed: true}, nil
 	}
-	cl, err := claimOf(a.CustomerID, c.Lock)
-	if err == nil && c.Lock.TakenOver {
-		e.recordEvent(ctx, a.CustomerID, a.Key, "taken_over", map[string]any{"by": "request"})
-	}
-	return cl, nil, err
-}
-
-// unpriced answers the claim of an order that could not be priced (see
-// claimKey): the key's own answer when there is a key for this request,
-// the pricing's error when there is none.
-func (e *Engine) unpriced(ctx context.Context, a Attempt, kc idem.Claim, err, priceErr error) (claim, *Result, error) {
-	if err = database.Translate(err); errors.Is(err, idem.ErrNotFound) {
-		return claim{}, nil, priceError(priceErr)
-	}
-	c, replay, err := e.claimed(ctx, a, kc, err)
-	switch {
-	case errors.Is(err, ErrKeyReused):
-		return claim{}, nil, priceError(priceErr)
-	case err == nil && replay == nil && c.resumed == nil:
+	c, err := claimOf(a.CustomerID, kc.Lock)
+	if err == nil && refusal != nil && c.resumed == nil {
 		// A key claimed before requests were stored with their keys: it
 		// cannot be resumed without pricing it, so it is left to the
 		// completer (in practice such keys are past the provider's window).
 		return claim{}, nil, &InProgressError{RetryAfter: a.LockFor}
 	}
-	return c, replay, err
+	return c, nil, err
 }
 
 // claimOf is the order flow's claim of the key l holds for customer; a key
@@ -183,6 +171,52 @@ func claimOf(customer uuid.UUID, l *idem.Lock) (claim, error) {
 	return c, nil
 }
 
+// ProviderKey derives the idempotency key sent to the payment provider from
+// ours. Every attempt of one operation — the original, a retry that took it
+// over, the background completer — derives the same key, so the provider
+// turns them all into one charge. Hashing keeps the client's key, which we
+// do not control, out of a third party's logs and within its length limit.
+//
+// operation is the key's operation id, new each time the key is created:
+// once a key has expired and is used again it is a new operation, and must
+// not be answered with the old operation's charge. The nil UUID (keys
+// claimed before operation ids existed) derives the key those were charged
+// with.
+func ProviderKey(customerID uuid.UUID, key string, operation uuid.UUID) string {
+	material := customerID.String() + "\x00" + key
+	if operation != uuid.Nil {
+		material += "\x00" + operation.String()
+	}
+	sum := sha256.Sum256([]byte(material))
+	return "order_" + hex.EncodeToString(sum[:])
+}
+
+// storedRequest is what a claim stores with the key so that the completer
+// can write the order if the attempt dies after charging: the priced lines,
+// not the cart, because the order must say what was charged even if prices
+// change before the completer runs. The card number is not part of it.
+type storedRequest struct {
+	Lines    []catalog.Line `json:"lines"`
+	Amount   int64          `json:"amount"`
+	Currency string         `json:"currency"`
+}
+
+func encodeRequest(p catalog.Priced) (json.RawMessage, error) {
+	b, err := json.Marshal(storedRequest{Lines: p.Lines, Amount: p.Amount, Currency: p.Currency})
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	return b, nil
+}
+
+func decodeRequest(b json.RawMessage) (catalog.Priced, error) {
+	var r storedRequest
+	if err := json.Unmarshal(b, &r); err != nil {
+		return catalog.Priced{}, fmt.Errorf("decode stored request: %w", err)
+	}
+	return catalog.Priced{Lines: r.Lines, Amount: r.Amount, Currency: r.Currency}, nil
+}
+
 // recordEvent appends a step the kit took to the key's audit trail. The
 // trail is for people: a failure to write it is logged, not returned.
 func (e *Engine) recordEvent(ctx context.Context, customer uuid.UUID, key, event string, detail map[string]any) {
@@ -193,4 +227,31 @@ func (e *Engine) recordEvent(ctx context.Context, customer uuid.UUID, key, event
 	if err != nil {
 		e.log.WarnContext(ctx, "record key event", "event", event, "err", err)
 	}
+}
+
+// countClaim records a claim's outcome in the metrics and the log, and a
+// takeover in the key's audit trail.
+func (e *Engine) countClaim(ctx context.Context, a Attempt, c claim, replay *Result, err error) {
+	var (
+		inProgress *InProgressError
+		outcome    string
+		level      = slog.LevelDebug
+	)
+	switch {
+	case errors.Is(err, ErrKeyReused):
+		outcome, level = metrics.ClaimMismatch, slog.LevelInfo
+	case errors.As(err, &inProgress):
+		outcome = metrics.ClaimConflict
+	case err != nil:
+		return // not an outcome of the claim: the database failed
+	case replay != nil:
+		outcome = metrics.ClaimReplay
+	case c.lock.TakenOver:
+		outcome, level = metrics.ClaimTakeover, slog.LevelInfo
+		e.recordEvent(ctx, a.CustomerID, a.Key, "taken_over", map[string]any{"by": "request"})
+	default:
+		outcome = metrics.ClaimNew
+	}
+	e.metrics.Claims.WithLabelValues(outcome).Inc()
+	e.log.Log(ctx, level, "claim", "outcome", outcome, logging.Key(a.Key), "customer_id", a.CustomerID)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"exactlyonce/idem"
+	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/payment"
 )
 
@@ -43,7 +44,13 @@ func (e *AbandonedError) Unwrap() error { return ErrAbandoned }
 
 // InvalidOrderError is a request the engine refused before claiming the key;
 // nothing was stored and the key is still free.
-type InvalidOrderError struct{ Reason string }
+type InvalidOrderError struct {
+	Reason string
+	// Card is set when the card number is what is wrong; Priced is then
+	// the order as priced, for a form shown again with its lines.
+	Card   bool
+	Priced catalog.Priced
+}
 
 func (e *InvalidOrderError) Error() string { return e.Reason }
 

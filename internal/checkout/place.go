@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,7 +11,6 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/logging"
-	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
 )
 
@@ -34,22 +32,18 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 		a.LockFor = e.cfg.LockTimeout
 	}
 	// Validate and price before claiming: a bad request must not consume
-	// the key, so the client can fix it and resend with the same key.
+	// the key, so the client can fix it and resend with the same key. An
+	// order refused now (it cannot be priced today, or not at the amount
+	// shown) may still be a key in use: its answer, or its operation, must
+	// not depend on today's catalog, so the claim asks the key before the
+	// refusal is the answer (see claimKey).
+	priced, refusal := e.price(ctx, a)
 	card, ok := NormalizeCard(a.Order.Card)
 	if !ok {
-		return Result{}, &InvalidOrderError{Reason: "card must be a number of 12 to 19 digits; spaces and dashes are ignored"}
+		return Result{}, invalidCard(priced, refusal)
 	}
 	a.Order.Card = card
-	priced, priceErr := e.catalog.Price(ctx, a.Order.Items)
-	if priceErr == nil {
-		if err := e.checkAmount(ctx, a, priced); err != nil {
-			return Result{}, err
-		}
-	}
-	// An order that cannot be priced today may still be a key in use: its
-	// answer, or its operation, must not depend on today's catalog, so it is
-	// claimed too, with nothing to insert (see claimKey).
-	c, replay, err := e.claimKey(ctx, a, priced, priceErr)
+	c, replay, err := e.claimKey(ctx, a, priced, refusal)
 	if err != nil {
 		return Result{}, err
 	}
@@ -78,26 +72,42 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 	return res, err
 }
 
-// checkAmount refuses a new key whose order does not cost the amount the
-// client expects. The order is priced once, here, and this is the price
-// charged: a catalog change between a page and its submit can refuse the
-// order but never charge an amount the page did not show. A key in use is
-// left to the claim, which replays or resumes what it was claimed for.
-func (e *Engine) checkAmount(ctx context.Context, a Attempt, priced catalog.Priced) error {
-	if a.ExpectedAmount == 0 || a.ExpectedAmount == priced.Amount {
-		return nil
+// price prices the order once, here, and this is the price charged: a
+// catalog change between a page and its submit can refuse the order but
+// never charge an amount the page did not show. Its error is the order's
+// refusal: an *InvalidOrderError for an order the catalog cannot price, a
+// *PriceChangedError for one that does not cost the amount the client
+// expects, or the catalog's failure.
+func (e *Engine) price(ctx context.Context, a Attempt) (catalog.Priced, error) {
+	priced, err := e.catalog.Price(ctx, a.Order.Items)
+	var invalid *catalog.InvalidCartError
+	switch {
+	case errors.As(err, &invalid):
+		return priced, &InvalidOrderError{Reason: invalid.Reason}
+	case err != nil:
+		return priced, err
+	case a.ExpectedAmount != 0 && a.ExpectedAmount != priced.Amount:
+		return priced, &PriceChangedError{Priced: priced}
 	}
-	used, err := e.KeyInUse(ctx, a.CustomerID, a.Key)
-	if err != nil || used {
-		return err
+	return priced, nil
+}
+
+// invalidCard is the answer to an order whose card number is not one: the
+// card's *InvalidOrderError, with the order as priced so that a form can be
+// shown again, unless the order could not be priced at all.
+func invalidCard(priced catalog.Priced, refusal error) error {
+	var changed *PriceChangedError
+	if refusal != nil && !errors.As(refusal, &changed) {
+		return refusal
 	}
-	return &PriceChangedError{Priced: priced}
+	return &InvalidOrderError{Reason: "card must be a number of 12 to 19 digits; spaces and dashes are ignored",
+		Card: true, Priced: priced}
 }
 
 // KeyInUse reports whether the customer's key has been claimed: a check a
-// request makes before refusing a new order for a precondition (the amount
-// shown, a cart version), which must not refuse a retry of one in use. That
-// retry is judged by what its key was claimed for.
+// request makes before refusing a new order for a precondition (a cart
+// version), which must not refuse a retry of one in use. That retry is
+// judged by what its key was claimed for.
 func (e *Engine) KeyInUse(ctx context.Context, customer uuid.UUID, key string) (bool, error) {
 	used, err := e.db.KeyExists(ctx, db.KeyExistsParams{CustomerID: customer, Key: key})
 	if err != nil {
@@ -183,29 +193,4 @@ func (e *Engine) detach(ctx context.Context) (context.Context, context.CancelCau
 		}
 	}()
 	return ctx, cancel
-}
-
-// countClaim records a claim's outcome in the metrics and the log.
-func (e *Engine) countClaim(ctx context.Context, a Attempt, c claim, replay *Result, err error) {
-	var (
-		inProgress *InProgressError
-		outcome    string
-		level      = slog.LevelDebug
-	)
-	switch {
-	case errors.Is(err, ErrKeyReused):
-		outcome, level = metrics.ClaimMismatch, slog.LevelInfo
-	case errors.As(err, &inProgress):
-		outcome = metrics.ClaimConflict
-	case err != nil:
-		return // not an outcome of the claim: the database failed
-	case replay != nil:
-		outcome = metrics.ClaimReplay
-	case c.lock.TakenOver:
-		outcome, level = metrics.ClaimTakeover, slog.LevelInfo
-	default:
-		outcome = metrics.ClaimNew
-	}
-	e.metrics.Claims.WithLabelValues(outcome).Inc()
-	e.log.Log(ctx, level, "claim", "outcome", outcome, logging.Key(a.Key), "customer_id", a.CustomerID)
 }

@@ -226,8 +226,9 @@ type KeyExistsParams struct {
 	Key        string
 }
 
-// Whether a key has been claimed, for the engine's check of a form's amount:
-// a key in use is judged by what it was claimed for, a new one by the amount.
+// Whether a key has been claimed, for the cart order's choice of what to
+// judge: a key in use is judged by what it was claimed for, a new one by the
+// cart as it is now.
 func (q *Queries) KeyExists(ctx context.Context, arg KeyExistsParams) (bool, error) {
 	row := q.db.QueryRow(ctx, keyExists, arg.CustomerID, arg.Key)
 	var exists bool

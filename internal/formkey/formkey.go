@@ -92,5 +92,6 @@ func (s *Signer) Sign(owner uuid.UUID, key string, b Binding) string {
 // Check accepts key if it was minted less than the TTL ago and signed for
 // owner and exactly this binding.
 func (s *Signer) Check(owner uuid.UUID, key, sig string, b Binding, now time.Time) error {
-	return s.forms.VerifyAt(now, owner.String(), b.version(), idem.FormKey{Key: key, Sig: sig})
+	version := b.version()
+	return s.forms.VerifyAt(now, owner.String(), version, idem.FormKey{Key: key, Sig: sig})
 }

@@ -2,12 +2,14 @@ package handlers
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -35,7 +37,7 @@ type submission struct {
 	items   []catalog.Item
 	amount  int64
 	// card is the number as typed with spaces and dashes taken out; it is
-	// checked by cardProblem, not here, so that a typo can be answered with
+	// checked by the engine, not here, so that a typo can be answered with
 	// the same form.
 	card string
 }
@@ -53,6 +55,28 @@ func readSubmission(c echo.Context) (submission, error) {
 		return submission{}, malformedForm
 	}
 	return parseSubmission(form)
+}
+
+// checkFormKey refuses a key this server did not mint for this shopper, or
+// minted too long ago for its stored answer to be trusted to still exist.
+func (h *Handler) checkFormKey(id uuid.UUID, sub submission) error {
+	err := h.formKeys.Check(id, sub.key, sub.sig, sub.binding(), time.Now())
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, formkey.ErrMissing):
+		return &web.PageError{Status: http.StatusBadRequest, Title: "Form incomplete",
+			Message: "This checkout form arrived without its order key, so nothing was charged. Start a new checkout.",
+			Action:  web.NewCheckout, Err: err}
+	case errors.Is(err, formkey.ErrExpired):
+		return &web.PageError{Status: http.StatusBadRequest, Title: "This checkout form has expired",
+			Message: fmt.Sprintf("Checkout forms are valid for %s, so this one was refused and nothing was charged. If you paid with it earlier, your order is in your orders.", h.formKeys.TTL()),
+			Action:  views.Link{Href: "/orders", Label: "See your orders"}, Err: err}
+	default:
+		return &web.PageError{Status: http.StatusForbidden, Title: "This form cannot be used",
+			Message: "This checkout form was not made for your session (for instance, it comes from another browser), or its order or total was changed after it was shown. Nothing was charged.",
+			Action:  web.NewCheckout, Err: err}
+	}
 }
 
 // parseSubmission reads a pay form's fields. It checks their shape only;
@@ -94,17 +118,14 @@ func (s submission) binding() formkey.Binding {
 	return formkey.Binding{CartID: s.cartID, CartVersion: s.version, Items: s.items, Amount: s.amount}
 }
 
-// cardProblem says what is wrong with the card number, in words for the
-// field, or "" when it is plausible. The provider has the last word.
-func (s submission) cardProblem() string {
-	if len(s.card) < 12 || len(s.card) > 19 || strings.Trim(s.card, "0123456789") != "" {
-		return "Enter a card number of 12 to 19 digits, such as one of the test cards."
-	}
-	return ""
+// plausibleCard reports whether the card number has the shape of one (the
+// engine's rule, checkout.NormalizeCard); the provider has the last word.
+func (s submission) plausibleCard() bool {
+	return len(s.card) >= 12 && len(s.card) <= 19 && strings.Trim(s.card, "0123456789") == ""
 }
 
-// last4 is the end of the card number; callers check the card first, and a
-// shorter one is returned whole rather than panic.
+// last4 is the end of the card number; a shorter one is returned whole
+// rather than panic.
 func (s submission) last4() string { return s.card[max(0, len(s.card)-4):] }
 
 // fingerprint identifies the order the form asks for: its lines, the amount
@@ -133,13 +154,27 @@ func (s submission) fingerprint() (fp []byte, accept [][]byte, err error) {
 	return checkout.Fingerprint(http.MethodPost, checkoutRoute, idem.NormalizeJSON(body)), [][]byte{legacy}, nil
 }
 
+// attempt is the order the form asks for, by shopper id.
+func (s submission) attempt(id uuid.UUID) (checkout.Attempt, error) {
+	fp, accept, err := s.fingerprint()
+	if err != nil {
+		return checkout.Attempt{}, err
+	}
+	return checkout.Attempt{
+		CustomerID: id, Key: s.key, Fingerprint: fp, AcceptFingerprints: accept,
+		Order:          checkout.Order{Items: s.items, Card: s.card},
+		Cart:           &checkout.CartVersion{ID: s.cartID, Version: s.version},
+		ExpectedAmount: s.amount,
+	}, nil
+}
+
 // retryForm is the pay form again, with the same key, snapshot and amount:
 // sending it continues the same order. The card is not echoed; the shopper
 // types it again and is reminded which one it was.
 func (s submission) retryForm(csrf string) views.CheckoutForm {
 	f := views.CheckoutForm{CSRF: csrf, Key: s.key, KeySig: s.sig, CartID: s.cartID.String(), CartVersion: s.version,
 		Amount: s.amount, Items: formItems(s.items)}
-	if s.cardProblem() == "" {
+	if s.plausibleCard() {
 		f.CardHint = "ending in " + s.last4()
 	}
 	return f

@@ -1,10 +1,7 @@
 package handlers
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
-	"net/http"
 
 	"github.com/labstack/echo/v4"
 
@@ -41,10 +38,14 @@ func (h *Handler) checkoutStatus(c echo.Context) error {
 	if state.Finished {
 		// Replayed (the cart is not touched again) and joined (the shopper
 		// sent the order once; no "already placed" note).
-		return h.answerResult(c, state.Result, true)
+		ans, err := resultAnswer(state.Result, true)
+		if err != nil {
+			return err
+		}
+		return send(c, ans)
 	}
 	if state.Held {
-		return renderProcessing(c, key, nil)
+		return send(c, processingAnswer(key, nil))
 	}
 	// Nobody holds the order any more: the attempt stopped without an
 	// answer (the provider failed, the server restarted) and no retry has
@@ -56,7 +57,7 @@ func (h *Handler) checkoutStatus(c echo.Context) error {
 		return err
 	}
 	if !ok || len(open.Items) == 0 {
-		return renderProcessing(c, key, nil)
+		return send(c, processingAnswer(key, nil))
 	}
 	priced, err := h.catalog.Price(ctx, open.Items)
 	if err != nil {
@@ -67,23 +68,5 @@ func (h *Handler) checkoutStatus(c echo.Context) error {
 		CSRF: csrfToken(c), Key: key, KeySig: h.formKeys.Sign(id, key, b),
 		CartID: open.ID.String(), CartVersion: open.Version, Items: formItems(open.Items), Amount: priced.Amount,
 	}
-	return renderProcessing(c, key, &retry)
-}
-
-// renderDeclined renders a stored 402: a declined card, or an operation the
-// server closed without a charge. Both are final for the key; a new
-// checkout, with a new key, is the way to try again.
-func renderDeclined(c echo.Context, body json.RawMessage, replayed bool) error {
-	var p problem.Problem
-	if err := json.Unmarshal(body, &p); err != nil {
-		return fmt.Errorf("decode stored problem: %w", err)
-	}
-	page := views.DeclinedPage{Title: "Payment declined", Message: p.Detail, ChargeID: p.ChargeID,
-		Replayed: replayed, Again: "Try again with another card"}
-	if p.Type != "/problems/"+problem.PaymentDeclined.Slug {
-		page.Title = "Payment not completed"
-		page.Message = "The payment stopped before your card was charged, and it cannot be resumed."
-		page.Again = "Start a new checkout"
-	}
-	return web.Render(c, http.StatusPaymentRequired, views.Declined(page))
+	return send(c, processingAnswer(key, &retry))
 }

@@ -33,7 +33,7 @@ func (h *Handler) cartPage(c echo.Context) error {
 		return fmt.Errorf("price cart: %w", err)
 	}
 	page.Lines = viewLines(priced.Lines, priced.Currency)
-	page.Total = views.Money(priced.Amount, priced.Currency)
+	page.Total = views.Money{Minor: priced.Amount, Currency: priced.Currency}
 	return web.Render(c, http.StatusOK, views.Cart(page))
 }
 

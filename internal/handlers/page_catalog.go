@@ -30,7 +30,7 @@ func (h *Handler) catalogPage(c echo.Context) error {
 	page := views.CatalogPage{CSRF: csrfToken(c)}
 	for _, p := range products {
 		page.Products = append(page.Products, views.Product{
-			SKU: p.SKU, Name: p.Name, Price: views.Money(p.Price, p.Currency), InCart: inCart[p.SKU],
+			SKU: p.SKU, Name: p.Name, Price: views.Money{Minor: p.Price, Currency: p.Currency}, InCart: inCart[p.SKU],
 		})
 	}
 	return web.Render(c, http.StatusOK, views.Catalog(page))
@@ -42,7 +42,7 @@ func viewLines(lines []catalog.Line, currency string) []views.Line {
 	for i, l := range lines {
 		out[i] = views.Line{
 			SKU: l.SKU, Name: l.Name, Quantity: l.Quantity,
-			UnitPrice: views.Money(l.UnitPrice, currency), LineTotal: views.Money(l.LineTotal, currency),
+			UnitPrice: views.Money{Minor: l.UnitPrice, Currency: currency}, LineTotal: views.Money{Minor: l.LineTotal, Currency: currency},
 		}
 	}
 	return out

@@ -1,14 +1,13 @@
 package handlers
 
 import (
-	"errors"
+	"context"
 	"net/http"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"exactlyonce/internal/cart"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/fakeprovider"
 	"exactlyonce/internal/formkey"
@@ -36,7 +35,7 @@ func (h *Handler) checkoutPage(c echo.Context) error {
 	if !ok {
 		return web.SeeOther(c, "/cart")
 	}
-	page, ok, err := h.freshCheckout(c, id)
+	shown, ok, err := h.freshCheckout(c.Request().Context(), id, csrfToken(c))
 	if err != nil {
 		return err
 	}
@@ -44,52 +43,39 @@ func (h *Handler) checkoutPage(c echo.Context) error {
 		return web.SeeOther(c, "/cart")
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "private, no-cache")
-	return web.Render(c, http.StatusOK, views.Checkout(page))
+	return web.Render(c, http.StatusOK, views.Checkout(checkoutView(shown.priced, shown.form)))
 }
 
-// freshCheckout is the checkout page of the shopper's cart as it is now;
-// ok is false when there is nothing to pay for.
-func (h *Handler) freshCheckout(c echo.Context, id uuid.UUID) (page views.CheckoutPage, ok bool, err error) {
-	ctx := c.Request().Context()
-	open, ok, err := h.carts.Browser(ctx, id)
-	if err != nil || !ok || len(open.Items) == 0 {
-		return views.CheckoutPage{}, false, err
-	}
+// freshCheckout is the pay form of the shopper's cart as it is now; ok is
+// false when there is nothing to pay for.
+func (h *Handler) freshCheckout(ctx context.Context, id uuid.UUID, csrf string) (shown shownForm, ok bool, err error) {
 	// A key is minted for every render but kept only when the cart's
-	// version has none yet (see cart.Store.Checkout).
+	// version has none yet (see cart.Store.BrowserCheckout).
 	minted, err := h.formKeys.Mint()
 	if err != nil {
-		return views.CheckoutPage{}, false, err
+		return shownForm{}, false, err
 	}
-	shown, key, err := h.carts.Checkout(ctx, id, open.ID, minted, h.formKeys.TTL()/2)
-	if errors.Is(err, cart.ErrNotFound) || (err == nil && len(shown.Items) == 0) {
-		// Ordered (in another tab) since the look-up above.
-		return views.CheckoutPage{}, false, nil
+	kept, key, ok, err := h.carts.BrowserCheckout(ctx, id, minted, h.formKeys.TTL()/2)
+	if err != nil || !ok {
+		return shownForm{}, false, err
 	}
+	priced, err := h.catalog.Price(ctx, kept.Items)
 	if err != nil {
-		return views.CheckoutPage{}, false, err
+		return shownForm{}, false, err
 	}
-	priced, err := h.catalog.Price(ctx, shown.Items)
-	if err != nil {
-		return views.CheckoutPage{}, false, err
-	}
-	b := formkey.Binding{CartID: shown.ID, CartVersion: shown.Version, Items: shown.Items, Amount: priced.Amount}
+	b := formkey.Binding{CartID: kept.ID, CartVersion: kept.Version, Items: kept.Items, Amount: priced.Amount}
 	form := views.CheckoutForm{
-		CSRF: csrfToken(c), Key: key, KeySig: h.formKeys.Sign(id, key, b),
-		CartID: shown.ID.String(), CartVersion: shown.Version, Items: formItems(shown.Items), Amount: priced.Amount,
+		CSRF: csrf, Key: key, KeySig: h.formKeys.Sign(id, key, b),
+		CartID: kept.ID.String(), CartVersion: kept.Version, Items: formItems(kept.Items), Amount: priced.Amount,
 	}
-	return checkoutView(priced, form), true, nil
+	return shownForm{priced: priced, form: form}, true, nil
 }
 
-// renderCheckout renders the pay form for priced lines.
-func renderCheckout(c echo.Context, status int, priced catalog.Priced, form views.CheckoutForm) error {
-	return web.Render(c, status, views.Checkout(checkoutView(priced, form)))
-}
-
+// checkoutView is the checkout page of a form whose lines are priced.
 func checkoutView(priced catalog.Priced, form views.CheckoutForm) views.CheckoutPage {
 	return views.CheckoutPage{
 		Lines: viewLines(priced.Lines, priced.Currency),
-		Total: views.Money(priced.Amount, priced.Currency),
+		Total: views.Money{Minor: priced.Amount, Currency: priced.Currency},
 		Form:  form,
 		Cards: testCards,
 	}

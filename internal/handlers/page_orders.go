@@ -59,7 +59,7 @@ func (h *Handler) receiptPage(c echo.Context) error {
 		CartID:        cartID.String(),
 		OrderID:       o.ID.String(),
 		ChargeID:      o.ChargeID,
-		Amount:        views.Money(o.Amount, o.Currency),
+		Amount:        views.Money{Minor: o.Amount, Currency: o.Currency},
 		PlacedAt:      o.CreatedAt.UTC().Format(timeLayout),
 		Lines:         viewLines(lines, o.Currency),
 		AlreadyPlaced: c.QueryParam("replayed") == "1",
@@ -92,7 +92,7 @@ func (h *Handler) ordersPage(c echo.Context) error {
 		}
 		page.Orders = append(page.Orders, views.OrderSummary{
 			ID: o.ID.String(), URL: "/orders/" + o.ID.String(),
-			Amount: views.Money(o.Amount, o.Currency), PlacedAt: o.CreatedAt.UTC().Format(timeLayout), Items: items,
+			Amount: views.Money{Minor: o.Amount, Currency: o.Currency}, PlacedAt: o.CreatedAt.UTC().Format(timeLayout), Items: items,
 		})
 	}
 	return web.Render(c, http.StatusOK, views.Orders(page))

@@ -46,7 +46,7 @@ func confirmation(cfg Config, order db.OrderForMailRow) (*gomail.Msg, error) {
 	for _, l := range lines {
 		fmt.Fprintf(&b, "%d × %s\n", l.Quantity, l.Name)
 	}
-	fmt.Fprintf(&b, "\nTotal: %s\n", views.Money(order.Amount, order.Currency))
+	fmt.Fprintf(&b, "\nTotal: %s\n", views.FormatMoney(order.Amount, order.Currency))
 	m.SetBodyString(gomail.TypeTextPlain, b.String())
 	return m, nil
 }

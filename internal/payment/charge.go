@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 )
 
 // Charge statuses.
@@ -174,29 +173,4 @@ func (r response) failure() error {
 		return &UnavailableError{Reason: ReasonFailed, Status: r.status,
 			Err: fmt.Errorf("unexpected answer with status %d", r.status)}
 	}
-}
-
-// scrub removes the card number from messages the provider wrote, in case
-// one ever echoes it: the number must not reach an error, and so a log.
-func scrub(err error, card string) error {
-	digits := strings.ReplaceAll(card, " ", "")
-	if len(digits) < 6 { // too short to be a card, and to replace safely
-		return err
-	}
-	clean := func(s string) string {
-		s = strings.ReplaceAll(s, card, "[card]")
-		return strings.ReplaceAll(s, digits, "[card]")
-	}
-	var de *DeclinedError
-	var pe *ProviderError
-	var ue *UnavailableError
-	switch {
-	case errors.As(err, &de):
-		de.Message = clean(de.Message)
-	case errors.As(err, &pe):
-		pe.Message = clean(pe.Message)
-	case errors.As(err, &ue) && ue.Err != nil:
-		ue.Err = errors.New(clean(ue.Err.Error()))
-	}
-	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 )
 
 // ErrNoCharge means the provider holds no charge for an idempotency key:
@@ -123,4 +124,29 @@ func unavailable(ctx context.Context, err error) *UnavailableError {
 	default:
 		return &UnavailableError{Reason: ReasonFailed, Err: err}
 	}
+}
+
+// scrub removes the card number from messages the provider wrote, in case
+// one ever echoes it: the number must not reach an error, and so a log.
+func scrub(err error, card string) error {
+	digits := strings.ReplaceAll(card, " ", "")
+	if len(digits) < 6 { // too short to be a card, and to replace safely
+		return err
+	}
+	clean := func(s string) string {
+		s = strings.ReplaceAll(s, card, "[card]")
+		return strings.ReplaceAll(s, digits, "[card]")
+	}
+	var de *DeclinedError
+	var pe *ProviderError
+	var ue *UnavailableError
+	switch {
+	case errors.As(err, &de):
+		de.Message = clean(de.Message)
+	case errors.As(err, &pe):
+		pe.Message = clean(pe.Message)
+	case errors.As(err, &ue) && ue.Err != nil:
+		ue.Err = errors.New(clean(ue.Err.Error()))
+	}
+	return err
 }

@@ -129,13 +129,6 @@ func (l *writeLimiter) enter(who string) (leave func(), ok bool) {
 	}, true
 }
 
-// Where a handler leaves, for limitWrites, that its request met a fresh
-// decline (not the replay of one): only those count against the customer.
-const freshDeclineKey = "fresh_decline"
-
-// markDecline notes a fresh decline of this request's payment.
-func MarkDecline(c echo.Context) { c.Set(freshDeclineKey, true) }
-
 // Writes guards a route that stores what a customer asks for, with who
 // naming the customer (the key's scope). orders says that the route charges,
 // so that declines count and a customer past the decline limit is refused.
@@ -172,12 +165,20 @@ func (lim *Limits) Writes(who func(c echo.Context) string, orders bool) echo.Mid
 				l.addresses.spend(address, end)
 				l.customers.spend(customer, end)
 			}
-			if declined, _ := c.Get(freshDeclineKey).(bool); declined && orders {
+			if orders && freshDecline(c) {
 				l.declines.spend(customer, time.Now())
 			}
 			return err
 		}
 	}
+}
+
+// freshDecline reports whether a charging request's answer is a payment
+// declined now: a 402 that is not the replay of one (which the API and the
+// pages both mark Idempotent-Replayed). Only those count against the
+// customer.
+func freshDecline(c echo.Context) bool {
+	return c.Response().Status == http.StatusPaymentRequired && c.Response().Header().Get(idem.HeaderReplayed) != "true"
 }
 
 // storedNothing reports whether a request's answer shows that nothing new

@@ -1,0 +1,183 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/idem"
+	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/problem"
+	"exactlyonce/internal/web"
+	"exactlyonce/views"
+)
+
+// answer is what an order from the pay form ends on, decided from the
+// engine's answer before anything is written: a 303 to where the order is
+// (post/redirect/get), or a page with its status. Deciding first and
+// writing in one place (send) keeps the submit and the status page from
+// answering one outcome two ways.
+type answer struct {
+	status int
+	// location, when set, is where a 303 sends the browser.
+	location string
+	// replayed marks an answer stored by an earlier request (the header
+	// the API sends too, Idempotent-Replayed): the write limits spend
+	// nothing on it, and count a 402 without it as a fresh decline.
+	replayed bool
+	// retryAfter, in seconds, is sent as Retry-After when not zero.
+	retryAfter int
+	// form is the pay form shown again, priced; page is any other page.
+	form *shownForm
+	page views.OrderAnswer
+}
+
+// shownForm is the pay form as the checkout page shows it: its lines priced,
+// and cartChanged when it replaces a form for an older version of the cart.
+type shownForm struct {
+	priced      catalog.Priced
+	form        views.CheckoutForm
+	cartChanged bool
+}
+
+// errStillRunning is placeFromPage's word for an order still running when
+// the submit stops waiting for it: the answer is the processing page.
+var errStillRunning = errors.New("the order is still running")
+
+// answerOf decides the answer to an attempt of the pay form. retry is that
+// form again, with the same key. Errors that are not an outcome of the
+// order (a changed form, a price that changed) go to the error handler.
+func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.CheckoutForm, res checkout.Result, joined bool, err error) (answer, error) {
+	var (
+		invalid   *checkout.InvalidOrderError
+		unknown   *checkout.OutcomeUnknownError
+		abandoned *checkout.AbandonedError
+		ordered   *checkout.CartOrderedError
+	)
+	switch {
+	case err == nil:
+		return resultAnswer(res, joined)
+	case errors.Is(err, errStillRunning):
+		return processingAnswer(retry.Key, nil), nil
+	case errors.As(err, &invalid) && invalid.Card:
+		// Nothing was claimed: the same form, with the same key, once the
+		// number is corrected.
+		retry.CardError = "Enter a card number of 12 to 19 digits, such as one of the test cards."
+		return answer{status: http.StatusBadRequest, form: &shownForm{priced: invalid.Priced, form: retry}}, nil
+	case errors.As(err, &ordered):
+		// The cart was ordered under another key (a form of an older
+		// render): that order is this form's answer.
+		return answer{location: "/orders/" + ordered.OrderID.String() + "?replayed=1"}, nil
+	case errors.Is(err, checkout.ErrCartChanged):
+		return h.cartChanged(ctx, id, retry.CSRF)
+	case errors.As(err, &unknown), errors.As(err, &abandoned):
+		// The payment's outcome is not known (the provider failed, or the
+		// server is stopping): the same form again resumes it.
+		f := web.Classify(err)
+		wait := web.RetryAfterSeconds(f.RetryAfter)
+		return answer{status: f.Kind.Status, retryAfter: wait,
+			page: views.OrderAnswer{Outage: &views.OutagePage{RetryAfterSeconds: wait, Retry: retry}}}, nil
+	}
+	return answer{}, err
+}
+
+// resultAnswer answers a stored outcome: a placed order with 303 to its
+// receipt, a declined payment with its page.
+//
+// joined means this request did not place the order but waited for the
+// attempt that did, as the second submit of a double-click does: the
+// shopper asked once, so the receipt carries no "already placed" note.
+func resultAnswer(res checkout.Result, joined bool) (answer, error) {
+	note := res.Replayed && !joined
+	switch res.Status {
+	case http.StatusCreated:
+		var placed struct {
+			OrderID uuid.UUID `json:"order_id"`
+		}
+		if err := json.Unmarshal(res.Body, &placed); err != nil {
+			return answer{}, fmt.Errorf("decode stored receipt: %w", err)
+		}
+		a := answer{location: "/orders/" + placed.OrderID.String(), replayed: res.Replayed}
+		if note {
+			a.location += "?replayed=1"
+		}
+		return a, nil
+	case http.StatusPaymentRequired:
+		// A declined card, or an operation the server closed without a
+		// charge. Both are final for the key; a new checkout, with a new
+		// key, is the way to try again.
+		var p problem.Problem
+		if err := json.Unmarshal(res.Body, &p); err != nil {
+			return answer{}, fmt.Errorf("decode stored problem: %w", err)
+		}
+		page := views.DeclinedPage{Title: "Payment declined", Message: p.Detail, ChargeID: p.ChargeID,
+			Replayed: note, Again: "Try again with another card"}
+		if p.Type != "/problems/"+problem.PaymentDeclined.Slug {
+			page.Title = "Payment not completed"
+			page.Message = "The payment stopped before your card was charged, and it cannot be resumed."
+			page.Again = "Start a new checkout"
+		}
+		return answer{status: res.Status, replayed: res.Replayed, page: views.OrderAnswer{Declined: &page}}, nil
+	}
+	return answer{}, fmt.Errorf("stored result with unexpected status %d", res.Status)
+}
+
+// cartChanged answers a form for a version of the cart that is no longer
+// its own: nothing was charged, and the page shows the cart as it is now
+// with a fresh form (its version's key).
+func (h *Handler) cartChanged(ctx context.Context, id uuid.UUID, csrf string) (answer, error) {
+	shown, ok, err := h.freshCheckout(ctx, id, csrf)
+	if err != nil {
+		return answer{}, err
+	}
+	if !ok {
+		return answer{}, &web.PageError{Status: http.StatusConflict, Title: "Your cart changed",
+			Message: "Your cart changed since this checkout page was opened, and it is empty now, so nothing was charged.",
+			Action:  web.BackToCart, Err: checkout.ErrCartChanged}
+	}
+	shown.cartChanged = true
+	return answer{status: http.StatusConflict, form: &shown}, nil
+}
+
+// processingAnswer is the page of an order still running. It reloads
+// /checkout/status by meta refresh, with no script; with retry, the order
+// is one nobody works on any more, and the page offers to resume it.
+func processingAnswer(key string, retry *views.CheckoutForm) answer {
+	return answer{status: http.StatusAccepted, page: views.OrderAnswer{Processing: &views.ProcessingPage{
+		StatusURL:      "/checkout/status?key=" + url.QueryEscape(key),
+		RefreshSeconds: 1,
+		Retry:          retry,
+	}}}
+}
+
+// send writes a.
+func send(c echo.Context, a answer) error {
+	header := c.Response().Header()
+	if a.replayed {
+		header.Set(idem.HeaderReplayed, "true")
+	}
+	if a.retryAfter > 0 {
+		header.Set("Retry-After", strconv.Itoa(a.retryAfter))
+	}
+	if a.location != "" {
+		return c.Redirect(http.StatusSeeOther, a.location)
+	}
+	page := a.page
+	if a.form != nil {
+		// A form of one render, with its key and signature: a page not to
+		// keep.
+		header.Set(echo.HeaderCacheControl, "no-store")
+		p := checkoutView(a.form.priced, a.form.form)
+		p.CartChanged = a.form.cartChanged
+		page.Checkout = &p
+	}
+	return web.Render(c, a.status, views.Answer(page))
+}
