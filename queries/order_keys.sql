@@ -58,8 +58,11 @@ WHERE k.scope = (@customer_id::uuid)::text AND k.key = @key::text
 SELECT EXISTS (SELECT FROM idem_keys WHERE scope = (@customer_id::uuid)::text AND key = @key);
 
 -- name: RecordKeyEvent :exec
--- Appends to a key's audit trail an event of a step the kit took (a
--- takeover by a retry or by the completer, a parking).
+-- Appends to a key's audit trail an event written beside its change: the
+-- sweeper's expiry (in the delete's transaction) and a parking, with the
+-- error only the completer knows. Claims and finishes are written by their
+-- own statements, takeovers by a trigger on the kit's table
+-- (migrations/00066_takeover_events.sql).
 INSERT INTO key_events (customer_id, key, event, detail)
 VALUES (@customer_id, @key, @event, @detail);
 

@@ -217,20 +217,7 @@ func decodeRequest(b json.RawMessage) (catalog.Priced, error) {
 	return catalog.Priced{Lines: r.Lines, Amount: r.Amount, Currency: r.Currency}, nil
 }
 
-// recordEvent appends a step the kit took to the key's audit trail. The
-// trail is for people: a failure to write it is logged, not returned.
-func (e *Engine) recordEvent(ctx context.Context, customer uuid.UUID, key, event string, detail map[string]any) {
-	raw, err := json.Marshal(detail)
-	if err == nil {
-		err = e.db.RecordKeyEvent(ctx, db.RecordKeyEventParams{CustomerID: customer, Key: key, Event: event, Detail: raw})
-	}
-	if err != nil {
-		e.log.WarnContext(ctx, "record key event", "event", event, "err", err)
-	}
-}
-
-// countClaim records a claim's outcome in the metrics and the log, and a
-// takeover in the key's audit trail.
+// countClaim records a claim's outcome in the metrics and the log.
 func (e *Engine) countClaim(ctx context.Context, a Attempt, c claim, replay *Result, err error) {
 	var (
 		inProgress *InProgressError
@@ -247,8 +234,9 @@ func (e *Engine) countClaim(ctx context.Context, a Attempt, c claim, replay *Res
 	case replay != nil:
 		outcome = metrics.ClaimReplay
 	case c.lock.TakenOver:
+		// The takeover's own statement wrote its audit event (a trigger,
+		// migrations/00066_takeover_events.sql).
 		outcome, level = metrics.ClaimTakeover, slog.LevelInfo
-		e.recordEvent(ctx, a.CustomerID, a.Key, "taken_over", map[string]any{"by": "request"})
 	default:
 		outcome = metrics.ClaimNew
 	}

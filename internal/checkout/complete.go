@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/db"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/payment"
 )
@@ -109,7 +111,6 @@ func (p *Completer) settleKey(ctx context.Context, l *idem.Lock) (string, error)
 	if err != nil {
 		return "error", idem.Poison(fmt.Errorf("scope %q is not a customer id: %w", l.Scope, err))
 	}
-	p.e.recordEvent(ctx, customer, l.Key, "taken_over", map[string]any{"by": "completer"})
 	c, err := claimOf(customer, l)
 	if err == nil && c.resumed == nil {
 		err = errors.New("the key holds no order to settle")
@@ -213,4 +214,17 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 		return "error", err
 	}
 	return outcome, nil
+}
+
+// recordEvent appends a parking to the key's audit trail, with the error
+// that parked it, which only the completer knows. The trail is for people:
+// a failure to write it is logged, not returned.
+func (e *Engine) recordEvent(ctx context.Context, customer uuid.UUID, key, event string, detail map[string]any) {
+	raw, err := json.Marshal(detail)
+	if err == nil {
+		err = e.db.RecordKeyEvent(ctx, db.RecordKeyEventParams{CustomerID: customer, Key: key, Event: event, Detail: raw})
+	}
+	if err != nil {
+		e.log.WarnContext(ctx, "record key event", "event", event, "err", err)
+	}
 }

@@ -225,7 +225,20 @@ func TestCompleterStallsAndRetryWins(t *testing.T) {
 		t.Errorf("retry: got %d %s, want a new 201", retry.Status, retry.Body)
 	}
 	h.WantStats(t, 1, 1)
-	wantEvents(t, h, c, "k", "claimed", "taken_over", "taken_over", "finished")
+	// The takeovers' events are written by their own statements (a trigger
+	// on the kit's table), which tells the completer's from the retry's.
+	events := wantEvents(t, h, c, "k", "claimed", "taken_over", "taken_over", "finished")
+	if len(events) == 4 {
+		if by, attempt := events[1].Detail["by"], events[1].Detail["attempt"]; by != "completer" || attempt != 1.0 {
+			t.Errorf("first takeover: got by %v, attempt %v, want the completer's first attempt", by, attempt)
+		}
+		if by, attempt := events[2].Detail["by"], events[2].Detail["attempt"]; by != "request" || attempt != nil {
+			t.Errorf("second takeover: got by %v, attempt %v, want the retry's, with no attempt", by, attempt)
+		}
+		if events[1].Detail["locked_until"] == nil || events[2].Detail["locked_until"] == nil {
+			t.Errorf("got takeovers %+v, want each with its new locked_until", events[1:3])
+		}
+	}
 	if got := h.Metric(t, "exactlyonce_finishes_lost_total", "holder", "completer"); got != 1 {
 		t.Errorf("got %v finishes lost by the completer in /metrics, want 1", got)
 	}

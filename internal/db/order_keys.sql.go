@@ -289,8 +289,11 @@ type RecordKeyEventParams struct {
 	Detail     json.RawMessage
 }
 
-// Appends to a key's audit trail an event of a step the kit took (a
-// takeover by a retry or by the completer, a parking).
+// Appends to a key's audit trail an event written beside its change: the
+// sweeper's expiry (in the delete's transaction) and a parking, with the
+// error only the completer knows. Claims and finishes are written by their
+// own statements, takeovers by a trigger on the kit's table
+// (migrations/00066_takeover_events.sql).
 func (q *Queries) RecordKeyEvent(ctx context.Context, arg RecordKeyEventParams) error {
 	_, err := q.db.Exec(ctx, recordKeyEvent,
 		arg.CustomerID,
