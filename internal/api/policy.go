@@ -9,9 +9,9 @@ import (
 // policy is the idempotency policy in machine-readable form, as the IETF
 // draft asks a resource to publish its key expiry.
 type policy struct {
-	// RetentionSeconds is how long a key is remembered after its first
-	// use; after that the same key starts a new operation. Clients must
-	// stop retrying well before.
+	// RetentionSeconds is how long a finished key is remembered after its
+	// finish; after that the same key starts a new operation. Clients must
+	// stop retrying well before that much time after their first attempt.
 	RetentionSeconds int64 `json:"retention_seconds"`
 	// LockTimeoutSeconds is how long an attempt holds a key without
 	// renewing it; a retry after that resumes an interrupted operation.
