@@ -114,7 +114,16 @@ type ClaimStatement func(ctx context.Context, operation, token string) (inserted
 // caller that refuses a request before claiming it (the shop, an order it
 // cannot price today) asks this way whether the key is one in use, whose
 // answer must not depend on today's refusal.
+//
+// A claim told that the key is in progress, or that the database is away,
+// is recorded as the client's ask (see Completer.Grace).
 func (s *Store) ClaimWith(ctx context.Context, r Request, run ClaimStatement) (Claim, error) {
+	c, err := s.claimWith(ctx, r, run)
+	s.asked(ctx, r, err)
+	return c, err
+}
+
+func (s *Store) claimWith(ctx context.Context, r Request, run ClaimStatement) (Claim, error) {
 	if c, ok, err := s.Recall(r); ok {
 		return c, err
 	}

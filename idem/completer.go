@@ -65,8 +65,12 @@ type Settled struct {
 type Completer struct {
 	Store   *Store
 	Settler Settler
-	// Grace is how long after its claim a key is left to its client's
-	// retries before the completer may take it over.
+	// Grace is how long after its client last asked (its claim, a retry
+	// told the key is in progress, or one that found the database away) a
+	// key is left to the client's retries before the completer may take it
+	// over. After this process found the database away, a pass takes no
+	// key for a Grace: the asks other instances kept through the outage
+	// reach the database first.
 	Grace time.Duration
 	// Max bounds the keys of one pass; default 100.
 	Max int
@@ -90,6 +94,12 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 	if maxAttempts <= 0 {
 		maxAttempts = 5
 	}
+	if err := c.Store.flushAsks(ctx); err != nil {
+		return 0, err
+	}
+	if c.Store.asks.downWithin(c.Grace) {
+		return 0, nil
+	}
 	n := 0
 	for ; n < limit; n++ {
 		sent := time.Now()
@@ -99,6 +109,9 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 			break
 		}
 		if err != nil {
+			if isOutage(err) {
+				c.Store.asks.markDown()
+			}
 			return n, storeError("take stuck key", err)
 		}
 		l := &Lock{store: c.Store, Scope: row.Scope, Key: row.Key, OperationID: row.OperationID,

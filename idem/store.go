@@ -24,6 +24,8 @@ type Store struct {
 	// rememberWhile is the age below which a finished key may be
 	// remembered: Retention minus the entries' lifetime (see remember).
 	rememberWhile time.Duration
+	// asks are the clients' asks the database has not recorded yet.
+	asks asks
 }
 
 // Options configure a Store.

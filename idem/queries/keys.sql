@@ -35,13 +35,14 @@ FOR UPDATE;
 -- Hands a started key whose lease has run out to a new attempt. The caller
 -- holds the row lock (LockKey) and has checked that the lease ran out.
 UPDATE idem_keys
-SET lock_token = @lock_token::uuid, locked_until = now() + @lease::interval
+SET lock_token = @lock_token::uuid, locked_until = now() + @lease::interval, asked_at = now()
 WHERE scope = @scope AND key = @key AND status = 'started'
 RETURNING operation_id, request;
 
 -- name: TakeStuck :one
 -- The completer's takeover: the oldest started key whose lease has run out
--- and whose client has had @grace to retry, skipping parked keys and rows
+-- and whose client has had @grace to retry since it last asked (its claim,
+-- or its last ask: see Asked), skipping parked keys and rows
 -- another completer or a retry is deciding about at this moment (the
 -- re-check of the WHERE clause on the locked row drops a key taken over
 -- meanwhile). settle_attempts counts the takeovers. The pick is a CTE, run
@@ -50,7 +51,7 @@ RETURNING operation_id, request;
 WITH stuck AS MATERIALIZED (
     SELECT s.scope, s.key FROM idem_keys AS s
     WHERE s.kind = @kind::text AND s.status = 'started' AND s.parked_at IS NULL AND s.locked_until <= now()
-      AND s.created_at <= now() - @grace::interval
+      AND coalesce(s.asked_at, s.created_at) <= now() - @grace::interval
     ORDER BY s.locked_until
     LIMIT 1
     FOR UPDATE SKIP LOCKED
@@ -121,3 +122,24 @@ WHERE (scope, key) IN (
     FOR UPDATE SKIP LOCKED
 )
 RETURNING scope, key, response_status, created_at;
+
+-- name: Asked :exec
+-- Records that clients asked about started keys (told the key is in
+-- progress, or that the database was away): each key's asked_at becomes
+-- now() less the ask's age in seconds, unless it holds a later ask. The
+-- completer's grace counts from it. A row locked at this moment (a finish
+-- under way, a stalled session) is skipped rather than waited for: the
+-- claim that asked has its answer already and must not wait on the lock.
+WITH asks AS (
+    SELECT unnest(@scopes::text[]) AS scope, unnest(@keys::text[]) AS key, unnest(@agos::float8[]) AS ago
+),
+free AS (
+    SELECT k.scope, k.key, asks.ago
+    FROM idem_keys AS k JOIN asks ON k.scope = asks.scope AND k.key = asks.key
+    WHERE k.status = 'started'
+    FOR UPDATE OF k SKIP LOCKED
+)
+UPDATE idem_keys AS k
+SET asked_at = greatest(k.asked_at, now() - make_interval(secs => free.ago))
+FROM free
+WHERE k.scope = free.scope AND k.key = free.key;

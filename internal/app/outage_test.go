@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/database"
@@ -32,24 +33,7 @@ import (
 func TestDatabaseOutage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("/tmp", "outage-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := localpg.Options{DataDir: dir, Throwaway: true, CrashSafe: true}
-	pg, err := localpg.Start(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pg.Stop(context.Background()) })
-	pool, err := database.Open(ctx, pg.URL("postgres"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := database.Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	pg, opts, pool := ownDatabase(t)
 	h := apptest.NewOnPool(t, pool)
 	c := h.NewCustomer(t)
 	b := newBrowser(t, h)
@@ -103,6 +87,33 @@ func TestDatabaseOutage(t *testing.T) {
 		}
 	}
 	h.WantStats(t, 2, 2)
+}
+
+// ownDatabase starts a PostgreSQL of the test's own, which it may stop and
+// start again (localpg.Start with the options returned), migrated, and a
+// pool on it.
+func ownDatabase(t *testing.T) (*localpg.Server, localpg.Options, *pgxpool.Pool) {
+	t.Helper()
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("/tmp", "outage-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := localpg.Options{DataDir: dir, Throwaway: true, CrashSafe: true}
+	pg, err := localpg.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pg.Stop(context.Background()) })
+	pool, err := database.Open(ctx, pg.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := database.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	return pg, opts, pool
 }
 
 // wantUnavailable sends a request during the outage and wants the API's

@@ -22,6 +22,7 @@ var hotTables = []string{"idem_keys", "order_keys", "orders", "carts", "key_even
 var crossCustomer = map[string]string{
 	// Background workers scan for work across customers (a fan-out per pass).
 	"TakeStuck":      "kit's completer: finds any stuck key (SKIP LOCKED), then works on its scope's rows",
+	"Asked":          "kit's record of its clients' asks: a batch of the keys, of any customers, one instance was asked about (each by scope and key)",
 	"Sweep":          "kit's sweeper: deletes expired finished keys of every scope, in batches",
 	"SweepKeyEvents": "sweeper: deletes old audit events of every customer, in batches",
 	"MatchCharge":    "reconciler: matches a provider charge to an order by charge id (provider side knows no customer)",

@@ -11,6 +11,39 @@ import (
 	"time"
 )
 
+const asked = `-- name: Asked :exec
+WITH asks AS (
+    SELECT unnest($1::text[]) AS scope, unnest($2::text[]) AS key, unnest($3::float8[]) AS ago
+),
+free AS (
+    SELECT k.scope, k.key, asks.ago
+    FROM idem_keys AS k JOIN asks ON k.scope = asks.scope AND k.key = asks.key
+    WHERE k.status = 'started'
+    FOR UPDATE OF k SKIP LOCKED
+)
+UPDATE idem_keys AS k
+SET asked_at = greatest(k.asked_at, now() - make_interval(secs => free.ago))
+FROM free
+WHERE k.scope = free.scope AND k.key = free.key
+`
+
+type AskedParams struct {
+	Scopes []string
+	Keys   []string
+	Agos   []float64
+}
+
+// Records that clients asked about started keys (told the key is in
+// progress, or that the database was away): each key's asked_at becomes
+// now() less the ask's age in seconds, unless it holds a later ask. The
+// completer's grace counts from it. A row locked at this moment (a finish
+// under way, a stalled session) is skipped rather than waited for: the
+// claim that asked has its answer already and must not wait on the lock.
+func (q *Queries) Asked(ctx context.Context, arg AskedParams) error {
+	_, err := q.db.Exec(ctx, asked, arg.Scopes, arg.Keys, arg.Agos)
+	return err
+}
+
 const claim = `-- name: Claim :one
 WITH claimed AS MATERIALIZED (
     SELECT idem_claim($1::text, $2::text, $3::bytea, $4::interval, $5::jsonb,
@@ -344,7 +377,7 @@ func (q *Queries) Sweep(ctx context.Context, arg SweepParams) ([]SweepRow, error
 
 const takeOver = `-- name: TakeOver :one
 UPDATE idem_keys
-SET lock_token = $1::uuid, locked_until = now() + $2::interval
+SET lock_token = $1::uuid, locked_until = now() + $2::interval, asked_at = now()
 WHERE scope = $3 AND key = $4 AND status = 'started'
 RETURNING operation_id, request
 `
@@ -379,7 +412,7 @@ const takeStuck = `-- name: TakeStuck :one
 WITH stuck AS MATERIALIZED (
     SELECT s.scope, s.key FROM idem_keys AS s
     WHERE s.kind = $3::text AND s.status = 'started' AND s.parked_at IS NULL AND s.locked_until <= now()
-      AND s.created_at <= now() - $4::interval
+      AND coalesce(s.asked_at, s.created_at) <= now() - $4::interval
     ORDER BY s.locked_until
     LIMIT 1
     FOR UPDATE SKIP LOCKED
@@ -408,7 +441,8 @@ type TakeStuckRow struct {
 }
 
 // The completer's takeover: the oldest started key whose lease has run out
-// and whose client has had @grace to retry, skipping parked keys and rows
+// and whose client has had @grace to retry since it last asked (its claim,
+// or its last ask: see Asked), skipping parked keys and rows
 // another completer or a retry is deciding about at this moment (the
 // re-check of the WHERE clause on the locked row drops a key taken over
 // meanwhile). settle_attempts counts the takeovers. The pick is a CTE, run
