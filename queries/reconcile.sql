@@ -55,3 +55,10 @@ SELECT charge_id FROM recorded;
 SELECT
     coalesce((SELECT k.status FROM idem_keys k WHERE k.scope = (@customer_id::uuid)::text AND k.key = @key::text), '')::text AS key_status,
     EXISTS (SELECT FROM orders o WHERE o.customer_id = @customer_id AND o.charge_id = @charge_id::text) AS has_order;
+
+-- name: SeeUnclaimedCharge :one
+-- Notes a succeeded charge that no order holds and no key claims, and
+-- says how long ago (by the database's clock) a pass first saw it so.
+INSERT INTO reconciler_unclaimed_charges (charge_id) VALUES (@charge_id)
+ON CONFLICT (charge_id) DO UPDATE SET charge_id = EXCLUDED.charge_id
+RETURNING extract(epoch FROM now() - first_seen)::double precision AS seen_for_seconds;

@@ -196,7 +196,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	completer := checkout.NewCompleter(engine, payments, checkout.CompleterConfig{
 		Grace: cfg.CompleterGrace, MaxAttempts: cfg.MaxSettleAttempts,
 	})
-	reconciler := lifecycle.NewReconciler(d, payments, lifecycle.ReconcilerConfig{Hooks: cfg.ReconcilerHooks}, m, cfg.Log)
+	reconciler := lifecycle.NewReconciler(d, payments, lifecycle.ReconcilerConfig{Hooks: cfg.ReconcilerHooks, LostAfter: cfg.LockTimeout}, m, cfg.Log)
 	sweeper := lifecycle.NewSweeper(d, lifecycle.SweeperConfig{Retention: cfg.KeyRetention}, m, cfg.Log)
 
 	e := echo.New()

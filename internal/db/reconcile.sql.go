@@ -154,3 +154,18 @@ func (q *Queries) RecordRefund(ctx context.Context, arg RecordRefundParams) (str
 	err := row.Scan(&charge_id)
 	return charge_id, err
 }
+
+const seeUnclaimedCharge = `-- name: SeeUnclaimedCharge :one
+INSERT INTO reconciler_unclaimed_charges (charge_id) VALUES ($1)
+ON CONFLICT (charge_id) DO UPDATE SET charge_id = EXCLUDED.charge_id
+RETURNING extract(epoch FROM now() - first_seen)::double precision AS seen_for_seconds
+`
+
+// Notes a succeeded charge that no order holds and no key claims, and
+// says how long ago (by the database's clock) a pass first saw it so.
+func (q *Queries) SeeUnclaimedCharge(ctx context.Context, chargeID string) (float64, error) {
+	row := q.db.QueryRow(ctx, seeUnclaimedCharge, chargeID)
+	var seen_for_seconds float64
+	err := row.Scan(&seen_for_seconds)
+	return seen_for_seconds, err
+}

@@ -40,8 +40,16 @@ type ReconcilerConfig struct {
 	// late can appear in the list after a newer one: the cursor never
 	// passes a charge younger than Lag, so such a charge is still read by a
 	// later pass. Reading a charge twice is harmless.
-	Lag   time.Duration
-	Hooks ReconcilerHooks
+	Lag time.Duration
+	// LostAfter is how long a succeeded charge must stay unclaimed (no
+	// order holds it, no key row carries its provider key) between two
+	// passes before it is taken for a lost key's and refunded (default a
+	// minute; the shop passes its LOCK_TIMEOUT). The key row is committed
+	// before the provider is called, so an unclaimed charge has lost its
+	// key, to a failover or a restore; the wait only makes sure the pass
+	// did not meet something in flight.
+	LostAfter time.Duration
+	Hooks     ReconcilerHooks
 }
 
 // Reconciler is defence in depth behind the engine: it reads every charge the
@@ -73,6 +81,9 @@ func NewReconciler(d *database.DB, provider Provider, cfg ReconcilerConfig, m *m
 	if cfg.Lag == 0 {
 		cfg.Lag = time.Minute
 	}
+	if cfg.LostAfter <= 0 {
+		cfg.LostAfter = time.Minute
+	}
 	if m == nil {
 		m = metrics.New()
 	}
@@ -92,6 +103,7 @@ const (
 	reconciledParked       = "parked"
 	reconciledUnknownKey   = "unknown_key"
 	reconciledOrphan       = "orphan"
+	reconciledLostKey      = "lost_key"
 	reconciledRefundFailed = "refund_failed"
 )
 
@@ -137,11 +149,12 @@ func (r *Reconciler) Pass(ctx context.Context) (Reconciled, error) {
 				return out, fmt.Errorf("reconcile charge %s: %w", ch.ID, err)
 			}
 			out.Examined++
-			if result == reconciledOrphan {
+			if result == reconciledOrphan || result == reconciledLostKey {
 				out.Refunded++
 			}
 			r.metrics.Reconciled.WithLabelValues(result).Inc()
-			if result == reconciledPending || result == reconciledRefundFailed || time.Since(ch.Created) < r.cfg.Lag {
+			if result == reconciledPending || result == reconciledUnknownKey || result == reconciledRefundFailed ||
+				time.Since(ch.Created) < r.cfg.Lag {
 				held = true
 			}
 			if !held {
@@ -164,7 +177,7 @@ func (r *Reconciler) reconcile(ctx context.Context, ch payment.ListedCharge) (st
 	if err != nil {
 		return "", fmt.Errorf("match charge: %w", err)
 	}
-	orphan := !m.HasOrder && m.KeyStatus != "started" && m.KeyStatus != ""
+	orphan := !m.HasOrder && m.KeyStatus != "started" // finished without an order, or lost
 	switch {
 	// A refunded orphan whose refund is not recorded is not done: a
 	// reconciler refunded it and stopped before recording. It goes on to
@@ -185,15 +198,25 @@ func (r *Reconciler) reconcile(ctx context.Context, ch payment.ListedCharge) (st
 	case m.KeyStatus == "started":
 		return reconciledPending, nil
 	case m.KeyStatus == "":
-		// No key carries this provider key: it was claimed before provider
-		// keys were stored, or the row was lost. Whether an order will still
-		// come is unknown, so an operator decides.
-		r.log.WarnContext(ctx, "reconciler: succeeded charge without an order or a known key; left for an operator",
-			"charge", ch.ID, "amount", ch.Amount, "currency", ch.Currency)
-		return reconciledUnknownKey, nil
+		// No key carries this provider key. Its row was committed before
+		// the provider was called, so it was lost (a failover to a standby
+		// that had not received it, a restore), and the client's retry,
+		// if any, became a new operation with a charge of its own. Seen so
+		// for LostAfter, it is refunded; until then it holds the cursor.
+		seenFor, err := r.db.SeeUnclaimedCharge(ctx, ch.ID)
+		if err != nil {
+			return "", fmt.Errorf("note unclaimed charge: %w", err)
+		}
+		if seconds(seenFor) < r.cfg.LostAfter {
+			return reconciledUnknownKey, nil
+		}
+	}
+	result := reconciledOrphan
+	if m.KeyStatus == "" {
+		result = reconciledLostKey
 	}
 
-	// The key is finished and no order holds the charge.
+	// The key is finished, or lost, and no order holds the charge.
 	if h := r.cfg.Hooks.BeforeRefund; h != nil {
 		h(ctx, ch.ID)
 	}
@@ -224,11 +247,18 @@ func (r *Reconciler) reconcile(ctx context.Context, ch payment.ListedCharge) (st
 		return "", fmt.Errorf("record refund: %w", err)
 	}
 	r.metrics.Refunds.Inc()
+	if result == reconciledLostKey {
+		r.log.WarnContext(ctx, "reconciler: refunded a charge whose key was lost (no order holds it, no key claims it)",
+			"charge", ch.ID, "refund", refund.ID, "amount", ch.Amount, "currency", ch.Currency, "provider_key", ch.IdempotencyKey)
+		return result, nil
+	}
 	r.log.WarnContext(ctx, "reconciler: refunded a charge that no order holds",
 		"charge", ch.ID, "refund", refund.ID, "amount", ch.Amount, "currency", ch.Currency,
 		logging.Key(m.Key), "customer_id", m.CustomerID)
-	return reconciledOrphan, nil
+	return result, nil
 }
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // RefundKey is the idempotency key of the refund of chargeID: the same for
 // every reconciler and every pass, so the provider refunds a charge once.

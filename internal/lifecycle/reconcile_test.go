@@ -235,3 +235,49 @@ func TestRefundMadeButNotRecordedIsRecordedByTheNextPass(t *testing.T) {
 		t.Errorf("third pass: got %+v, %v, want nothing refunded", got, err)
 	}
 }
+
+// A succeeded charge whose key row was lost (a failover to a standby that
+// had not received it, a restore) has no order and no key claiming it; the
+// client's retry became a new operation with a charge of its own. The
+// reconciler notes it, holds its cursor before it, and refunds it when a
+// later pass finds it still unclaimed LostAfter after the first: once,
+// counted as lost_key, recorded without a key.
+func TestReconcilerRefundsTheChargeOfALostKey(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	c := h.NewCustomer(t)
+	order(t, h, c, "lost")
+	ctx := context.Background()
+	// The key and its order are lost; the provider's charge is not.
+	if _, err := h.DB.Pool.Exec(ctx, `
+		WITH k AS (DELETE FROM idem_keys WHERE scope = $1::uuid::text AND key = 'lost' RETURNING scope, key),
+		     o AS (DELETE FROM order_keys WHERE scope = $1::uuid::text AND key = 'lost')
+		DELETE FROM orders WHERE customer_id = $1 AND idempotency_key = 'lost'`, c.ID); err != nil {
+		t.Fatalf("lose the key: %v", err)
+	}
+	r := lifecycle.NewReconciler(h.DB, h.App.Payments, lifecycle.ReconcilerConfig{Lag: time.Nanosecond, LostAfter: time.Hour},
+		h.App.Metrics, slog.New(slog.DiscardHandler))
+	got, err := r.Pass(ctx)
+	if err != nil || got.Refunded != 0 || got.Cursor != "" {
+		t.Fatalf("first sight: got %+v, %v, want nothing refunded and the cursor held before the charge", got, err)
+	}
+	// An hour later by the database's clock (aged in SQL), it is still
+	// unclaimed: a lost key's.
+	if _, err := h.DB.Pool.Exec(ctx, `UPDATE reconciler_unclaimed_charges SET first_seen = first_seen - interval '2 hours'`); err != nil {
+		t.Fatal(err)
+	}
+	got, err = r.Pass(ctx)
+	if err != nil || got.Refunded != 1 || got.Cursor == "" {
+		t.Fatalf("second sight: got %+v, %v, want the charge refunded and the cursor past it", got, err)
+	}
+	var refunds int
+	if err := h.DB.Pool.QueryRow(ctx, "SELECT count(*) FROM provider.refunds").Scan(&refunds); err != nil || refunds != 1 {
+		t.Errorf("got %d refunds at the provider (%v), want 1", refunds, err)
+	}
+	if got := h.Metric(t, "exactlyonce_reconciler_charges_total", "result", "lost_key"); got != 1 {
+		t.Errorf("got %v lost_key charges in /metrics, want 1", got)
+	}
+	if got, err := r.Pass(ctx); err != nil || got.Refunded != 0 {
+		t.Errorf("third pass: got %+v, %v, want nothing refunded again", got, err)
+	}
+}
