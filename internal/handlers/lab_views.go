@@ -83,7 +83,8 @@ func labResult(run lab.Run) views.LabResult {
 
 // timeAxis picks the length of a timeline's axis for a run of length total,
 // a round number of milliseconds or seconds split in four, and labels its
-// five ticks: "0", "100 ms", … or "0", "1 s", ….
+// five ticks "0 100 200 300 400 ms" or "0 1 2 3 4 s": the unit once, at the
+// end, so that the labels fit a narrow column.
 func timeAxis(total time.Duration) (time.Duration, []views.LabTick) {
 	step := time.Millisecond
 	for _, m := range []time.Duration{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000} {
@@ -92,22 +93,19 @@ func timeAxis(total time.Duration) (time.Duration, []views.LabTick) {
 			break
 		}
 	}
+	unit, per := "ms", float64(time.Millisecond)
+	if step >= time.Second {
+		unit, per = "s", float64(time.Second)
+	}
 	ticks := make([]views.LabTick, 5)
 	for i := range ticks {
-		ticks[i] = views.LabTick{At: i, Label: tickLabel(time.Duration(i) * step)}
+		label := strconv.FormatFloat(float64(time.Duration(i)*step)/per, 'f', -1, 64)
+		if i == len(ticks)-1 {
+			label += " " + unit
+		}
+		ticks[i] = views.LabTick{At: i, Label: label}
 	}
 	return 4 * step, ticks
-}
-
-func tickLabel(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "0"
-	case d < time.Second:
-		return fmt.Sprintf("%d ms", d.Milliseconds())
-	default:
-		return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
-	}
 }
 
 func labAttempt(a lab.Attempt, axis time.Duration) views.LabAttempt {

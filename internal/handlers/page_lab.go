@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -113,7 +114,11 @@ func (h *Handler) runLabScenario(c echo.Context) error {
 // server, which its limits decide (lab.Limits).
 func (h *Handler) labSetup(sc lab.Scenario) string {
 	if d := h.lab.ProviderDelay(sc.ID); d > 0 {
-		return sc.Setup + " · provider takes " + seconds(d)
+		took := seconds(d)
+		if d < time.Second {
+			took = millis(d)
+		}
+		return sc.Setup + " · provider takes " + took
 	}
 	return sc.Setup
 }
