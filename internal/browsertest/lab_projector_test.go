@@ -29,8 +29,8 @@ const clipped = `[...document.querySelectorAll('.lab-timeline')]
 	.filter(e => e.getBoundingClientRect().width > 0 && e.scrollWidth > e.clientWidth + 1)
 	.map(e => (e.closest('[id]')?.id ?? '?') + ' ' + e.scrollWidth + '>' + e.clientWidth)`
 
-// TestLabOnAProjector lays the lab out at a projector's 1280×720 and at a
-// desktop's 1280×800 after runs that fill its widest timelines: nothing
+// TestLabOnAProjector lays the lab out at a projector's 1280×720, at a
+// desktop's 1280×800 and on a phone after runs that fill its widest timelines: nothing
 // sticks out or is cut off (the Lock column and its "took over" badge were),
 // every run's shopper has a label of its own, and each timeline has a time
 // axis whose shortest bars are still bars.
@@ -79,6 +79,13 @@ func TestLabOnAProjector(t *testing.T) {
 	for _, id := range []string{"double-click", "crash-after-charge", "slow-original"} {
 		savePNG(t, run(t, ctx, "screenshot "+id, chromedp.Screenshot(chromedp.CSS("#scenario-"+id))), "lab-card-"+id+".png", "")
 	}
+
+	// A phone lays each attempt out as a block of three lines.
+	atSize(t, ctx, phone)
+	do(t, ctx, "reload at phone size", chromedp.Reload())
+	waitFor(t, ctx, "lab page", `document.querySelector('#result-slow-original [data-testid=attempt]')`)
+	wantFits(t, ctx, "/lab", phone)
+	savePNG(t, run(t, ctx, "screenshot double-click on a phone", chromedp.Screenshot(chromedp.CSS("#scenario-double-click"))), "lab-card-phone.png", "")
 }
 
 // presented is what presenter mode shows: which cards are visible, the
