@@ -134,6 +134,53 @@
       });
   });
 
+  // Presenter mode: one card at a time. The Previous and Next links load
+  // the neighbouring card without script; here they, and the arrow, Page
+  // and Home/End keys, move in place, so that results already shown stay.
+  if (lab.hasAttribute("data-present")) {
+    var cards = Array.prototype.slice.call(lab.querySelectorAll(".lab-card"));
+    var nav = lab.querySelector(".lab-present-nav");
+    var current = Math.max(0, cards.findIndex(function (c) { return c.hasAttribute("data-current"); }));
+    var show = function (i) {
+      i = Math.max(0, Math.min(cards.length - 1, i));
+      cards[current].removeAttribute("data-current");
+      cards[i].setAttribute("data-current", "");
+      current = i;
+      var prev = nav.querySelector("[data-present-step='-1']");
+      var next = nav.querySelector("[data-present-step='1']");
+      prev.href = cards[Math.max(0, i - 1)].getAttribute("data-present-url");
+      next.href = cards[Math.min(cards.length - 1, i + 1)].getAttribute("data-present-url");
+      nav.querySelector("[data-present-n]").textContent = String(i + 1);
+      history.replaceState(null, "", cards[i].getAttribute("data-present-url"));
+    };
+    nav.addEventListener("click", function (event) {
+      var link = event.target.closest("[data-present-step]");
+      if (!link || event.metaKey || event.ctrlKey || event.shiftKey) {
+        return;
+      }
+      event.preventDefault();
+      show(current + Number(link.getAttribute("data-present-step")));
+    });
+    document.addEventListener("keydown", function (event) {
+      var t = event.target;
+      if (event.altKey || event.ctrlKey || event.metaKey ||
+          (t && t.closest && t.closest("input, select, textarea, [contenteditable]"))) {
+        return;
+      }
+      var step = { ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1 }[event.key];
+      if (event.key === "Home") {
+        show(0);
+      } else if (event.key === "End") {
+        show(cards.length - 1);
+      } else if (step) {
+        show(current + step);
+      } else {
+        return;
+      }
+      event.preventDefault();
+    });
+  }
+
   // A key of the inspector, or a run's shopper: show it in place.
   lab.addEventListener("click", function (event) {
     var link = event.target.closest("a[data-inspect]");

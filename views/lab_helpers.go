@@ -12,12 +12,3 @@ func plural(n int64, one, many string, unknown bool) string {
 	}
 	return many
 }
-
-// shortKey shows the first eight characters of a key: enough to tell a
-// run's keys apart, short enough for a projector.
-func shortKey(key string) string {
-	if len(key) > 8 {
-		return key[:8] + "…"
-	}
-	return key
-}

@@ -182,7 +182,8 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	if cfg.Demo && provider != nil {
 		// The lab sends its scenarios' requests to this server's own API,
 		// and freezes an attempt through the engine's hooks.
-		labRunner = lab.New(cfg.BaseURL, d, provider, cfg.Log)
+		labRunner = lab.New(cfg.BaseURL, d, provider,
+			lab.Limits{LockTimeout: cfg.LockTimeout, ProviderTimeout: cfg.ProviderTimeout}, cfg.Log)
 		hooks.BeforeRenew = bothHooks(labRunner.Stall, cfg.Hooks.BeforeRenew)
 		hooks.BeforeFence = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFence)
 		hooks.BeforeFinish = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFinish)

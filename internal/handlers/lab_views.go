@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"exactlyonce/internal/fakeprovider"
@@ -14,9 +15,10 @@ import (
 
 // This file turns the lab's records into the view models of views/lab.templ.
 
-// minBar is the narrowest bar of the timeline, in thousandths of the run:
-// an attempt answered in a millisecond must still show.
-const minBar = 6
+// minBar is the narrowest bar of the timeline, in thousandths of its axis:
+// an attempt answered in a millisecond must still show as a bar, not a
+// hairline, on a projector.
+const minBar = 14
 
 func expectation(sc lab.Scenario) string {
 	return fmt.Sprintf("%s · %s", countNoun(sc.WantCharges, "charge"), countNoun(sc.WantOrders, "order"))
@@ -42,8 +44,12 @@ func labResult(run lab.Run) views.LabResult {
 		Charges: run.Charges, Orders: run.Orders, AsExpected: run.AsExpected,
 		Notes: run.Notes, Error: run.Error,
 	}
+	for _, f := range run.Facts {
+		r.Facts = append(r.Facts, views.LabFact{Label: f.Label, Value: f.Value})
+	}
 	if run.CustomerID != [16]byte{} {
-		r.Shopper = run.CustomerID.String()[:8]
+		r.ShopperID = run.CustomerID.String()
+		r.Shopper = lab.ShortID(r.ShopperID)
 		r.InspectURL = "/lab?" + url.Values{"customer": {run.CustomerID.String()}}.Encode() + "#inspector"
 	}
 	switch {
@@ -58,23 +64,64 @@ func labResult(run lab.Run) views.LabResult {
 	for _, a := range run.Attempts {
 		total = max(total, a.End)
 	}
+	axis, ticks := timeAxis(total)
+	r.Axis = ticks
+	lanes := map[string]int{}
 	for _, a := range run.Attempts {
-		r.Attempts = append(r.Attempts, labAttempt(a, total))
+		v := labAttempt(a, axis)
+		r.Attempts = append(r.Attempts, v)
+		i, ok := lanes[a.Lane]
+		if !ok {
+			i = len(r.Lanes)
+			lanes[a.Lane] = i
+			r.Lanes = append(r.Lanes, views.LabLane{Name: a.Lane})
+		}
+		r.Lanes[i].Attempts = append(r.Lanes[i].Attempts, v)
 	}
 	return r
 }
 
-func labAttempt(a lab.Attempt, total time.Duration) views.LabAttempt {
+// timeAxis picks the length of a timeline's axis for a run of length total,
+// a round number of milliseconds or seconds split in four, and labels its
+// five ticks "0 100 200 300 400 ms" or "0 1 2 3 4 s": the unit once, at the
+// end, so that the labels fit a narrow column.
+func timeAxis(total time.Duration) (time.Duration, []views.LabTick) {
+	step := time.Millisecond
+	for _, m := range []time.Duration{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000} {
+		step = m * time.Millisecond
+		if 4*step >= total {
+			break
+		}
+	}
+	unit, per := "ms", float64(time.Millisecond)
+	if step >= time.Second {
+		unit, per = "s", float64(time.Second)
+	}
+	ticks := make([]views.LabTick, 5)
+	for i := range ticks {
+		label := strconv.FormatFloat(float64(time.Duration(i)*step)/per, 'f', -1, 64)
+		if i == len(ticks)-1 {
+			label += " " + unit
+		}
+		ticks[i] = views.LabTick{At: i, Label: label}
+	}
+	return 4 * step, ticks
+}
+
+func labAttempt(a lab.Attempt, axis time.Duration) views.LabAttempt {
 	end := a.End
 	if !a.Done {
-		end = total
+		end = axis
 	}
 	v := views.LabAttempt{
-		N: a.N, Label: a.Label, Key: a.Key, Start: millis(a.Start), End: millis(a.End),
-		BarX: share(a.Start, total), InFlight: !a.Done, Replayed: a.Replayed, RetryAfter: a.RetryAfter,
-		Lock: string(a.Lock), Tone: "wait",
+		N: a.N, Label: a.Label, Key: a.Key, Short: lab.ShortID(a.Key), Start: millis(a.Start), End: millis(a.End),
+		BarX: share(a.Start, axis), InFlight: !a.Done, Replayed: a.Replayed, RetryAfter: a.RetryAfter,
+		Lock: string(a.Lock), Tone: "wait", Waited: a.Waited,
 	}
-	v.BarWidth = max(share(end, total)-v.BarX, minBar)
+	if a.Done {
+		v.Took = millis(a.End - a.Start)
+	}
+	v.BarWidth = max(share(end, axis)-v.BarX, minBar)
 	v.BarX = min(v.BarX, 1000-minBar)
 	if !a.Done {
 		return v
@@ -114,8 +161,8 @@ func describe(a lab.Attempt) (status, tone, outcome string) {
 
 func labInspection(in lab.Inspection, scenario string, running bool) views.LabInspector {
 	v := views.LabInspector{
-		Customer: in.CustomerID.String(), Shopper: in.CustomerID.String()[:8], Scenario: scenario,
-		Running: running, Key: in.Key,
+		Customer: in.CustomerID.String(), Shopper: lab.ShortID(in.CustomerID.String()), Scenario: scenario,
+		Running: running, Key: in.Key, KeyShort: lab.ShortID(in.Key),
 	}
 	q := url.Values{"customer": {v.Customer}}
 	if running {
@@ -129,18 +176,22 @@ func labInspection(in lab.Inspection, scenario string, running bool) views.LabIn
 	v.PollURL = "/lab/inspector?" + q.Encode()
 	for _, k := range in.Keys {
 		kv := views.LabKey{
-			Key: k.Key, Short: lab.KeyPrefix(k.Key) + "…", Status: k.Status, Token: k.TokenPrefix + "…",
+			Key: k.Key, Short: lab.ShortID(k.Key), Status: k.Status, Token: k.TokenPrefix,
 			Selected: k.Key == in.Key, Response: "—",
 			URL: "/lab?" + url.Values{"customer": {v.Customer}, "key": {k.Key}}.Encode() + "#inspector",
 		}
 		if k.ResponseCode != 0 {
 			kv.Response = fmt.Sprint(k.ResponseCode)
 		}
-		kv.Lock = clock(k.LockedUntil)
-		if k.LockRemaining > 0 {
-			kv.Lock += " (in " + seconds(k.LockRemaining) + ")"
-		} else {
-			kv.Lock += " (expired)"
+		switch {
+		case k.Status == "finished":
+			// A finished key holds no lock: its locked_until is only
+			// where its last claim's lock would have ended.
+			kv.Finished, kv.Lock = true, "none: finished"
+		case k.LockRemaining > 0:
+			kv.Lock = clock(k.LockedUntil) + " (in " + seconds(k.LockRemaining) + ")"
+		default:
+			kv.Lock = clock(k.LockedUntil) + " (expired)"
 		}
 		v.Keys = append(v.Keys, kv)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -38,6 +39,8 @@ func (h *Handler) registerLab(p *web.RouteSet) {
 
 // labPage is GET /lab: every card with its last result, the inspector and
 // the fault panel. ?busy=1 is where a refused run lands without script.
+// ?present=1 is presenter mode, which shows one card, the one ?card names
+// (numbered from 1), and links to the cards before and after it.
 func (h *Handler) labPage(c echo.Context) error {
 	token := csrfToken(c)
 	page := views.LabPage{CSRF: token, Faults: labFaults(token, h.lab.Provider())}
@@ -52,11 +55,18 @@ func (h *Handler) labPage(c echo.Context) error {
 	case c.QueryParam("fault") != "":
 		page.Notice = "The fault was not changed, because a run was in flight. Try again once it has finished."
 	}
+	page.Present = c.QueryParam("present") != ""
+	page.PresentURL = "/lab?present=1"
+	if n, err := strconv.Atoi(c.QueryParam("card")); err == nil && n >= 1 && n <= len(lab.Scenarios) {
+		page.Current = n - 1
+	}
 	live, running := h.lab.Live()
 	for i, sc := range lab.Scenarios {
 		card := views.LabCard{
-			Number: i + 1, ID: sc.ID, Title: sc.Title, Setup: sc.Setup, Explanation: sc.Explanation,
-			Expect: expectation(sc), CSRF: token, Result: views.LabResult{ScenarioID: sc.ID},
+			Number: i + 1, ID: sc.ID, Title: sc.Title, Point: sc.Point, Setup: h.labSetup(sc),
+			Explanation: sc.Explanation, CannotRun: h.lab.CannotRun(sc.ID),
+			PresentURL: fmt.Sprintf("/lab?present=1&card=%d", i+1),
+			Expect:     expectation(sc), CSRF: token, Result: views.LabResult{ScenarioID: sc.ID},
 		}
 		if running && live.Scenario == sc.ID {
 			card.Result = labResult(live)
@@ -83,6 +93,10 @@ func (h *Handler) runLabScenario(c echo.Context) error {
 	switch {
 	case errors.Is(err, lab.ErrUnknownScenario):
 		return web.Fail(problem.NotFound, "no such scenario")
+	case errors.Is(err, lab.ErrCannotRun) && fragment:
+		return c.String(http.StatusConflict, h.lab.CannotRun(id))
+	case errors.Is(err, lab.ErrCannotRun):
+		return web.SeeOther(c, "/lab#scenario-"+id)
 	case errors.Is(err, lab.ErrBusy) && fragment:
 		return c.String(http.StatusConflict, "Another run is in flight. Try again once it has finished.")
 	case errors.Is(err, lab.ErrBusy):
@@ -94,6 +108,19 @@ func (h *Handler) runLabScenario(c echo.Context) error {
 		return web.Render(c, http.StatusOK, views.LabResultPanel(labResult(run)))
 	}
 	return web.SeeOther(c, "/lab#scenario-"+id)
+}
+
+// labSetup is a scenario's conditions with the provider's delay on this
+// server, which its limits decide (lab.Limits).
+func (h *Handler) labSetup(sc lab.Scenario) string {
+	if d := h.lab.ProviderDelay(sc.ID); d > 0 {
+		took := seconds(d)
+		if d < time.Second {
+			took = millis(d)
+		}
+		return sc.Setup + " · provider takes " + took
+	}
+	return sc.Setup
 }
 
 // labLive is GET /lab/live: the result panel of the run in flight, which

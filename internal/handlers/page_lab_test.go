@@ -110,6 +110,14 @@ func TestLabWithoutScript(t *testing.T) {
 	if n := after.testid("events").Find("li").Length(); n != 2 {
 		t.Errorf("inspector: got %d events, want claimed and finished", n)
 	}
+	// A finished key holds no lock: no countdown, no "expired".
+	key := after.testid("inspector").Find(`[data-testid=key]`)
+	if got := strings.TrimSpace(key.Find(`[data-testid=key-lock]`).Text()); got != "none: finished, answer stored" {
+		t.Errorf("inspector: a finished key's lock reads %q, want none: finished, answer stored", got)
+	}
+	if got := strings.TrimSpace(key.Find("td").Eq(4).Text()); got != "201" {
+		t.Errorf("inspector: a finished key's stored response reads %q, want 201", got)
+	}
 
 	// Without the form's token the run is refused and nothing happens.
 	if r := s.post(t, action, url.Values{}); r.status != http.StatusBadRequest {
@@ -179,5 +187,64 @@ func TestLabFaultPanel(t *testing.T) {
 	wantErrorPage(t, s.post(t, "/lab/provider", form), http.StatusBadRequest)
 	if got := h.App.Provider.Behaviour(); got != want {
 		t.Errorf("after refused changes: got provider %+v, want %+v", got, want)
+	}
+}
+
+// TestLabPresenterModeWithoutScript is presenter mode as the server renders
+// it: the card ?card names is the current one, and Previous and Next link
+// to its neighbours (the first and last link to themselves).
+func TestLabPresenterModeWithoutScript(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	s := newShopper(t, h)
+	for _, tc := range []struct{ card, current, prev, next string }{
+		{"3", "scenario-baseline", "/lab?present=1&card=2", "/lab?present=1&card=4"},
+		{"", "scenario-double-click", "/lab?present=1&card=1", "/lab?present=1&card=2"},
+		{"99", "scenario-double-click", "/lab?present=1&card=1", "/lab?present=1&card=2"},
+		{"10", "scenario-worker-crash", "/lab?present=1&card=9", "/lab?present=1&card=10"},
+	} {
+		p := s.get(t, "/lab?present=1&card="+tc.card)
+		current := p.doc.Find(".lab-card[data-current]")
+		id, _ := current.Attr("id")
+		prev, _ := p.testid("present-prev").Attr("href")
+		next, _ := p.testid("present-next").Attr("href")
+		if current.Length() != 1 || id != tc.current || prev != tc.prev || next != tc.next {
+			t.Errorf("card=%q: got %d current (%s), previous %s, next %s; want %s, %s, %s",
+				tc.card, current.Length(), id, prev, next, tc.current, tc.prev, tc.next)
+		}
+	}
+	if p := s.get(t, "/lab"); p.doc.Find(".lab-card[data-current]").Length() != 0 || p.testid("present-nav").Length() != 0 {
+		t.Error("/lab: got presenter mode, want every card")
+	}
+}
+
+// TestLabCardSaysWhyItCannotRun: on a server whose PROVIDER_TIMEOUT is too
+// short for the double-click's provider delay, its card says so and its Run
+// button is disabled, and a post runs nothing.
+func TestLabCardSaysWhyItCannotRun(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, func(c *app.Config) { c.LockTimeout, c.ProviderTimeout = 2*time.Second, 150*time.Millisecond })
+	s := newShopper(t, h)
+	p := s.get(t, "/lab")
+	card := p.testid("scenario-double-click")
+	if why := card.Find(`[data-testid=cannot-run]`).Text(); !strings.Contains(why, "PROVIDER_TIMEOUT is 150ms") {
+		t.Errorf("got reason %q, want it to name this server's PROVIDER_TIMEOUT", why)
+	}
+	if _, disabled := card.Find(`[data-testid=run]`).Attr("disabled"); !disabled {
+		t.Error("got the Run button enabled, want it disabled")
+	}
+	if n := p.doc.Find(`[data-testid=cannot-run]`).Length(); n != 1 {
+		t.Errorf("got %d cards that cannot run, want 1", n)
+	}
+	if !strings.Contains(p.testid("scenario-ten-at-once").Find(".lab-setup").Text(), "provider takes 75 ms") {
+		t.Errorf("ten at once: got setup %q, want the provider delay cut to fit", p.testid("scenario-ten-at-once").Find(".lab-setup").Text())
+	}
+	form := card.Find("form")
+	action, _ := form.Attr("action")
+	if r := s.post(t, action, formValues(form)); r.status != http.StatusSeeOther {
+		t.Errorf("post: got %d, want 303", r.status)
+	}
+	if _, ran := h.App.Lab.Last("double-click"); ran {
+		t.Error("the scenario ran, want it refused")
 	}
 }

@@ -32,8 +32,8 @@ type KeyRow struct {
 	LockedUntil time.Time
 	// LockRemaining is by the database clock; <= 0 means expired.
 	LockRemaining time.Duration
-	// TokenPrefix is the start of the lock token: enough to see it change
-	// when a retry takes the key over.
+	// TokenPrefix is the short form of the lock token (ShortID): enough to
+	// see it change when a retry takes the key over.
 	TokenPrefix  string
 	ResponseCode int
 }
@@ -69,7 +69,7 @@ func (r *Runner) Inspect(ctx context.Context, customer uuid.UUID, key string) (I
 		}
 		in.Keys[i] = KeyRow{
 			Key: k.Key, Status: status, LockedUntil: k.LockedUntil, LockRemaining: k.LockRemaining,
-			TokenPrefix: k.LockToken.String()[:8],
+			TokenPrefix: ShortID(k.LockToken.String()),
 		}
 		if k.ResponseStatus != nil {
 			in.Keys[i].ResponseCode = int(*k.ResponseStatus)

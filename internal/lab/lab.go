@@ -45,9 +45,18 @@ type Run struct {
 	// Notes are facts the run checked beyond the counts, such as "the
 	// recovered order carries the original charge".
 	Notes []string
+	// Facts are what the run is about beyond charges and orders, shown
+	// next to them: "recovered by: redelivery".
+	Facts []Fact
 	// Error is set, for people, when the run could not be carried out
 	// (not when an attempt was refused: refusals are what the lab shows).
 	Error string
+}
+
+// Fact is one headline of a run beyond its counts.
+type Fact struct {
+	Label string
+	Value string
 }
 
 // Attempt is one request of a run, as its client saw it.
@@ -56,7 +65,14 @@ type Attempt struct {
 	N int
 	// Label says what the attempt stands for ("click 2", "retry").
 	Label string
-	Key   string
+	// Lane is whose story the attempt tells when a run tells two (the
+	// browser's and the API's); empty otherwise.
+	Lane string
+	// Waited is set when the attempt stands for a client that was told to
+	// wait (409) and asked again until it had the answer: Status is that
+	// answer, and the wait is part of its span.
+	Waited bool
+	Key    string
 	// Start and End are offsets from the start of the run; End is zero
 	// while the attempt is in flight.
 	Start time.Duration
@@ -91,10 +107,18 @@ const (
 	LockTookOver Lock = "took over"
 )
 
-// KeyPrefix shortens a key for display.
-func KeyPrefix(key string) string {
-	if len(key) > 8 {
-		return key[:8]
+// ShortID shortens a key, a shopper's id or a lock token for display, to
+// the part that tells two of them apart. A time-ordered UUID (version 7,
+// as the database mints customers and lock tokens) begins with its
+// timestamp, so every id made in the same minute starts alike: it is shown
+// by its random tail. Anything else is shown by its head.
+func ShortID(id string) string {
+	if u, err := uuid.Parse(id); err == nil && (u.Version() == 7 || u.Version() == 6 || u.Version() == 1) {
+		s := u.String()
+		return s[len(s)-8:]
 	}
-	return key
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
 }

@@ -107,9 +107,28 @@ func wantOneWinner(t *testing.T, r lab.Run, n int) {
 func TestDoubleClick(t *testing.T) {
 	t.Parallel()
 	_, r := run(t, "double-click")
-	wantOneWinner(t, r, 2)
+	wantOneWinner(t, r, 3)
 	if gap := r.Attempts[1].Start - r.Attempts[0].Start; gap < 50*time.Millisecond {
 		t.Errorf("got the second click %v after the first, want 50ms or more", gap)
+	}
+	// The browser's second click waits and ends on the first's order; the
+	// API's is told to wait.
+	lanes := map[string]string{}
+	for _, a := range r.Attempts {
+		lanes[a.Lane+" "+a.Label] = outcome(a)
+		if a.Lane == lab.LaneBrowser && a.Label == "click 2" && !a.Waited {
+			t.Errorf("browser click 2: got %+v, want it told to wait first", a)
+		}
+	}
+	want := map[string]string{
+		lab.LaneBrowser + " click 1": "201 held",
+		lab.LaneBrowser + " click 2": "201 replayed",
+		lab.LaneAPI + " click 2":     "409 " + problem.KeyInUse.Slug,
+	}
+	for k, w := range want {
+		if lanes[k] != w {
+			t.Errorf("%s: got %q, want %q", k, lanes[k], w)
+		}
 	}
 }
 

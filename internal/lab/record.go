@@ -20,11 +20,21 @@ type recorder struct {
 func newRecorder() *recorder { return &recorder{began: time.Now()} }
 
 // begin records an attempt being sent and returns its index.
-func (r *recorder) begin(label, key string) int {
+func (r *recorder) begin(label, key string) int { return r.beginIn("", label, key) }
+
+// beginIn is begin for an attempt of a lane.
+func (r *recorder) beginIn(lane, label, key string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.attempts = append(r.attempts, Attempt{N: len(r.attempts) + 1, Label: label, Key: key, Start: time.Since(r.began)})
+	r.attempts = append(r.attempts, Attempt{N: len(r.attempts) + 1, Lane: lane, Label: label, Key: key, Start: time.Since(r.began)})
 	return len(r.attempts) - 1
+}
+
+// waited marks attempt i as one that was told to wait and asked again.
+func (r *recorder) waited(i int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.attempts[i].Waited = true
 }
 
 // end records the answer to attempt i.

@@ -44,6 +44,7 @@ type Runner struct {
 	stalls stalls
 	// crashes kill chosen loyalty jobs once (CrashAfterAward).
 	crashes crashes
+	limits  Limits
 	log     *slog.Logger
 
 	// busy is held for the whole of a run; TryLock refuses a second.
@@ -65,12 +66,13 @@ type liveRun struct {
 
 // New returns a runner that sends its requests to the server at baseURL
 // (the server's own loopback address), reads the database through d, and
-// sets the fake provider's faults.
-func New(baseURL string, d *database.DB, faults *fakeprovider.Provider, log *slog.Logger) *Runner {
+// sets the fake provider's faults; limits are the server's settings its
+// scenarios must fit in.
+func New(baseURL string, d *database.DB, faults *fakeprovider.Provider, limits Limits, log *slog.Logger) *Runner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{api: newAPIClient(baseURL), db: d, q: labdb.New(d.Conn()), faults: faults, log: log, last: map[string]Run{}}
+	return &Runner{api: newAPIClient(baseURL), db: d, q: labdb.New(d.Conn()), faults: faults, limits: limits, log: log, last: map[string]Run{}}
 }
 
 // Stall is the engine hook through which the lab freezes an attempt (see
@@ -82,13 +84,18 @@ func (r *Runner) Stall(ctx context.Context, c checkout.Claimed) {
 }
 
 // Run runs the scenario named id and returns its record. It returns ErrBusy
-// while another run is in flight. The run is not cut short when ctx is
+// while another run is in flight, and ErrCannotRun when the scenario does
+// not fit the server's configuration (CannotRun says why). The run is not cut short when ctx is
 // cancelled (a browser that navigates away), only bounded by runTimeout: a
 // run stopped half-way would leave the provider's fault set.
 func (r *Runner) Run(ctx context.Context, id string) (Run, error) {
 	sc, ok := ScenarioByID(id)
 	if !ok {
 		return Run{}, ErrUnknownScenario
+	}
+	behaviour, why := r.limits.plan(sc)
+	if why != "" {
+		return Run{}, ErrCannotRun
 	}
 	if !r.busy.TryLock() {
 		return Run{}, ErrBusy
@@ -110,7 +117,7 @@ func (r *Runner) Run(ctx context.Context, id string) (Run, error) {
 	run.CustomerID = s.shopper.ID
 
 	previous := r.faults.Behaviour()
-	err = r.faults.SetBehaviour(sc.provider)
+	err = r.faults.SetBehaviour(behaviour)
 	if err == nil {
 		err = sc.steps(ctx, s)
 	}
@@ -121,6 +128,7 @@ func (r *Runner) Run(ctx context.Context, id string) (Run, error) {
 	run.Attempts = s.rec.snapshot()
 	run.Duration = time.Since(s.rec.began)
 	run.Notes = s.notes
+	run.Facts = s.facts
 	if err == nil {
 		run.Charges, run.Orders, err = r.count(ctx, s.shopper.ID)
 	}

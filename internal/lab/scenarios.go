@@ -18,9 +18,13 @@ type Scenario struct {
 	// ID names the scenario in URLs.
 	ID    string
 	Title string
-	// Setup is the scenario's conditions in a few words.
+	// Point is what the scenario shows, in one line: the card's headline.
+	Point string
+	// Setup is the scenario's conditions in a few words; the provider's
+	// delay, which depends on the server (see Limits), is not in it.
 	Setup string
-	// Explanation says what happens and why, in one paragraph.
+	// Explanation says what happens and why, in one paragraph, for those
+	// who unfold it.
 	Explanation string
 	// WantCharges and WantOrders are what a correct server ends with.
 	WantCharges, WantOrders int64
@@ -28,6 +32,9 @@ type Scenario struct {
 	// provider is the fake provider's behaviour for the run; steps may
 	// change it.
 	provider fakeprovider.Behaviour
+	// minDelay is the shortest provider delay the scenario can be told
+	// with (see Limits.plan); zero: any.
+	minDelay time.Duration
 	steps    func(ctx context.Context, s *session) error
 }
 
@@ -48,27 +55,34 @@ const shortLock = time.Second
 var Scenarios = []Scenario{
 	{
 		ID: "double-click", Title: "Double-click",
-		Setup: "Two submits of one form, 50 ms apart · provider takes 0.3 s",
+		Point: "The second click waits for the first and lands on its receipt; an API client is told 409, wait.",
+		Setup: "Two submits of one form, 50 ms apart",
 		Explanation: "The form carries one Idempotency-Key, made when the page was rendered, so both submits send the same key. " +
-			"The first claims the key and goes to the provider; the second arrives while the key is locked and is answered " +
-			"409 with Retry-After (or, had the first already finished, with its stored answer) instead of charging again. The key, not the button, is what makes the second click harmless.",
+			"The first claims the key and goes to the provider. The second arrives while the key is locked. The checkout page " +
+			"(POST /checkout) holds it until the first has an answer and shows that receipt, so the shopper sees one order; " +
+			"the lab's browser lane waits the same way over the API. An API client is answered 409 with Retry-After instead, " +
+			"and asks again later. Either way nothing is charged twice: the key, not the button, makes the second click harmless.",
 		WantCharges: 1, WantOrders: 1,
 		provider: fakeprovider.Behaviour{Delay: 300 * time.Millisecond},
+		// The second click, 50 ms after the first, must find it in flight.
+		minDelay: 100 * time.Millisecond,
 		steps: func(ctx context.Context, s *session) error {
 			key := uuid.NewString()
 			var wg sync.WaitGroup
-			wg.Go(func() { s.place(ctx, "click 1", key, oneMug, 0) })
+			wg.Go(func() { s.placeIn(ctx, LaneBrowser, "click 1", key, oneMug) })
 			if err := sleep(ctx, 50*time.Millisecond); err != nil {
 				return err
 			}
-			wg.Go(func() { s.place(ctx, "click 2", key, oneMug, 0) })
+			wg.Go(func() { s.placeWaiting(ctx, LaneBrowser, "click 2", key, oneMug) })
+			wg.Go(func() { s.placeIn(ctx, LaneAPI, "click 2", key, oneMug) })
 			wg.Wait()
 			return nil
 		},
 	},
 	{
 		ID: "ten-at-once", Title: "Ten at once",
-		Setup: "Ten concurrent submits, one key · provider takes 0.3 s",
+		Point: "Ten requests with one key: the database lets exactly one claim it, so one charge.",
+		Setup: "Ten concurrent submits, one key",
 		Explanation: "Ten requests with the same key are let go at the same instant. The database decides: exactly one INSERT of " +
 			"the key wins, and that request alone calls the provider. The other nine find the key locked and get 409, or, " +
 			"if they arrive after it finished, the stored answer replayed. Ten submissions, one charge.",
@@ -82,7 +96,8 @@ var Scenarios = []Scenario{
 	},
 	{
 		ID: "baseline", Title: "Baseline: a fresh key every time",
-		Setup: "The same ten submits, each with a new key · provider takes 0.3 s",
+		Point: "A new key for every request is no key at all: ten submits, ten charges.",
+		Setup: "The same ten submits, each with a new key",
 		Explanation: "This is a client that makes a new key for every request, which is no better than sending none. Each " +
 			"request looks like a new operation, so each claims its own key, calls the provider with its own derived key, " +
 			"and writes its own order. Ten submissions, ten charges: the protection lives in reusing the key, not in the server alone.",
@@ -95,6 +110,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		ID: "tampered", Title: "Tampered resubmit",
+		Point: "The same key with a changed body is refused (422): a key names one operation.",
 		Setup: "An order for one mug, then the same key for two",
 		Explanation: "The server stores a fingerprint of the request with the key. The resubmit changes the quantity, so " +
 			"its fingerprint differs and the server refuses it with 422 rather than replay the first answer (which would " +
@@ -109,7 +125,8 @@ var Scenarios = []Scenario{
 	},
 	{
 		ID: "crash-after-charge", Title: "Crash after charge",
-		Setup: "The provider charges, then its response is lost, every time it is asked · the server's own lock",
+		Point: "The provider's answer is lost; the retry takes the key over and gets the same charge back.",
+		Setup: "The provider charges, then its response is lost · the server's own lock",
 		Explanation: "The provider takes the money and the response never arrives. The server asks again twice, with the " +
 			"same derived key, and loses those answers too, so it answers 502: the outcome is unknown. It does not make the " +
 			"client wait out its lock: it hands the key back (its lease ends now, the key stays started), and says Retry-After: 2. " +
@@ -124,12 +141,16 @@ var Scenarios = []Scenario{
 				return err
 			}
 			recovered := s.place(ctx, "retry", key, oneMug, 0)
+			if recovered.status == http.StatusCreated {
+				s.fact("recovered by", "the retry")
+			}
 			return s.noteOriginalCharge(ctx, key, recovered)
 		},
 	},
 	{
 		ID: "slow-original", Title: "Slow original, retry after lock expiry",
-		Setup: "Provider takes 2 s · 1 s lock · the original stops renewing it",
+		Point: "A stalled original loses its lock to a retry; when it wakes, its write is refused.",
+		Setup: "1 s lock · the original stalls and stops renewing it",
 		Explanation: "An attempt renews its lock while it waits for the provider, so normally a retry cannot take over a live " +
 			"request. Here the original's process stalls (a long GC pause, a frozen VM) and its lock expires. A retry takes " +
 			"the key over with a new lock token, and the provider's idempotency gives it the same charge. When the original " +
@@ -159,7 +180,8 @@ var Scenarios = []Scenario{
 	},
 	{
 		ID: "two-tabs", Title: "Two tabs",
-		Setup: "One cart, its checkout open in two tabs, paid in both · provider takes 0.3 s",
+		Point: "The key belongs to the cart version, so the second tab gets the first tab's receipt.",
+		Setup: "One cart, its checkout open in two tabs, paid in both",
 		Explanation: "A shopper opens the checkout twice (two tabs, or a checkout left open and reopened later) and pays in " +
 			"both. Both pages show the same cart version, and the key is the version's: minted when the version is first " +
 			"shown and kept with the cart, so both tabs send one key. The first tab's order closes the cart; the second gets " +
@@ -183,7 +205,8 @@ var Scenarios = []Scenario{
 	},
 	{
 		ID: "key-per-render", Title: "Baseline: a key per render",
-		Setup: "The same two tabs, each page with a key of its own · provider takes 0.3 s",
+		Point: "A key per page render makes the same cart two orders.",
+		Setup: "The same two tabs, each page with a key of its own",
 		Explanation: "This is the checkout as it would be if every render of the page minted its own key, and the order " +
 			"named no cart version (POST /api/orders with each tab's key). Each tab's key is new to the server, so each " +
 			"is a new operation: two charges and two orders for one cart. The key must belong to what is being bought, " +
@@ -203,6 +226,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		ID: "refresh", Title: "Refresh after success",
+		Point: "A finished key answers with its stored response, byte for byte, and charges nothing.",
 		Setup: "An order, then the same request again",
 		Explanation: "Refreshing the confirmation page, or a client retrying after a lost response, resends the request. " +
 			"The key is finished, so the server answers with the stored response, byte for byte, marked Idempotent-Replayed: " +
@@ -227,6 +251,7 @@ var Scenarios = []Scenario{
 	},
 	{
 		ID: "worker-crash", Title: "Worker crash after effect",
+		Point: "A job that dies after its effect runs again, and its ledger row is written once.",
 		Setup: "An order · its loyalty job dies after the ledger insert, before completion",
 		Explanation: "The order's statement also enqueued its loyalty job (the outbox). The job's worker inserts the order's ledger row, " +
 			"then dies before River marks the job completed. The insert and the completion are one transaction, so the crash rolls " +

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/problem"
 )
 
 // session is one run in progress: its shopper, and the means its steps use.
@@ -26,6 +28,7 @@ type session struct {
 
 	mu    sync.Mutex
 	notes []string
+	facts []Fact
 	// failed is set by fail: a check beyond the counts went wrong.
 	failed bool
 }
@@ -41,6 +44,59 @@ func (s *session) place(ctx context.Context, label, key, body string, lockFor ti
 	resp, err := s.r.api.placeOrder(ctx, s.shopper, key, body, lockFor)
 	s.rec.end(i, resp, err)
 	return resp
+}
+
+// The lanes of a run that tells two stories: what a shopper's browser
+// shows, and what an API client is answered.
+const (
+	LaneBrowser = "In the browser"
+	LaneAPI     = "At the API"
+)
+
+// placeIn is place for an attempt of a lane, with the server's own lock.
+func (s *session) placeIn(ctx context.Context, lane, label, key, body string) orderResponse {
+	i := s.rec.beginIn(lane, label, key)
+	resp, err := s.r.api.placeOrder(ctx, s.shopper, key, body, 0)
+	s.rec.end(i, resp, err)
+	return resp
+}
+
+// placeWaiting sends an attempt the way the checkout page answers a second
+// submit: told that the key is in use (409), it waits until the key has
+// an answer and asks again, and is recorded as one attempt that ends with
+// that answer. The page does the waiting on the server (POST /checkout
+// holds the request); the lab does it over the API, which answers the same.
+func (s *session) placeWaiting(ctx context.Context, lane, label, key, body string) orderResponse {
+	i := s.rec.beginIn(lane, label, key)
+	for {
+		resp, err := s.r.api.placeOrder(ctx, s.shopper, key, body, 0)
+		if err != nil || resp.status != http.StatusConflict || resp.problem != problem.KeyInUse.Slug {
+			s.rec.end(i, resp, err)
+			return resp
+		}
+		s.rec.waited(i)
+		if err := s.waitKeyAnswered(ctx, key); err != nil {
+			s.rec.end(i, orderResponse{}, err)
+			return orderResponse{}
+		}
+	}
+}
+
+// waitKeyAnswered waits until the key is no longer being worked on by the
+// database's account.
+func (s *session) waitKeyAnswered(ctx context.Context, key string) error {
+	for {
+		k, err := s.r.db.GetKey(ctx, db.GetKeyParams{CustomerID: s.shopper.ID, Key: key})
+		if err != nil && !errors.Is(err, database.ErrNotFound) {
+			return fmt.Errorf("get key: %w", err)
+		}
+		if err == nil && (k.Status != "started" || k.LockRemaining <= 0) {
+			return nil
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }
 
 // placeAsClient places the order op of the run's shopper through the Go
@@ -100,6 +156,13 @@ func (s *session) note(text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.notes = append(s.notes, text)
+}
+
+// fact adds a headline to the run's counts.
+func (s *session) fact(label, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.facts = append(s.facts, Fact{Label: label, Value: value})
 }
 
 // fail notes a check beyond the counts that went wrong: the run is not as

@@ -89,6 +89,8 @@ func workerCrashSteps(ctx context.Context, s *session) error {
 		return nil
 	}
 	s.note(fmt.Sprintf("the ledger has one row for the order: %d points, counted once", ledger.Points))
+	s.fact("ledger rows", "1")
+	s.fact("recovered by", fmt.Sprintf("redelivery (attempt %d)", job.Attempt))
 	return nil
 }
 
