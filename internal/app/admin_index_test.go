@@ -166,3 +166,16 @@ func TestAdminMailLinksToOrder(t *testing.T) {
 		t.Errorf("key inspector %s: got %d, want 200 showing shopper %s", href, status, run.CustomerID)
 	}
 }
+
+// A shop listening on every address (ADDR=:8080) has a BaseURL no browser
+// opens (http://[::]:8080): the index links the shop by the host the
+// operator reached the admin listener by, with the shop's port.
+func TestAdminIndexLinksAShopOnEveryAddress(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, func(c *app.Config) { c.BaseURL = "http://[::]:8080" })
+	doc := page(t, serveAdmin(t, h)+"/")
+	href, _ := doc.Find(`a[href$="/lab#inspector"]`).Attr("href")
+	if want := "http://127.0.0.1:8080/lab#inspector"; href != want {
+		t.Errorf("key inspector: got %q, want %q", href, want)
+	}
+}

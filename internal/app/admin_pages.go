@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -27,7 +28,7 @@ const adminCSP = "default-src 'none'; style-src 'self'; img-src 'self'; base-uri
 // saying which listener serves it. River UI is served by ServeAdmin only,
 // so it is listed when the jobs client it shows exists.
 func (a *App) adminIndex(w http.ResponseWriter, r *http.Request) {
-	shop := strings.TrimRight(a.cfg.BaseURL, "/")
+	shop := a.shopURL(r)
 	const admin, onShop = "admin listener (ADMIN_ADDR)", "shop listener (ADDR)"
 	links := []views.AdminLink{
 		{Title: "Readiness", Href: "/readyz", Listener: admin,
@@ -61,7 +62,7 @@ func (a *App) adminIndex(w http.ResponseWriter, r *http.Request) {
 func (a *App) adminMail(w http.ResponseWriter, r *http.Request) {
 	msgs := a.cfg.MailCatcher.Messages()
 	slices.Reverse(msgs)
-	shop := strings.TrimRight(a.cfg.BaseURL, "/")
+	shop := a.shopURL(r)
 	lab := labShoppers{runner: a.Lab, known: map[uuid.UUID]bool{}}
 	page := views.AdminMail{SMTPAddr: a.cfg.MailCatcher.Addr(), Mails: make([]views.CaughtMail, len(msgs))}
 	for i, m := range msgs {
@@ -78,6 +79,28 @@ func (a *App) adminMail(w http.ResponseWriter, r *http.Request) {
 		page.Mails[i] = v
 	}
 	a.renderAdmin(w, r, views.AdminMailPage(page))
+}
+
+// shopURL is where the operator's browser reaches the shop's listener:
+// BaseURL, unless the shop listens on every address (ADDR=:8080, whose
+// BaseURL is http://[::]:8080, no address a browser opens), then the host
+// the operator reached this listener by, with the shop's port.
+func (a *App) shopURL(r *http.Request) string {
+	u, err := url.Parse(a.cfg.BaseURL)
+	if err != nil {
+		return strings.TrimRight(a.cfg.BaseURL, "/")
+	}
+	if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsUnspecified() {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(r.Host); err == nil {
+			host = h
+		}
+		if strings.Contains(host, ":") { // an IPv6 literal
+			host = "[" + strings.Trim(host, "[]") + "]"
+		}
+		u.Host = host + ":" + u.Port()
+	}
+	return strings.TrimRight(u.String(), "/")
 }
 
 // labShoppers says which customers are lab runs' shoppers, asking the lab
