@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"log/slog"
+	"net/http"
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/golang-lru/v2/expirable"
@@ -22,11 +23,12 @@ import (
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/fakeprovider"
 	"exactlyonce/internal/pickup"
+	"exactlyonce/internal/readiness"
 	"exactlyonce/internal/web"
 )
 
 // records is what the API reads and writes directly: customers, orders,
-// the audit trail, the demo's totals and the readiness probe. The order
+// the audit trail and the demo's totals. The order
 // flow's own reads and writes go through the engine. *database.DB is the
 // implementation.
 type records interface {
@@ -36,7 +38,6 @@ type records interface {
 	ListOrders(ctx context.Context, arg db.ListOrdersParams) ([]db.Order, error)
 	ListKeyEvents(ctx context.Context, arg db.ListKeyEventsParams) ([]db.ListKeyEventsRow, error)
 	DemoStats(ctx context.Context) (db.DemoStatsRow, error)
-	Ready(ctx context.Context) error
 	PointsBalance(ctx context.Context, customerID uuid.UUID) (int64, error)
 	OrderPoints(ctx context.Context, arg db.OrderPointsParams) (db.OrderPointsRow, error)
 }
@@ -65,6 +66,7 @@ type Handler struct {
 	limits     *web.Limits
 	pickupKeys *idem.Store
 	pickups    pickups
+	ready      http.Handler
 }
 
 // Deps are the dependencies New needs.
@@ -86,11 +88,13 @@ type Deps struct {
 	// Pickups their store.
 	Keys    *idem.Store
 	Pickups pickups
+	// Ready answers GET /readyz (internal/readiness).
+	Ready *readiness.Checker
 }
 
 // New returns the API's handler.
 func New(d Deps) *Handler {
 	return &Handler{db: d.DB, tokens: newTokenCache(), catalog: d.Catalog, carts: d.Carts, checkout: d.Checkout,
 		provider: d.Provider, log: d.Log, lifecycle: d.Lifecycle, errors: d.Errors, limits: d.Limits,
-		pickupKeys: d.Keys, pickups: d.Pickups}
+		pickupKeys: d.Keys, pickups: d.Pickups, ready: d.Ready}
 }

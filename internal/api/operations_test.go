@@ -28,7 +28,7 @@ func TestHealthAndReadiness(t *testing.T) {
 	}
 	h.DB.Pool.Close() // the database goes away
 	r := h.Do(t, http.MethodGet, "/readyz", "")
-	var body map[string]string
+	var body map[string]any
 	r.JSON(t, &body)
 	if r.Status != http.StatusServiceUnavailable || body["reason"] != "database unreachable" {
 		t.Errorf("readyz without a database: got %d %s, want 503", r.Status, r.Body)

@@ -48,7 +48,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	e.RouteNotFound("/problems/*", notFound)
 
 	e.GET("/healthz", h.healthz)
-	e.GET("/readyz", h.readyz)
+	e.GET("/readyz", echo.WrapHandler(h.ready))
 }
 
 // limitedCustomer names the API customer of a request, for the write

@@ -9,14 +9,19 @@ import (
 	"time"
 )
 
-// Admin is the operations handler: Prometheus metrics at /metrics, the Go
-// profiler under /debug/pprof/, and, when the demo's mail catcher runs in
-// this process, the caught mail at /mail. ServeAdmin adds River UI. It is served only on ADMIN_ADDR, apart
+// Admin is the operations handler: an index of the operator's pages at /,
+// the readiness report at /readyz (as on the shop's listener), Prometheus
+// metrics at /metrics, the Go profiler under /debug/pprof/, and, when the
+// demo's mail catcher runs in this process, the caught mail at /mail.
+// ServeAdmin adds River UI. It is served only on ADMIN_ADDR, apart
 // from the shop: the metrics tell anyone who reads them how busy the shop
 // is and how its payments fail, and every profile or trace costs CPU and
 // reveals the program's internals.
 func (a *App) Admin() http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", a.adminIndex)
+	mux.HandleFunc("GET /static/admin.css", adminAsset)
+	mux.Handle("GET /readyz", a.Readiness)
 	mux.Handle("GET /metrics", a.Metrics.Handler())
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -24,7 +29,7 @@ func (a *App) Admin() http.Handler {
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	if a.cfg.MailCatcher != nil {
-		mux.Handle("GET /mail", a.cfg.MailCatcher.Page())
+		mux.HandleFunc("GET /mail", a.adminMail)
 	}
 	return mux
 }

@@ -29,6 +29,7 @@ import (
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/pickup"
+	"exactlyonce/internal/readiness"
 	"exactlyonce/internal/web"
 )
 
@@ -145,6 +146,9 @@ type App struct {
 	Lab *lab.Runner
 	// Keys is the idem kit's key store (the pickup form's keys).
 	Keys *idem.Store
+	// Readiness is what GET /readyz reports, on the shop's listener and
+	// the admin one.
+	Readiness *readiness.Checker
 	// Jobs is the River client of the outbox's jobs: it works them when
 	// Config.RunJobs is on (Serve starts it), and lists them for the jobs
 	// view either way.
@@ -206,11 +210,12 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 
 	keys := idem.NewStore(pool, idem.Options{Kind: pickup.KeyKind, Lease: cfg.LockTimeout,
 		Answers: rememberAnswers(cfg.RememberedAnswers), AnswersFor: rememberFor, Retention: cfg.KeyRetention})
-	register(e, d, cfg, routes{engine: engine, catalog: cat, provider: provider, lab: labRunner, keys: keys, metrics: m})
+	ready := newReadiness(d, payments, cfg)
+	register(e, d, cfg, routes{engine: engine, catalog: cat, provider: provider, lab: labRunner, keys: keys, metrics: m, ready: ready})
 
 	a := &App{
 		Echo: e, DB: d, Checkout: engine, Provider: provider, Payments: payments,
-		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, Keys: keys, cfg: cfg,
+		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, Keys: keys, Readiness: ready, cfg: cfg,
 	}
 	if cfg.Jobs.Log == nil {
 		cfg.Jobs.Log = cfg.Log

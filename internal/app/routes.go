@@ -16,6 +16,7 @@ import (
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/pickup"
+	"exactlyonce/internal/readiness"
 	"exactlyonce/internal/web"
 )
 
@@ -27,6 +28,7 @@ type routes struct {
 	lab      *lab.Runner
 	keys     *idem.Store
 	metrics  *metrics.Metrics
+	ready    *readiness.Checker
 }
 
 // register adds both faces of the server to e, the browser pages
@@ -46,7 +48,7 @@ func register(e *echo.Echo, d *database.DB, cfg Config, r routes) {
 		Errors: errs, Limits: limits, Metrics: r.metrics, Keys: r.keys, Pickups: pickups}
 	pages.Sessions, pages.FormKeys, pages.FormSecret, pages.FormTTL = browserSessions(cfg)
 	machines := api.Deps{DB: d, Catalog: r.catalog, Carts: carts, Checkout: r.engine, Log: cfg.Log,
-		Lifecycle: api.Lifecycle{Retention: cfg.KeyRetention}, Errors: errs, Limits: limits, Keys: r.keys, Pickups: pickups}
+		Lifecycle: api.Lifecycle{Retention: cfg.KeyRetention}, Errors: errs, Limits: limits, Keys: r.keys, Pickups: pickups, Ready: r.ready}
 	if demo {
 		pages.Provider, pages.Lab, machines.Provider = r.provider, r.lab, r.provider
 	}

@@ -1,0 +1,115 @@
+package api_test
+
+import (
+	"net/http"
+	"testing"
+
+	"exactlyonce/internal/app"
+	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/readiness"
+)
+
+// readyz reads GET /readyz, wanting status, and returns its report with
+// its checks by name.
+func readyz(t *testing.T, h *apptest.Harness, status int) (readiness.Report, map[string]readiness.Result) {
+	t.Helper()
+	r := h.Do(t, http.MethodGet, "/readyz", "")
+	if r.Status != status {
+		t.Fatalf("/readyz: got %d %s, want %d", r.Status, r.Body, status)
+	}
+	var rep readiness.Report
+	r.JSON(t, &rep)
+	checks := map[string]readiness.Result{}
+	for _, c := range rep.Checks {
+		checks[c.Name] = c
+	}
+	return rep, checks
+}
+
+var allChecks = []string{"database", "migrations", "replication", "provider", "jobs"}
+
+// A healthy server reports every check ok, each with the time it took.
+func TestReadinessReportsEveryCheck(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	rep, checks := readyz(t, h, http.StatusOK)
+	if rep.Status != readiness.Ready || len(rep.Checks) != len(allChecks) {
+		t.Errorf("got status %q with %d checks, want ready with %d", rep.Status, len(rep.Checks), len(allChecks))
+	}
+	for _, name := range allChecks {
+		c, ok := checks[name]
+		if !ok || c.Status != readiness.OK || c.LatencyMS <= 0 || c.Detail == "" {
+			t.Errorf("%s: got %+v, want ok with a latency and a detail", name, c)
+		}
+	}
+	if !checks["database"].Gates || checks["provider"].Gates || checks["jobs"].Gates {
+		t.Errorf("got gates database %v, provider %v, jobs %v; want only the database's checks to gate",
+			checks["database"].Gates, checks["provider"].Gates, checks["jobs"].Gates)
+	}
+}
+
+// The database gone: its check fails, those that need it are skipped, and
+// the instance is not ready.
+func TestReadinessWithoutDatabase(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	h.DB.Pool.Close()
+	rep, checks := readyz(t, h, http.StatusServiceUnavailable)
+	if rep.Status != readiness.Unavailable || rep.Reason != "database unreachable" {
+		t.Errorf("got status %q reason %q, want unavailable, database unreachable", rep.Status, rep.Reason)
+	}
+	want := map[string]string{"database": readiness.Fail, "migrations": readiness.Skipped,
+		"replication": readiness.Skipped, "jobs": readiness.Skipped}
+	for name, status := range want {
+		if checks[name].Status != status {
+			t.Errorf("%s: got %+v, want %s", name, checks[name], status)
+		}
+	}
+}
+
+// A provider nobody answers at fails its own check, and only that one;
+// the instance stays in rotation (degraded), since every instance shares
+// the provider: the shop's pages and replays still work.
+func TestReadinessWithProviderDown(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, func(c *app.Config) {
+		c.ProviderURL, c.ProviderSecret = "http://127.0.0.1:1/provider", "sk_test_nobody"
+	})
+	rep, checks := readyz(t, h, http.StatusOK)
+	if rep.Status != readiness.Degraded {
+		t.Errorf("got status %q, want degraded", rep.Status)
+	}
+	for _, name := range allChecks {
+		want := readiness.OK
+		if name == "provider" {
+			want = readiness.Fail
+		}
+		if checks[name].Status != want {
+			t.Errorf("%s: got %+v, want %s", name, checks[name], want)
+		}
+	}
+	if d := checks["provider"].Detail; d != "provider unreachable" {
+		t.Errorf("provider detail: got %q, want provider unreachable", d)
+	}
+}
+
+// Jobs that wait over a minute, as when no worker runs anywhere, fail the
+// jobs check without taking the instance out of rotation.
+func TestReadinessWithJobsWaiting(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t) // no job workers
+	c := h.NewCustomer(t)
+	if r := h.PlaceOrder(t, c, "k", `{"items": [{"sku": "mug-espresso", "quantity": 1}]}`); r.Status != http.StatusCreated {
+		t.Fatalf("place order: got %d %s", r.Status, r.Body)
+	}
+	if _, checks := readyz(t, h, http.StatusOK); checks["jobs"].Status != readiness.OK {
+		t.Errorf("jobs just enqueued: got %+v, want ok", checks["jobs"])
+	}
+	if _, err := h.DB.Pool.Exec(t.Context(), `UPDATE river_job SET scheduled_at = now() - interval '2 minutes'`); err != nil {
+		t.Fatal(err)
+	}
+	rep, checks := readyz(t, h, http.StatusOK)
+	if rep.Status != readiness.Degraded || checks["jobs"].Status != readiness.Fail {
+		t.Errorf("jobs waiting 2 minutes: got %q, %+v; want degraded, jobs fail", rep.Status, checks["jobs"])
+	}
+}

@@ -1,0 +1,156 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/google/uuid"
+
+	"exactlyonce/internal/lab"
+	"exactlyonce/internal/mail"
+	"exactlyonce/static"
+	"exactlyonce/views"
+)
+
+// adminCSP is the admin pages' Content-Security-Policy: their own
+// stylesheet and nothing else, as for the shop's pages.
+const adminCSP = "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// adminIndex is the admin listener's /: a link to every operator page,
+// saying which listener serves it. River UI is served by ServeAdmin only,
+// so it is listed when the jobs client it shows exists.
+func (a *App) adminIndex(w http.ResponseWriter, r *http.Request) {
+	shop := a.shopURL(r)
+	const admin, onShop = "admin listener (ADMIN_ADDR)", "shop listener (ADDR)"
+	links := []views.AdminLink{
+		{Title: "Readiness", Href: "/readyz", Listener: admin,
+			About: "Each check (database, migrations, replication, provider, jobs) with its status and latency, as JSON; 503 when a check that gates fails. The shop listener answers the same at " + shop + "/readyz, for load balancers."},
+		{Title: "Metrics", Href: "/metrics", Listener: admin, About: "Prometheus metrics: claims, finishes, the completer, the reconciler, the provider's latency, HTTP latency."},
+	}
+	if a.Jobs != nil {
+		links = append(links, views.AdminLink{Title: "River UI", Href: riverUIPrefix + "/", Listener: admin,
+			About: "The outbox's jobs (loyalty points, confirmation mail) by state, with their attempts and errors. Read-only without ADMIN_TOKEN."})
+	}
+	if a.cfg.MailCatcher != nil {
+		links = append(links, views.AdminLink{Title: "Caught mail", Href: "/mail", Listener: admin,
+			About: "The demo's confirmation mails, each with the way to its order."})
+	}
+	links = append(links, views.AdminLink{Title: "Profiles", Href: "/debug/pprof/", Listener: admin,
+		About: "The Go profiler: CPU, heap, goroutines, traces. Each profile costs CPU while it runs."})
+	if a.Lab != nil {
+		links = append(links, views.AdminLink{Title: "Key inspector", Href: shop + "/lab#inspector", Listener: onShop,
+			About: "In the double-click lab: a lab shopper's keys, their status, lock and audit trail."})
+	} else {
+		links = append(links, views.AdminLink{Title: "Key inspector", Listener: onShop,
+			About: "Not on this server: it is part of the double-click lab, served with DEMO=1 and the in-process provider. GET /api/keys/{key}/events gives a customer its key's trail."})
+	}
+	a.renderAdmin(w, r, views.AdminIndexPage(views.AdminIndex{ShopURL: shop, Links: links}))
+}
+
+// adminMail is the admin listener's /mail: the caught mail, newest first,
+// each confirmation linked to its order: its receipt on the shop (which
+// opens for the browser that placed it) and, for a lab run's shopper, the
+// key inspector.
+func (a *App) adminMail(w http.ResponseWriter, r *http.Request) {
+	msgs := a.cfg.MailCatcher.Messages()
+	slices.Reverse(msgs)
+	shop := a.shopURL(r)
+	lab := labShoppers{runner: a.Lab, known: map[uuid.UUID]bool{}}
+	page := views.AdminMail{SMTPAddr: a.cfg.MailCatcher.Addr(), Mails: make([]views.CaughtMail, len(msgs))}
+	for i, m := range msgs {
+		v := views.CaughtMail{Subject: m.Subject, From: m.From, To: strings.Join(m.To, ", "),
+			Received: m.ReceivedAt.UTC().Format(time.DateTime), MessageID: m.MessageID, Body: m.Body, Raw: string(m.Raw)}
+		if order, ok := mail.OrderOfMessageID(m.MessageID); ok {
+			v.OrderID, v.ReceiptURL = order.String(), shop+"/orders/"+order.String()
+			for _, to := range m.To {
+				if customer, ok := mail.CustomerOfAddress(to); ok && lab.has(r.Context(), customer) {
+					v.InspectorURL = shop + "/lab?" + url.Values{"customer": {customer.String()}}.Encode() + "#inspector"
+				}
+			}
+		}
+		page.Mails[i] = v
+	}
+	a.renderAdmin(w, r, views.AdminMailPage(page))
+}
+
+// shopURL is where the operator's browser reaches the shop's listener:
+// BaseURL, unless the shop listens on every address (ADDR=:8080, whose
+// BaseURL is http://[::]:8080, no address a browser opens), then the host
+// the operator reached this listener by, with the shop's port.
+func (a *App) shopURL(r *http.Request) string {
+	u, err := url.Parse(a.cfg.BaseURL)
+	if err != nil {
+		return strings.TrimRight(a.cfg.BaseURL, "/")
+	}
+	if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsUnspecified() {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(r.Host); err == nil {
+			host = h
+		}
+		if strings.Contains(host, ":") { // an IPv6 literal
+			host = "[" + strings.Trim(host, "[]") + "]"
+		}
+		u.Host = host + ":" + u.Port()
+	}
+	return strings.TrimRight(u.String(), "/")
+}
+
+// labShoppers says which customers are lab runs' shoppers, asking the lab
+// once per customer.
+type labShoppers struct {
+	runner *lab.Runner
+	known  map[uuid.UUID]bool
+}
+
+func (l labShoppers) has(ctx context.Context, customer uuid.UUID) bool {
+	if l.runner == nil {
+		return false
+	}
+	if is, ok := l.known[customer]; ok {
+		return is
+	}
+	_, err := l.runner.Inspect(ctx, customer, "")
+	l.known[customer] = !errors.Is(err, lab.ErrNotLabShopper)
+	return l.known[customer]
+}
+
+// adminAsset serves the admin pages' stylesheet, as the shop's listener
+// serves its own assets: cached for good under its hashed URL.
+func adminAsset(w http.ResponseWriter, r *http.Request) {
+	const name = "admin.css"
+	b, err := static.FS.ReadFile(name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	if r.URL.Query().Get("v") == static.Version(name) {
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		w.Header().Set("Cache-Control", "no-cache")
+	}
+	w.Header().Set("ETag", `"`+static.Version(name)+`"`)
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
+}
+
+// renderAdmin renders a page into a buffer first, so that a render error
+// is a 500 rather than half a page.
+func (a *App) renderAdmin(w http.ResponseWriter, r *http.Request, page templ.Component) {
+	var buf bytes.Buffer
+	if err := page.Render(r.Context(), &buf); err != nil {
+		a.cfg.Log.ErrorContext(r.Context(), "render admin page", "path", r.URL.Path, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", adminCSP)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Write(buf.Bytes()) //nolint:errcheck // the operator's browser hung up
+}

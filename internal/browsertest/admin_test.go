@@ -1,0 +1,81 @@
+package browsertest_test
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"exactlyonce/internal/app"
+	"exactlyonce/internal/apptest"
+)
+
+// serveAdmin serves h's admin listener on loopback until the test ends and
+// returns its base URL.
+func serveAdmin(t *testing.T, h *apptest.Harness) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- h.App.ServeAdmin(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("admin server: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// The operator's pages fit a desktop and a phone: the admin index, the
+// caught mail with a browser order's confirmation, and a problem type's
+// page. The mail's receipt link opens that order's receipt in the browser
+// that placed it.
+func TestOperatorPagesFit(t *testing.T) {
+	sendTo, catcher := apptest.WithMailCatcher(t)
+	h := apptest.New(t, sendTo, func(c *app.Config) { c.MailCatcher = catcher })
+	h.StartJobs(t)
+	admin := serveAdmin(t, h)
+	ctx := newBrowser(t)
+
+	shopToCheckout(t, ctx, h)
+	do(t, ctx, "pay", chromedp.Click(chromedp.CSS(`[data-testid=pay]`)))
+	waitForReceipt(t, ctx, "")
+	receipt := run(t, ctx, "receipt path", chromedp.Evaluate[string](`location.pathname`))
+	h.WaitCount(t, 1, `SELECT count(*) FROM sent_mails`)
+	for deadline := time.Now().Add(10 * time.Second); len(catcher.Messages()) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no mail in the catcher 10 s after it was sent")
+		}
+	}
+
+	pages := []struct{ name, url, ready, shot string }{
+		{"admin index", admin + "/", `document.querySelector('[data-testid=admin-links]')`, "admin-index.png"},
+		{"caught mail", admin + "/mail", `document.querySelector('[data-testid=mail-receipt]')`, "admin-mail.png"},
+		{"problem page", h.URL + "/problems/request-in-progress", `document.querySelector('[data-testid=problem-do]')`, "problem-page.png"},
+	}
+	for _, s := range shopScreens {
+		atSize(t, ctx, s)
+		for _, p := range pages {
+			do(t, ctx, "open "+p.name, chromedp.Navigate(p.url))
+			waitFor(t, ctx, p.name, p.ready)
+			wantFits(t, ctx, p.name, s)
+			if s == desktop {
+				screenshot(t, ctx, p.shot, p.shot)
+			}
+		}
+	}
+
+	do(t, ctx, "open the caught mail", chromedp.Navigate(admin+"/mail"))
+	waitFor(t, ctx, "caught mail", `document.querySelector('[data-testid=mail-receipt]')`)
+	do(t, ctx, "follow the receipt link", chromedp.Click(chromedp.CSS(`[data-testid=mail-receipt]`)))
+	waitForReceipt(t, ctx, "")
+	if got := run(t, ctx, "receipt path", chromedp.Evaluate[string](`location.pathname`)); got != receipt {
+		t.Errorf("the mail's receipt link opened %s, want the order's receipt %s", got, receipt)
+	}
+}
