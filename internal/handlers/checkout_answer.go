@@ -71,6 +71,9 @@ func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.Checko
 		// Nothing was claimed: the same form, with the same key, once the
 		// number is corrected.
 		retry.CardError = "Enter a card number of 12 to 19 digits, such as one of the test cards."
+		if invalid.CheckDigit {
+			retry.CardError = "This card number has a typo: one of its digits is wrong. Check it against your card, or pick a test card."
+		}
 		return answer{status: http.StatusBadRequest, form: &shownForm{priced: invalid.Priced, form: retry}}, nil
 	case errors.As(err, &ordered):
 		// The cart was ordered under another key (a form of an older
