@@ -42,6 +42,9 @@ type Line struct {
 
 // CartPage is /cart.
 type CartPage struct {
+	// Flash says what the form just sent did ("Added Espresso mug to
+	// your cart."), or is empty.
+	Flash       string
 	CSRF        string
 	Lines       []Line
 	Total       Money
@@ -95,7 +98,6 @@ type CheckoutPage struct {
 // ReceiptPage is /orders/{id}.
 type ReceiptPage struct {
 	OrderID  string
-	ChargeID string
 	Amount   Money
 	PlacedAt string
 	Lines    []Line
@@ -114,11 +116,14 @@ type ReceiptPage struct {
 
 // OrderSummary is one row of /orders.
 type OrderSummary struct {
-	ID       string
-	URL      string
-	Amount   Money
-	PlacedAt string
-	Items    int
+	ID     string
+	URL    string
+	Amount Money
+	// PlacedDate and PlacedTime are when it was placed, apart, so that a
+	// narrow column breaks between them and nowhere else.
+	PlacedDate string
+	PlacedTime string
+	Items      int
 }
 
 // OrdersPage is /orders.
@@ -159,9 +164,8 @@ type ProcessingPage struct {
 
 // DeclinedPage is a declined payment, final for its key.
 type DeclinedPage struct {
-	Title    string
-	Message  string
-	ChargeID string
+	Title   string
+	Message string
 	// Replayed is set when this is the stored answer to a resubmitted form.
 	Replayed bool
 	// Again labels the link to a new checkout.

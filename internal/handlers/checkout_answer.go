@@ -46,6 +46,9 @@ type shownForm struct {
 	priced      catalog.Priced
 	form        views.CheckoutForm
 	cartChanged bool
+	// items is the cart the form is for, when it was read: its count is
+	// on the page's Cart link.
+	items []catalog.Item
 }
 
 // errStillRunning is placeFromPage's word for an order still running when
@@ -121,7 +124,7 @@ func resultAnswer(res checkout.Result, joined bool) (answer, error) {
 		if err := json.Unmarshal(res.Body, &p); err != nil {
 			return answer{}, fmt.Errorf("decode stored problem: %w", err)
 		}
-		page := views.DeclinedPage{Title: "Payment declined", Message: p.Detail, ChargeID: p.ChargeID,
+		page := views.DeclinedPage{Title: "Payment declined", Message: p.Detail, 
 			Replayed: note, Again: "Try again with another card"}
 		if p.Type != "/problems/"+problem.PaymentDeclined.Slug {
 			page.Title = "Payment not completed"

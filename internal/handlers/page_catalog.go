@@ -26,6 +26,7 @@ func (h *Handler) catalogPage(c echo.Context) error {
 		for _, it := range cart.Items {
 			inCart[it.SKU] = it.Quantity
 		}
+		countCart(c, cart.Items)
 	}
 	page := views.CatalogPage{CSRF: csrfToken(c)}
 	for _, p := range products {

@@ -51,6 +51,10 @@ func (h *Handler) pickupPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	id, ok := shopper(c)
+	if err := h.readCartCount(c, id, ok); err != nil {
+		return err
+	}
 	f := views.PickupForm{CSRFToken: csrfToken(c), Key: key}
 	for _, s := range pickup.Slots {
 		f.Slots = append(f.Slots, views.Link{Href: s.ID, Label: s.Label})
