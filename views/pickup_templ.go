@@ -95,7 +95,7 @@ func Pickup(f PickupForm) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, " <form class=\"panel pickup\" method=\"post\" action=\"/pickup\" data-testid=\"pickup-form\" data-busy=\"Reserving…\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, " <form class=\"panel pickup\" method=\"post\" action=\"/pickup\" data-testid=\"pickup-form\" data-busy=\"Reserving…\" data-resubmit>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

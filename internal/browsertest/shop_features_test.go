@@ -73,3 +73,65 @@ func TestShopPagesFollowDarkMode(t *testing.T) {
 	wantFits(t, ctx, "catalog in dark mode", desktop)
 	screenshot(t, ctx, "catalog-dark.png", "catalog-dark.png")
 }
+
+// The pickup form's refusals lead back to the form, not to a dead end: a
+// blank name comes back with the slot picked and the error next to the
+// name; after Back, the form sent again unchanged lands on the reservation
+// already made, saying so, and sent changed gets a fresh form keeping the
+// change, which then reserves once more.
+func TestPickupFormKeepsWhatWasTyped(t *testing.T) {
+	h := apptest.New(t)
+	ctx := newBrowser(t)
+	do(t, ctx, "open the pickup form", chromedp.Navigate(h.URL+"/pickup"))
+	waitFor(t, ctx, "pickup form", `document.querySelector('[data-testid=pickup-form]')`)
+	do(t, ctx, "pick Saturday and a blank name", chromedp.Evaluate[chromedp.Void](`(() => {
+		document.querySelector('[data-testid=slot-sat-am]').click();
+		document.querySelector('[data-testid=pickup-name]').value = '   ';
+		document.querySelector('[data-testid=reserve]').click();
+	})()`))
+	waitFor(t, ctx, "the form again with the name's error", `document.querySelector('[data-testid=name-error]')`)
+	if !run(t, ctx, "read the slot", chromedp.Evaluate[bool](`document.querySelector('[data-testid=slot-sat-am]').checked`)) {
+		t.Error("the form shown again lost the slot picked")
+	}
+	wantFits(t, ctx, "pickup with an error", phone)
+
+	do(t, ctx, "type a name and reserve", chromedp.Evaluate[chromedp.Void](`(() => {
+		document.querySelector('[data-testid=pickup-name]').value = 'Ada';
+		document.querySelector('[data-testid=reserve]').click();
+	})()`))
+	waitFor(t, ctx, "reservation", `location.pathname.startsWith("/pickup/") && document.querySelector('[data-testid=pickup-reserved]')`)
+	back := func() {
+		t.Helper()
+		do(t, ctx, "go back", chromedp.Evaluate[chromedp.Void](`history.back()`))
+		waitFor(t, ctx, "pickup form again", `location.pathname === "/pickup" && document.querySelector('[data-testid=reserve]') && !document.querySelector('[data-testid=reserve]').disabled`)
+	}
+	// The page is kept in the browser's cache, as the checkout is: Back
+	// shows the form that was sent, with its key.
+	back()
+	do(t, ctx, "send it again unchanged", chromedp.Evaluate[chromedp.Void](`(() => {
+		document.querySelector('[data-testid=slot-sat-am]').click();
+		document.querySelector('[data-testid=pickup-name]').value = 'Ada';
+		document.querySelector('[data-testid=reserve]').click();
+	})()`))
+	waitFor(t, ctx, "the reservation, already made", `location.pathname.startsWith("/pickup/") && document.querySelector('[data-testid=already-reserved]')`)
+
+	back()
+	do(t, ctx, "fix the name and send again", chromedp.Evaluate[chromedp.Void](`(() => {
+		document.querySelector('[data-testid=slot-sat-am]').click();
+		document.querySelector('[data-testid=pickup-name]').value = 'Ada L.';
+		document.querySelector('[data-testid=reserve]').click();
+	})()`))
+	waitFor(t, ctx, "a fresh form keeping the change", `document.querySelector('[data-testid=pickup-note]')`)
+	if got := run(t, ctx, "read the name", chromedp.Evaluate[string](`document.querySelector('[data-testid=pickup-name]').value`)); got != "Ada L." {
+		t.Errorf("fresh form: got name %q, want the change kept", got)
+	}
+	wantFits(t, ctx, "pickup with a note", phone)
+	do(t, ctx, "send the fresh form", chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid=reserve]').click()`))
+	waitFor(t, ctx, "second reservation", `location.pathname.startsWith("/pickup/") && document.querySelector('[data-testid=pickup-reserved]') && !document.querySelector('[data-testid=already-reserved]')`)
+	if n := h.Count(t, `SELECT count(*) FROM pickup_reservations WHERE name = 'Ada L.'`); n != 1 {
+		t.Errorf("got %d reservations for the changed name, want 1", n)
+	}
+	if n := h.Count(t, `SELECT count(*) FROM pickup_reservations`); n != 2 {
+		t.Errorf("got %d reservations, want 2", n)
+	}
+}
