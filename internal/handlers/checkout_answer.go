@@ -124,7 +124,7 @@ func resultAnswer(res checkout.Result, joined bool) (answer, error) {
 		if err := json.Unmarshal(res.Body, &p); err != nil {
 			return answer{}, fmt.Errorf("decode stored problem: %w", err)
 		}
-		page := views.DeclinedPage{Title: "Payment declined", Message: p.Detail, 
+		page := views.DeclinedPage{Title: "Payment declined", Message: p.Detail,
 			Replayed: note, Again: "Try again with another card"}
 		if p.Type != "/problems/"+problem.PaymentDeclined.Slug {
 			page.Title = "Payment not completed"
