@@ -17,9 +17,11 @@ type Link struct {
 
 // Product is one card of the catalog.
 type Product struct {
-	SKU   string
-	Name  string
-	Price Money
+	SKU  string
+	Name string
+	// Description is the product's one line of copy, or "".
+	Description string
+	Price       Money
 	// InCart is how many the cart holds; the add button sets InCart+1, a
 	// quantity, so a double-click adds one, not two.
 	InCart int

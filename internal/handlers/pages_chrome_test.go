@@ -1,11 +1,15 @@
 package handlers_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/catalog"
 )
 
 // A cart form ends on the cart with a note saying what it did, and every
@@ -89,4 +93,32 @@ func TestPagesLinkTheIconPickupAndLab(t *testing.T) {
 	if href := p.testid("nav-lab").AttrOr("href", ""); href != "/lab" {
 		t.Errorf("got lab link %q, want /lab (the harness runs the demo)", href)
 	}
+}
+
+// Every product of the catalog shows its one line of copy. Seeding fills a
+// description left empty (a database from before descriptions) and keeps
+// one an operator wrote.
+func TestCatalogShowsDescriptions(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, withSecret)
+	ctx := context.Background()
+	if _, err := h.DB.Pool.Exec(ctx, `UPDATE products SET description = CASE sku WHEN 'book-retries' THEN 'Written by us' ELSE '' END`); err != nil {
+		t.Fatal(err)
+	}
+	if err := catalog.Seed(ctx, h.DB.Queries); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, p := range catalog.Demo {
+		want[p.SKU] = p.Description
+	}
+	want["book-retries"] = "Written by us"
+	// The shop's catalog caches what it reads; nothing has read it yet.
+	p := newShopper(t, h).get(t, "/")
+	p.doc.Find(`[data-testid=product]`).Each(func(_ int, s *goquery.Selection) {
+		sku := s.AttrOr("data-sku", "")
+		if got := strings.TrimSpace(s.Find(`[data-testid=product-description]`).Text()); got != want[sku] || got == "" {
+			t.Errorf("%s: got description %q, want %q", sku, got, want[sku])
+		}
+	})
 }
