@@ -48,4 +48,23 @@ func TestShopPagesFit(t *testing.T) {
 			screenshot(t, ctx, p.name+"-"+s.name+".png", doc)
 		}
 	}
+
+	// A declined card's page, and a 404, at both sizes too.
+	do(t, ctx, "open the checkout", chromedp.Navigate(h.URL+"/checkout"))
+	waitFor(t, ctx, "checkout page", `document.querySelector('[data-testid=pay]')`)
+	do(t, ctx, "pay with the declined card", chromedp.Evaluate[chromedp.Void](`(() => {
+		document.querySelector('[data-testid=test-card][data-fill-card="4000 0000 0000 0002"]').click();
+		document.querySelector('[data-testid=pay]').click();
+	})()`))
+	waitFor(t, ctx, "declined page", `document.querySelector('[data-testid=declined]')`)
+	for _, s := range shopScreens {
+		atSize(t, ctx, s)
+		wantFits(t, ctx, "declined", s)
+	}
+	do(t, ctx, "open a missing page", chromedp.Navigate(h.URL+"/no-such-page"))
+	waitFor(t, ctx, "error page", `document.querySelector('[data-testid=error-page]')`)
+	for _, s := range shopScreens {
+		atSize(t, ctx, s)
+		wantFits(t, ctx, "not found", s)
+	}
 }

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/catalog"
@@ -32,9 +31,10 @@ func countCart(c echo.Context, items []catalog.Item) {
 }
 
 // readCartCount reads the shopper's cart for its count, on a page that
-// does not read the cart otherwise. A shopper without a session has none,
+// does not read the cart otherwise. A visitor without a session has none,
 // and costs no query.
-func (h *Handler) readCartCount(c echo.Context, id uuid.UUID, ok bool) error {
+func (h *Handler) readCartCount(c echo.Context) error {
+	id, ok := shopper(c)
 	if !ok {
 		return nil
 	}

@@ -59,7 +59,7 @@ func (h *Handler) receiptPage(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("points balance: %w", err)
 	}
-	if err := h.readCartCount(c, id, true); err != nil {
+	if err := h.readCartCount(c); err != nil {
 		return err
 	}
 	return web.Render(c, http.StatusOK, views.Receipt(views.ReceiptPage{
@@ -81,7 +81,7 @@ func (h *Handler) ordersPage(c echo.Context) error {
 		return web.Render(c, http.StatusOK, views.Orders(page))
 	}
 	page.SignedIn = true
-	if err := h.readCartCount(c, id, true); err != nil {
+	if err := h.readCartCount(c); err != nil {
 		return err
 	}
 	rows, err := h.db.ListOrders(c.Request().Context(), db.ListOrdersParams{CustomerID: id, MaxRows: 100})

@@ -55,8 +55,7 @@ func (h *Handler) pickupPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	id, ok := shopper(c)
-	if err := h.readCartCount(c, id, ok); err != nil {
+	if err := h.readCartCount(c); err != nil {
 		return err
 	}
 	// Kept in the browser's cache (private, revalidated on a normal visit),
