@@ -168,7 +168,7 @@ func Receipt(p ReceiptPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, " points</dd></dl><p class=\"fine-print\" data-testid=\"mail-note\">A confirmation mail with this receipt is on its way to you.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, " points</dd></dl><p class=\"fine-print\" data-testid=\"mail-note\">A confirmation mail of this order is sent once. This demo shop has no address for you, so it goes to a test mailbox.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
