@@ -1,5 +1,7 @@
-// Progressive enhancement for forms marked data-busy (the pay button and
-// its retries). The server is what guarantees that an order is charged once
+// Progressive enhancement of the shop's pages: the busy state of forms
+// marked data-busy (the pay button and its retries, the pickup form), the
+// test cards and the card's check digit, the cart's note, the receipt's
+// points. The server is what guarantees that an order is charged once
 // however often its form is sent; this only spares the shopper the doubt of
 // a button that seems to do nothing.
 "use strict";
@@ -174,6 +176,102 @@
         open();
       }
     });
+  }
+
+  // The test cards listed under the pay form fill the card field when
+  // clicked, and the field says at once when a number fails the Luhn check
+  // every card number passes (a mistyped digit). The hint only helps: the
+  // form is sent anyway, and the server, which applies the same rule
+  // (checkout.NormalizeCard), is the judge.
+  function luhn(digits) {
+    var sum = 0;
+    for (var i = 0; i < digits.length; i++) {
+      var d = Number(digits.charAt(digits.length - 1 - i));
+      if (i % 2 === 1) {
+        d *= 2;
+        if (d > 9) {
+          d -= 9;
+        }
+      }
+      sum += d;
+    }
+    return sum % 10 === 0;
+  }
+
+  function checkCard(input) {
+    var hint = document.querySelector("[data-card-check]");
+    if (!hint) {
+      return;
+    }
+    var digits = input.value.replace(/[ -]/g, "");
+    var wrong = /^[0-9]{12,19}$/.test(digits) && !luhn(digits);
+    hint.textContent = wrong ? "This number has a typo: one of its digits is wrong." : "";
+    hint.classList.toggle("bad", wrong);
+  }
+
+  document.addEventListener("click", function (event) {
+    var button = event.target instanceof Element && event.target.closest("[data-fill-card]");
+    var input = document.querySelector("input[data-luhn]");
+    if (!button || !input) {
+      return;
+    }
+    input.value = button.getAttribute("data-fill-card");
+    checkCard(input);
+    input.focus();
+  });
+  document.addEventListener("input", function (event) {
+    if (event.target instanceof HTMLInputElement && event.target.hasAttribute("data-luhn")) {
+      checkCard(event.target);
+    }
+  });
+
+  // A note that says what the last form did (the cart's "Added …") is
+  // for that visit only: the address loses its ?done=, so a reload or a
+  // bookmark does not say it again.
+  if (document.querySelector("[data-flash]") && window.history.replaceState) {
+    window.history.replaceState(null, "", window.location.pathname);
+  }
+
+  // A receipt whose points are still being added asks for itself again
+  // every two seconds, for a minute at most, and takes the points lines
+  // from the answer once the loyalty job has run. Without JavaScript, a
+  // reload shows them.
+  var pending = document.querySelector("[data-points-pending]");
+  if (pending && window.fetch) {
+    var tries = 0;
+    var poll = function () {
+      tries++;
+      fetch(window.location.pathname, { credentials: "same-origin" })
+        .then(function (resp) {
+          return resp.ok ? resp.text() : "";
+        })
+        .then(function (html) {
+          var doc = new DOMParser().parseFromString(html, "text/html");
+          var points = doc.querySelector("[data-testid=order-points]");
+          if (points && !points.hasAttribute("data-points-pending")) {
+            ["order-points", "points-balance"].forEach(function (id) {
+              var now = document.querySelector("[data-testid=" + id + "]");
+              var fresh = doc.querySelector("[data-testid=" + id + "]");
+              if (now && fresh) {
+                // The text, not the node: the line stays the live region
+                // that announces it.
+                now.textContent = fresh.textContent;
+                now.removeAttribute("data-points-pending");
+              }
+            });
+            return;
+          }
+          if (tries < 30) {
+            window.setTimeout(poll, 2000);
+          }
+        })
+        .catch(function () {
+          if (tries < 30) {
+            window.setTimeout(poll, 2000);
+          }
+        });
+    };
+    window.setTimeout(poll, 2000);
   }
 
   // Coming back with the Back button may restore the page exactly as it was

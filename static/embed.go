@@ -1,4 +1,4 @@
-// Package static holds the shop's stylesheet and script, embedded in the
+// Package static holds the shop's stylesheet, script and icon, embedded in the
 // binary so that a deployment serves exactly the assets its templates were
 // written against. Pages link them through URL, which adds a content hash:
 // a changed file gets a new URL, so browsers may cache each URL for good.
@@ -14,7 +14,7 @@ import (
 
 // FS holds the assets, served under /static/.
 //
-//go:embed *.css *.js
+//go:embed *.css *.js *.svg
 var FS embed.FS
 
 // Version returns a short hash of the named file's contents, or "" when

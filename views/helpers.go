@@ -1,6 +1,8 @@
 package views
 
 import (
+	"github.com/a-h/templ"
+
 	"strconv"
 	"strings"
 	"unicode"
@@ -28,3 +30,11 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func amountValue(n int64) string { return strconv.FormatInt(n, 10) }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
+
+// describedBy points a field at its error message, id, when it has one.
+func describedBy(err, id string) templ.Attributes {
+	if err == "" {
+		return nil
+	}
+	return templ.Attributes{"aria-describedby": id}
+}

@@ -17,9 +17,11 @@ type Link struct {
 
 // Product is one card of the catalog.
 type Product struct {
-	SKU   string
-	Name  string
-	Price Money
+	SKU  string
+	Name string
+	// Description is the product's one line of copy, or "".
+	Description string
+	Price       Money
 	// InCart is how many the cart holds; the add button sets InCart+1, a
 	// quantity, so a double-click adds one, not two.
 	InCart int
@@ -42,6 +44,9 @@ type Line struct {
 
 // CartPage is /cart.
 type CartPage struct {
+	// Flash says what the form just sent did ("Added Espresso mug to
+	// your cart."), or is empty.
+	Flash       string
 	CSRF        string
 	Lines       []Line
 	Total       Money
@@ -95,7 +100,6 @@ type CheckoutPage struct {
 // ReceiptPage is /orders/{id}.
 type ReceiptPage struct {
 	OrderID  string
-	ChargeID string
 	Amount   Money
 	PlacedAt string
 	Lines    []Line
@@ -114,11 +118,14 @@ type ReceiptPage struct {
 
 // OrderSummary is one row of /orders.
 type OrderSummary struct {
-	ID       string
-	URL      string
-	Amount   Money
-	PlacedAt string
-	Items    int
+	ID     string
+	URL    string
+	Amount Money
+	// PlacedDate and PlacedTime are when it was placed, apart, so that a
+	// narrow column breaks between them and nowhere else.
+	PlacedDate string
+	PlacedTime string
+	Items      int
 }
 
 // OrdersPage is /orders.
@@ -159,9 +166,8 @@ type ProcessingPage struct {
 
 // DeclinedPage is a declined payment, final for its key.
 type DeclinedPage struct {
-	Title    string
-	Message  string
-	ChargeID string
+	Title   string
+	Message string
 	// Replayed is set when this is the stored answer to a resubmitted form.
 	Replayed bool
 	// Again labels the link to a new checkout.

@@ -21,6 +21,9 @@ type Product struct {
 	Name     string `json:"name"`
 	Price    int64  `json:"price"`
 	Currency string `json:"currency"`
+	// Description is one line of copy the catalog page shows under the
+	// name; "" for none.
+	Description string `json:"description,omitempty"`
 }
 
 // Source reads the catalog; *db.Queries satisfies it.
@@ -80,7 +83,7 @@ func (c *Catalog) refresh(ctx context.Context) error {
 	products := make([]Product, len(rows))
 	bySKU := make(map[string]Product, len(rows))
 	for i, r := range rows {
-		products[i] = Product{SKU: r.Sku, Name: r.Name, Price: r.Price, Currency: r.Currency}
+		products[i] = Product{SKU: r.Sku, Name: r.Name, Price: r.Price, Currency: r.Currency, Description: r.Description}
 		bySKU[r.Sku] = products[i]
 	}
 	c.products, c.bySKU, c.loaded = products, bySKU, time.Now()

@@ -3,16 +3,52 @@ package checkout
 import "strings"
 
 // NormalizeCard returns a card number with the spaces and dashes people type
-// taken out, and whether what is left is 12 to 19 digits. Place checks the
+// taken out, and whether what is left can be a card number: 12 to 19 digits
+// whose last digit is the Luhn check digit of the others. Place checks the
 // card this way before it claims the key, so a typo is refused with nothing
 // stored and the same key still works once it is fixed; the provider, which
 // takes digits only, never sees a number it would refuse.
 func NormalizeCard(card string) (string, bool) {
-	digits := cardSeparators.Replace(card)
+	digits, reason := checkCard(card)
+	return digits, reason == ""
+}
+
+// The reasons a card number is refused, worded for an API client; both
+// name the field. A page words them for a shopper (handlers).
+const (
+	cardShapeReason = "card must be a number of 12 to 19 digits; spaces and dashes are ignored"
+	cardCheckReason = "card is not a valid card number: its last digit is not the Luhn check digit of the others, so a digit is mistyped"
+)
+
+// checkCard normalises a card number and says what is wrong with it, or ""
+// when nothing is.
+func checkCard(card string) (digits string, reason string) {
+	digits = cardSeparators.Replace(card)
 	if len(digits) < 12 || len(digits) > 19 || strings.Trim(digits, "0123456789") != "" {
-		return digits, false
+		return digits, cardShapeReason
 	}
-	return digits, true
+	if !luhn(digits) {
+		return digits, cardCheckReason
+	}
+	return digits, ""
+}
+
+// luhn reports whether the last of the digits is the Luhn check digit of
+// the others, the rule every card number follows: it catches any single
+// mistyped digit and most swaps of two neighbours, before anything is
+// stored or sent to the provider.
+func luhn(digits string) bool {
+	sum := 0
+	for i := range len(digits) {
+		d := int(digits[len(digits)-1-i] - '0')
+		if i%2 == 1 {
+			if d *= 2; d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return sum%10 == 0
 }
 
 // cardSeparators drops the spaces and dashes people type in card numbers.

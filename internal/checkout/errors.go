@@ -48,8 +48,11 @@ type InvalidOrderError struct {
 	Reason string
 	// Card is set when the card number is what is wrong; Priced is then
 	// the order as priced, for a form shown again with its lines.
-	Card   bool
-	Priced catalog.Priced
+	Card bool
+	// CheckDigit is set when the card number has the length of one but
+	// fails the Luhn check: a mistyped digit.
+	CheckDigit bool
+	Priced     catalog.Priced
 }
 
 func (e *InvalidOrderError) Error() string { return e.Reason }

@@ -38,9 +38,9 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 	// not depend on today's catalog, so the claim asks the key before the
 	// refusal is the answer (see claimKey).
 	priced, refusal := e.price(ctx, a)
-	card, ok := NormalizeCard(a.Order.Card)
-	if !ok {
-		return Result{}, invalidCard(priced, refusal)
+	card, why := checkCard(a.Order.Card)
+	if why != "" {
+		return Result{}, invalidCard(priced, refusal, why)
 	}
 	a.Order.Card = card
 	c, replay, err := e.claimKey(ctx, a, priced, refusal)
@@ -95,13 +95,12 @@ func (e *Engine) price(ctx context.Context, a Attempt) (catalog.Priced, error) {
 // invalidCard is the answer to an order whose card number is not one: the
 // card's *InvalidOrderError, with the order as priced so that a form can be
 // shown again, unless the order could not be priced at all.
-func invalidCard(priced catalog.Priced, refusal error) error {
+func invalidCard(priced catalog.Priced, refusal error, reason string) error {
 	var changed *PriceChangedError
 	if refusal != nil && !errors.As(refusal, &changed) {
 		return refusal
 	}
-	return &InvalidOrderError{Reason: "card must be a number of 12 to 19 digits; spaces and dashes are ignored",
-		Card: true, Priced: priced}
+	return &InvalidOrderError{Reason: reason, Card: true, CheckDigit: reason == cardCheckReason, Priced: priced}
 }
 
 // KeyInUse reports whether the customer's key has been claimed: a check a

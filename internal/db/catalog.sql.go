@@ -10,7 +10,7 @@ import (
 )
 
 const getProducts = `-- name: GetProducts :many
-SELECT sku, name, price, currency FROM products WHERE sku = ANY($1::text[])
+SELECT sku, name, price, currency, description FROM products WHERE sku = ANY($1::text[])
 `
 
 func (q *Queries) GetProducts(ctx context.Context, skus []string) ([]Product, error) {
@@ -27,6 +27,7 @@ func (q *Queries) GetProducts(ctx context.Context, skus []string) ([]Product, er
 			&i.Name,
 			&i.Price,
 			&i.Currency,
+			&i.Description,
 		); err != nil {
 			return nil, err
 		}
@@ -39,7 +40,7 @@ func (q *Queries) GetProducts(ctx context.Context, skus []string) ([]Product, er
 }
 
 const listProducts = `-- name: ListProducts :many
-SELECT sku, name, price, currency FROM products ORDER BY sku
+SELECT sku, name, price, currency, description FROM products ORDER BY sku
 `
 
 func (q *Queries) ListProducts(ctx context.Context) ([]Product, error) {
@@ -56,6 +57,7 @@ func (q *Queries) ListProducts(ctx context.Context) ([]Product, error) {
 			&i.Name,
 			&i.Price,
 			&i.Currency,
+			&i.Description,
 		); err != nil {
 			return nil, err
 		}
@@ -68,26 +70,30 @@ func (q *Queries) ListProducts(ctx context.Context) ([]Product, error) {
 }
 
 const seedProduct = `-- name: SeedProduct :exec
-INSERT INTO products (sku, name, price, currency)
-VALUES ($1, $2, $3, $4)
-ON CONFLICT (sku) DO NOTHING
+INSERT INTO products (sku, name, price, currency, description)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (sku) DO UPDATE SET description = EXCLUDED.description
+WHERE products.description = '' AND EXCLUDED.description <> ''
 `
 
 type SeedProductParams struct {
-	Sku      string
-	Name     string
-	Price    int64
-	Currency string
+	Sku         string
+	Name        string
+	Price       int64
+	Currency    string
+	Description string
 }
 
 // Seeding is naturally idempotent: it adds missing products and leaves the
-// ones already there (and any price an operator changed) alone.
+// ones already there (and any price an operator changed) alone, except for
+// an empty description, which it fills (a database from before descriptions).
 func (q *Queries) SeedProduct(ctx context.Context, arg SeedProductParams) error {
 	_, err := q.db.Exec(ctx, seedProduct,
 		arg.Sku,
 		arg.Name,
 		arg.Price,
 		arg.Currency,
+		arg.Description,
 	)
 	return err
 }

@@ -23,8 +23,9 @@ type Order struct {
 }
 
 type Product struct {
-	Sku      string
-	Name     string
-	Price    int64
-	Currency string
+	Sku         string
+	Name        string
+	Price       int64
+	Currency    string
+	Description string
 }

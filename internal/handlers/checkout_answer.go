@@ -46,6 +46,9 @@ type shownForm struct {
 	priced      catalog.Priced
 	form        views.CheckoutForm
 	cartChanged bool
+	// items is the cart the form is for, when it was read: its count is
+	// on the page's Cart link.
+	items []catalog.Item
 }
 
 // errStillRunning is placeFromPage's word for an order still running when
@@ -71,6 +74,9 @@ func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.Checko
 		// Nothing was claimed: the same form, with the same key, once the
 		// number is corrected.
 		retry.CardError = "Enter a card number of 12 to 19 digits, such as one of the test cards."
+		if invalid.CheckDigit {
+			retry.CardError = "This card number has a typo: one of its digits is wrong. Check it against your card, or pick a test card."
+		}
 		return answer{status: http.StatusBadRequest, form: &shownForm{priced: invalid.Priced, form: retry}}, nil
 	case errors.As(err, &ordered):
 		// The cart was ordered under another key (a form of an older
@@ -118,7 +124,7 @@ func resultAnswer(res checkout.Result, joined bool) (answer, error) {
 		if err := json.Unmarshal(res.Body, &p); err != nil {
 			return answer{}, fmt.Errorf("decode stored problem: %w", err)
 		}
-		page := views.DeclinedPage{Title: "Payment declined", Message: p.Detail, ChargeID: p.ChargeID,
+		page := views.DeclinedPage{Title: "Payment declined", Message: p.Detail,
 			Replayed: note, Again: "Try again with another card"}
 		if p.Type != "/problems/"+problem.PaymentDeclined.Slug {
 			page.Title = "Payment not completed"

@@ -118,10 +118,11 @@ func (s submission) binding() formkey.Binding {
 	return formkey.Binding{CartID: s.cartID, CartVersion: s.version, Items: s.items, Amount: s.amount}
 }
 
-// plausibleCard reports whether the card number has the shape of one (the
-// engine's rule, checkout.NormalizeCard); the provider has the last word.
+// plausibleCard reports whether the card number can be one (the engine's
+// rule, checkout.NormalizeCard); the provider has the last word.
 func (s submission) plausibleCard() bool {
-	return len(s.card) >= 12 && len(s.card) <= 19 && strings.Trim(s.card, "0123456789") == ""
+	_, ok := checkout.NormalizeCard(s.card)
+	return ok
 }
 
 // last4 is the end of the card number; a shorter one is returned whole

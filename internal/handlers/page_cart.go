@@ -3,6 +3,7 @@ package handlers
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -13,18 +14,24 @@ import (
 	"exactlyonce/views"
 )
 
-// cartPage is GET /cart: the cart priced from the catalog.
+// cartPage is GET /cart: the cart priced from the catalog. ?done=added
+// (removed, updated) with ?sku= says what the form just sent did.
 func (h *Handler) cartPage(c echo.Context) error {
-	page := views.CartPage{CSRF: csrfToken(c), MaxQuantity: catalog.MaxQuantity}
+	ctx := c.Request().Context()
+	flash, err := h.cartFlash(c)
+	if err != nil {
+		return err
+	}
+	page := views.CartPage{Flash: flash, CSRF: csrfToken(c), MaxQuantity: catalog.MaxQuantity}
 	id, ok := shopper(c)
 	if !ok {
 		return web.Render(c, http.StatusOK, views.Cart(page))
 	}
-	ctx := c.Request().Context()
 	cart, _, err := h.carts.Browser(ctx, id)
 	if err != nil {
 		return err
 	}
+	countCart(c, cart.Items)
 	if len(cart.Items) == 0 {
 		return web.Render(c, http.StatusOK, views.Cart(page))
 	}
@@ -64,5 +71,32 @@ func (h *Handler) setCartQuantity(c echo.Context) error {
 	if err := h.carts.SetBrowserLine(ctx, id, sku, qty); err != nil {
 		return fmt.Errorf("set cart quantity: %w", err)
 	}
-	return web.SeeOther(c, "/cart")
+	next := "/cart"
+	if done := c.FormValue("done"); cartDone[done] != "" {
+		next += "?" + url.Values{"done": {done}, "sku": {sku}}.Encode()
+	}
+	return web.SeeOther(c, next)
+}
+
+// cartDone words what a cart form did, by the form's done field: the
+// catalog's add button, the cart's update and remove buttons.
+var cartDone = map[string]string{
+	"added":   "Added %s to your cart.",
+	"updated": "Updated the quantity of %s.",
+	"removed": "Removed %s from your cart.",
+}
+
+// cartFlash is the note the cart page opens with after a cart form, named
+// by ?done= and ?sku=; "" for none, or for a product the shop does not
+// sell. Only words of the shop's own make it onto the page.
+func (h *Handler) cartFlash(c echo.Context) (string, error) {
+	format := cartDone[c.QueryParam("done")]
+	if format == "" {
+		return "", nil
+	}
+	p, known, err := h.catalog.Lookup(c.Request().Context(), c.QueryParam("sku"))
+	if err != nil || !known {
+		return "", err
+	}
+	return fmt.Sprintf(format, p.Name), nil
 }

@@ -26,11 +26,12 @@ func (h *Handler) catalogPage(c echo.Context) error {
 		for _, it := range cart.Items {
 			inCart[it.SKU] = it.Quantity
 		}
+		countCart(c, cart.Items)
 	}
 	page := views.CatalogPage{CSRF: csrfToken(c)}
 	for _, p := range products {
 		page.Products = append(page.Products, views.Product{
-			SKU: p.SKU, Name: p.Name, Price: views.Money{Minor: p.Price, Currency: p.Currency}, InCart: inCart[p.SKU],
+			SKU: p.SKU, Name: p.Name, Description: p.Description, Price: views.Money{Minor: p.Price, Currency: p.Currency}, InCart: inCart[p.SKU],
 		})
 	}
 	return web.Render(c, http.StatusOK, views.Catalog(page))

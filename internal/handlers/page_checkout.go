@@ -42,6 +42,7 @@ func (h *Handler) checkoutPage(c echo.Context) error {
 	if !ok {
 		return web.SeeOther(c, "/cart")
 	}
+	countCart(c, shown.items)
 	c.Response().Header().Set(echo.HeaderCacheControl, "private, no-cache")
 	return web.Render(c, http.StatusOK, views.Checkout(checkoutView(shown.priced, shown.form)))
 }
@@ -68,7 +69,7 @@ func (h *Handler) freshCheckout(ctx context.Context, id uuid.UUID, csrf string) 
 		CSRF: csrf, Key: key, KeySig: h.formKeys.Sign(id, key, b),
 		CartID: kept.ID.String(), CartVersion: kept.Version, Items: formItems(kept.Items), Amount: priced.Amount,
 	}
-	return shownForm{priced: priced, form: form}, true, nil
+	return shownForm{priced: priced, form: form, items: kept.Items}, true, nil
 }
 
 // checkoutView is the checkout page of a form whose lines are priced.

@@ -19,8 +19,13 @@ import (
 	"exactlyonce/views"
 )
 
-// timeLayout is how pages show when an order was placed.
-const timeLayout = "2 Jan 2006, 15:04 MST"
+// timeLayout is how pages show when an order was placed; the orders list
+// shows its date and clock apart (dateLayout, clockLayout).
+const (
+	timeLayout  = "2 Jan 2006, 15:04 MST"
+	dateLayout  = "2 Jan 2006"
+	clockLayout = "15:04 MST"
+)
 
 // receiptPage is GET /orders/:id, visible to the order's owner only:
 // another shopper's order is not found, exactly like one that does not
@@ -54,11 +59,13 @@ func (h *Handler) receiptPage(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("points balance: %w", err)
 	}
+	if err := h.readCartCount(c); err != nil {
+		return err
+	}
 	return web.Render(c, http.StatusOK, views.Receipt(views.ReceiptPage{
 		PointsAwarded: points.Awarded, OrderPoints: points.Points, Balance: balance,
 		CartID:        cartID.String(),
 		OrderID:       o.ID.String(),
-		ChargeID:      o.ChargeID,
 		Amount:        views.Money{Minor: o.Amount, Currency: o.Currency},
 		PlacedAt:      o.CreatedAt.UTC().Format(timeLayout),
 		Lines:         viewLines(lines, o.Currency),
@@ -74,6 +81,9 @@ func (h *Handler) ordersPage(c echo.Context) error {
 		return web.Render(c, http.StatusOK, views.Orders(page))
 	}
 	page.SignedIn = true
+	if err := h.readCartCount(c); err != nil {
+		return err
+	}
 	rows, err := h.db.ListOrders(c.Request().Context(), db.ListOrdersParams{CustomerID: id, MaxRows: 100})
 	if err != nil {
 		return fmt.Errorf("list orders: %w", err)
@@ -92,7 +102,8 @@ func (h *Handler) ordersPage(c echo.Context) error {
 		}
 		page.Orders = append(page.Orders, views.OrderSummary{
 			ID: o.ID.String(), URL: "/orders/" + o.ID.String(),
-			Amount: views.Money{Minor: o.Amount, Currency: o.Currency}, PlacedAt: o.CreatedAt.UTC().Format(timeLayout), Items: items,
+			Amount:     views.Money{Minor: o.Amount, Currency: o.Currency},
+			PlacedDate: o.CreatedAt.UTC().Format(dateLayout), PlacedTime: o.CreatedAt.UTC().Format(clockLayout), Items: items,
 		})
 	}
 	return web.Render(c, http.StatusOK, views.Orders(page))

@@ -19,6 +19,7 @@ import (
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/session"
+	"exactlyonce/views"
 )
 
 // testSecret is the SESSION_SECRET of page tests that need to read a
@@ -190,12 +191,15 @@ func wantReceipt(t testing.TB, p page) string {
 	if p.status != http.StatusOK || p.testid("receipt").Length() != 1 {
 		t.Fatalf("got status %d and no receipt (%s)", p.status, p.text("error-message"))
 	}
-	id := p.text("order-id")
+	id := p.testid("order-id").AttrOr("data-order-id", "")
 	if _, err := uuid.Parse(id); err != nil {
 		t.Errorf("receipt order id %q: %v", id, err)
 	}
-	if p.text("charge-id") == "" || p.text("amount") == "" {
-		t.Errorf("receipt without charge id or amount")
+	if got, want := p.text("order-id"), views.OrderNumber(id); got != want {
+		t.Errorf("receipt shows order %q, want its short number %q", got, want)
+	}
+	if p.text("amount") == "" {
+		t.Errorf("receipt without an amount")
 	}
 	return id
 }

@@ -48,11 +48,18 @@ func TestPickupForm(t *testing.T) {
 		s := newShopper(t, h)
 		form := s.pickupForm(t, "sat-am", "Ada")
 		first, again := s.post(t, "/pickup", form), s.post(t, "/pickup", form)
-		if first.header.Get("Location") == "" || again.header.Get("Location") != first.header.Get("Location") {
-			t.Fatalf("got Locations %q and %q, want one", first.header.Get("Location"), again.header.Get("Location"))
+		if first.header.Get("Location") == "" || again.header.Get("Location") != first.header.Get("Location")+"?replayed=1" {
+			t.Fatalf("got Locations %q and %q, want one, the second marked replayed", first.header.Get("Location"), again.header.Get("Location"))
 		}
-		if got := s.follow(t, again).text("pickup-slot"); got != "Saturday, 9:00–12:00" {
+		if s.follow(t, first).testid("already-reserved").Length() != 0 {
+			t.Error("the first answer says the slot was already reserved")
+		}
+		shown := s.follow(t, again)
+		if got := shown.text("pickup-slot"); got != "Saturday, 9:00–12:00" {
 			t.Fatalf("got slot %q, want Saturday morning", got)
+		}
+		if shown.testid("already-reserved").Length() != 1 {
+			t.Error("the form sent again does not say the slot was already reserved")
 		}
 		if got := countPickups(t, h); got != 1 {
 			t.Fatalf("got %d reservations, want 1", got)
@@ -70,7 +77,7 @@ func TestPickupForm(t *testing.T) {
 		}
 		wg.Wait()
 		for _, l := range locations {
-			if l != locations[0] || l == "" {
+			if strings.TrimSuffix(l, "?replayed=1") != strings.TrimSuffix(locations[0], "?replayed=1") || l == "" {
 				t.Fatalf("got Locations %q, want one", locations)
 			}
 		}
@@ -79,15 +86,30 @@ func TestPickupForm(t *testing.T) {
 		}
 	})
 
-	t.Run("a form sent again with other answers is refused", func(t *testing.T) {
+	t.Run("a form sent again with other answers gets a fresh form with them", func(t *testing.T) {
 		h := apptest.New(t)
 		s := newShopper(t, h)
 		form := s.pickupForm(t, "mon-am", "Ada")
 		s.post(t, "/pickup", form)
 		form.Set("slot", "mon-pm")
-		wantErrorPage(t, s.post(t, "/pickup", form), http.StatusUnprocessableEntity)
+		form.Set("name", "Ada L.")
+		p := s.post(t, "/pickup", form)
+		if p.status != http.StatusConflict || p.testid("pickup-note").Length() != 1 {
+			t.Fatalf("got %d, want 409 and the form again with a note", p.status)
+		}
 		if got := countPickups(t, h); got != 1 {
 			t.Fatalf("got %d reservations, want 1", got)
+		}
+		fresh := formValues(p.testid("pickup-form"))
+		if fresh.Get(idem.KeyField) == form.Get(idem.KeyField) || fresh.Get(idem.KeyField) == "" {
+			t.Errorf("got key %q, want a new key", fresh.Get(idem.KeyField))
+		}
+		if _, checked := p.testid("slot-mon-pm").Attr("checked"); !checked || fresh.Get("name") != "Ada L." {
+			t.Errorf("got name %q and Monday afternoon checked %v, want the changed answers kept", fresh.Get("name"), checked)
+		}
+		fresh.Set("slot", "mon-pm")
+		if got := s.follow(t, s.post(t, "/pickup", fresh)).text("pickup-slot"); !strings.HasPrefix(got, "Monday") || countPickups(t, h) != 2 {
+			t.Fatalf("the fresh form: got slot %q and %d reservations, want Monday afternoon and 2", got, countPickups(t, h))
 		}
 	})
 
@@ -104,7 +126,13 @@ func TestPickupForm(t *testing.T) {
 		h := apptest.New(t)
 		s := newShopper(t, h)
 		form := s.pickupForm(t, "sun-am", "Ada")
-		wantErrorPage(t, s.post(t, "/pickup", form), http.StatusBadRequest)
+		p := s.post(t, "/pickup", form)
+		if p.status != http.StatusBadRequest || p.text("slot-error") == "" {
+			t.Fatalf("got %d, want 400 and the form with the slot's error", p.status)
+		}
+		if got := formValues(p.testid("pickup-form")); got.Get(idem.KeyField) != form.Get(idem.KeyField) || got.Get("name") != "Ada" {
+			t.Errorf("got key %q and name %q, want the same key and the name as typed", got.Get(idem.KeyField), got.Get("name"))
+		}
 		form.Set("slot", "mon-am")
 		if p := s.post(t, "/pickup", form); p.status != http.StatusSeeOther {
 			t.Fatalf("got %d, want 303", p.status)

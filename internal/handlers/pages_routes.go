@@ -20,7 +20,7 @@ const maxFormBytes = "64K"
 // every unknown path, the API's included.
 func (h *Handler) Register(e *echo.Echo) {
 	p := web.NewRouteSet(e, h.errors.Page)
-	mw := []echo.MiddlewareFunc{middleware.BodyLimit(maxFormBytes), h.loadShopper, h.csrfProtection()}
+	mw := []echo.MiddlewareFunc{middleware.BodyLimit(maxFormBytes), h.loadShopper, h.csrfProtection(), h.pageChrome}
 	orders := append(slices.Clone(mw), h.limits.Writes(limitedShopper, true))
 	writes := append(slices.Clone(mw), h.limits.Writes(limitedShopper, false))
 	p.Add(http.MethodGet, "/", h.catalogPage, mw...)

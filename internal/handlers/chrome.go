@@ -1,0 +1,47 @@
+package handlers
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/internal/catalog"
+	"exactlyonce/views"
+)
+
+// pageChrome gives every page's request the frame state the layout shows
+// (views.Chrome): whether the lab is on, and room for the cart's count,
+// which the handlers that read the cart fill in (countCart).
+func (h *Handler) pageChrome(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		c.SetRequest(r.WithContext(views.WithChrome(r.Context(), &views.Chrome{Lab: h.lab != nil})))
+		return next(c)
+	}
+}
+
+// countCart puts how many things the cart holds on the page's Cart link.
+func countCart(c echo.Context, items []catalog.Item) {
+	ch, ok := views.ChromeOf(c.Request().Context())
+	if !ok {
+		return
+	}
+	ch.CartCount = 0
+	for _, it := range items {
+		ch.CartCount += it.Quantity
+	}
+}
+
+// readCartCount reads the shopper's cart for its count, on a page that
+// does not read the cart otherwise. A visitor without a session has none,
+// and costs no query.
+func (h *Handler) readCartCount(c echo.Context) error {
+	id, ok := shopper(c)
+	if !ok {
+		return nil
+	}
+	cart, _, err := h.carts.Browser(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	countCart(c, cart.Items)
+	return nil
+}
