@@ -23,11 +23,16 @@ func TestScenariosFitTheConfiguration(t *testing.T) {
 	for _, tc := range []struct {
 		lock, provider time.Duration
 		cannot         []string // the scenarios that must refuse
+		// refusalsOnly checks the refusals and runs nothing: under a
+		// provider timeout this short, a busy machine's provider misses it
+		// now and then (CI's run once saw a 504 in the baseline), so what
+		// the others come to depends on the machine, not on the lab.
+		refusalsOnly bool
 	}{
 		{lock: 3 * time.Second, provider: time.Second},
 		// Too short a provider timeout for the double-click's 50 ms gap
 		// to fall inside the first click.
-		{lock: 2 * time.Second, provider: 150 * time.Millisecond, cannot: []string{"double-click"}},
+		{lock: 2 * time.Second, provider: 150 * time.Millisecond, cannot: []string{"double-click"}, refusalsOnly: true},
 	} {
 		t.Run(fmt.Sprintf("LOCK_TIMEOUT=%s,PROVIDER_TIMEOUT=%s", tc.lock, tc.provider), func(t *testing.T) {
 			t.Parallel()
@@ -39,6 +44,12 @@ func TestScenariosFitTheConfiguration(t *testing.T) {
 				wantCannot := false
 				for _, id := range tc.cannot {
 					wantCannot = wantCannot || id == sc.ID
+				}
+				if tc.refusalsOnly && !wantCannot {
+					if why != "" {
+						t.Errorf("%s: got reason %q, want it runnable", sc.ID, why)
+					}
+					continue
 				}
 				r, err := h.App.Lab.Run(t.Context(), sc.ID)
 				switch {
