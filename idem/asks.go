@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -29,6 +30,9 @@ type asks struct {
 	mu      sync.Mutex
 	pending map[askKey]time.Time
 	downAt  time.Time // the last time a call found the database away
+	// some says whether pending holds anything, read without the lock by
+	// every claim, which would otherwise take it only to find nothing.
+	some atomic.Bool
 }
 
 type askKey struct{ scope, key string }
@@ -47,6 +51,7 @@ func (a *asks) note(scope, key string, down bool) {
 	}
 	if _, ok := a.pending[askKey{scope, key}]; ok || len(a.pending) < maxPendingAsks {
 		a.pending[askKey{scope, key}] = now
+		a.some.Store(true)
 	}
 }
 
@@ -75,6 +80,7 @@ func (a *asks) take() idemdb.AskedParams {
 		p.Agos = append(p.Agos, time.Since(at).Seconds())
 	}
 	clear(a.pending)
+	a.some.Store(false)
 	return p
 }
 
@@ -87,15 +93,12 @@ func (a *asks) putBack(p idemdb.AskedParams) {
 		k := askKey{p.Scopes[i], p.Keys[i]}
 		if _, newer := a.pending[k]; !newer && len(a.pending) < maxPendingAsks {
 			a.pending[k] = now.Add(-time.Duration(p.Agos[i] * float64(time.Second)))
+			a.some.Store(true)
 		}
 	}
 }
 
-func (a *asks) empty() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.pending) == 0
-}
+func (a *asks) empty() bool { return !a.some.Load() }
 
 // asked records a claim's ask about r's key: a client that is told the key
 // is in progress, or that the database is away, is still there, and the
