@@ -138,11 +138,12 @@ func run(ctx context.Context, args []string) error {
 		ProviderSecret:   cfg.ProviderSecret,
 		ProviderListener: providerLn,
 
-		RunJobs:     cfg.RunJobs,
-		Jobs:        jobs,
-		MailCatcher: catcher,
-		AdminHosts:  cfg.AdminHosts,
-		AdminToken:  cfg.AdminToken,
+		RunJobs:            cfg.RunJobs,
+		RequireSyncReplica: cfg.RequireSyncReplica,
+		Jobs:               jobs,
+		MailCatcher:        catcher,
+		AdminHosts:         cfg.AdminHosts,
+		AdminToken:         cfg.AdminToken,
 	})
 	if cfg.AdminAddr != "" {
 		adminLn, err := net.Listen("tcp", cfg.AdminAddr)
@@ -203,6 +204,10 @@ func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*pg
 		return nil, err
 	}
 	if err := catalog.Seed(ctx, database.New(pool).Queries); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if err := app.CheckDurability(ctx, database.New(pool), cfg.RequireSyncReplica, log); err != nil {
 		pool.Close()
 		return nil, err
 	}

@@ -1,11 +1,16 @@
 package api_test
 
 import (
+	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/pgtest"
 	"exactlyonce/internal/readiness"
 )
 
@@ -26,12 +31,25 @@ func readyz(t *testing.T, h *apptest.Harness, status int) (readiness.Report, map
 	return rep, checks
 }
 
-var allChecks = []string{"database", "migrations", "replication", "provider", "jobs"}
+var allChecks = []string{"database", "migrations", "replication", "durability", "provider", "jobs"}
+
+// durableHarness is a harness whose connections commit synchronously, as
+// a production server does: the tests' server runs with synchronous_commit
+// off for speed, which the durability check rightly reports as a risk.
+func durableHarness(t *testing.T, opts ...apptest.Option) *apptest.Harness {
+	t.Helper()
+	pool, err := pgxpool.New(t.Context(), pgtest.NewDatabaseSetting(t, "synchronous_commit", "on"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return apptest.NewOnPool(t, pool, opts...)
+}
 
 // A healthy server reports every check ok, each with the time it took.
 func TestReadinessReportsEveryCheck(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t)
+	h := durableHarness(t)
 	rep, checks := readyz(t, h, http.StatusOK)
 	if rep.Status != readiness.Ready || len(rep.Checks) != len(allChecks) {
 		t.Errorf("got status %q with %d checks, want ready with %d", rep.Status, len(rep.Checks), len(allChecks))
@@ -42,10 +60,60 @@ func TestReadinessReportsEveryCheck(t *testing.T) {
 			t.Errorf("%s: got %+v, want ok with a latency and a detail", name, c)
 		}
 	}
-	if !checks["database"].Gates || checks["provider"].Gates || checks["jobs"].Gates {
-		t.Errorf("got gates database %v, provider %v, jobs %v; want only the database's checks to gate",
-			checks["database"].Gates, checks["provider"].Gates, checks["jobs"].Gates)
+	if !checks["database"].Gates || checks["provider"].Gates || checks["jobs"].Gates || checks["durability"].Gates {
+		t.Errorf("got gates database %v, provider %v, jobs %v, durability %v; want only the database's checks to gate",
+			checks["database"].Gates, checks["provider"].Gates, checks["jobs"].Gates, checks["durability"].Gates)
 	}
+}
+
+// The durability check says whether a failover or a crash could lose a key
+// the shop acknowledged, and /metrics says it too; it never takes the
+// instance out of rotation (that would not make a standby synchronous).
+// REQUIRE_SYNC_REPLICA fails it on a server with no synchronous standby,
+// and refuses the start.
+func TestReadinessReportsDurability(t *testing.T) {
+	t.Parallel()
+	t.Run("single server, synchronous commit", func(t *testing.T) {
+		t.Parallel()
+		h := durableHarness(t)
+		_, checks := readyz(t, h, http.StatusOK)
+		if c := checks["durability"]; c.Status != readiness.OK || !strings.Contains(c.Detail, "single server") {
+			t.Errorf("got %+v, want ok, single server", c)
+		}
+		if n := h.Metric(t, "exactlyonce_db_can_lose_acknowledged_keys"); n != 0 {
+			t.Errorf("exactlyonce_db_can_lose_acknowledged_keys = %v, want 0", n)
+		}
+		if err := app.CheckDurability(t.Context(), h.DB, false, slog.New(slog.DiscardHandler)); err != nil {
+			t.Errorf("start-up check: got %v, want nil", err)
+		}
+	})
+	t.Run("synchronous commit off", func(t *testing.T) {
+		t.Parallel()
+		h := apptest.New(t) // the tests' server: synchronous_commit off
+		rep, checks := readyz(t, h, http.StatusOK)
+		if c := checks["durability"]; rep.Status != readiness.Degraded || c.Status != readiness.Fail ||
+			!strings.Contains(c.Detail, "synchronous_commit is off") {
+			t.Errorf("got %q, %+v; want degraded, durability failing on synchronous_commit off", rep.Status, c)
+		}
+		if n := h.Metric(t, "exactlyonce_db_can_lose_acknowledged_keys"); n != 1 {
+			t.Errorf("exactlyonce_db_can_lose_acknowledged_keys = %v, want 1", n)
+		}
+	})
+	t.Run("REQUIRE_SYNC_REPLICA on a single server", func(t *testing.T) {
+		t.Parallel()
+		h := durableHarness(t, func(c *app.Config) { c.RequireSyncReplica = true })
+		_, checks := readyz(t, h, http.StatusOK)
+		if c := checks["durability"]; c.Status != readiness.Fail || !strings.Contains(c.Detail, "single server") {
+			t.Errorf("got %+v, want a failing check that says single server", c)
+		}
+		err := app.CheckDurability(t.Context(), h.DB, true, slog.New(slog.DiscardHandler))
+		if err == nil || !strings.Contains(err.Error(), "REQUIRE_SYNC_REPLICA") {
+			t.Errorf("start-up check: got %v, want a refusal naming REQUIRE_SYNC_REPLICA", err)
+		}
+		if n := h.Metric(t, "exactlyonce_db_synchronous_standby"); n != 0 {
+			t.Errorf("exactlyonce_db_synchronous_standby = %v, want 0", n)
+		}
+	})
 }
 
 // The database gone: its check fails, those that need it are skipped, and
@@ -72,7 +140,7 @@ func TestReadinessWithoutDatabase(t *testing.T) {
 // the provider: the shop's pages and replays still work.
 func TestReadinessWithProviderDown(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(c *app.Config) {
+	h := durableHarness(t, func(c *app.Config) {
 		c.ProviderURL, c.ProviderSecret = "http://127.0.0.1:1/provider", "sk_test_nobody"
 	})
 	rep, checks := readyz(t, h, http.StatusOK)

@@ -112,6 +112,10 @@ type Config struct {
 	// in this process while Serve runs; off, another process does
 	// (`web worker`). Tests that work jobs start Jobs themselves.
 	RunJobs bool
+	// RequireSyncReplica makes /readyz's durability check fail without a
+	// synchronous standby (REQUIRE_SYNC_REPLICA; CheckDurability refuses
+	// to start then).
+	RequireSyncReplica bool
 	// Jobs configures the consumers.
 	Jobs JobsConfig
 	// AdminHosts are the Host names the admin listener answers for besides
@@ -180,6 +184,10 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	m := metrics.New()
 	if pool != nil {
 		m.RegisterPool(pool)
+		m.RegisterDurability(func(ctx context.Context) (metrics.Durability, error) {
+			r, err := d.ReplicationState(ctx)
+			return metrics.Durability{Synchronous: r.Synchronous(), AtRisk: r.Risk() != ""}, err
+		})
 	}
 	hooks := cfg.Hooks
 	var labRunner *lab.Runner

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"exactlyonce/internal/database"
@@ -56,6 +57,16 @@ func newReadiness(d *database.DB, payments *payment.Client, cfg Config) *readine
 			}
 			return fmt.Sprintf("primary, %d standbys streaming", r.Standbys), nil
 		}},
+		// Reported, not gating: taking every instance out of rotation
+		// would not make a standby synchronous. REQUIRE_SYNC_REPLICA
+		// refuses to start without one (CheckDurability).
+		readiness.Check{Name: "durability", After: "database", Run: func(ctx context.Context) (string, error) {
+			r, err := d.ReplicationState(ctx)
+			if err != nil {
+				return "replication state unreadable", err
+			}
+			return r.Describe(), durabilityFault(r, cfg.RequireSyncReplica)
+		}},
 		readiness.Check{Name: "provider", Run: func(ctx context.Context) (string, error) {
 			// Listing one charge is an authenticated read: it answers only
 			// when the provider is up and takes this shop's secret.
@@ -82,4 +93,40 @@ func newReadiness(d *database.DB, payments *payment.Client, cfg Config) *readine
 			return fmt.Sprintf("oldest waiting job %.1f s; %s", wait.Seconds(), workers), nil
 		}},
 	)
+}
+
+// durabilityFault is why r could lose a key the shop acknowledged, or why
+// it falls short of REQUIRE_SYNC_REPLICA, or nil.
+func durabilityFault(r database.Replication, requireSync bool) error {
+	switch {
+	case r.Risk() != "":
+		return errors.New(r.Risk())
+	case requireSync && !r.Synchronous():
+		return fmt.Errorf("REQUIRE_SYNC_REPLICA is set and there is no synchronous standby: %s", r.Describe())
+	case r.SyncStandbyNames != "" && !r.Synchronous() && r.SynchronousCommit != "local":
+		// Every commit waits for a standby that is not there.
+		return errors.New(r.Describe())
+	}
+	return nil
+}
+
+// CheckDurability is the start-up's look at the database: it logs where
+// the server stands, warns when a failover or a crash could lose a key the
+// shop acknowledged, and refuses to start when requireSync
+// (REQUIRE_SYNC_REPLICA) finds no synchronous standby.
+func CheckDurability(ctx context.Context, d *database.DB, requireSync bool, log *slog.Logger) error {
+	r, err := d.ReplicationState(ctx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case requireSync && !r.Synchronous():
+		return fmt.Errorf("REQUIRE_SYNC_REPLICA is set and there is no synchronous standby: %s", r.Describe())
+	case r.Risk() != "":
+		log.Warn("the database could lose a key the shop acknowledged; REQUIRE_SYNC_REPLICA=1 refuses to start so",
+			"why", r.Risk())
+	default:
+		log.Info("database durability", "state", r.Describe())
+	}
+	return nil
 }

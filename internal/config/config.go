@@ -127,6 +127,11 @@ type Config struct {
 	// in the web process (RUN_JOBS, default on); turn it off when `web
 	// worker` processes do the work.
 	RunJobs bool
+	// RequireSyncReplica refuses to start, and fails /readyz's durability
+	// check, when no synchronous standby confirms the database's commits
+	// (REQUIRE_SYNC_REPLICA, default off: a single server is fine for
+	// development, and the shop only warns when standbys are asynchronous).
+	RequireSyncReplica bool
 	// SMTPAddr is the SMTP server confirmation mail goes to (SMTP_ADDR,
 	// default 127.0.0.1:1025, a local mail catcher's port).
 	SMTPAddr string
@@ -276,6 +281,9 @@ func Load() (Config, error) {
 	}
 	c.MigrateDatabaseURL = os.Getenv("MIGRATE_DATABASE_URL")
 	if c.RunJobs, err = boolean("RUN_JOBS", true); err != nil {
+		return c, err
+	}
+	if c.RequireSyncReplica, err = boolean("REQUIRE_SYNC_REPLICA", false); err != nil {
 		return c, err
 	}
 	c.SMTPAddr = getenv("SMTP_ADDR", "127.0.0.1:1025")
