@@ -113,6 +113,15 @@ func (c Config) stall() time.Duration {
 	return c.LockTimeout + c.CompleterGrace + time.Second
 }
 
+// gracePromised reports whether the completer's grace is longer than a
+// client's longest silence between two asks of one key: a request that
+// times out, then the longest wait before the next (a Retry-After, or the
+// backoff's cap). Then no client that is still retrying may meet the
+// completer's "not completed".
+func (c Config) gracePromised() bool {
+	return c.CompleterGrace > c.RequestTimeout+max(maxRetryAfter, clientMaxDelay)+clientBaseDelay
+}
+
 // Run makes one run and reports what it saw. The error is for a run that
 // could not be made (no binary, no PostgreSQL); broken invariants are in
 // the report.
@@ -173,7 +182,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("read the shops' logs: %w", err)
 	}
 	rep.Logged5xx = logged.statuses
-	if err := check(ctx, cl.db, rep); err != nil {
+	if err := check(ctx, cl.db, cl.providerDB, rep); err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
 	for _, ex := range logged.errors500 {

@@ -16,29 +16,31 @@ FROM orders
 GROUP BY charge_id
 HAVING count(*) > 1;
 
--- name: ChaosChargesWithoutOrder :many
--- Every succeeded charge must pay for an order, or have been refunded (by
--- the reconciler): otherwise a customer was charged for nothing.
-SELECT c.id, c.amount, c.created_at
+-- name: ChaosProviderLedger :many
+-- The provider's side of a run: every charge it made and whether it was
+-- refunded. Run on the provider's own database, which a failover or a
+-- crash of the shop's cannot roll back; held against the shop's orders
+-- (ChaosOrderCharges) in Go, since the two are on different servers.
+SELECT c.id, c.amount, c.currency, c.status, c.created_at,
+       EXISTS (SELECT FROM provider.refunds r WHERE r.charge_id = c.id) AS refunded
 FROM provider.charges c
-WHERE c.status = 'succeeded'
-  AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.charge_id = c.id)
-  AND NOT EXISTS (SELECT 1 FROM provider.refunds r WHERE r.charge_id = c.id)
 ORDER BY c.created_at;
 
--- name: ChaosRefundedOrders :many
--- A refund must never take back the charge of an order: the customer would
--- have the order for free.
-SELECT o.customer_id, o.id, o.idempotency_key, o.charge_id
-FROM orders o
-JOIN provider.refunds r ON r.charge_id = o.charge_id;
+-- name: ChaosProviderCanceledKeys :one
+-- Operations the completer closed at the provider with no charge (on the
+-- provider's database).
+SELECT count(*) FROM provider.canceled_keys;
 
--- name: ChaosOrdersWithoutCharge :many
--- Every order must be paid by a succeeded charge of its amount and currency.
-SELECT o.customer_id, o.id, o.idempotency_key, o.amount
-FROM orders o
-LEFT JOIN provider.charges c ON c.id = o.charge_id
-WHERE c.id IS NULL OR c.status <> 'succeeded' OR c.amount <> o.amount OR c.currency <> o.currency;
+-- name: ChaosOrderCharges :many
+-- Every order with the charge that pays for it, to hold against the
+-- provider's ledger.
+SELECT customer_id, id, idempotency_key, charge_id, amount, currency FROM orders;
+
+-- name: ChaosLostKeyRefunds :one
+-- Charges the reconciler refunded because no key row claimed them: their
+-- key was lost (a failover to a standby that had not received it), and the
+-- client's retry ran as a new operation and was charged again.
+SELECT count(*) FROM reconciled_refunds WHERE key IS NULL;
 
 -- name: ChaosStartedKeys :one
 -- Keys nobody has settled yet; a settled run has none.
@@ -56,13 +58,9 @@ SELECT customer_id, idempotency_key, id FROM orders;
 -- name: ChaosTotals :one
 SELECT
     (SELECT count(*) FROM orders)                                         AS orders,
-    (SELECT count(*) FROM provider.charges WHERE status = 'succeeded')    AS charges_succeeded,
-    (SELECT count(*) FROM provider.charges WHERE status = 'declined')     AS charges_declined,
     (SELECT count(*) FROM order_keys)                                     AS keys,
     (SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key)
      WHERE k.response_status = 402)                                       AS keys_402,
-    (SELECT count(*) FROM provider.refunds)                               AS refunds,
-    (SELECT count(*) FROM provider.canceled_keys)                         AS canceled_keys,
     (SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key)
      WHERE k.parked_at IS NOT NULL)                                       AS parked_keys;
 

@@ -15,29 +15,31 @@ import (
 
 // The invariants a run checks. Each broken one is reported under its name.
 const (
-	violKeyTwoOrders     = "key with two orders"
-	violChargeTwoOrders  = "charge in two orders"
-	violChargeNoOrder    = "succeeded charge without an order or a refund"
-	violRefundedOrder    = "order whose charge was refunded"
-	violOrderNoCharge    = "order without a succeeded charge of its amount"
-	violSeen201Missing   = "201 seen by a client, not in the database"
-	violSeen402HasOrder  = "402 seen by a client, but the key made an order"
-	violKeyLeftStarted   = "key left started"
-	violUnexpectedStatus = "unexpected status"
-	violServerError      = "500 answered"
-	violServerErrorLog   = "500 in a shop's log"
-	violNoRetryAfter     = "503 without Retry-After"
-	violOrdersHalted     = "orders halted while SMTP stalled"
-	violContradiction    = "contradictory answers for one key"
-	violOrderNoPoints    = "order without its one loyalty ledger row"
-	violOrderNoMail      = "order without its sent-mail record"
-	violJobLeft          = "outbox job not finished"
-	violJobDiscarded     = "outbox job given up"
+	violKeyTwoOrders         = "key with two orders"
+	violChargeTwoOrders      = "charge in two orders"
+	violChargeNoOrder        = "succeeded charge without an order or a refund"
+	violLostKeyCharge        = "charge of a lost key (a retry charged again; refunded)"
+	violRefundedOrder        = "order whose charge was refunded"
+	violOrderNoCharge        = "order without a succeeded charge of its amount"
+	violSeen201Missing       = "201 seen by a client, not in the database"
+	violSeen402HasOrder      = "402 seen by a client, but the key made an order"
+	violNotCompletedRetrying = "payment not completed while the client retried"
+	violKeyLeftStarted       = "key left started"
+	violUnexpectedStatus     = "unexpected status"
+	violServerError          = "500 answered"
+	violServerErrorLog       = "500 in a shop's log"
+	violNoRetryAfter         = "503 without Retry-After"
+	violOrdersHalted         = "orders halted while SMTP stalled"
+	violContradiction        = "contradictory answers for one key"
+	violOrderNoPoints        = "order without its one loyalty ledger row"
+	violOrderNoMail          = "order without its sent-mail record"
+	violJobLeft              = "outbox job not finished"
+	violJobDiscarded         = "outbox job given up"
 )
 
 // check runs the invariants in SQL and against what the clients were told,
 // after the run has settled, and adds what broke to rep.
-func check(ctx context.Context, conn *database.DB, rep *Report) error {
+func check(ctx context.Context, conn, provider *database.DB, rep *Report) error {
 	d := chaosdb.New(conn.Conn())
 	add := func(kind, example string) { rep.violate(kind, example) }
 	for _, v := range rep.Clients.violations {
@@ -62,28 +64,31 @@ func check(ctx context.Context, conn *database.DB, rep *Report) error {
 	for _, r := range shared {
 		add(violChargeTwoOrders, fmt.Sprintf("charge %s: %d orders", r.ChargeID, r.Orders))
 	}
+	b, err := readBooks(ctx, conn, provider)
+	if err != nil {
+		return err
+	}
 	// A charge without an order that the reconciler refunded is no
 	// violation: the customer has the money back, as the audit trail says.
-	orphans, err := d.ChaosChargesWithoutOrder(ctx)
-	if err != nil {
-		return err
-	}
-	for _, r := range orphans {
+	for _, r := range b.chargesWithoutOrder() {
 		add(violChargeNoOrder, fmt.Sprintf("charge %s of %d at %s", r.ID, r.Amount, r.CreatedAt.Format("15:04:05.000")))
 	}
-	refunded, err := d.ChaosRefundedOrders(ctx)
-	if err != nil {
-		return err
-	}
-	for _, r := range refunded {
+	for _, r := range b.refundedOrders() {
 		add(violRefundedOrder, fmt.Sprintf("order %s (key %s): charge %s refunded", r.ID, r.IdempotencyKey, r.ChargeID))
 	}
-	unpaid, err := d.ChaosOrdersWithoutCharge(ctx)
+	for _, r := range b.ordersWithoutCharge() {
+		add(violOrderNoCharge, fmt.Sprintf("order %s (key %s) of %d", r.ID, r.IdempotencyKey, r.Amount))
+	}
+	// Unless the reconciler is wrong, such a refund means a key row was
+	// lost after its provider call (a failover to a standby that had not
+	// received it), and the client's retry became a new operation, charged
+	// again: the customer was charged twice, once refunded.
+	lost, err := d.ChaosLostKeyRefunds(ctx)
 	if err != nil {
 		return err
 	}
-	for _, r := range unpaid {
-		add(violOrderNoCharge, fmt.Sprintf("order %s (key %s) of %d", r.ID, r.IdempotencyKey, r.Amount))
+	if lost > 0 {
+		add(violLostKeyCharge, fmt.Sprintf("%d charges refunded as a lost key's (reconciled_refunds without a key)", lost))
 	}
 	noPoints, err := d.ChaosOrdersWithoutPoints(ctx)
 	if err != nil {
@@ -166,9 +171,14 @@ func check(ctx context.Context, conn *database.DB, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	rep.Database = Totals{Orders: totals.Orders, ChargesSucceeded: totals.ChargesSucceeded,
-		ChargesDeclined: totals.ChargesDeclined, Keys: totals.Keys, Keys402: totals.Keys402,
-		Refunds: totals.Refunds, CanceledKeys: totals.CanceledKeys, ParkedKeys: totals.ParkedKeys}
+	canceled, err := chaosdb.New(provider.Conn()).ChaosProviderCanceledKeys(ctx)
+	if err != nil {
+		return err
+	}
+	succeeded, declined, refunds := b.totals()
+	rep.Database = Totals{Orders: totals.Orders, ChargesSucceeded: succeeded,
+		ChargesDeclined: declined, Keys: totals.Keys, Keys402: totals.Keys402,
+		Refunds: refunds, CanceledKeys: canceled, ParkedKeys: totals.ParkedKeys, LostKeyRefunds: lost}
 	jobs, err := d.ChaosJobTotals(ctx)
 	if err != nil {
 		return err

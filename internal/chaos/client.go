@@ -25,6 +25,19 @@ import (
 // declinedCard is the fake provider's card that is always declined.
 const declinedCard = "4000000000000002"
 
+// notCompleted is the problem type of the completer's verdict: the key's
+// client went quiet, and the operation was closed with no charge.
+const notCompleted = "/problems/payment-not-completed"
+
+// The clients' backoff (package client): from BaseDelay doubling up to
+// MaxDelay, or a Retry-After (the shop's are 5 s at most) plus up to
+// BaseDelay.
+const (
+	clientBaseDelay = 50 * time.Millisecond
+	clientMaxDelay  = 2 * time.Second
+	maxRetryAfter   = 5 * time.Second
+)
+
 // anyShop is the base URL the clients are given. It names no server: the
 // harness's transport (spread) sends each request to a shop it picks.
 const anyShop = "http://any-shop"
@@ -42,6 +55,13 @@ type Clients struct {
 	Declined     int `json:"declined"`
 	NotCompleted int `json:"not_completed"`
 	Unresolved   int `json:"unresolved"`
+	// NotCompletedWhileRetrying counts the "payment not completed" 402s
+	// (the completer's verdict on a key it found abandoned) answered to a
+	// client that was still retrying that key, during the drive. The
+	// completer waits COMPLETER_GRACE from a key's last ask; with a grace
+	// longer than a client's longest silence between two asks
+	// (Config.gracePromised), it must be 0.
+	NotCompletedWhileRetrying int `json:"not_completed_while_retrying"`
 	// Attempts counts order requests sent, replays included; Doubled the
 	// attempts fired twice at once.
 	Attempts int `json:"attempts"`
@@ -62,8 +82,13 @@ type Clients struct {
 	CreatedPerSecond      float64 `json:"created_per_second"`
 	CreatedPerSecondClear float64 `json:"created_per_second_clear"`
 
+	// LongestOutage is the drive's longest span without a 201 to an order.
+	LongestOutage Outage `json:"longest_outage"`
+
 	outcomes   []outcome
 	violations []violation
+	// answers is every answer to an order, and when it came.
+	answers []answered
 	// began is when the drive began; created are the moments the 201s to
 	// orders arrived.
 	began   time.Time
@@ -141,6 +166,7 @@ func drive(ctx context.Context, cl *cluster, cfg Config, products []product, rng
 		case <-done:
 			n, _ := createdIn(d.res.created, now, now.Add(cfg.Duration))
 			d.res.CreatedPerSecond = float64(n) / cfg.Duration.Seconds()
+			d.res.LongestOutage = longestOutage(now, now.Add(cfg.Duration), d.res.created, d.res.answers)
 			return d.res
 		case <-progress.C:
 			d.mu.Lock()
@@ -160,7 +186,7 @@ func drive(ctx context.Context, cl *cluster, cfg Config, products []product, rng
 func (d *driver) client(ctx context.Context, n int, keyFile string, rng, netRng *rand.Rand) {
 	c := client.New(anyShop, "", client.NewFileStore(keyFile))
 	c.HTTP = &http.Client{Timeout: d.cfg.RequestTimeout, Transport: &spread{d: d, rng: netRng, double: 0.1}}
-	c.BaseDelay, c.MaxDelay = 50*time.Millisecond, 2*time.Second
+	c.BaseDelay, c.MaxDelay = clientBaseDelay, clientMaxDelay
 
 	customer, token, ok := d.register(ctx, c, n)
 	if !ok {
@@ -416,10 +442,20 @@ func (d *driver) saw(req *http.Request, sh shot) {
 	if req.Method != http.MethodPost || req.URL.Path != "/api/orders" {
 		return
 	}
+	d.mu.Lock()
+	now := time.Now()
+	d.res.answers = append(d.res.answers, answered{at: now, resp: sh.resp, body: sh.body})
 	if status == http.StatusCreated {
+		d.res.created = append(d.res.created, now)
+	}
+	d.mu.Unlock()
+	if status == http.StatusPaymentRequired && out.Type == notCompleted && time.Now().Before(d.giveUp) {
 		d.mu.Lock()
-		d.res.created = append(d.res.created, time.Now())
+		d.res.NotCompletedWhileRetrying++
 		d.mu.Unlock()
+		if d.cfg.gracePromised() {
+			d.violate(violNotCompletedRetrying, fmt.Sprintf("key %s: 402 %s while its client retried", key, out.Type))
+		}
 	}
 	switch status {
 	case http.StatusCreated, http.StatusPaymentRequired:

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/chaos/chaosdb"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/localpg"
@@ -23,18 +24,25 @@ import (
 	"exactlyonce/internal/outbox"
 )
 
-// cluster is everything a run starts: PostgreSQL, the provider, the shops.
+// cluster is everything a run starts: the shop's PostgreSQL, the
+// provider with a PostgreSQL of its own, the shops.
 type cluster struct {
-	cfg       Config
-	dir       string
-	pgOpts    localpg.Options
-	pg        *localpg.Server
-	pgMu      sync.Mutex // held while PostgreSQL is crashed and restarted
-	db        *database.DB
-	provider  *process
-	secret    string
-	shops     []*process
-	removeDir bool
+	cfg    Config
+	dir    string
+	pgOpts localpg.Options
+	pg     *localpg.Server
+	pgMu   sync.Mutex // held while PostgreSQL is crashed and restarted
+	db     *database.DB
+	// The provider keeps its charges on a server of its own, which no
+	// disruption touches: as a real provider's, its state is not rolled
+	// back with the shop's (a crash, a failover), so a charge the shop
+	// lost track of stays visible to the checks.
+	providerPG *localpg.Server
+	providerDB *database.DB
+	provider   *process
+	secret     string
+	shops      []*process
+	removeDir  bool
 	// mail is the SMTP server the shops' confirmations end up in; smtp is
 	// the proxy they are sent through, which the SMTP stalls stall.
 	mail *mailcatcher.Server
@@ -61,11 +69,19 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	}
 	url := cl.pg.URL("postgres")
 	logf("PostgreSQL ready in %s", cl.pgOpts.DataDir)
-	pool, err := database.Open(ctx, url)
+	if cl.db, err = openMigrated(ctx, url); err != nil {
+		return nil, err
+	}
+	if cl.providerPG, err = localpg.Start(ctx, localpg.Options{DataDir: filepath.Join(dir, "provider-pg"), Throwaway: true, CrashSafe: true}); err != nil {
+		return nil, err
+	}
+	providerURL := cl.providerPG.URL("postgres")
+	pool, err := database.Open(ctx, providerURL)
 	if err != nil {
 		return nil, err
 	}
-	cl.db = database.New(pool)
+	cl.providerDB = database.New(pool)
+	logf("the provider's PostgreSQL ready in %s", filepath.Join(dir, "provider-pg"))
 	if cl.mail, err = mailcatcher.Listen("127.0.0.1:0"); err != nil {
 		return nil, err
 	}
@@ -75,7 +91,6 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
-		"DATABASE_URL=" + url,
 		"PROVIDER_SECRET=" + cl.secret,
 		"SESSION_SECRET=" + rand.Text() + rand.Text(),
 		"LOCK_TIMEOUT=" + cfg.LockTimeout.String(),
@@ -100,15 +115,15 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		env = append(env, "PG_BIN="+v)
 	}
 
-	// The provider first: it applies the migrations and seeds the catalog
-	// before any shop starts.
+	// The provider on its own database: it applies the migrations there
+	// (the shop's too, which it leaves unused) before it serves.
 	paddr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
 	cl.provider = &process{
 		name: "provider", addr: paddr, args: []string{cfg.Web, "provider"},
-		env:     slices.Concat(env, []string{"PROVIDER_ADDR=" + paddr, "DEMO=1"}),
+		env:     slices.Concat(env, []string{"PROVIDER_ADDR=" + paddr, "DEMO=1", "DATABASE_URL=" + providerURL}),
 		logPath: filepath.Join(dir, "provider.log"),
 		// Without the secret this answers 401, which proves it serves.
 		ready: "/provider/v1/charges/ch_none", anyAnswer: true,
@@ -118,7 +133,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	}
 	logf("provider ready on %s", paddr)
 
-	shopEnv := slices.Concat(env, []string{"PROVIDER_URL=http://" + paddr + "/provider", "DEMO=0"})
+	shopEnv := slices.Concat(env, []string{"DATABASE_URL=" + url, "PROVIDER_URL=http://" + paddr + "/provider", "DEMO=0"})
 	var wg sync.WaitGroup
 	errs := make([]error, cfg.Instances)
 	for i := range cfg.Instances {
@@ -253,8 +268,8 @@ func (cl *cluster) settle(ctx context.Context, limit time.Duration) (seconds flo
 			return false
 		}
 		started = n
-		orphans, err := d.ChaosChargesWithoutOrder(ctx)
-		return err == nil && n == 0 && len(orphans) == 0
+		b, err := readBooks(ctx, cl.db, cl.providerDB)
+		return err == nil && n == 0 && len(b.chargesWithoutOrder()) == 0
 	})
 	return seconds, started
 }
@@ -311,11 +326,15 @@ func (cl *cluster) stop() {
 	if cl.provider != nil {
 		cl.provider.terminate(3 * time.Second)
 	}
-	if cl.db != nil {
-		cl.db.Pool.Close()
+	for _, d := range []*database.DB{cl.db, cl.providerDB} {
+		if d != nil {
+			d.Pool.Close()
+		}
 	}
-	if cl.pg != nil {
-		cl.pg.Stop(context.Background()) //nolint:errcheck // the watchdog stops it too
+	for _, pg := range []*localpg.Server{cl.pg, cl.providerPG} {
+		if pg != nil {
+			pg.Stop(context.Background()) //nolint:errcheck // the watchdog stops it too
+		}
 	}
 	if cl.smtp != nil {
 		cl.smtp.Close()
@@ -326,4 +345,24 @@ func (cl *cluster) stop() {
 	if cl.removeDir {
 		os.RemoveAll(cl.dir)
 	}
+}
+
+// openMigrated connects to the shop's database, applies the migrations and
+// seeds the catalog, as the first shop would, so that the shops start on a
+// ready database.
+func openMigrated(ctx context.Context, url string) (*database.DB, error) {
+	pool, err := database.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if err := database.Migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	d := database.New(pool)
+	if err := catalog.Seed(ctx, d.Queries); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return d, nil
 }

@@ -74,6 +74,9 @@ type Totals struct {
 	Refunds      int64 `json:"refunds"`
 	CanceledKeys int64 `json:"canceled_keys"`
 	ParkedKeys   int64 `json:"parked_keys"`
+	// LostKeyRefunds are refunds of charges no key row claimed: their key
+	// was lost, and its retry charged again (a violation).
+	LostKeyRefunds int64 `json:"lost_key_refunds"`
 }
 
 // OutboxTotals say how the orders' jobs fared: Retried were worked more
@@ -133,18 +136,21 @@ func (r *Report) Summary() string {
 		verdict = "FAIL (" + strings.Join(kinds, "; ") + ")"
 	}
 	c, d := r.Clients, r.Disruptions
-	line := fmt.Sprintf("chaos: %s: %d checkouts (%d placed, %d declined, %d not completed, %d unresolved) in %d attempts over %d instances; "+
+	line := fmt.Sprintf("chaos: %s: %d checkouts (%d placed, %d declined, %d not completed (%d while the client retried), %d unresolved) in %d attempts over %d instances; "+
 		"%d kill -9, %d SIGSTOP, %d PostgreSQL crashes, %d PostgreSQL SIGSTOP, %d row locks (%d keys, %d started), %d SMTP stalls, provider faults %s; "+
-		"database: %d orders, %d succeeded charges, %d refunds; %d mails (%d sent again with the same Message-ID); keys settled in %.1f s, jobs %.1f s later (%d worked again, slowest %.1f s); %.0f s in all",
-		verdict, c.Checkouts, c.Placed, c.Declined, c.NotCompleted, c.Unresolved, c.Attempts, r.Config.Instances,
+		"database: %d orders, %d succeeded charges, %d refunds (%d of lost keys); %d mails (%d sent again with the same Message-ID); keys settled in %.1f s, jobs %.1f s later (%d worked again, slowest %.1f s); %.0f s in all",
+		verdict, c.Checkouts, c.Placed, c.Declined, c.NotCompleted, c.NotCompletedWhileRetrying, c.Unresolved, c.Attempts, r.Config.Instances,
 		d.Kills, d.Stalls, d.DBCrashes, d.DBStalls, d.RowLocks, d.KeysLocked, d.StartedKeysLocked, d.SMTPStalls, d.ProviderFaults,
-		r.Database.Orders, r.Database.ChargesSucceeded, r.Database.Refunds, r.Mail.Messages, r.Mail.Resent, r.SettleSeconds,
+		r.Database.Orders, r.Database.ChargesSucceeded, r.Database.Refunds, r.Database.LostKeyRefunds, r.Mail.Messages, r.Mail.Resent, r.SettleSeconds,
 		r.Outbox.SettleSeconds, r.Outbox.Retried, r.Outbox.SlowestSeconds, r.Seconds)
 	logged := "none"
 	if len(r.Logged5xx) > 0 {
 		logged = answersLine(r.Logged5xx, nil)
 	}
-	return line + "\nchaos: answers: " + answersLine(c.Statuses, c.Problems) + "; 5xx in the shops' logs: " + logged
+	o := c.LongestOutage
+	return line + "\nchaos: answers: " + answersLine(c.Statuses, c.Problems) + "; 5xx in the shops' logs: " + logged +
+		fmt.Sprintf("\nchaos: longest span without a new order: %.1f s from %.1f s; answers meanwhile: %s",
+			o.Seconds, o.FromSeconds, answersLine(o.Statuses, o.Problems))
 }
 
 // MailTotals count the confirmations the shops sent. Resent are copies of

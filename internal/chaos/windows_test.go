@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +125,22 @@ func TestWindowReports(t *testing.T) {
 	ws := windowReports([]window{{kind: windowRowLock, from: at(4), to: at(6)}, {kind: windowSMTPStall, from: at(0), to: at(4)}}, began, created)
 	if len(ws) != 2 || ws[0].Kind != windowSMTPStall || ws[0].Created != 2 || ws[0].PerSecond != 0.5 || ws[1].Created != 1 || ws[1].From != 4 {
 		t.Errorf("got %+v", ws)
+	}
+}
+
+// The longest outage is the longest span without a 201, and counts only
+// the answers given inside it.
+func TestLongestOutage(t *testing.T) {
+	began := time.Unix(1000, 0)
+	at := func(s float64) time.Time { return began.Add(time.Duration(s * float64(time.Second))) }
+	resp := func(code int) *http.Response { return &http.Response{StatusCode: code, Header: http.Header{}} }
+	created := []time.Time{at(1), at(9), at(2), at(10)} // out of order, as goroutines append
+	answers := []answered{{at: at(1.5), resp: resp(503)}, {at: at(3), resp: resp(503)}, {at: at(5)}, {at: at(9.5), resp: resp(409)}}
+	o := longestOutage(began, at(12), created, answers)
+	if o.FromSeconds != 2 || o.Seconds != 7 {
+		t.Errorf("got %.1f s from %.1f s, want 7 s from 2 s", o.Seconds, o.FromSeconds)
+	}
+	if o.Statuses["503"] != 1 || o.Statuses[noAnswer] != 1 || o.Statuses["409"] != 0 {
+		t.Errorf("answers within: got %v, want one 503 and one none", o.Statuses)
 	}
 }

@@ -45,43 +45,6 @@ func (q *Queries) ChaosChargesInManyOrders(ctx context.Context) ([]ChaosChargesI
 	return items, nil
 }
 
-const chaosChargesWithoutOrder = `-- name: ChaosChargesWithoutOrder :many
-SELECT c.id, c.amount, c.created_at
-FROM provider.charges c
-WHERE c.status = 'succeeded'
-  AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.charge_id = c.id)
-  AND NOT EXISTS (SELECT 1 FROM provider.refunds r WHERE r.charge_id = c.id)
-ORDER BY c.created_at
-`
-
-type ChaosChargesWithoutOrderRow struct {
-	ID        string
-	Amount    int64
-	CreatedAt time.Time
-}
-
-// Every succeeded charge must pay for an order, or have been refunded (by
-// the reconciler): otherwise a customer was charged for nothing.
-func (q *Queries) ChaosChargesWithoutOrder(ctx context.Context) ([]ChaosChargesWithoutOrderRow, error) {
-	rows, err := q.db.Query(ctx, chaosChargesWithoutOrder)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []ChaosChargesWithoutOrderRow
-	for rows.Next() {
-		var i ChaosChargesWithoutOrderRow
-		if err := rows.Scan(&i.ID, &i.Amount, &i.CreatedAt); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const chaosJobTotals = `-- name: ChaosJobTotals :one
 SELECT count(*) AS jobs, count(*) FILTER (WHERE attempt > 1) AS retried
 FROM river_job
@@ -291,6 +254,62 @@ func (q *Queries) ChaosLockNewestKeys(ctx context.Context, n int32) ([]ChaosLock
 	return items, nil
 }
 
+const chaosLostKeyRefunds = `-- name: ChaosLostKeyRefunds :one
+SELECT count(*) FROM reconciled_refunds WHERE key IS NULL
+`
+
+// Charges the reconciler refunded because no key row claimed them: their
+// key was lost (a failover to a standby that had not received it), and the
+// client's retry ran as a new operation and was charged again.
+func (q *Queries) ChaosLostKeyRefunds(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, chaosLostKeyRefunds)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const chaosOrderCharges = `-- name: ChaosOrderCharges :many
+SELECT customer_id, id, idempotency_key, charge_id, amount, currency FROM orders
+`
+
+type ChaosOrderChargesRow struct {
+	CustomerID     uuid.UUID
+	ID             uuid.UUID
+	IdempotencyKey string
+	ChargeID       string
+	Amount         int64
+	Currency       string
+}
+
+// Every order with the charge that pays for it, to hold against the
+// provider's ledger.
+func (q *Queries) ChaosOrderCharges(ctx context.Context) ([]ChaosOrderChargesRow, error) {
+	rows, err := q.db.Query(ctx, chaosOrderCharges)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChaosOrderChargesRow
+	for rows.Next() {
+		var i ChaosOrderChargesRow
+		if err := rows.Scan(
+			&i.CustomerID,
+			&i.ID,
+			&i.IdempotencyKey,
+			&i.ChargeID,
+			&i.Amount,
+			&i.Currency,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const chaosOrders = `-- name: ChaosOrders :many
 SELECT customer_id, idempotency_key, id FROM orders
 `
@@ -312,46 +331,6 @@ func (q *Queries) ChaosOrders(ctx context.Context) ([]ChaosOrdersRow, error) {
 	for rows.Next() {
 		var i ChaosOrdersRow
 		if err := rows.Scan(&i.CustomerID, &i.IdempotencyKey, &i.ID); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const chaosOrdersWithoutCharge = `-- name: ChaosOrdersWithoutCharge :many
-SELECT o.customer_id, o.id, o.idempotency_key, o.amount
-FROM orders o
-LEFT JOIN provider.charges c ON c.id = o.charge_id
-WHERE c.id IS NULL OR c.status <> 'succeeded' OR c.amount <> o.amount OR c.currency <> o.currency
-`
-
-type ChaosOrdersWithoutChargeRow struct {
-	CustomerID     uuid.UUID
-	ID             uuid.UUID
-	IdempotencyKey string
-	Amount         int64
-}
-
-// Every order must be paid by a succeeded charge of its amount and currency.
-func (q *Queries) ChaosOrdersWithoutCharge(ctx context.Context) ([]ChaosOrdersWithoutChargeRow, error) {
-	rows, err := q.db.Query(ctx, chaosOrdersWithoutCharge)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []ChaosOrdersWithoutChargeRow
-	for rows.Next() {
-		var i ChaosOrdersWithoutChargeRow
-		if err := rows.Scan(
-			&i.CustomerID,
-			&i.ID,
-			&i.IdempotencyKey,
-			&i.Amount,
-		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -430,35 +409,55 @@ func (q *Queries) ChaosOrdersWithoutPoints(ctx context.Context) ([]ChaosOrdersWi
 	return items, nil
 }
 
-const chaosRefundedOrders = `-- name: ChaosRefundedOrders :many
-SELECT o.customer_id, o.id, o.idempotency_key, o.charge_id
-FROM orders o
-JOIN provider.refunds r ON r.charge_id = o.charge_id
+const chaosProviderCanceledKeys = `-- name: ChaosProviderCanceledKeys :one
+SELECT count(*) FROM provider.canceled_keys
 `
 
-type ChaosRefundedOrdersRow struct {
-	CustomerID     uuid.UUID
-	ID             uuid.UUID
-	IdempotencyKey string
-	ChargeID       string
+// Operations the completer closed at the provider with no charge (on the
+// provider's database).
+func (q *Queries) ChaosProviderCanceledKeys(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, chaosProviderCanceledKeys)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
 }
 
-// A refund must never take back the charge of an order: the customer would
-// have the order for free.
-func (q *Queries) ChaosRefundedOrders(ctx context.Context) ([]ChaosRefundedOrdersRow, error) {
-	rows, err := q.db.Query(ctx, chaosRefundedOrders)
+const chaosProviderLedger = `-- name: ChaosProviderLedger :many
+SELECT c.id, c.amount, c.currency, c.status, c.created_at,
+       EXISTS (SELECT FROM provider.refunds r WHERE r.charge_id = c.id) AS refunded
+FROM provider.charges c
+ORDER BY c.created_at
+`
+
+type ChaosProviderLedgerRow struct {
+	ID        string
+	Amount    int64
+	Currency  string
+	Status    string
+	CreatedAt time.Time
+	Refunded  bool
+}
+
+// The provider's side of a run: every charge it made and whether it was
+// refunded. Run on the provider's own database, which a failover or a
+// crash of the shop's cannot roll back; held against the shop's orders
+// (ChaosOrderCharges) in Go, since the two are on different servers.
+func (q *Queries) ChaosProviderLedger(ctx context.Context) ([]ChaosProviderLedgerRow, error) {
+	rows, err := q.db.Query(ctx, chaosProviderLedger)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []ChaosRefundedOrdersRow
+	var items []ChaosProviderLedgerRow
 	for rows.Next() {
-		var i ChaosRefundedOrdersRow
+		var i ChaosProviderLedgerRow
 		if err := rows.Scan(
-			&i.CustomerID,
 			&i.ID,
-			&i.IdempotencyKey,
-			&i.ChargeID,
+			&i.Amount,
+			&i.Currency,
+			&i.Status,
+			&i.CreatedAt,
+			&i.Refunded,
 		); err != nil {
 			return nil, err
 		}
@@ -518,26 +517,18 @@ func (q *Queries) ChaosStartedKeys(ctx context.Context) (int64, error) {
 const chaosTotals = `-- name: ChaosTotals :one
 SELECT
     (SELECT count(*) FROM orders)                                         AS orders,
-    (SELECT count(*) FROM provider.charges WHERE status = 'succeeded')    AS charges_succeeded,
-    (SELECT count(*) FROM provider.charges WHERE status = 'declined')     AS charges_declined,
     (SELECT count(*) FROM order_keys)                                     AS keys,
     (SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key)
      WHERE k.response_status = 402)                                       AS keys_402,
-    (SELECT count(*) FROM provider.refunds)                               AS refunds,
-    (SELECT count(*) FROM provider.canceled_keys)                         AS canceled_keys,
     (SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key)
      WHERE k.parked_at IS NOT NULL)                                       AS parked_keys
 `
 
 type ChaosTotalsRow struct {
-	Orders           int64
-	ChargesSucceeded int64
-	ChargesDeclined  int64
-	Keys             int64
-	Keys402          int64
-	Refunds          int64
-	CanceledKeys     int64
-	ParkedKeys       int64
+	Orders     int64
+	Keys       int64
+	Keys402    int64
+	ParkedKeys int64
 }
 
 func (q *Queries) ChaosTotals(ctx context.Context) (ChaosTotalsRow, error) {
@@ -545,12 +536,8 @@ func (q *Queries) ChaosTotals(ctx context.Context) (ChaosTotalsRow, error) {
 	var i ChaosTotalsRow
 	err := row.Scan(
 		&i.Orders,
-		&i.ChargesSucceeded,
-		&i.ChargesDeclined,
 		&i.Keys,
 		&i.Keys402,
-		&i.Refunds,
-		&i.CanceledKeys,
 		&i.ParkedKeys,
 	)
 	return i, err
