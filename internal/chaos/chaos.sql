@@ -36,11 +36,11 @@ SELECT count(*) FROM provider.canceled_keys;
 -- provider's ledger.
 SELECT customer_id, id, idempotency_key, charge_id, amount, currency FROM orders;
 
--- name: ChaosLostKeyRefunds :one
+-- name: ChaosLostKeyRefunds :many
 -- Charges the reconciler refunded because no key row claimed them: their
 -- key was lost (a failover to a standby that had not received it), and the
 -- client's retry ran as a new operation and was charged again.
-SELECT count(*) FROM reconciled_refunds WHERE key IS NULL;
+SELECT charge_id, amount FROM reconciled_refunds WHERE key IS NULL ORDER BY charge_id;
 
 -- name: ChaosStartedKeys :one
 -- Keys nobody has settled yet; a settled run has none.
