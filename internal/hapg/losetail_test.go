@@ -1,0 +1,58 @@
+package hapg
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestAsynchronousFormationLosesTheTail is LoseTail's counterexample: with
+// the standby out of the replication quorum, the commits the primary
+// acknowledged while the standby's WAL receiver was paused are missing on
+// the standby it promotes. The loss is one run of consecutive commits, the
+// last the old primary acknowledged; after the old primary rejoins, rewound,
+// it lacks them too.
+func TestAsynchronousFormationLosesTheTail(t *testing.T) {
+	ctx := t.Context()
+	f := startFormation(t, Options{Sync: false, Fast: true})
+	createAckedTable(t, f)
+	w := startWriter(t, f.URL("postgres"))
+	w.waitAcks(t, 20)
+
+	old, err := f.Primary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	next, err := f.LoseTail(ctx, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next == old {
+		t.Fatalf("got %s as primary, want the standby promoted", next)
+	}
+	t.Logf("%s took writes %s after LoseTail began", next, time.Since(began).Round(time.Millisecond))
+	w.waitAcks(t, 20)
+	w.stop()
+
+	acked := w.ackedIDs()
+	lost := missing(t, next, acked)
+	if len(lost) == 0 {
+		t.Fatalf("no acknowledged commit lost of %d, want the last second's", len(acked))
+	}
+	i := slices.Index(acked, lost[0])
+	if i < 0 || !slices.Equal(acked[i:i+len(lost)], lost) {
+		t.Errorf("lost %v, want consecutive acknowledged commits", lost)
+	}
+	t.Logf("%d of %d acknowledged commits lost, ids %d to %d", len(lost), len(acked), lost[0], lost[len(lost)-1])
+
+	if err := old.StartNode(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.WaitStable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := missing(t, old, lost); len(got) != len(lost) {
+		t.Errorf("rejoined old primary has %d of the lost commits, want none (pg_rewind discards them)", len(lost)-len(got))
+	}
+}
