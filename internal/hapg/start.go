@@ -87,7 +87,13 @@ func (f *Formation) place(l layout) {
 }
 
 // resume starts what is not running of a formation created earlier, and
-// applies the options that may differ from its creation's.
+// applies the options that may differ from its creation's. The monitor
+// starts first, because a keeper gives up when it finds none. The monitor
+// often fails over once then (measured: most restarts): the old primary's
+// keeper reports its PostgreSQL not yet running while the monitor still
+// has the standby as healthy from before the stop, and pg_auto_failover
+// 2.0 takes such a report for a failure at once, startup_grace_period or
+// not. WaitStable waits that out.
 func (f *Formation) resume(ctx context.Context) error {
 	if err := f.monitor.start(ctx); err != nil {
 		return fmt.Errorf("monitor: %w", err)

@@ -18,7 +18,9 @@ import (
 // by a busy machine does not cause a failover while PostgreSQL answers.
 // primary_demote_timeout is how long a failed primary is given to demote
 // itself before its standby takes writes: one that is dead has nothing to
-// do. startup_grace_period holds failovers back after the monitor starts.
+// do. startup_grace_period, which holds failovers back for 10 s after the
+// monitor starts (when the monitor itself restarts), is left alone: the
+// nodes need those seconds to report again.
 var fastMonitorSettings = []struct{ name, value string }{
 	{"pgautofailover.health_check_period", "1000"},               // default 5000 ms
 	{"pgautofailover.health_check_timeout", "1000"},              // default 5000 ms
@@ -26,7 +28,6 @@ var fastMonitorSettings = []struct{ name, value string }{
 	{"pgautofailover.health_check_retry_delay", "500"},           // default 2000 ms
 	{"pgautofailover.node_considered_unhealthy_timeout", "3000"}, // default 20000 ms
 	{"pgautofailover.primary_demote_timeout", "1500"},            // default 30000 ms
-	{"pgautofailover.startup_grace_period", "2000"},              // default 10000 ms
 }
 
 // tuneMonitor applies Options.Fast to the monitor, or puts back its
