@@ -26,12 +26,15 @@ import (
 //  3. Kill the primary's whole node (KillNode): nothing of it is left to
 //     send the tail again, or to restart PostgreSQL before the monitor
 //     acts.
-//  4. Kill the paused WAL receiver (SIGKILL). Resuming it instead would let
-//     it read the tail from its socket's buffers, which outlive the
-//     primary, and nothing would be lost; killed, its socket goes with the
-//     unread data. The standby's postmaster restarts its processes and
-//     recovers from its own WAL, without the tail, and its next WAL
-//     receiver finds no primary.
+//  4. Kill the paused WAL receiver (SIGKILL). Resumed instead, it reads
+//     the tail from its socket's buffers, which outlive the primary, and
+//     nothing is lost (measured: 0 of 5638 acknowledged commits); left
+//     paused, it keeps the promotion from finishing (measured: the
+//     standby still in stop_replication after 40 s), since recovery waits
+//     for the receiver to exit. Killed, its socket goes with the unread
+//     data. The standby's postmaster restarts its processes and recovers
+//     from its own WAL, without the tail, and its next WAL receiver finds
+//     no primary.
 //  5. Wait: the monitor sees the primary fail and promotes the standby.
 //     pg_auto_failover 2.0 promotes a lone standby whose last reported LSN
 //     is within promote_wal_log_threshold (16 MB) of the primary's last
