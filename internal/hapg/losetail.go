@@ -13,8 +13,10 @@ import (
 // keep committing while it runs: with Sync false the commits of the last
 // lag are acknowledged by the primary and lost with it; with Sync true they
 // wait for the standby and are never acknowledged, so nothing acknowledged
-// is lost. The old primary stays dead; StartNode brings it back as a
-// standby, pg_rewind discarding the commits its new primary never had.
+// is lost. Call it on a stable formation (WaitStable), whose standby
+// streams and has every commit acknowledged so far. The old primary stays
+// dead; StartNode brings it back as a standby, pg_rewind discarding the
+// commits its new primary never had.
 //
 // The steps, and why each is needed:
 //
@@ -37,10 +39,10 @@ import (
 //     no primary.
 //  5. Wait: the monitor sees the primary fail and promotes the standby.
 //     pg_auto_failover 2.0 promotes a lone standby whose last reported LSN
-//     is within promote_wal_log_threshold (16 MB) of the primary's last
-//     reported one; it does not, and cannot, know what the dead primary
-//     acknowledged after its last report. A tail of more than 16 MB of WAL
-//     would keep the monitor from promoting at all.
+//     is within promote_wal_log_threshold of the primary's last reported
+//     one (raised to 1 GB here: see promoteThreshold); it does not, and
+//     cannot, know what the dead primary acknowledged after its last
+//     report.
 func (f *Formation) LoseTail(ctx context.Context, lag time.Duration) (*Node, error) {
 	n, err := f.loseTail(ctx, lag)
 	if err != nil {
