@@ -40,14 +40,19 @@ var fastMonitorSettings = []struct{ name, value string }{
 // leave the formation without a primary (measured: 1 of 3 tries with the
 // standby 15.9 MB into a segment). The threshold exists to keep a far
 // behind asynchronous standby from being promoted; a formation for tests
-// wants the failover, and LoseTail wants it most.
+// wants the failover, and LoseTail wants it most. Only throwaway formations
+// (tests, the chaos harness) raise it: `make ha`'s keeps pg_auto_failover's
+// default, as a deployment would.
 const promoteThreshold = "1073741824" // 1 GB
 
 // tuneMonitor applies the monitor settings (fastMonitorSettings with
-// Options.Fast, their defaults without; promoteThreshold always) and
-// reloads its configuration.
+// Options.Fast, their defaults without; promoteThreshold with
+// Options.Throwaway) and reloads its configuration.
 func (f *Formation) tuneMonitor(ctx context.Context) error {
-	sqls := []string{"ALTER SYSTEM SET pgautofailover.promote_wal_log_threshold = " + promoteThreshold}
+	sqls := []string{"ALTER SYSTEM RESET pgautofailover.promote_wal_log_threshold"}
+	if f.opts.Throwaway {
+		sqls[0] = "ALTER SYSTEM SET pgautofailover.promote_wal_log_threshold = " + promoteThreshold
+	}
 	for _, s := range fastMonitorSettings {
 		if f.opts.Fast {
 			sqls = append(sqls, "ALTER SYSTEM SET "+s.name+" = "+s.value)
