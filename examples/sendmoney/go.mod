@@ -8,7 +8,7 @@ require (
 	exactlyonce/idem v0.0.0
 	github.com/a-h/templ v0.3.1100
 	github.com/jackc/pgx/v5 v5.13.0
-	golang.org/x/net v0.59.0
+	golang.org/x/net v0.60.0
 )
 
 require (
