@@ -46,7 +46,7 @@ func backoff(attempt int, base, max, retryAfter time.Duration) time.Duration {
 // waits this long between attempts; it is exported for a caller's requests
 // that PlaceOrder does not make, so that they wait the same way.
 func (c *Client) Backoff(retry int, header http.Header) time.Duration {
-	return backoff(retry, c.BaseDelay, c.MaxDelay, retryAfter(header, time.Now()))
+	return backoff(retry, c.BaseDelay, c.MaxDelay, RetryAfter(header, time.Now()))
 }
 
 // jitter is a uniform random duration in [0, d].
@@ -57,8 +57,11 @@ func jitter(d time.Duration) time.Duration {
 	return time.Duration(rand.Int64N(int64(d) + 1))
 }
 
-// retryAfter reads a Retry-After header: delay-seconds or an HTTP date.
-func retryAfter(h http.Header, now time.Time) time.Duration {
+// RetryAfter reads an answer's Retry-After header in either of its forms
+// (RFC 9110): delay-seconds, or an HTTP date, counted from now. It is 0
+// when there is none, or it is unreadable or past. Exported for programs
+// that wait as this client does (idemcheck).
+func RetryAfter(h http.Header, now time.Time) time.Duration {
 	v := h.Get("Retry-After")
 	if v == "" {
 		return 0

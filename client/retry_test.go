@@ -34,7 +34,7 @@ func TestRetryAfterReadsSecondsAndDates(t *testing.T) {
 		{"", 0}, {"2", 2 * time.Second}, {"junk", 0},
 		{now.Add(5 * time.Second).Format(http.TimeFormat), 5 * time.Second},
 	} {
-		if got := retryAfter(http.Header{"Retry-After": {tc.value}}, now); got != tc.want {
+		if got := RetryAfter(http.Header{"Retry-After": {tc.value}}, now); got != tc.want {
 			t.Errorf("Retry-After %q: got %v, want %v", tc.value, got, tc.want)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"exactlyonce/client"
 )
 
 func pass(id, title, detail string) Result {
@@ -183,8 +185,8 @@ func (c *Checker) settle(ctx context.Context, key keyValue, body string) respons
 			return r
 		}
 		wait := 200 * time.Millisecond
-		if s, err := strconv.Atoi(r.Header.Get("Retry-After")); err == nil {
-			wait = min(time.Duration(s)*time.Second, 2*time.Second)
+		if d := client.RetryAfter(r.Header, time.Now()); d > 0 {
+			wait = min(d, 2*time.Second)
 		}
 		select {
 		case <-ctx.Done():
