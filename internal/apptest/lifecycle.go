@@ -1,13 +1,9 @@
 package apptest
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -76,59 +72,6 @@ func EventNames(events []KeyEvent) []string {
 		names[i] = e.Event
 	}
 	return names
-}
-
-// Metric reads /metrics and returns the value of the sample named name whose
-// labels include every name=value pair of labels, or 0 when there is none
-// (a counter that never moved is not exported).
-func (h *Harness) Metric(tb testing.TB, name string, labels ...string) float64 {
-	tb.Helper()
-	r := h.Admin(tb, "/metrics")
-	if r.Status != http.StatusOK {
-		tb.Fatalf("metrics: got %d %s", r.Status, r.Body)
-	}
-	want := map[string]string{}
-	for i := 0; i+1 < len(labels); i += 2 {
-		want[labels[i]] = labels[i+1]
-	}
-	sc := bufio.NewScanner(bytes.NewReader(r.Body))
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") {
-			continue
-		}
-		series, value, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		metric, labelText, _ := strings.Cut(series, "{")
-		if metric != name || !hasLabels(strings.TrimSuffix(labelText, "}"), want) {
-			continue
-		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			tb.Fatalf("metrics: bad sample %q", line)
-		}
-		return v
-	}
-	return 0
-}
-
-// hasLabels reports whether the exposition label text (a="x",b="y")
-// includes every pair of want. Label values here never hold commas.
-func hasLabels(text string, want map[string]string) bool {
-	got := map[string]string{}
-	for _, pair := range strings.Split(text, ",") {
-		if k, v, ok := strings.Cut(pair, "="); ok {
-			got[k] = strings.Trim(v, `"`)
-		}
-	}
-	for k, v := range want {
-		if got[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // Admin sends a GET to the application's admin handler (/metrics, pprof),

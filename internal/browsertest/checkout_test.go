@@ -1,10 +1,7 @@
 package browsertest_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -136,24 +133,5 @@ func waitForPosts(t *testing.T, h *apptest.Harness, want func(int) bool) int {
 
 func postCheckouts(t *testing.T, h *apptest.Harness) int {
 	t.Helper()
-	r := h.Admin(t, "/metrics")
-	if r.Status != http.StatusOK {
-		t.Fatalf("metrics: got %d", r.Status)
-	}
-	total := 0
-	sc := bufio.NewScanner(bytes.NewReader(r.Body))
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "exactlyonce_http_request_duration_seconds_count{") ||
-			!strings.Contains(line, `method="POST"`) || !strings.Contains(line, `route="/checkout"`) {
-			continue
-		}
-		_, value, _ := strings.Cut(line, " ")
-		n, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			t.Fatalf("metrics: bad sample %q", line)
-		}
-		total += int(n)
-	}
-	return total
+	return int(h.Metric(t, "exactlyonce_http_request_duration_seconds_count", "method", "POST", "route", "/checkout"))
 }
