@@ -41,26 +41,34 @@ func mustSub(fsys fs.FS, dir string) fs.FS {
 
 // Migrate applies the kit's migrations that the database has not seen, for
 // an application that does not run goose: each migration's Up part in a
-// transaction of its own, recorded in idem_schema_versions, under an
-// advisory lock so that several instances starting at once apply each once.
+// transaction of its own, recorded in idem_schema_versions, so that several
+// instances starting at once apply each once.
+//
+// Every step is a transaction that first takes a transaction-level advisory
+// lock, so concurrent Migrates take their turns and the lock never outlives
+// its transaction. A session-level lock would, through a transaction pooler
+// such as PgBouncer: the lock and its unlock may reach different server
+// connections, which leaves the lock held by an idle connection of the
+// pooler's, and the next Migrate waiting for it for ever.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	files, err := fs.Glob(Migrations, "*.sql")
 	if err != nil || len(files) == 0 {
 		return fmt.Errorf("idem: no migrations embedded (%v)", err)
 	}
-	conn, err := pool.Acquire(ctx)
+	step := func(fn func(tx pgx.Tx) error) error {
+		return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLockID); err != nil {
+				return err
+			}
+			return fn(tx)
+		})
+	}
+	err = step(func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS idem_schema_versions (
+			version bigint PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`)
+		return err
+	})
 	if err != nil {
-		return storeError("migrate", err)
-	}
-	defer conn.Release()
-	// A session lock, released by the deferred unlock (or the session's
-	// end), so that it holds across the migrations' transactions.
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrateLockID); err != nil {
-		return storeError("migrate: lock", err)
-	}
-	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrateLockID) //nolint:errcheck
-	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS idem_schema_versions (
-		version bigint PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 		return storeError("migrate: version table", err)
 	}
 	for _, f := range files { // fs.Glob sorts them, and the names are zero-padded
@@ -76,7 +84,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		if err != nil {
 			return fmt.Errorf("idem: migration %s: %w", f, err)
 		}
-		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		err = step(func(tx pgx.Tx) error {
 			tag, err := tx.Exec(ctx, `INSERT INTO idem_schema_versions (version) VALUES ($1) ON CONFLICT DO NOTHING`, version)
 			if err != nil || tag.RowsAffected() == 0 {
 				return err // applied already
@@ -93,7 +101,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
-// migrateLockID is the advisory lock Migrate holds while it migrates.
+// migrateLockID is the advisory lock each of Migrate's transactions holds.
 const migrateLockID int64 = 7305812216405213250
 
 // UpPart is the "-- +goose Up" part of one of the kit's migrations, to apply
