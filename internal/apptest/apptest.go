@@ -188,17 +188,25 @@ func (h *Harness) SetProvider(tb testing.TB, delay time.Duration, fail string) {
 	}
 }
 
-// Stats are the totals the demo stats endpoint reports, read from the database.
-type Stats = db.DemoStatsRow
+// Stats are the totals the demo stats endpoint reports: the shop's from
+// its database, the charges (succeeded PaymentIntents) from the fake's.
+type Stats struct {
+	db.DemoStatsRow
+	Charges int64
+}
 
-// Stats reads the totals straight from the database.
+// Stats reads the totals straight from the databases.
 func (h *Harness) Stats(tb testing.TB) Stats {
 	tb.Helper()
 	s, err := h.DB.DemoStats(context.Background())
 	if err != nil {
 		tb.Fatalf("stats: %v", err)
 	}
-	return s
+	charges, err := h.App.Provider.Succeeded(context.Background())
+	if err != nil {
+		tb.Fatalf("stats: %v", err)
+	}
+	return Stats{DemoStatsRow: s, Charges: charges}
 }
 
 // WantStats fails the test unless there are exactly charges and orders.

@@ -7,14 +7,14 @@ import (
 
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/problem"
 )
 
 func TestNormalizeCard(t *testing.T) {
 	for card, want := range map[string]bool{
-		fakeprovider.SucceedingCard: true,
-		fakeprovider.DeclinedCard:   true, // declined by the provider, not refused here
+		fakestripe.SucceedingCard: true,
+		fakestripe.DeclinedCard:   true, // declined by the provider, not refused here
 		"4242 4242-4242 4242":       true,
 		"4242 4242 4242 4241":       false, // the last digit mistyped
 		"4242 4242 4242 2442":       false, // two digits swapped

@@ -12,13 +12,6 @@ LIMIT @max_rows;
 -- name: CountCustomerOrders :one
 SELECT count(*) FROM orders WHERE customer_id = @customer_id;
 
--- name: CountChargesByProviderKeys :one
--- Succeeded charges made under any of the given provider idempotency keys.
--- The caller derives those from a customer's keys (checkout.ProviderKey):
--- the provider knows nothing of our customers, as a real one would not.
-SELECT count(*) FROM provider.charges
-WHERE status = 'succeeded' AND idempotency_key = ANY(@provider_keys::text[]);
-
 -- name: OrderLoyaltyJobs :many
 -- The loyalty jobs of a customer's orders, as the worker-crash scenario
 -- shows them: how many attempts each took, and the first attempt's error.

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"exactlyonce/internal/apptest"
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/pgtest"
 	"exactlyonce/internal/problem"
@@ -204,7 +204,7 @@ func TestRunsTakeTurnsAndRestoreTheProvider(t *testing.T) {
 	t.Parallel()
 	h := apptest.New(t)
 	runner := h.App.Lab
-	manual := fakeprovider.Behaviour{Delay: 20 * time.Millisecond, Fail: fakeprovider.FaultDecline}
+	manual := fakestripe.Behaviour{Delay: 20 * time.Millisecond, Fail: fakestripe.FaultDecline}
 	if err := runner.SetProvider(manual); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestRunsTakeTurnsAndRestoreTheProvider(t *testing.T) {
 	if _, err := runner.Run(t.Context(), "refresh"); !errors.Is(err, lab.ErrBusy) {
 		t.Errorf("second run: got %v, want ErrBusy", err)
 	}
-	if err := runner.SetProvider(fakeprovider.Behaviour{}); !errors.Is(err, lab.ErrBusy) {
+	if err := runner.SetProvider(fakestripe.Behaviour{}); !errors.Is(err, lab.ErrBusy) {
 		t.Errorf("fault change during a run: got %v, want ErrBusy", err)
 	}
 	if got := h.App.Provider.Behaviour(); got.Delay != 2*time.Second {

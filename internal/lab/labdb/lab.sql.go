@@ -12,21 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const countChargesByProviderKeys = `-- name: CountChargesByProviderKeys :one
-SELECT count(*) FROM provider.charges
-WHERE status = 'succeeded' AND idempotency_key = ANY($1::text[])
-`
-
-// Succeeded charges made under any of the given provider idempotency keys.
-// The caller derives those from a customer's keys (checkout.ProviderKey):
-// the provider knows nothing of our customers, as a real one would not.
-func (q *Queries) CountChargesByProviderKeys(ctx context.Context, providerKeys []string) (int64, error) {
-	row := q.db.QueryRow(ctx, countChargesByProviderKeys, providerKeys)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const countCustomerOrders = `-- name: CountCustomerOrders :one
 SELECT count(*) FROM orders WHERE customer_id = $1
 `
