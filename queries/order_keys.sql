@@ -112,23 +112,14 @@ LIMIT @max_rows;
 -- Stores the PaymentIntent of a key's operation, only while the key is
 -- started and carries the attempt's lock token (the finish's fence): an
 -- attempt that was taken over stores nothing, and so never confirms the
--- intent it created. Storing the same id again is a no-op that succeeds;
--- the first store writes the "intent" event on the key's trail. No row
--- means the attempt lost the key.
-WITH stored AS (
-    UPDATE order_keys o SET payment_intent_id = @payment_intent_id::text
-    FROM idem_keys k
-    WHERE o.scope = (@customer_id::uuid)::text AND o.key = @key::text
-      AND k.scope = o.scope AND k.key = o.key AND k.status = 'started' AND k.lock_token = @lock_token::uuid
-      AND (o.payment_intent_id IS NULL OR o.payment_intent_id = @payment_intent_id::text)
-    RETURNING (SELECT p.payment_intent_id IS NULL FROM order_keys p WHERE p.scope = o.scope AND p.key = o.key) AS first
-),
-logged AS (
-    INSERT INTO key_events (customer_id, key, event, detail)
-    SELECT @customer_id::uuid, @key::text, 'intent', jsonb_build_object('payment_intent_id', @payment_intent_id::text)
-    FROM stored WHERE first
-)
-SELECT true AS stored FROM stored;
+-- intent it created. Storing the same id again is a no-op that succeeds.
+-- No row means the attempt lost the key.
+UPDATE order_keys o SET payment_intent_id = @payment_intent_id::text
+FROM idem_keys k
+WHERE o.scope = (@customer_id::uuid)::text AND o.key = @key::text
+  AND k.scope = o.scope AND k.key = o.key AND k.status = 'started' AND k.lock_token = @lock_token::uuid
+  AND (o.payment_intent_id IS NULL OR o.payment_intent_id = @payment_intent_id::text)
+RETURNING true AS stored;
 
 -- name: KeyIntent :one
 -- The PaymentIntent stored for a key ('' when none), and the key's age by

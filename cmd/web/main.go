@@ -29,11 +29,11 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/config"
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/mail"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/mailcatcher"
 	"exactlyonce/internal/web"
 )

@@ -211,7 +211,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		ProviderKeyWindow: cfg.ProviderKeyWindow, Answers: rememberAnswers(cfg.RememberedAnswers),
 		AnswersFor: rememberFor, KeyRetention: cfg.KeyRetention,
 	})
-	completer := checkout.NewCompleter(engine, checkout.CompleterConfig{
+	completer := checkout.NewCompleter(engine, payments, checkout.CompleterConfig{
 		Grace: cfg.CompleterGrace, MaxAttempts: cfg.MaxSettleAttempts,
 	})
 	reconciler := lifecycle.NewReconciler(d, payments, lifecycle.ReconcilerConfig{Hooks: cfg.ReconcilerHooks, LostAfter: cfg.LockTimeout}, m, cfg.Log)

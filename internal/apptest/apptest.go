@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"exactlyonce/internal/fakestripe"
 	"io"
 	"log/slog"
 	"net"
@@ -202,7 +203,7 @@ func (h *Harness) Stats(tb testing.TB) Stats {
 	if err != nil {
 		tb.Fatalf("stats: %v", err)
 	}
-	charges, err := h.App.Provider.Succeeded(context.Background())
+	charges, err := fakestripe.Succeeded(context.Background(), h.DB)
 	if err != nil {
 		tb.Fatalf("stats: %v", err)
 	}

@@ -34,7 +34,7 @@ import (
 // key.
 func (e *Engine) pay(ctx context.Context, a Attempt, c *claim, priced catalog.Priced) (payment.Intent, error) {
 	if c.intentID == "" {
-		in, err := e.createIntent(ctx, a, c, priced)
+		in, err := e.createIntent(ctx, e.payments, a, c, priced)
 		if err != nil {
 			return payment.Intent{}, unknownOutcome(a, err)
 		}
@@ -65,9 +65,9 @@ func (e *Engine) pay(ctx context.Context, a Attempt, c *claim, priced catalog.Pr
 // completer sends the very same request to learn the id of an intent whose
 // answer was lost (settleUnstored), so its parameters come from the key
 // row alone.
-func (e *Engine) createIntent(ctx context.Context, a Attempt, c *claim, priced catalog.Priced) (payment.Intent, error) {
+func (e *Engine) createIntent(ctx context.Context, payments Payments, a Attempt, c *claim, priced catalog.Priced) (payment.Intent, error) {
 	began := time.Now()
-	in, err := e.payments.CreateIntent(ctx, intentRequest(a, c, priced))
+	in, err := payments.CreateIntent(ctx, intentRequest(a, c, priced))
 	e.metrics.ObserveProvider("create", providerResult(ctx, in, err), began)
 	return in, err
 }

@@ -66,20 +66,22 @@ const DefaultMaxSettleAttempts = 5
 // and the lab for an operator to look at. An outage of the provider or the
 // database parks nothing.
 type Completer struct {
-	e   *Engine
-	kit *idem.Completer
+	e        *Engine
+	payments Payments
+	kit      *idem.Completer
 }
 
 // NewCompleter returns a completer that finishes keys with e, settling
-// their intents through e's Payments.
-func NewCompleter(e *Engine, cfg CompleterConfig) *Completer {
+// their intents through payments (the engine's, but for tests of a
+// provider that fails).
+func NewCompleter(e *Engine, payments Payments, cfg CompleterConfig) *Completer {
 	if cfg.Batch <= 0 {
 		cfg.Batch = 10
 	}
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = DefaultMaxSettleAttempts
 	}
-	p := &Completer{e: e}
+	p := &Completer{e: e, payments: payments}
 	p.kit = &idem.Completer{
 		Store: e.keys, Settler: idem.SettlerFunc(p.settleKey), Grace: cfg.Grace,
 		Max: cfg.Batch, MaxAttempts: cfg.MaxAttempts, Observe: p.observe,
@@ -234,14 +236,14 @@ func (p *Completer) settleIntent(ctx context.Context, a Attempt, c *claim, price
 			// No call: the provider has forgotten the create's key.
 			return payment.Intent{Status: payment.StatusCanceled}, nil
 		}
-		in, err := e.createIntent(ctx, a, c, priced)
+		in, err := e.createIntent(ctx, p.payments, a, c, priced)
 		if err != nil {
 			return payment.Intent{}, err
 		}
 		c.intentID = in.ID
 	} else {
 		began := time.Now()
-		in, err := e.payments.RetrieveIntent(ctx, c.intentID)
+		in, err := p.payments.RetrieveIntent(ctx, c.intentID)
 		e.metrics.ObserveProvider("retrieve", providerResult(ctx, in, err), began)
 		switch {
 		case err != nil:
@@ -253,7 +255,7 @@ func (p *Completer) settleIntent(ctx context.Context, a Attempt, c *claim, price
 		}
 	}
 	began := time.Now()
-	in, err := e.payments.CancelIntent(ctx, c.intentID, cancelKey(c.providerKey))
+	in, err := p.payments.CancelIntent(ctx, c.intentID, cancelKey(c.providerKey))
 	e.metrics.ObserveProvider("cancel", providerResult(ctx, in, err), began)
 	return in, err
 }

@@ -45,7 +45,7 @@ func TestCallLandingAfterTheVerdictChargesNothing(t *testing.T) {
 		cfg.LockTimeout = time.Second
 		// Long enough that the client never gives up on the late call.
 		cfg.ProviderTimeout = 30 * time.Second
-		cfg.ProviderOptions = append(cfg.ProviderOptions, fakestripe.WithBeforeRecord(func(context.Context, string) {
+		cfg.ProviderOptions = append(cfg.ProviderOptions, fakestripe.WithBeforeCharge(func(context.Context, string) {
 			if first.CompareAndSwap(false, true) {
 				close(arrived)
 				waitOrTimeout(t, land)

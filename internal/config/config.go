@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"strings"
 	"strconv"
+	"strings"
 	"time"
 
 	"exactlyonce/internal/checkout"

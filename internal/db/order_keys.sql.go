@@ -331,20 +331,12 @@ func (q *Queries) RecordKeyEvent(ctx context.Context, arg RecordKeyEventParams) 
 }
 
 const storeIntent = `-- name: StoreIntent :one
-WITH stored AS (
-    UPDATE order_keys o SET payment_intent_id = $1::text
-    FROM idem_keys k
-    WHERE o.scope = ($2::uuid)::text AND o.key = $3::text
-      AND k.scope = o.scope AND k.key = o.key AND k.status = 'started' AND k.lock_token = $4::uuid
-      AND (o.payment_intent_id IS NULL OR o.payment_intent_id = $1::text)
-    RETURNING (SELECT p.payment_intent_id IS NULL FROM order_keys p WHERE p.scope = o.scope AND p.key = o.key) AS first
-),
-logged AS (
-    INSERT INTO key_events (customer_id, key, event, detail)
-    SELECT $2::uuid, $3::text, 'intent', jsonb_build_object('payment_intent_id', $1::text)
-    FROM stored WHERE first
-)
-SELECT true AS stored FROM stored
+UPDATE order_keys o SET payment_intent_id = $1::text
+FROM idem_keys k
+WHERE o.scope = ($2::uuid)::text AND o.key = $3::text
+  AND k.scope = o.scope AND k.key = o.key AND k.status = 'started' AND k.lock_token = $4::uuid
+  AND (o.payment_intent_id IS NULL OR o.payment_intent_id = $1::text)
+RETURNING true AS stored
 `
 
 type StoreIntentParams struct {
@@ -357,9 +349,8 @@ type StoreIntentParams struct {
 // Stores the PaymentIntent of a key's operation, only while the key is
 // started and carries the attempt's lock token (the finish's fence): an
 // attempt that was taken over stores nothing, and so never confirms the
-// intent it created. Storing the same id again is a no-op that succeeds;
-// the first store writes the "intent" event on the key's trail. No row
-// means the attempt lost the key.
+// intent it created. Storing the same id again is a no-op that succeeds.
+// No row means the attempt lost the key.
 func (q *Queries) StoreIntent(ctx context.Context, arg StoreIntentParams) (bool, error) {
 	row := q.db.QueryRow(ctx, storeIntent,
 		arg.PaymentIntentID,

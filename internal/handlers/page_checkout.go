@@ -9,8 +9,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/catalog"
-	"exactlyonce/internal/payment"
 	"exactlyonce/internal/formkey"
+	"exactlyonce/internal/payment"
 	"exactlyonce/internal/web"
 	"exactlyonce/views"
 )
