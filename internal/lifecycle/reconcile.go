@@ -28,6 +28,9 @@ type ReconcilerHooks struct {
 	// BeforeRefund runs when a reconciler has found an orphan intent and is
 	// about to refund it.
 	BeforeRefund func(ctx context.Context, intentID string)
+	// AfterRefund runs when the provider has refunded an intent and the
+	// refund is not recorded yet.
+	AfterRefund func(ctx context.Context, intentID string)
 }
 
 // ReconcilerConfig tunes a Reconciler.
@@ -231,6 +234,9 @@ func (r *Reconciler) reconcile(ctx context.Context, in payment.Intent) (string, 
 	}
 	if err != nil {
 		return "", err
+	}
+	if h := r.cfg.Hooks.AfterRefund; h != nil {
+		h(ctx, in.ID)
 	}
 	_, err = r.db.RecordRefund(ctx, RefundRecord(in, refundID, lost))
 	if errors.Is(err, database.ErrNotFound) {

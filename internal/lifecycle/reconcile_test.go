@@ -81,7 +81,7 @@ func TestTwoReconcilersRefundAnOrphanOnce(t *testing.T) {
 		t.Errorf("got %d refunds recorded by the two passes, want 1", got)
 	}
 	var refunds int
-	if err := h.DB.Pool.QueryRow(context.Background(), "SELECT count(*) FROM provider.refunds").Scan(&refunds); err != nil {
+	if err := h.DB.Pool.QueryRow(context.Background(), "SELECT count(*) FROM fakestripe.refunds").Scan(&refunds); err != nil {
 		t.Fatal(err)
 	}
 	if refunds != 1 {
@@ -123,17 +123,18 @@ func TestReconcilerCursorWaitsForPendingCharges(t *testing.T) {
 	r := lifecycle.NewReconciler(h.DB, h.App.Payments, lifecycle.ReconcilerConfig{Lag: time.Nanosecond},
 		h.App.Metrics, slog.New(slog.DiscardHandler))
 
-	var receipt struct {
-		ChargeID string `json:"charge_id"`
+	_ = paid
+	paidIntent, err := h.Intent(t, c, "paid")
+	if err != nil {
+		t.Fatal(err)
 	}
-	paid.JSON(t, &receipt)
 	got, err := r.Pass(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The pending key's charge holds the cursor: its order may still come.
-	if got.Examined != 2 || got.Cursor != receipt.ChargeID {
-		t.Errorf("got %+v, want 2 examined and the cursor at the paid order's charge %s", got, receipt.ChargeID)
+	// The pending key's intent holds the cursor: its order may still come.
+	if got.Examined != 2 || got.Cursor != paidIntent.Created {
+		t.Errorf("got %+v, want 2 examined and the cursor at the paid order's intent, created %d", got, paidIntent.Created)
 	}
 
 	// Once the completer has written the pending key's order, the cursor
@@ -142,8 +143,7 @@ func TestReconcilerCursorWaitsForPendingCharges(t *testing.T) {
 	if n, err := h.App.Completer.Pass(context.Background()); err != nil || n != 1 {
 		t.Fatalf("completer: got %d, %v, want 1 key", n, err)
 	}
-	pending := h.ProviderKey(t, c, "pending")
-	ch, err := h.App.Provider.ChargeByKey(context.Background(), pending)
+	ch, err := h.Intent(t, c, "pending")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,11 +151,12 @@ func TestReconcilerCursorWaitsForPendingCharges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Examined != 1 || got.Cursor != ch.ID || got.Refunded != 0 {
-		t.Errorf("got %+v, want 1 examined, nothing refunded and the cursor at %s", got, ch.ID)
+	// Intents of the cursor's second are read again: harmless.
+	if got.Examined < 1 || got.Cursor != ch.Created || got.Refunded != 0 {
+		t.Errorf("got %+v, want nothing refunded and the cursor at %d", got, ch.Created)
 	}
-	if cursor, err := h.DB.ReconcilerCursor(context.Background()); err != nil || cursor != ch.ID {
-		t.Errorf("got stored cursor %q, %v, want %s", cursor, err, ch.ID)
+	if cursor, err := h.DB.ReconcilerCursor(context.Background()); err != nil || cursor != ch.Created {
+		t.Errorf("got stored cursor %d, %v, want %d", cursor, err, ch.Created)
 	}
 }
 
@@ -172,19 +173,19 @@ func TestReconcilerCursorPassesAParkedKey(t *testing.T) {
 		`UPDATE idem_keys SET parked_at = now() WHERE scope = $1::uuid::text AND key = 'stuck'`, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	paid := order(t, h, c, "paid")
-	var receipt struct {
-		ChargeID string `json:"charge_id"`
+	order(t, h, c, "paid")
+	paidIntent, err := h.Intent(t, c, "paid")
+	if err != nil {
+		t.Fatal(err)
 	}
-	paid.JSON(t, &receipt)
 	r := lifecycle.NewReconciler(h.DB, h.App.Payments, lifecycle.ReconcilerConfig{Lag: time.Nanosecond},
 		h.App.Metrics, slog.New(slog.DiscardHandler))
 	got, err := r.Pass(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Examined != 2 || got.Cursor != receipt.ChargeID || got.Refunded != 0 {
-		t.Errorf("got %+v, want 2 examined, nothing refunded and the cursor past the parked key's charge, at %s", got, receipt.ChargeID)
+	if got.Examined != 2 || got.Cursor != paidIntent.Created || got.Refunded != 0 {
+		t.Errorf("got %+v, want 2 examined, nothing refunded and the cursor past the parked key's intent, at %d", got, paidIntent.Created)
 	}
 	if n := h.Metric(t, "exactlyonce_reconciler_charges_total", "result", "parked"); n != 1 {
 		t.Errorf("got %v parked charges in /metrics, want 1", n)
@@ -216,7 +217,7 @@ func TestRefundMadeButNotRecordedIsRecordedByTheNextPass(t *testing.T) {
 	}
 	var recorded, refunds int
 	err = h.DB.Pool.QueryRow(context.Background(),
-		`SELECT (SELECT count(*) FROM reconciled_refunds), (SELECT count(*) FROM provider.refunds)`).Scan(&recorded, &refunds)
+		`SELECT (SELECT count(*) FROM reconciled_refunds), (SELECT count(*) FROM fakestripe.refunds)`).Scan(&recorded, &refunds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,8 @@ func TestRefundMadeButNotRecordedIsRecordedByTheNextPass(t *testing.T) {
 // client's retry became a new operation with a charge of its own. The
 // reconciler notes it, holds its cursor before it, and refunds it when a
 // later pass finds it still unclaimed LostAfter after the first: once,
-// counted as lost_key, recorded without a key.
+// counted as lost_key, recorded on the key's trail from the intent's
+// metadata.
 func TestReconcilerRefundsTheChargeOfALostKey(t *testing.T) {
 	t.Parallel()
 	h := apptest.New(t)
@@ -258,7 +260,7 @@ func TestReconcilerRefundsTheChargeOfALostKey(t *testing.T) {
 	r := lifecycle.NewReconciler(h.DB, h.App.Payments, lifecycle.ReconcilerConfig{Lag: time.Nanosecond, LostAfter: time.Hour},
 		h.App.Metrics, slog.New(slog.DiscardHandler))
 	got, err := r.Pass(ctx)
-	if err != nil || got.Refunded != 0 || got.Cursor != "" {
+	if err != nil || got.Refunded != 0 || got.Cursor != 0 {
 		t.Fatalf("first sight: got %+v, %v, want nothing refunded and the cursor held before the charge", got, err)
 	}
 	// An hour later by the database's clock (aged in SQL), it is still
@@ -267,11 +269,11 @@ func TestReconcilerRefundsTheChargeOfALostKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err = r.Pass(ctx)
-	if err != nil || got.Refunded != 1 || got.Cursor == "" {
+	if err != nil || got.Refunded != 1 || got.Cursor == 0 {
 		t.Fatalf("second sight: got %+v, %v, want the charge refunded and the cursor past it", got, err)
 	}
 	var refunds int
-	if err := h.DB.Pool.QueryRow(ctx, "SELECT count(*) FROM provider.refunds").Scan(&refunds); err != nil || refunds != 1 {
+	if err := h.DB.Pool.QueryRow(ctx, "SELECT count(*) FROM fakestripe.refunds").Scan(&refunds); err != nil || refunds != 1 {
 		t.Errorf("got %d refunds at the provider (%v), want 1", refunds, err)
 	}
 	if got := h.Metric(t, "exactlyonce_reconciler_charges_total", "result", "lost_key"); got != 1 {
@@ -279,5 +281,11 @@ func TestReconcilerRefundsTheChargeOfALostKey(t *testing.T) {
 	}
 	if got, err := r.Pass(ctx); err != nil || got.Refunded != 0 {
 		t.Errorf("third pass: got %+v, %v, want nothing refunded again", got, err)
+	}
+	// The intent's metadata named the customer and key: the refund is on
+	// that key's trail, as a lost operation's (issue 28).
+	events := h.KeyEvents(t, c, "lost")
+	if last := events[len(events)-1]; last.Event != "refunded" || last.Detail["lost_operation"] != true {
+		t.Errorf("got last event %+v, want refunded, of a lost operation", last)
 	}
 }

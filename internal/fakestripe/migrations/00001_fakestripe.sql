@@ -35,7 +35,7 @@ CREATE TABLE fakestripe.payment_intents (
     last_payment_error  jsonb,
     canceled_at         bigint,
     cancellation_reason text,
-    created             bigint      NOT NULL DEFAULT extract(epoch FROM now())::bigint
+    created             bigint      NOT NULL DEFAULT floor(extract(epoch FROM now()))::bigint
 );
 
 -- Full refunds only: one per PaymentIntent.
@@ -45,7 +45,7 @@ CREATE TABLE fakestripe.refunds (
     charge            text   NOT NULL,
     amount            bigint NOT NULL,
     currency          text   NOT NULL,
-    created           bigint NOT NULL DEFAULT extract(epoch FROM now())::bigint
+    created           bigint NOT NULL DEFAULT floor(extract(epoch FROM now()))::bigint
 );
 
 -- +goose Down
