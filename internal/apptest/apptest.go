@@ -72,6 +72,9 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 		opt(&cfg)
 	}
 	a := app.New(pool, cfg)
+	if a.Provider != nil {
+		tb.Cleanup(a.Provider.Close) // its webhook deliveries, after the server
+	}
 	srv := httptest.NewUnstartedServer(a.Echo)
 	srv.Listener.Close()
 	srv.Listener = ln
