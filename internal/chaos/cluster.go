@@ -91,7 +91,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
-		"PROVIDER_SECRET=" + cl.secret,
+		"STRIPE_SECRET_KEY=" + cl.secret,
 		"SESSION_SECRET=" + rand.Text() + rand.Text(),
 		"LOCK_TIMEOUT=" + cfg.LockTimeout.String(),
 		"PROVIDER_TIMEOUT=" + cfg.ProviderTimeout.String(),
@@ -125,15 +125,15 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		name: "provider", addr: paddr, args: []string{cfg.Web, "provider"},
 		env:     slices.Concat(env, []string{"PROVIDER_ADDR=" + paddr, "DEMO=1", "DATABASE_URL=" + providerURL}),
 		logPath: filepath.Join(dir, "provider.log"),
-		// Without the secret this answers 401, which proves it serves.
-		ready: "/provider/v1/charges/ch_none", anyAnswer: true,
+		// Without the secret key this answers 401, which proves it serves.
+		ready: "/v1/payment_intents/pi_none", anyAnswer: true,
 	}
 	if err := cl.provider.start(ctx); err != nil {
 		return nil, err
 	}
 	logf("provider ready on %s", paddr)
 
-	shopEnv := slices.Concat(env, []string{"DATABASE_URL=" + url, "PROVIDER_URL=http://" + paddr + "/provider", "DEMO=0"})
+	shopEnv := slices.Concat(env, []string{"DATABASE_URL=" + url, "STRIPE_API_BASE=http://" + paddr, "DEMO=0"})
 	var wg sync.WaitGroup
 	errs := make([]error, cfg.Instances)
 	for i := range cfg.Instances {
