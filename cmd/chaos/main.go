@@ -31,7 +31,7 @@ func main() {
 	flag.Uint64Var(&cfg.Seed, "seed", 0, "random seed (0: pick one)")
 	flag.IntVar(&cfg.Kills, "kills", 3, "kill -9 of an instance, each restarted")
 	flag.IntVar(&cfg.Stalls, "stalls", 2, "SIGSTOP of an instance for longer than lock + completer grace")
-	flag.IntVar(&cfg.DBCrashes, "db-crashes", 1, "PostgreSQL crashes (pg_ctl stop -m immediate, then start)")
+	flag.IntVar(&cfg.DBCrashes, "db-crashes", 0, "PostgreSQL crashes (pg_ctl stop -m immediate, then start)")
 	flag.IntVar(&cfg.DBStalls, "db-stalls", 0, "SIGSTOP of every PostgreSQL process for -db-stall, then SIGCONT")
 	flag.DurationVar(&cfg.DBStall, "db-stall", 0, "how long PostgreSQL stays stopped (default 12s, past the shops' 10 s FinishTimeout)")
 	flag.IntVar(&cfg.RowLocks, "row-locks", 0, "transactions holding the row locks of the newest keys (started first) for -row-lock")
@@ -39,6 +39,15 @@ func main() {
 	flag.IntVar(&cfg.RowLockKeys, "row-lock-keys", 0, "how many keys a row lock holds (default 4)")
 	flag.IntVar(&cfg.SMTPStalls, "smtp-stalls", 0, "spans in which the mail server accepts connections and then answers nothing, for -smtp-stall")
 	flag.DurationVar(&cfg.SMTPStall, "smtp-stall", 0, "how long an SMTP stall lasts (default 12s, past the shops' 10 s SMTP timeout)")
+	flag.BoolVar(&cfg.HA, "ha", false, "the shop's database as a pg_auto_failover formation (a primary and a standby), HAProxy in front of the shops")
+	flag.BoolVar(&cfg.Async, "async", false, "with -ha, an asynchronous standby: the counterexample, whose failovers lose acknowledged commits")
+	flag.IntVar(&cfg.Failovers, "failovers", 0, "with -ha, failovers: the primary's node killed just after its standby's WAL receiver was paused for -tail-lag")
+	flag.IntVar(&cfg.Switchovers, "switchovers", 0, "with -ha, pg_autoctl perform failover")
+	flag.IntVar(&cfg.PrimaryKills, "primary-kills", 0, "with -ha, kill -9 of the primary's postmaster (its keeper restarts it)")
+	flag.IntVar(&cfg.StandbyStops, "standby-stops", 0, "with -ha, the standby stopped for -standby-down, then started again")
+	flag.DurationVar(&cfg.TailLag, "tail-lag", 0, "how long the standby's WAL receiver is paused before a failover kills the primary (default 1.5s)")
+	flag.DurationVar(&cfg.StandbyDown, "standby-down", 0, "how long a stopped standby stays down (default 5s)")
+	expectLoss := flag.Bool("expect-loss", false, "pass only if the run finds acknowledged writes lost (the asynchronous counterexample), and nothing else broken")
 	flag.StringVar(&cfg.ProviderFaults, "provider-faults", "rates", "the provider's faults: rates (windows for a provider without rates), windows, or off")
 	flag.DurationVar(&cfg.LockTimeout, "lock-timeout", 0, "the shops' LOCK_TIMEOUT (default 3s)")
 	flag.DurationVar(&cfg.CompleterGrace, "completer-grace", 0, "the shops' COMPLETER_GRACE (default 2s)")
@@ -59,6 +68,14 @@ func main() {
 	}
 	fmt.Println(rep.Summary())
 	fmt.Println(string(rep.JSON()))
+	if *expectLoss {
+		found, other := rep.Loss()
+		fmt.Printf("chaos: acknowledged writes lost: %d violations that show it, %d of other kinds\n", found, other)
+		if found == 0 || other > 0 {
+			os.Exit(1)
+		}
+		return
+	}
 	if !rep.Passed() {
 		os.Exit(1)
 	}

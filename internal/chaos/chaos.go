@@ -18,6 +18,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -60,6 +61,18 @@ type Config struct {
 	// timeout (10 s) and the outbox job's timeout (JOB_RESCUE_AFTER / 2).
 	DBStall, RowLock, SMTPStall time.Duration
 	RowLockKeys                 int
+	// HA runs the shop's database as a pg_auto_failover formation of a
+	// primary and a standby (synchronous unless Async) and puts HAProxy in
+	// front of the shops (see ha.go); the PostgreSQL crashes and stalls of
+	// DBCrashes and DBStalls are for a single server and are refused.
+	HA, Async bool
+	// The failover disruptions, with HA: Failovers kill the primary's node
+	// TailLag after its standby's WAL receiver was paused; Switchovers are
+	// `pg_autoctl perform failover`; PrimaryKills kill -9 the primary's
+	// postmaster only; StandbyStops stop the standby for StandbyDown.
+	Failovers, Switchovers, PrimaryKills, StandbyStops int
+	TailLag, StandbyDown                               time.Duration
+
 	// ProviderFaults is how the provider fails while clients drive:
 	// "rates" (each call draws a fault; a provider without rates falls
 	// back to windows), "windows" (one fault at a time, for a moment), or
@@ -82,6 +95,12 @@ func (c Config) withDefaults() Config {
 	}
 	set(&c.LockTimeout, 3*time.Second)
 	set(&c.ProviderTimeout, time.Second)
+	if c.HA {
+		// A failover run holds the completer to its promise (see
+		// gracePromised): no client that still retries meets its verdict,
+		// however long the database was away.
+		set(&c.CompleterGrace, 12*time.Second)
+	}
 	set(&c.CompleterGrace, 2*time.Second)
 	set(&c.CompleterInterval, 500*time.Millisecond)
 	set(&c.RequestTimeout, 5*time.Second)
@@ -91,6 +110,8 @@ func (c Config) withDefaults() Config {
 	set(&c.DBStall, 12*time.Second)
 	set(&c.RowLock, 12*time.Second)
 	set(&c.SMTPStall, 12*time.Second)
+	set(&c.TailLag, 1500*time.Millisecond)
+	set(&c.StandbyDown, 5*time.Second)
 	if c.RowLockKeys <= 0 {
 		c.RowLockKeys = 4
 	}
@@ -127,6 +148,12 @@ func (c Config) gracePromised() bool {
 // the report.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg = cfg.withDefaults()
+	if cfg.HA && (cfg.DBCrashes > 0 || cfg.DBStalls > 0) {
+		return nil, errors.New("PostgreSQL crashes and stalls are for a single server; with a formation, use failovers, switchovers, primary kills and standby stops")
+	}
+	if !cfg.HA && (cfg.Async || cfg.Failovers+cfg.Switchovers+cfg.PrimaryKills+cfg.StandbyStops > 0) {
+		return nil, errors.New("asynchronous standbys and failover disruptions need a formation (HA)")
+	}
 	began := time.Now()
 	dir, keep := cfg.Dir, true
 	if dir == "" {
@@ -182,7 +209,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("read the shops' logs: %w", err)
 	}
 	rep.Logged5xx = logged.statuses
-	if err := check(ctx, cl.db, cl.providerDB, rep); err != nil {
+	if err := check(ctx, cfg, cl.db, cl.providerDB, rep); err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
 	for _, ex := range logged.errors500 {

@@ -21,11 +21,11 @@ HAVING count(*) > 1;
 -- provider's ledger.
 SELECT customer_id, id, idempotency_key, charge_id, amount, currency FROM orders;
 
--- name: ChaosLostKeyRefunds :one
+-- name: ChaosLostKeyRefunds :many
 -- Charges the reconciler refunded because no key row claimed them: their
 -- key was lost (a failover to a standby that had not received it), and the
 -- client's retry ran as a new operation and was charged again.
-SELECT count(*) FROM reconciled_refunds WHERE lost_operation;
+SELECT charge_id, amount FROM reconciled_refunds WHERE lost_operation ORDER BY charge_id;
 
 -- name: ChaosStartedKeys :one
 -- Keys nobody has settled yet; a settled run has none.

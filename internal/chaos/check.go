@@ -35,29 +35,42 @@ const (
 	violOrderNoMail          = "order without its sent-mail record"
 	violJobLeft              = "outbox job not finished"
 	violJobDiscarded         = "outbox job given up"
+	violNotMade              = "failover disruption not made"
 )
 
 // check runs the invariants in SQL and against what the clients were told,
 // after the run has settled, and adds what broke to rep.
-func check(ctx context.Context, conn, provider *database.DB, rep *Report) error {
-	d := chaosdb.New(conn.Conn())
+func check(ctx context.Context, cfg Config, conn, provider *database.DB, rep *Report) error {
+	q := chaosdb.New(conn.Conn())
 	add := func(kind, example string) { rep.violate(kind, example) }
 	for _, v := range rep.Clients.violations {
 		add(v.kind, v.example)
+	}
+	// A failover run proves something only with its failovers made: one
+	// that ran out of drive is reported, as one that could not be made.
+	d := rep.Disruptions
+	for _, m := range []struct {
+		kind        string
+		asked, made int
+	}{{windowFailover, cfg.Failovers, d.Failovers}, {windowSwitchover, cfg.Switchovers, d.Switchovers},
+		{windowPrimaryKill, cfg.PrimaryKills, d.PrimaryKills}, {windowStandbyStop, cfg.StandbyStops, d.StandbyStops}} {
+		if m.made < m.asked {
+			add(violNotMade, fmt.Sprintf("%s: %d of %d made (errors: %s)", m.kind, m.made, m.asked, strings.Join(d.Errors, "; ")))
+		}
 	}
 	expected := expectedRate(rep.Config.Checkouts, time.Duration(rep.Config.DurationSeconds*float64(time.Second)), rep.Clients.CreatedPerSecondClear)
 	for _, h := range haltedBySMTP(rep.Disruptions.windows, rep.Clients.began, rep.Clients.created, expected) {
 		add(violOrdersHalted, h)
 	}
 
-	many, err := d.ChaosKeysWithManyOrders(ctx)
+	many, err := q.ChaosKeysWithManyOrders(ctx)
 	if err != nil {
 		return err
 	}
 	for _, r := range many {
 		add(violKeyTwoOrders, fmt.Sprintf("customer %s key %s: %d orders", r.CustomerID, r.IdempotencyKey, r.Orders))
 	}
-	shared, err := d.ChaosChargesInManyOrders(ctx)
+	shared, err := q.ChaosChargesInManyOrders(ctx)
 	if err != nil {
 		return err
 	}
@@ -83,21 +96,21 @@ func check(ctx context.Context, conn, provider *database.DB, rep *Report) error 
 	// lost after its provider call (a failover to a standby that had not
 	// received it), and the client's retry became a new operation, charged
 	// again: the customer was charged twice, once refunded.
-	lost, err := d.ChaosLostKeyRefunds(ctx)
+	lost, err := q.ChaosLostKeyRefunds(ctx)
 	if err != nil {
 		return err
 	}
-	if lost > 0 {
-		add(violLostKeyCharge, fmt.Sprintf("%d charges refunded as a lost key's (reconciled_refunds without a key)", lost))
+	for _, r := range lost {
+		add(violLostKeyCharge, fmt.Sprintf("charge %s of %d refunded: no key row claimed it", r.ChargeID, r.Amount))
 	}
-	noPoints, err := d.ChaosOrdersWithoutPoints(ctx)
+	noPoints, err := q.ChaosOrdersWithoutPoints(ctx)
 	if err != nil {
 		return err
 	}
 	for _, r := range noPoints {
 		add(violOrderNoPoints, fmt.Sprintf("order %s of %d", r.ID, r.Amount))
 	}
-	noMail, err := d.ChaosOrdersWithoutMail(ctx)
+	noMail, err := q.ChaosOrdersWithoutMail(ctx)
 	if err != nil {
 		return err
 	}
@@ -105,7 +118,7 @@ func check(ctx context.Context, conn, provider *database.DB, rep *Report) error 
 		add(violOrderNoMail, fmt.Sprintf("order %s", r.ID))
 	}
 	if left := rep.Outbox.Left; left != 0 {
-		detail, err := d.ChaosJobsLeftDetail(ctx)
+		detail, err := q.ChaosJobsLeftDetail(ctx)
 		if err != nil {
 			return err
 		}
@@ -119,7 +132,7 @@ func check(ctx context.Context, conn, provider *database.DB, rep *Report) error 
 		add(violJobLeft, fmt.Sprintf("%d jobs not finished %.0f s after the keys settled: %s",
 			left, rep.Outbox.SettleSeconds, strings.Join(jobs, "; ")))
 	}
-	discarded, err := d.ChaosJobsDiscarded(ctx)
+	discarded, err := q.ChaosJobsDiscarded(ctx)
 	if err != nil {
 		return err
 	}
@@ -134,7 +147,7 @@ func check(ctx context.Context, conn, provider *database.DB, rep *Report) error 
 		customer uuid.UUID
 		key      string
 	}
-	orders, err := d.ChaosOrders(ctx)
+	orders, err := q.ChaosOrders(ctx)
 	if err != nil {
 		return err
 	}
@@ -142,7 +155,7 @@ func check(ctx context.Context, conn, provider *database.DB, rep *Report) error 
 	for _, o := range orders {
 		orderOf[ck{o.CustomerID, o.IdempotencyKey}] = o.ID
 	}
-	keys, err := d.ChaosKeys(ctx)
+	keys, err := q.ChaosKeys(ctx)
 	if err != nil {
 		return err
 	}
@@ -167,22 +180,22 @@ func check(ctx context.Context, conn, provider *database.DB, rep *Report) error 
 		}
 	}
 
-	totals, err := d.ChaosTotals(ctx)
+	totals, err := q.ChaosTotals(ctx)
 	if err != nil {
 		return err
 	}
 	succeeded, declined, refunds, canceled := b.totals()
 	rep.Database = Totals{Orders: totals.Orders, ChargesSucceeded: succeeded,
 		ChargesDeclined: declined, Keys: totals.Keys, Keys402: totals.Keys402,
-		Refunds: refunds, CanceledKeys: canceled, ParkedKeys: totals.ParkedKeys, LostKeyRefunds: lost}
-	jobs, err := d.ChaosJobTotals(ctx)
+		Refunds: refunds, CanceledKeys: canceled, ParkedKeys: totals.ParkedKeys, LostKeyRefunds: int64(len(lost))}
+	jobs, err := q.ChaosJobTotals(ctx)
 	if err != nil {
 		return err
 	}
 	// Run has set the outbox's settling; these add to it.
 	rep.Outbox.Jobs, rep.Outbox.Retried = jobs.Jobs, jobs.Retried
 	if jobs.Jobs > 0 {
-		j, err := d.ChaosSlowestJob(ctx)
+		j, err := q.ChaosSlowestJob(ctx)
 		if err != nil {
 			return err
 		}

@@ -343,9 +343,10 @@ func (s *spread) RoundTrip(req *http.Request) (*http.Response, error) {
 	if order && s.rng.Float64() < s.double {
 		n = 2
 	}
+	targets := s.d.cl.targets()
 	shops := make([]string, n)
 	for i := range shops {
-		shops[i] = s.d.cl.shops[s.rng.IntN(len(s.d.cl.shops))].addr
+		shops[i] = targets[s.rng.IntN(len(targets))]
 	}
 	shots := make([]shot, n)
 	var wg sync.WaitGroup

@@ -19,6 +19,8 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/chaos/chaosdb"
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/hapg"
+	"exactlyonce/internal/haproxy"
 	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/mailcatcher"
 	"exactlyonce/internal/outbox"
@@ -32,7 +34,13 @@ type cluster struct {
 	pgOpts localpg.Options
 	pg     *localpg.Server
 	pgMu   sync.Mutex // held while PostgreSQL is crashed and restarted
-	db     *database.DB
+	// ha is the shop's database in a failover run, instead of pg; haMu is
+	// held while it is disrupted. front is HAProxy, the clients' one
+	// address, in front of the shops.
+	ha    *hapg.Formation
+	haMu  sync.Mutex
+	front *haproxy.Proxy
+	db    *database.DB
 	// The provider keeps its charges on a server of its own, which no
 	// disruption touches: as a real provider's, its state is not rolled
 	// back with the shop's (a crash, a failover), so a charge the shop
@@ -61,14 +69,10 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, err
 	}
-	// Crash-safe, because a crash must lose nothing committed, as on a
-	// production server; throwaway, so it goes when the harness does.
-	cl.pgOpts = localpg.Options{DataDir: filepath.Join(dir, "pg"), Throwaway: true, CrashSafe: true}
-	if cl.pg, err = localpg.Start(ctx, cl.pgOpts); err != nil {
+	url, err := cl.startShopDatabase(ctx, logf)
+	if err != nil {
 		return nil, err
 	}
-	url := cl.pg.URL("postgres")
-	logf("PostgreSQL ready in %s", cl.pgOpts.DataDir)
 	if cl.db, err = openMigrated(ctx, url); err != nil {
 		return nil, err
 	}
@@ -134,6 +138,15 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	logf("provider ready on %s", paddr)
 
 	shopEnv := slices.Concat(env, []string{"DATABASE_URL=" + url, "STRIPE_API_BASE=http://" + paddr, "DEMO=0"})
+	var frontAddr string
+	if cfg.HA {
+		// The shops answer for HAProxy's address, which the clients and
+		// its health checks name in their Host header.
+		if frontAddr, err = freeAddr(); err != nil {
+			return nil, err
+		}
+		shopEnv = append(shopEnv, "ALLOWED_HOSTS="+frontAddr)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, cfg.Instances)
 	for i := range cfg.Instances {
@@ -160,7 +173,42 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		}
 	}
 	logf("%d shop instances ready", cfg.Instances)
+	if cfg.HA {
+		if err := cl.startFront(ctx, frontAddr, logf); err != nil {
+			return nil, err
+		}
+	}
 	return cl, nil
+}
+
+// startShopDatabase starts the shop's PostgreSQL, or its formation in a
+// failover run, and returns its URL.
+func (cl *cluster) startShopDatabase(ctx context.Context, logf func(string, ...any)) (string, error) {
+	if cl.cfg.HA {
+		return cl.startFormation(ctx, logf)
+	}
+	// Crash-safe, because a crash must lose nothing committed, as on a
+	// production server; throwaway, so it goes when the harness does.
+	cl.pgOpts = localpg.Options{DataDir: filepath.Join(cl.dir, "pg"), Throwaway: true, CrashSafe: true}
+	var err error
+	if cl.pg, err = localpg.Start(ctx, cl.pgOpts); err != nil {
+		return "", err
+	}
+	logf("PostgreSQL ready in %s", cl.pgOpts.DataDir)
+	return cl.pg.URL("postgres"), nil
+}
+
+// targets are the addresses the clients send to: HAProxy's, or every
+// shop's, one picked per request as a load balancer would.
+func (cl *cluster) targets() []string {
+	if cl.front != nil {
+		return []string{cl.front.Addr()}
+	}
+	addrs := make([]string, len(cl.shops))
+	for i, p := range cl.shops {
+		addrs[i] = p.addr
+	}
+	return addrs
 }
 
 // setBehaviour sets the provider's behaviour through its demo control.
@@ -235,10 +283,7 @@ func (cl *cluster) crashPostgres(ctx context.Context, down time.Duration) (time.
 // heal undoes every disruption: PostgreSQL up, every shop running and
 // resumed, the provider healthy.
 func (cl *cluster) heal(ctx context.Context) error {
-	cl.pgMu.Lock()
-	_, err := localpg.Start(ctx, cl.pgOpts)
-	cl.pgMu.Unlock()
-	if err != nil {
+	if err := cl.healDatabase(ctx); err != nil {
 		return err
 	}
 	for _, p := range cl.shops {
@@ -255,6 +300,18 @@ func (cl *cluster) heal(ctx context.Context) error {
 	}
 	cl.smtp.resumeAll()
 	return nil
+}
+
+// healDatabase starts the shop's PostgreSQL, or every node of its
+// formation, again.
+func (cl *cluster) healDatabase(ctx context.Context) error {
+	if cl.ha != nil {
+		return cl.healFormation(ctx)
+	}
+	cl.pgMu.Lock()
+	defer cl.pgMu.Unlock()
+	_, err := localpg.Start(ctx, cl.pgOpts)
+	return err
 }
 
 // settle waits until no key is left started and the reconciler has
@@ -320,6 +377,9 @@ func (cl *cluster) jobsLeft(ctx context.Context) int64 {
 // stop ends every process and the server, and deletes the run's folder
 // when asked to.
 func (cl *cluster) stop() {
+	if cl.front != nil {
+		cl.front.Stop()
+	}
 	for _, p := range cl.shops {
 		p.terminate(3 * time.Second)
 	}
@@ -335,6 +395,9 @@ func (cl *cluster) stop() {
 		if pg != nil {
 			pg.Stop(context.Background()) //nolint:errcheck // the watchdog stops it too
 		}
+	}
+	if cl.ha != nil {
+		cl.ha.Stop(context.Background()) //nolint:errcheck // the watchdog stops it too
 	}
 	if cl.smtp != nil {
 		cl.smtp.Close()

@@ -24,6 +24,13 @@ type Disruptions struct {
 	KeysLocked        int `json:"keys_locked"`
 	StartedKeysLocked int `json:"started_keys_locked"`
 	SMTPStalls        int `json:"smtp_stalls"`
+	// The failover disruptions made (see ha.go), and how often the
+	// primary changed in all.
+	Failovers      int `json:"failovers,omitempty"`
+	Switchovers    int `json:"switchovers,omitempty"`
+	PrimaryKills   int `json:"primary_kills,omitempty"`
+	StandbyStops   int `json:"standby_stops,omitempty"`
+	PrimaryChanges int `json:"primary_changes,omitempty"`
 	// ProviderFaults is "rates" (the provider draws a fault per call),
 	// "windows" (one fault at a time, for a moment), or "off".
 	ProviderFaults string `json:"provider_faults"`
@@ -239,6 +246,7 @@ func (cl *cluster) planLastingOnes(ctx context.Context, rng *lockedRand, after f
 	add(cl.cfg.DBCrashes, crashHold, roleDisturbs, func() { cl.crashPostgresOnce(ctx, rng, t, logf) })
 	add(cl.cfg.RowLocks, cl.cfg.RowLock, roleFree, func() { cl.lockKeysOnce(ctx, t, logf) })
 	add(cl.cfg.SMTPStalls, cl.cfg.SMTPStall, roleJudged, func() { cl.stallSMTPOnce(rng.intN(2) == 0, t, logf) })
+	cl.planFailovers(ctx, add, t, logf)
 	starts, apart := planLasting(rng, cl.cfg.Duration/10, cl.cfg.Duration*8/10, spans)
 	if !apart {
 		logf("the SMTP stalls do not fit clear of the other disruptions; some meet one")

@@ -49,6 +49,12 @@ type ReportConfig struct {
 	RowLockKeys      int     `json:"row_lock_keys"`
 	SMTPStallSeconds float64 `json:"smtp_stall_seconds"`
 	DurationSeconds  float64 `json:"duration_seconds"`
+	// HA and Async: the shop's database was a formation, its standby
+	// asynchronous; TailLagSeconds is how long a failover paused the
+	// standby's WAL receiver before it killed the primary.
+	HA             bool    `json:"ha,omitempty"`
+	Async          bool    `json:"async,omitempty"`
+	TailLagSeconds float64 `json:"tail_lag_seconds,omitempty"`
 }
 
 func reportConfig(c Config) ReportConfig {
@@ -58,6 +64,7 @@ func reportConfig(c Config) ReportConfig {
 		ProviderTimeout: c.ProviderTimeout.Seconds(), StallSeconds: c.stall().Seconds(),
 		DBStallSeconds: c.DBStall.Seconds(), RowLockSeconds: c.RowLock.Seconds(), RowLockKeys: c.RowLockKeys,
 		SMTPStallSeconds: c.SMTPStall.Seconds(), DurationSeconds: c.Duration.Seconds(),
+		HA: c.HA, Async: c.Async, TailLagSeconds: c.TailLag.Seconds(),
 	}
 }
 
@@ -120,6 +127,25 @@ func (r *Report) violate(kind, example string) {
 	sort.Slice(r.Violations, func(i, j int) bool { return r.Violations[i].Kind < r.Violations[j].Kind })
 }
 
+// Loss counts the violations that show acknowledged writes lost, as a
+// failover to an asynchronous standby loses them (an order a client was
+// told of and that is gone; a key lost and its retry charged again; a
+// replay contradicting the first answer; a 402 for a key whose retry, run
+// anew, made an order), and those of every other kind, which no loss
+// explains.
+func (r *Report) Loss() (found, other int) {
+	for _, v := range r.Violations {
+		switch v.Kind {
+		case violSeen201Missing, violLostKeyCharge:
+			found += v.Count
+		case violContradiction, violSeen402HasOrder:
+		default:
+			other += v.Count
+		}
+	}
+	return found, other
+}
+
 // Passed reports whether every invariant held.
 func (r *Report) Passed() bool { return len(r.Violations) == 0 }
 
@@ -137,10 +163,10 @@ func (r *Report) Summary() string {
 	}
 	c, d := r.Clients, r.Disruptions
 	line := fmt.Sprintf("chaos: %s: %d checkouts (%d placed, %d declined, %d not completed (%d while the client retried), %d unresolved) in %d attempts over %d instances; "+
-		"%d kill -9, %d SIGSTOP, %d PostgreSQL crashes, %d PostgreSQL SIGSTOP, %d row locks (%d keys, %d started), %d SMTP stalls, provider faults %s; "+
+		"%d kill -9, %d SIGSTOP, %d PostgreSQL crashes, %d PostgreSQL SIGSTOP, %d row locks (%d keys, %d started), %d SMTP stalls, provider faults %s; %s"+
 		"database: %d orders, %d succeeded charges, %d refunds (%d of lost keys); %d mails (%d sent again with the same Message-ID); keys settled in %.1f s, jobs %.1f s later (%d worked again, slowest %.1f s); %.0f s in all",
 		verdict, c.Checkouts, c.Placed, c.Declined, c.NotCompleted, c.NotCompletedWhileRetrying, c.Unresolved, c.Attempts, r.Config.Instances,
-		d.Kills, d.Stalls, d.DBCrashes, d.DBStalls, d.RowLocks, d.KeysLocked, d.StartedKeysLocked, d.SMTPStalls, d.ProviderFaults,
+		d.Kills, d.Stalls, d.DBCrashes, d.DBStalls, d.RowLocks, d.KeysLocked, d.StartedKeysLocked, d.SMTPStalls, d.ProviderFaults, failoversLine(d),
 		r.Database.Orders, r.Database.ChargesSucceeded, r.Database.Refunds, r.Database.LostKeyRefunds, r.Mail.Messages, r.Mail.Resent, r.SettleSeconds,
 		r.Outbox.SettleSeconds, r.Outbox.Retried, r.Outbox.SlowestSeconds, r.Seconds)
 	logged := "none"
@@ -151,6 +177,16 @@ func (r *Report) Summary() string {
 	return line + "\nchaos: answers: " + answersLine(c.Statuses, c.Problems) + "; 5xx in the shops' logs: " + logged +
 		fmt.Sprintf("\nchaos: longest span without a new order: %.1f s from %.1f s; answers meanwhile: %s",
 			o.Seconds, o.FromSeconds, answersLine(o.Statuses, o.Problems))
+}
+
+// failoversLine says what a failover run did to the formation, or nothing
+// for a run on one server.
+func failoversLine(d Disruptions) string {
+	if d.Failovers+d.Switchovers+d.PrimaryKills+d.StandbyStops == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d failovers, %d switchovers, %d primary postmaster kills, %d standby stops (the primary changed %d times); ",
+		d.Failovers, d.Switchovers, d.PrimaryKills, d.StandbyStops, d.PrimaryChanges)
 }
 
 // MailTotals count the confirmations the shops sent. Resent are copies of

@@ -86,7 +86,7 @@ func disturbancesOf(ws []window) []window {
 	var out []window
 	for _, w := range ws {
 		switch w.kind {
-		case windowDBCrash, windowDBStall, windowShopStall:
+		case windowDBCrash, windowDBStall, windowShopStall, windowFailover, windowSwitchover, windowPrimaryKill, windowStandbyStop:
 			out = append(out, window{kind: w.kind, from: w.from, to: w.to.Add(disturbedTail)})
 		}
 	}

@@ -253,18 +253,36 @@ func (q *Queries) ChaosLockNewestKeys(ctx context.Context, n int32) ([]ChaosLock
 	return items, nil
 }
 
-const chaosLostKeyRefunds = `-- name: ChaosLostKeyRefunds :one
-SELECT count(*) FROM reconciled_refunds WHERE lost_operation
+const chaosLostKeyRefunds = `-- name: ChaosLostKeyRefunds :many
+SELECT charge_id, amount FROM reconciled_refunds WHERE lost_operation ORDER BY charge_id
 `
+
+type ChaosLostKeyRefundsRow struct {
+	ChargeID string
+	Amount   int64
+}
 
 // Charges the reconciler refunded because no key row claimed them: their
 // key was lost (a failover to a standby that had not received it), and the
 // client's retry ran as a new operation and was charged again.
-func (q *Queries) ChaosLostKeyRefunds(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, chaosLostKeyRefunds)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
+func (q *Queries) ChaosLostKeyRefunds(ctx context.Context) ([]ChaosLostKeyRefundsRow, error) {
+	rows, err := q.db.Query(ctx, chaosLostKeyRefunds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChaosLostKeyRefundsRow
+	for rows.Next() {
+		var i ChaosLostKeyRefundsRow
+		if err := rows.Scan(&i.ChargeID, &i.Amount); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const chaosOrderCharges = `-- name: ChaosOrderCharges :many

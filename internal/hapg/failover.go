@@ -1,0 +1,45 @@
+package hapg
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Failover has the monitor fail over (pg_autoctl perform failover): the
+// primary drains and is demoted, its standby is promoted, and the old
+// primary rejoins as the new one's standby. It returns the new primary
+// once it takes a write, which is before the old primary has rejoined; call
+// WaitStable for that.
+func (f *Formation) Failover(ctx context.Context) (*Node, error) {
+	n, err := f.failover(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("failover: %w", err)
+	}
+	return n, nil
+}
+
+func (f *Formation) failover(ctx context.Context) (*Node, error) {
+	old, err := f.Primary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	if err := f.monitor.autoctl(ctx, "perform", "failover", "--pgdata", f.monitor.pgdata()); err != nil {
+		return nil, err
+	}
+	next := f.other(old)
+	if err := f.waitWritable(ctx, next); err != nil {
+		return nil, err
+	}
+	f.logf("failed over from %s to %s in %s", old.name, next.name, time.Since(began).Round(time.Millisecond))
+	return next, nil
+}
+
+// other returns the data node that is not n.
+func (f *Formation) other(n *Node) *Node {
+	if f.nodes[0] == n {
+		return f.nodes[1]
+	}
+	return f.nodes[0]
+}

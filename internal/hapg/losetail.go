@@ -1,0 +1,85 @@
+package hapg
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"time"
+)
+
+// LoseTail fails the formation over to a standby that lacks the primary's
+// last lag of commits, the way a standby that lags when its primary dies
+// would, and returns the new primary once it takes writes. Writers must
+// keep committing while it runs: with Sync false the commits of the last
+// lag are acknowledged by the primary and lost with it; with Sync true they
+// wait for the standby and are never acknowledged, so nothing acknowledged
+// is lost. The old primary stays dead; StartNode brings it back as a
+// standby, pg_rewind discarding the commits its new primary never had.
+//
+// The steps, and why each is needed:
+//
+//  1. Pause the standby's WAL receiver (SIGSTOP). From then on what the
+//     primary streams waits unread in the socket's buffers, and the standby
+//     does not write it. Asynchronous, the primary goes on acknowledging
+//     commits; synchronous, they wait for the standby's flush.
+//  2. Sleep lag, while the writers commit: this is the tail.
+//  3. Kill the primary's whole node (KillNode): nothing of it is left to
+//     send the tail again, or to restart PostgreSQL before the monitor
+//     acts.
+//  4. Kill the paused WAL receiver (SIGKILL). Resuming it instead would let
+//     it read the tail from its socket's buffers, which outlive the
+//     primary, and nothing would be lost; killed, its socket goes with the
+//     unread data. The standby's postmaster restarts its processes and
+//     recovers from its own WAL, without the tail, and its next WAL
+//     receiver finds no primary.
+//  5. Wait: the monitor sees the primary fail and promotes the standby.
+//     pg_auto_failover 2.0 promotes a lone standby whose last reported LSN
+//     is within promote_wal_log_threshold (16 MB) of the primary's last
+//     reported one; it does not, and cannot, know what the dead primary
+//     acknowledged after its last report. A tail of more than 16 MB of WAL
+//     would keep the monitor from promoting at all.
+func (f *Formation) LoseTail(ctx context.Context, lag time.Duration) (*Node, error) {
+	n, err := f.loseTail(ctx, lag)
+	if err != nil {
+		return nil, fmt.Errorf("lose tail: %w", err)
+	}
+	return n, nil
+}
+
+func (f *Formation) loseTail(ctx context.Context, lag time.Duration) (*Node, error) {
+	primary, err := f.Primary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	standby := f.other(primary)
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	receiver, err := standby.waitWALReceiver(wait)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Kill(receiver, syscall.SIGSTOP); err != nil {
+		return nil, fmt.Errorf("pause WAL receiver of %s: %w", standby.name, err)
+	}
+	f.logf("paused the WAL receiver of %s (pid %d) for %s", standby.name, receiver, lag)
+	select {
+	case <-ctx.Done():
+		syscall.Kill(receiver, syscall.SIGCONT)
+		return nil, ctx.Err()
+	case <-time.After(lag):
+	}
+	if err := primary.KillNode(); err != nil {
+		syscall.Kill(receiver, syscall.SIGCONT)
+		return nil, err
+	}
+	killed := time.Now()
+	if err := syscall.Kill(receiver, syscall.SIGKILL); err != nil {
+		return nil, fmt.Errorf("kill WAL receiver of %s: %w", standby.name, err)
+	}
+	f.logf("killed the paused WAL receiver of %s (pid %d)", standby.name, receiver)
+	if err := f.waitWritable(ctx, standby); err != nil {
+		return nil, err
+	}
+	f.logf("%s took writes %s after %s died", standby.name, time.Since(killed).Round(time.Millisecond), primary.name)
+	return standby, nil
+}
