@@ -20,8 +20,11 @@ WHERE created_from < @created_from::bigint;
 -- expired, for a new operation. key_parked says the completer gave the key
 -- up to an operator. refund_recorded tells a refund the reconciler (or the
 -- webhook handler) recorded from one made at the provider but not recorded.
+-- The order is looked for under the metadata's customer, as the key is: an
+-- intent of the shop always carries it, and one without it (an intent
+-- created outside the shop) is held by no order.
 SELECT
-    EXISTS (SELECT FROM orders o WHERE o.charge_id = @intent_id::text) AS has_order,
+    EXISTS (SELECT FROM orders o WHERE o.customer_id::text = @customer_id::text AND o.charge_id = @intent_id::text) AS has_order,
     EXISTS (SELECT FROM reconciled_refunds r WHERE r.charge_id = @intent_id::text) AS refund_recorded,
     coalesce(k.status, '')::text AS key_status,
     (k.parked_at IS NOT NULL)::boolean AS key_parked

@@ -66,19 +66,19 @@ func (q *Queries) IntentRefundEvents(ctx context.Context, paymentIntentID string
 
 const matchIntent = `-- name: MatchIntent :one
 SELECT
-    EXISTS (SELECT FROM orders o WHERE o.charge_id = $1::text) AS has_order,
-    EXISTS (SELECT FROM reconciled_refunds r WHERE r.charge_id = $1::text) AS refund_recorded,
+    EXISTS (SELECT FROM orders o WHERE o.customer_id::text = $1::text AND o.charge_id = $2::text) AS has_order,
+    EXISTS (SELECT FROM reconciled_refunds r WHERE r.charge_id = $2::text) AS refund_recorded,
     coalesce(k.status, '')::text AS key_status,
     (k.parked_at IS NOT NULL)::boolean AS key_parked
 FROM (SELECT 1) AS one
 LEFT JOIN idem_keys k
-    ON k.kind = 'order' AND k.scope = $2::text AND k.key = $3::text
+    ON k.kind = 'order' AND k.scope = $1::text AND k.key = $3::text
    AND k.operation_id::text = $4::text
 `
 
 type MatchIntentParams struct {
-	IntentID    string
 	CustomerID  string
+	IntentID    string
 	Key         string
 	OperationID string
 }
@@ -98,10 +98,13 @@ type MatchIntentRow struct {
 // expired, for a new operation. key_parked says the completer gave the key
 // up to an operator. refund_recorded tells a refund the reconciler (or the
 // webhook handler) recorded from one made at the provider but not recorded.
+// The order is looked for under the metadata's customer, as the key is: an
+// intent of the shop always carries it, and one without it (an intent
+// created outside the shop) is held by no order.
 func (q *Queries) MatchIntent(ctx context.Context, arg MatchIntentParams) (MatchIntentRow, error) {
 	row := q.db.QueryRow(ctx, matchIntent,
-		arg.IntentID,
 		arg.CustomerID,
+		arg.IntentID,
 		arg.Key,
 		arg.OperationID,
 	)
