@@ -31,7 +31,6 @@ require (
 	github.com/riverqueue/river/riverdriver v0.51.2 // indirect
 	github.com/riverqueue/river/rivershared v0.51.2 // indirect
 	github.com/riverqueue/river/rivertype v0.51.2 // indirect
-	github.com/stripe/stripe-go/v82 v82.5.1 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.2.0 // indirect
 	github.com/tidwall/pretty v1.2.2 // indirect
@@ -40,6 +39,7 @@ require (
 
 require (
 	github.com/hashicorp/golang-lru/v2 v2.0.7
+	github.com/stripe/stripe-go/v82 v82.5.1
 	go.uber.org/zap v1.28.0
 )
 

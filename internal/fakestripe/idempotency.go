@@ -54,7 +54,7 @@ func (p *Provider) idempotent(c echo.Context, form url.Values, work func(ctx con
 		a, replayed = answer{}, false
 		if key != "" {
 			var got bool
-			if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(1717660011, hashtext($1))`, key).Scan(&got); err != nil {
+			if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1, hashtext($2))`, keyLockClass, key).Scan(&got); err != nil {
 				return fmt.Errorf("lock key: %w", err)
 			}
 			if !got {
@@ -100,6 +100,30 @@ func (p *Provider) idempotent(c echo.Context, form url.Values, work func(ctx con
 		c.Response().Header().Set("Idempotent-Replayed", "true")
 	}
 	return a, replayed, nil
+}
+
+// keyLockClass is the class of the advisory lock a request holds on its
+// idempotency key while it runs.
+const keyLockClass = 1717660011
+
+// HoldKey takes the lock a request holds on its idempotency key while it
+// runs, and keeps it until release is called: a request with key meanwhile
+// is answered as Stripe answers one concurrent with another, 409
+// idempotency_error with Stripe-Should-Retry. For tests, which cannot
+// otherwise keep a request inside its transaction.
+func (p *Provider) HoldKey(ctx context.Context, key string) (release func(), err error) {
+	conn, err := p.db.Pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("hold key: %w", err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext($2))`, keyLockClass, key); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("hold key: %w", err)
+	}
+	return func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, hashtext($2))`, keyLockClass, key)
+		conn.Release()
+	}, nil
 }
 
 var errKeyInUse = &apiError{

@@ -95,8 +95,8 @@ func (r Refund) JSON() []byte {
 }
 
 // chargeJSON is the charge of a succeeded intent as a charge.refunded
-// event carries it: the fields the shop reads (payment_intent, refunded,
-// amount_refunded, metadata) and the intent's.
+// event carries it: the fields Stripe's charge object requires, and those
+// the shop reads (payment_intent, metadata).
 func chargeJSON(in Intent) []byte {
 	refunded := int64(0)
 	if in.Refunded {
@@ -105,6 +105,7 @@ func chargeJSON(in Intent) []byte {
 	return mustJSON(map[string]any{
 		"id": *in.LatestCharge, "object": "charge", "amount": in.Amount, "amount_captured": in.Amount,
 		"amount_refunded": refunded, "captured": true, "created": in.Created, "currency": in.Currency,
+		"billing_details": map[string]any{"address": nil, "email": nil, "name": nil, "phone": nil}, "disputed": false,
 		"livemode": false, "metadata": in.Metadata, "paid": true, "payment_intent": in.ID,
 		"payment_method": in.PaymentMethod, "refunded": in.Refunded, "status": "succeeded",
 	})

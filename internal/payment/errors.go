@@ -2,12 +2,12 @@ package payment
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 
-	"encoding/json"
 	"github.com/stripe/stripe-go/v82"
 )
 
