@@ -39,7 +39,11 @@ type webhooks struct {
 
 func newWebhooks(p *Provider) *webhooks {
 	ctx, stop := context.WithCancel(context.Background())
-	return &webhooks{p: p, ctx: ctx, stop: stop, client: &http.Client{Timeout: 5 * time.Second}}
+	// The default transport keeps 2 idle connections per host: under a
+	// burst of charges every other delivery would open a new one.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = 64
+	return &webhooks{p: p, ctx: ctx, stop: stop, client: &http.Client{Transport: transport, Timeout: 5 * time.Second}}
 }
 
 func (w *webhooks) close() {
