@@ -201,7 +201,7 @@ func TestLabPresenterModeWithoutScript(t *testing.T) {
 		{"3", "scenario-baseline", "/lab?present=1&card=2", "/lab?present=1&card=4"},
 		{"", "scenario-double-click", "/lab?present=1&card=1", "/lab?present=1&card=2"},
 		{"99", "scenario-double-click", "/lab?present=1&card=1", "/lab?present=1&card=2"},
-		{"10", "scenario-worker-crash", "/lab?present=1&card=9", "/lab?present=1&card=10"},
+		{"11", "scenario-worker-crash", "/lab?present=1&card=10", "/lab?present=1&card=11"},
 	} {
 		p := s.get(t, "/lab?present=1&card="+tc.card)
 		current := p.doc.Find(".lab-card[data-current]")

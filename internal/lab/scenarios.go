@@ -148,6 +148,21 @@ var Scenarios = []Scenario{
 		},
 	},
 	{
+		ID: "webhook-first", Title: "Webhook before the answer",
+		Point: "Stripe's webhook for the charge arrives before the shop's own call returns; the order is still written once.",
+		Setup: "The provider delivers payment_intent.succeeded, then answers the confirm",
+		Explanation: "Stripe sends its events on its own schedule: the webhook saying a PaymentIntent succeeded can reach the shop " +
+			"while the call that confirmed it is still on its way back. Here the provider delivers it first, and waits for the shop " +
+			"to take it. The webhook handler checks the signature, then looks the intent up by its metadata: no order holds it yet, " +
+			"and its key is still started, held by the attempt waiting for this very answer. So the handler writes no order and " +
+			"refunds nothing; it records the event in its inbox as pending, in one transaction with its id, and answers 200. Then the " +
+			"confirm's answer arrives and the attempt writes the order, fenced by its lock token. One charge, one order, the event " +
+			"handled once.",
+		WantCharges: 1, WantOrders: 1,
+		provider: fakestripe.Behaviour{Webhooks: fakestripe.WebhookFaults{BeforeAnswer: true}},
+		steps:    webhookFirstSteps,
+	},
+	{
 		ID: "slow-original", Title: "Slow original, retry after lock expiry",
 		Point: "A stalled original loses its lock to a retry; when it wakes, its write is refused.",
 		Setup: "1 s lock · the original stalls and stops renewing it",
