@@ -112,3 +112,9 @@ FROM idem_keys k JOIN order_keys USING (scope, key)
 ORDER BY k.status = 'started' DESC, k.created_at DESC
 LIMIT sqlc.arg(n)
 FOR UPDATE OF k SKIP LOCKED;
+
+-- name: ChaosWebhookEffects :many
+-- What the shops' webhook inbox made of the provider's events, by effect.
+-- A delivery of an event handled before is answered and not stored, so
+-- duplicates do not show here.
+SELECT effect, count(*) AS events FROM stripe_events GROUP BY effect ORDER BY effect;

@@ -36,6 +36,7 @@ const (
 	violJobLeft              = "outbox job not finished"
 	violJobDiscarded         = "outbox job given up"
 	violNotMade              = "failover disruption not made"
+	violNoWebhooks           = "no webhook reached the shops"
 )
 
 // check runs the invariants in SQL and against what the clients were told,
@@ -188,6 +189,19 @@ func check(ctx context.Context, cfg Config, conn, provider *database.DB, rep *Re
 	rep.Database = Totals{Orders: totals.Orders, ChargesSucceeded: succeeded,
 		ChargesDeclined: declined, Keys: totals.Keys, Keys402: totals.Keys402,
 		Refunds: refunds, CanceledKeys: canceled, ParkedKeys: totals.ParkedKeys, LostKeyRefunds: int64(len(lost))}
+	effects, err := q.ChaosWebhookEffects(ctx)
+	if err != nil {
+		return err
+	}
+	rep.Database.WebhookEffects = map[string]int64{}
+	for _, e := range effects {
+		rep.Database.WebhookEffects[e.Effect] = e.Events
+		rep.Database.WebhookEvents += e.Events
+	}
+	// A run whose webhooks never arrived tested none of their faults.
+	if rep.Database.WebhookEvents == 0 && succeeded > 0 {
+		add(violNoWebhooks, fmt.Sprintf("%d succeeded charges, no event in the shops' webhook inbox", succeeded))
+	}
 	jobs, err := q.ChaosJobTotals(ctx)
 	if err != nil {
 		return err

@@ -39,6 +39,8 @@ import (
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
+	"exactlyonce/internal/problem"
+	"exactlyonce/internal/web"
 )
 
 // Tolerance is how old a signature may be: Stripe's default, which stops
@@ -75,30 +77,41 @@ func (h *Handler) Register(e *echo.Echo) {
 }
 
 // receive is POST /webhooks/stripe. Its answers are for Stripe, which
-// retries anything but a 2xx: a 400 for a delivery that is not Stripe's
-// (retrying will not make it so), a 500 when handling failed (the retry
-// may succeed), 200 otherwise, a duplicate included.
+// delivers again after anything but a 2xx: 200 with the event's effect,
+// a duplicate included. What it cannot handle goes to the shop's one
+// error handler, as every handler's refusals and failures do, so the
+// statuses and the logs are the shop's: a delivery that is not Stripe's
+// is a 400 (delivering it again will not make it so, and nothing is
+// stored), an outage of the database a 503 with Retry-After, a provider
+// out of reach for a refund a 503 too, a Stripe that hung up a 499, and
+// anything else a 500, a fault of ours.
 func (h *Handler) receive(c echo.Context) error {
 	r := c.Request()
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, maxBodyBytes))
 	if err != nil {
-		return c.String(http.StatusBadRequest, "unreadable body\n")
+		return web.Fail(problem.InvalidRequest, "the body could not be read whole")
 	}
 	ev, err := webhook.ConstructEventWithOptions(body, r.Header.Get("Stripe-Signature"), h.secret,
 		webhook.ConstructEventOptions{Tolerance: Tolerance})
 	if err != nil {
-		h.log.WarnContext(r.Context(), "stripe webhook refused: bad or stale signature", "err", err)
-		return c.String(http.StatusBadRequest, "bad or stale signature\n")
+		return web.Fail(problem.InvalidRequest, "bad or stale Stripe-Signature: "+err.Error())
 	}
 	effect, err := h.Handle(r.Context(), ev)
-	if err != nil {
-		h.log.ErrorContext(r.Context(), "stripe webhook: handling failed; Stripe will deliver it again",
-			"event", ev.ID, "type", ev.Type, "err", err)
-		return c.String(http.StatusInternalServerError, "not handled; deliver again\n")
+	var unavailable *payment.UnavailableError
+	switch {
+	case errors.As(err, &unavailable):
+		return &web.Failure{Kind: problem.ProviderUnavailable, RetryAfter: providerRetryAfter,
+			Detail: fmt.Sprintf("stripe event %s (%s): %v", ev.ID, ev.Type, err)}
+	case err != nil:
+		return fmt.Errorf("stripe event %s (%s): %w", ev.ID, ev.Type, err)
 	}
 	h.log.InfoContext(r.Context(), "stripe webhook", "event", ev.ID, "type", ev.Type, "effect", effect)
 	return c.String(http.StatusOK, effect+"\n")
 }
+
+// providerRetryAfter is what Stripe is told to wait when a refund found the
+// provider out of reach.
+const providerRetryAfter = 2 * time.Second
 
 // Effects of an event, as the inbox records them.
 const (

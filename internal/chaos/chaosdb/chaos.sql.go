@@ -499,3 +499,35 @@ func (q *Queries) ChaosTotals(ctx context.Context) (ChaosTotalsRow, error) {
 	)
 	return i, err
 }
+
+const chaosWebhookEffects = `-- name: ChaosWebhookEffects :many
+SELECT effect, count(*) AS events FROM stripe_events GROUP BY effect ORDER BY effect
+`
+
+type ChaosWebhookEffectsRow struct {
+	Effect string
+	Events int64
+}
+
+// What the shops' webhook inbox made of the provider's events, by effect.
+// A delivery of an event handled before is answered and not stored, so
+// duplicates do not show here.
+func (q *Queries) ChaosWebhookEffects(ctx context.Context) ([]ChaosWebhookEffectsRow, error) {
+	rows, err := q.db.Query(ctx, chaosWebhookEffects)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChaosWebhookEffectsRow
+	for rows.Next() {
+		var i ChaosWebhookEffectsRow
+		if err := rows.Scan(&i.Effect, &i.Events); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
