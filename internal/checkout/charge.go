@@ -20,9 +20,10 @@ import (
 //     all derived from the key row) under the operation's provider key,
 //     unless the key's row holds its id already (a takeover);
 //  2. store its id in the key's row, fenced by this attempt's lock token
-//     (StoreIntent): an attempt that was taken over stores nothing and
-//     stops here, so an intent whose id was never stored was never
-//     confirmed and can never charge;
+//     and its lease (StoreIntent): an attempt that was taken over, or
+//     whose lease ran out while it was stalled, stores nothing and stops
+//     here, so an intent whose id was never stored was never confirmed
+//     and can never charge, and no confirm is sent outside a lease;
 //  3. confirm it with the card's PaymentMethod, under a provider key of its
 //     own (ConfirmKey): every attempt of the operation confirms with the
 //     same key, so a retry of a confirm that happened replays it.
@@ -37,6 +38,9 @@ func (e *Engine) pay(ctx context.Context, a Attempt, c *claim, priced catalog.Pr
 		in, err := e.createIntent(ctx, e.payments, a, c, priced)
 		if err != nil {
 			return payment.Intent{}, unknownOutcome(a, err)
+		}
+		if h := e.cfg.Hooks.BeforeStore; h != nil {
+			h(ctx, Claimed{CustomerID: a.CustomerID, Key: a.Key, TakenOver: c.lock.TakenOver})
 		}
 		if err := e.storeIntent(ctx, a, c, in.ID); err != nil {
 			return payment.Intent{}, err
@@ -86,8 +90,9 @@ func intentRequest(a Attempt, c *claim, priced catalog.Priced) payment.IntentReq
 }
 
 // storeIntent is StoreIntent: the intent's id into the key's row, only
-// while this attempt holds the key. No row means a newer attempt took the
-// key over: this one must not confirm.
+// while this attempt holds the key and its lease has not run out. No row
+// means a newer attempt took the key over, or may now (the lease ran out
+// while this attempt was stalled): this one must not confirm.
 func (e *Engine) storeIntent(ctx context.Context, a Attempt, c *claim, id string) error {
 	_, err := e.db.StoreIntent(ctx, db.StoreIntentParams{
 		PaymentIntentID: id, CustomerID: a.CustomerID, Key: a.Key, LockToken: c.token(),

@@ -70,6 +70,11 @@ type Hooks struct {
 	// BeforeFinish runs after the provider answered definitely (a charge or
 	// a decline), before the finish statement.
 	BeforeFinish func(ctx context.Context, c Claimed)
+	// BeforeStore runs once the create of the PaymentIntent has answered,
+	// before its id is stored: blocking in it (with BeforeRenew and
+	// BeforeFence) stands for an attempt that stalls with the create's
+	// answer in hand.
+	BeforeStore func(ctx context.Context, c Claimed)
 	// BeforeConfirm runs once the PaymentIntent's id is stored, just
 	// before the confirm: blocking in it stands for an attempt that stalls
 	// between the two calls.

@@ -335,6 +335,7 @@ UPDATE order_keys o SET payment_intent_id = $1::text
 FROM idem_keys k
 WHERE o.scope = ($2::uuid)::text AND o.key = $3::text
   AND k.scope = o.scope AND k.key = o.key AND k.status = 'started' AND k.lock_token = $4::uuid
+  AND k.locked_until > now()
   AND (o.payment_intent_id IS NULL OR o.payment_intent_id = $1::text)
 RETURNING true AS stored
 `
@@ -347,10 +348,13 @@ type StoreIntentParams struct {
 }
 
 // Stores the PaymentIntent of a key's operation, only while the key is
-// started and carries the attempt's lock token (the finish's fence): an
-// attempt that was taken over stores nothing, and so never confirms the
-// intent it created. Storing the same id again is a no-op that succeeds.
-// No row means the attempt lost the key.
+// started, carries the attempt's lock token (the finish's fence) and its
+// lease has not run out by the database's clock: an attempt that was taken
+// over stores nothing, and so never confirms the intent it created; nor
+// does one that stalled past its lease with the create's answer in hand,
+// whose confirm would run where a retry may take the key over (the model's
+// lease_covers_calls found it). Storing the same id again is a no-op that
+// succeeds. No row means the attempt lost the key, or may lose it.
 func (q *Queries) StoreIntent(ctx context.Context, arg StoreIntentParams) (bool, error) {
 	row := q.db.QueryRow(ctx, storeIntent,
 		arg.PaymentIntentID,

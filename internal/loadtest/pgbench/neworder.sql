@@ -80,11 +80,13 @@ INSERT INTO fakestripe.idempotency_keys (key, request_hash, status, body)
 VALUES ('prov-' || :k::text, '\x0123'::bytea, 200, convert_to(repeat('x', 1400), 'UTF8'));
 COMMIT;
 -- 3. StoreIntent (queries/order_keys.sql): the intent's id into the key's
--- row, fenced by the claim's lock token, one statement, autocommit
+-- row, fenced by the claim's lock token and its lease, one statement,
+-- autocommit
 UPDATE order_keys o SET payment_intent_id = ('pi_pgb' || :k::text)::text
 FROM idem_keys k
 WHERE o.scope = (:cust::uuid)::text AND o.key = ('pgb-' || :k::text)::text
   AND k.scope = o.scope AND k.key = o.key AND k.status = 'started' AND k.lock_token = md5(:tok::text)::uuid
+  AND k.locked_until > now()
   AND (o.payment_intent_id IS NULL OR o.payment_intent_id = ('pi_pgb' || :k::text)::text)
 RETURNING true AS stored;
 -- 4. the fake Stripe's confirm (confirmIntent under idempotent, then
