@@ -16,6 +16,14 @@ run: ## serve on http://127.0.0.1:8080 (local PostgreSQL unless DATABASE_URL is 
 		MAIL_CATCHER="$${MAIL_CATCHER-127.0.0.1:1025}" \
 		SESSION_SECRET="$${SESSION_SECRET:-$$(cat .data/session-secret)}" go run ./cmd/web
 
+# A highly available PostgreSQL (cmd/ha, internal/hapg; docs/ha.md): a
+# pg_auto_failover monitor and two synchronous data nodes on loopback ports,
+# kept in .data/ha. It prints the DATABASE_URL to start make run with, then
+# the nodes' states as they change, until Ctrl-C.
+.PHONY: ha
+ha: ## highly available PostgreSQL (pg_auto_failover, two synchronous nodes) in .data/ha; prints the DATABASE_URL for make run
+	go run ./cmd/ha -dir .data/ha
+
 .PHONY: idemcheck
 idemcheck: ## check the running shop's idempotency keys (start it with make run first)
 	go run ./cmd/idemcheck -base http://127.0.0.1:8080 -profile shop

@@ -122,7 +122,7 @@ func (f *Formation) logf(format string, args ...any) {
 // Stop stops the monitor, then both data nodes, each keeper stopping its
 // PostgreSQL, and waits until they are gone. The monitor goes first so
 // that it does not see the nodes go one after the other and start a
-// failover, which the next Start would have to finish. A throwaway
+// failover on the way down. A throwaway
 // formation's files are then deleted, if this process created it; the
 // others are kept for the next Start to reuse.
 func (f *Formation) Stop(ctx context.Context) error {

@@ -13,8 +13,10 @@ import (
 // keep committing while it runs: with Sync false the commits of the last
 // lag are acknowledged by the primary and lost with it; with Sync true they
 // wait for the standby and are never acknowledged, so nothing acknowledged
-// is lost. The old primary stays dead; StartNode brings it back as a
-// standby, pg_rewind discarding the commits its new primary never had.
+// is lost. Call it on a stable formation (WaitStable), whose standby
+// streams and has every commit acknowledged so far. The old primary stays
+// dead; StartNode brings it back as a standby, pg_rewind discarding the
+// commits its new primary never had.
 //
 // The steps, and why each is needed:
 //
@@ -26,18 +28,21 @@ import (
 //  3. Kill the primary's whole node (KillNode): nothing of it is left to
 //     send the tail again, or to restart PostgreSQL before the monitor
 //     acts.
-//  4. Kill the paused WAL receiver (SIGKILL). Resuming it instead would let
-//     it read the tail from its socket's buffers, which outlive the
-//     primary, and nothing would be lost; killed, its socket goes with the
-//     unread data. The standby's postmaster restarts its processes and
-//     recovers from its own WAL, without the tail, and its next WAL
-//     receiver finds no primary.
+//  4. Kill the paused WAL receiver (SIGKILL). Resumed instead, it reads
+//     the tail from its socket's buffers, which outlive the primary, and
+//     nothing is lost (measured: 0 of 5638 acknowledged commits); left
+//     paused, it keeps the promotion from finishing (measured: the
+//     standby still in stop_replication after 40 s), since recovery waits
+//     for the receiver to exit. Killed, its socket goes with the unread
+//     data. The standby's postmaster restarts its processes and recovers
+//     from its own WAL, without the tail, and its next WAL receiver finds
+//     no primary.
 //  5. Wait: the monitor sees the primary fail and promotes the standby.
 //     pg_auto_failover 2.0 promotes a lone standby whose last reported LSN
-//     is within promote_wal_log_threshold (16 MB) of the primary's last
-//     reported one; it does not, and cannot, know what the dead primary
-//     acknowledged after its last report. A tail of more than 16 MB of WAL
-//     would keep the monitor from promoting at all.
+//     is within promote_wal_log_threshold of the primary's last reported
+//     one (raised to 1 GB here: see promoteThreshold); it does not, and
+//     cannot, know what the dead primary acknowledged after its last
+//     report.
 func (f *Formation) LoseTail(ctx context.Context, lag time.Duration) (*Node, error) {
 	n, err := f.loseTail(ctx, lag)
 	if err != nil {

@@ -18,7 +18,9 @@ import (
 // by a busy machine does not cause a failover while PostgreSQL answers.
 // primary_demote_timeout is how long a failed primary is given to demote
 // itself before its standby takes writes: one that is dead has nothing to
-// do. startup_grace_period holds failovers back after the monitor starts.
+// do. startup_grace_period, which holds failovers back for 10 s after the
+// monitor starts (when the monitor itself restarts), is left alone: the
+// nodes need those seconds to report again.
 var fastMonitorSettings = []struct{ name, value string }{
 	{"pgautofailover.health_check_period", "1000"},               // default 5000 ms
 	{"pgautofailover.health_check_timeout", "1000"},              // default 5000 ms
@@ -26,23 +28,43 @@ var fastMonitorSettings = []struct{ name, value string }{
 	{"pgautofailover.health_check_retry_delay", "500"},           // default 2000 ms
 	{"pgautofailover.node_considered_unhealthy_timeout", "3000"}, // default 20000 ms
 	{"pgautofailover.primary_demote_timeout", "1500"},            // default 30000 ms
-	{"pgautofailover.startup_grace_period", "2000"},              // default 10000 ms
 }
 
-// tuneMonitor applies Options.Fast to the monitor, or puts back its
-// defaults, and reloads its configuration.
+// promoteThreshold replaces pgautofailover.promote_wal_log_threshold (16
+// MB): the monitor promotes a standby only if its last reported LSN is
+// within that many bytes of the failed primary's. A standby whose
+// PostgreSQL restarted (KillWALReceiver, LoseTail, a crash, StopNode) and
+// has not streamed since reports the start of its current 16 MB WAL
+// segment instead of its position (pg_last_wal_receive_lsn starts there),
+// so with the default the monitor would, at random, never promote it and
+// leave the formation without a primary (measured: 1 of 3 tries with the
+// standby 15.9 MB into a segment). The threshold exists to keep a far
+// behind asynchronous standby from being promoted; a formation for tests
+// wants the failover, and LoseTail wants it most. Only throwaway formations
+// (tests, the chaos harness) raise it: `make ha`'s keeps pg_auto_failover's
+// default, as a deployment would.
+const promoteThreshold = "1073741824" // 1 GB
+
+// tuneMonitor applies the monitor settings (fastMonitorSettings with
+// Options.Fast, their defaults without; promoteThreshold with
+// Options.Throwaway) and reloads its configuration.
 func (f *Formation) tuneMonitor(ctx context.Context) error {
+	sqls := []string{"ALTER SYSTEM RESET pgautofailover.promote_wal_log_threshold"}
+	if f.opts.Throwaway {
+		sqls[0] = "ALTER SYSTEM SET pgautofailover.promote_wal_log_threshold = " + promoteThreshold
+	}
 	for _, s := range fastMonitorSettings {
-		sql := "ALTER SYSTEM RESET " + s.name
 		if f.opts.Fast {
-			sql = "ALTER SYSTEM SET " + s.name + " = " + s.value
+			sqls = append(sqls, "ALTER SYSTEM SET "+s.name+" = "+s.value)
+		} else {
+			sqls = append(sqls, "ALTER SYSTEM RESET "+s.name)
 		}
+	}
+	sqls = append(sqls, "SELECT pg_reload_conf()")
+	for _, sql := range sqls {
 		if _, err := f.pool.Exec(ctx, sql); err != nil {
 			return fmt.Errorf("tune the monitor: %w", err)
 		}
-	}
-	if _, err := f.pool.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
-		return fmt.Errorf("tune the monitor: %w", err)
 	}
 	return nil
 }
