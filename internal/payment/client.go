@@ -23,8 +23,9 @@ type Config struct {
 	// SecretKey is Stripe's secret key (sk_test_… in test mode), or the
 	// fake's.
 	SecretKey string
-	// APIBase is the API's base URL: https://api.stripe.com for Stripe, the
-	// fake's mount point (http://127.0.0.1:8080/provider) otherwise.
+	// APIBase is the API's base URL, with no path (the SDK sends every
+	// path from /v1 on it): https://api.stripe.com for Stripe, the fake's
+	// server (such as http://127.0.0.1:8081) otherwise.
 	APIBase string
 	// Timeout bounds each HTTP request (PROVIDER_TIMEOUT); none if zero.
 	Timeout time.Duration
