@@ -92,6 +92,14 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 	return h
 }
 
+// WithoutWebhooks is an option of New: the in-process fake Stripe sends no
+// webhooks, as when they never arrive. The reconciler's tests use it: the
+// webhook handler would otherwise do what they watch the reconciler do, at
+// a moment of the delivery's own choosing.
+func WithoutWebhooks(cfg *app.Config) {
+	cfg.ProviderOptions = append(cfg.ProviderOptions, fakestripe.WithWebhooks("", ""))
+}
+
 func testLogger() *slog.Logger {
 	if os.Getenv("TEST_LOG") != "" {
 		return slog.New(slog.NewTextHandler(os.Stderr, nil))

@@ -14,6 +14,11 @@ import (
 	"exactlyonce/internal/lifecycle"
 )
 
+// The tests of this file run the shop without the fake's webhooks
+// (apptest.WithoutWebhooks): the reconciler is the safety net for the
+// events that never arrive, and the webhook handler would otherwise refund
+// what they watch the reconciler refund.
+
 // orphan leaves what the reconciler exists for: a succeeded charge whose key
 // is finished without an order. The engine never does this (that is what
 // the orphan counter asserts); a bug, or a restore that lost the order,
@@ -50,7 +55,7 @@ func TestTwoReconcilersRefundAnOrphanOnce(t *testing.T) {
 			t.Error("the other reconciler never reached the refund")
 		}
 	}}
-	h := apptest.New(t, func(cfg *app.Config) { cfg.ReconcilerHooks = hooks })
+	h := apptest.New(t, apptest.WithoutWebhooks, func(cfg *app.Config) { cfg.ReconcilerHooks = hooks })
 	c := h.NewCustomer(t)
 	order(t, h, c, "paid")
 	orphan(t, h, c, "orphan")
@@ -113,7 +118,7 @@ func TestTwoReconcilersRefundAnOrphanOnce(t *testing.T) {
 
 func TestReconcilerCursorWaitsForPendingCharges(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	h := apptest.New(t, apptest.WithoutWebhooks, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
 	c := h.NewCustomer(t)
 	paid := order(t, h, c, "paid")
 	h.SetProvider(t, 0, "after_charge")
@@ -164,7 +169,7 @@ func TestReconcilerCursorWaitsForPendingCharges(t *testing.T) {
 // hold the cursor, or every later charge would be read again on every pass.
 func TestReconcilerCursorPassesAParkedKey(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t)
+	h := apptest.New(t, apptest.WithoutWebhooks)
 	c := h.NewCustomer(t)
 	h.SetProvider(t, 0, "after_charge")
 	h.PlaceOrder(t, c, "stuck", oneMug)
@@ -204,7 +209,7 @@ func TestRefundMadeButNotRecordedIsRecordedByTheNextPass(t *testing.T) {
 			crash()
 		}
 	}}
-	h := apptest.New(t, func(cfg *app.Config) { cfg.ReconcilerHooks = hooks })
+	h := apptest.New(t, apptest.WithoutWebhooks, func(cfg *app.Config) { cfg.ReconcilerHooks = hooks })
 	c := h.NewCustomer(t)
 	orphan(t, h, c, "orphan")
 	if _, err := h.App.Reconciler.Pass(crashCtx); err == nil {
@@ -246,7 +251,7 @@ func TestRefundMadeButNotRecordedIsRecordedByTheNextPass(t *testing.T) {
 // metadata.
 func TestReconcilerRefundsTheChargeOfALostKey(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t)
+	h := apptest.New(t, apptest.WithoutWebhooks)
 	c := h.NewCustomer(t)
 	order(t, h, c, "lost")
 	ctx := context.Background()
