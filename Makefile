@@ -124,15 +124,20 @@ model: ## model-check the protocol with SPIN, and each mutation's counterexample
 bin/web:
 	@go build -o bin/web ./cmd/web
 
+# The provider's webhooks in every chaos run: a fifth of the events
+# delivered twice, a fifth held back so that later ones overtake them, and
+# every delivery 200 ms late (the invariants are the same with them).
+WEBHOOK_FAULTS := -webhook-duplicates 0.2 -webhook-reorder 0.2 -webhook-delay 200ms
+
 .PHONY: chaos
-chaos: bin/web ## chaos harness, long: 10,000 checkouts under kills, stalls, DB crashes and stalls, row locks, SMTP stalls, provider faults
+chaos: bin/web ## chaos harness, long: 10,000 checkouts under kills, stalls, DB crashes and stalls, row locks, SMTP stalls, provider faults, webhooks twice, late and out of order
 	go run ./cmd/chaos -v -web bin/web -instances 3 -clients 48 -checkouts 10000 -duration 8m -drain 1m \
-		-kills 24 -stalls 16 -db-crashes 6 -db-stalls 4 -row-locks 8 -smtp-stalls 6
+		-kills 24 -stalls 16 -db-crashes 6 -db-stalls 4 -row-locks 8 -smtp-stalls 6 $(WEBHOOK_FAULTS)
 
 .PHONY: chaos/short
 chaos/short: bin/web ## chaos harness in under a minute (part of make test)
 	go run ./cmd/chaos -web bin/web -instances 3 -clients 16 -checkouts 250 -duration 30s -drain 8s -settle 15s \
-		-kills 2 -stalls 2 -db-crashes 1 -db-stalls 1 -row-locks 1 -smtp-stalls 1 -smtp-stall 5s
+		-kills 2 -stalls 2 -db-crashes 1 -db-stalls 1 -row-locks 1 -smtp-stalls 1 -smtp-stall 5s $(WEBHOOK_FAULTS)
 
 # The failover runs (internal/chaos/ha.go, docs/failure-model.md): the
 # shop's database is a pg_auto_failover formation (internal/hapg) of a
@@ -145,7 +150,7 @@ chaos/short: bin/web ## chaos harness in under a minute (part of make test)
 # standby, which passes only when the harness finds the acknowledged
 # orders the failovers lost (and nothing else broken).
 HA_CHAOS := -ha -instances 3 -clients 32 -checkouts 6000 -duration 4m -drain 30s -settle 1m \
-	-failovers 4 -switchovers 2 -primary-kills 2 -standby-stops 2 -kills 8 -stalls 4 -row-locks 4 -smtp-stalls 2
+	-failovers 4 -switchovers 2 -primary-kills 2 -standby-stops 2 -kills 8 -stalls 4 -row-locks 4 -smtp-stalls 2 $(WEBHOOK_FAULTS)
 
 .PHONY: chaos/ha
 chaos/ha: bin/web ## chaos harness on a failover formation through HAProxy, long: 4 failovers, 2 switchovers, primary and standby disruptions, 0 violations
@@ -158,12 +163,12 @@ chaos/ha/async: bin/web ## the counterexample, long: chaos/ha with an asynchrono
 .PHONY: chaos/ha/short
 chaos/ha/short: bin/web ## chaos/ha in about a minute and a half (part of make test)
 	go run ./cmd/chaos -web bin/web -ha -instances 2 -clients 16 -checkouts 500 -duration 40s -drain 8s -settle 30s \
-		-failovers 1 -switchovers 1 -kills 1 -stalls 1
+		-failovers 1 -switchovers 1 -kills 1 -stalls 1 $(WEBHOOK_FAULTS)
 
 .PHONY: chaos/ha/async/short
 chaos/ha/async/short: bin/web ## chaos/ha/async in about a minute (part of make test)
 	go run ./cmd/chaos -web bin/web -ha -async -expect-loss -instances 2 -clients 16 -checkouts 300 -duration 25s -drain 8s -settle 30s \
-		-failovers 1 -kills 1
+		-failovers 1 -kills 1 $(WEBHOOK_FAULTS)
 
 # The three short chaos runs at once: they mostly wait (on their drive's
 # schedule, on River's rescuer), and each judges rates against its own

@@ -1,10 +1,16 @@
 /*
  * The order protocol of exactlyonce, for the SPIN model checker.
  *
- * One customer and one idempotency key. Requests claim the key, charge the
- * provider under a lease and finish with a guarded write; the completer,
- * the reconciler and the sweeper work beside them; any process may stall or
- * crash at any step, and a create-charge call may reach the provider late.
+ * One customer and one idempotency key. Requests claim the key, pay the
+ * provider under a lease the Stripe way (create the operation's
+ * PaymentIntent with the key derived from the operation, store its id in
+ * the key's row with a statement fenced by the lock token, confirm it by
+ * its id) and finish with a guarded write; the completer (retrieve and
+ * cancel by the stored id; without one, the create sent again to learn the
+ * id and cancel it, or past the provider's key window no call at all), the
+ * reconciler and the sweeper work beside them; any process may stall or
+ * crash at any step, and a confirm may reach the provider late, even after
+ * the intent was canceled, when it charges nothing.
  * docs/model.md maps each step to the Go function or SQL statement it
  * stands for, says what is abstracted away and how to read a trail.
  *
@@ -67,7 +73,7 @@
 /* One set of names, so that trails print them: an attempt's phase, a stored
  * answer, a provider outcome, and the invariants the asserts check. */
 mtype = {
-	IDLE, LEASED, FINISHING,
+	IDLE, CREATING, LEASED, FINISHING,
 	NOANSWER, CREATED, DECLINED, NOT_COMPLETED,
 	NOCHARGE, SUCCEEDED, DECLINED_CHARGE, CANCELED,
 	ONE_ORDER_PER_KEY, ONE_CHARGE_PER_PURCHASE, CHARGE_HAS_ORDER_OR_REFUND,
@@ -84,14 +90,21 @@ byte k_age;       /* now() - created_at, saturating at AGECAP */
 byte k_finage;    /* now() - finished_at, saturating at RETAIN + 1 */
 mtype k_ans = NOANSWER;  /* response_status and response_body */
 byte k_ansop;     /* the operation whose outcome the stored answer tells */
+bool k_hasid;     /* payment_intent_id: the operation's intent, stored before it is confirmed */
 
 /* Operations are numbered as they are created; operation o's provider key
- * is derived from o (checkout.ProviderKey), so the provider's state is kept
- * per operation. */
+ * is derived from o (checkout.ProviderKey), and so is its PaymentIntent,
+ * the one the create with that key makes (Stripe replays it to a create
+ * sent again), and its confirm's key (checkout.ConfirmKey): the provider's
+ * state is kept per operation. */
 byte nextop;
 byte opgen[3];    /* the purchase whose request created each operation */
 
-/* The provider: one charge per provider key, canceled keys, refunds. */
+/* The provider: each operation's intent, decided once by its first confirm
+ * (succeeded, or declined by the bank; a confirm again replays it), or
+ * canceled first, after which a confirm charges nothing; refunds. Whether
+ * the intent exists is not kept: creating one charges nothing, and a
+ * confirm is sent only for an intent whose create was answered. */
 mtype p_charge[3] = NOCHARGE;
 bool p_canceled[3];
 bool p_refunded[3];
@@ -99,8 +112,11 @@ bool p_refunded[3];
 /* The shop's orders, counted by the operation whose charge each holds. */
 byte orders[3];
 
-/* Create-charge calls on the wire: sent by a request, processed by the
- * provider at any later time, even after the request gave up or died. */
+/* Confirms on the wire: sent by a request, processed by the provider at
+ * any later time, even after the request gave up or died. (A create's
+ * answer is waited for in the phase CREATING; a create that lands after
+ * its request ended changes nothing that matters: it makes an intent
+ * nobody confirms.) */
 bool wire[NREQ];
 byte wireop[NREQ];
 mtype resp[NREQ] = NOCHARGE;  /* the provider's answer, while its request waits */
@@ -138,8 +154,10 @@ inline check(cond, inv) {
 }
 
 /* Whether a succeeded charge under operation o exists, or can still be
- * made: a create of o is on the wire while o is neither charged, declined
- * nor canceled at the provider. */
+ * made: a confirm of o is on the wire while o is neither charged, declined
+ * nor canceled at the provider. (A request still waiting on its create
+ * can confirm only after its fenced store, which no request of a key that
+ * has an answer can make.) */
 #define ON_WIRE(j, o) (wire[j] && wireop[j] == o)
 #define PENDING(o) ANY_REQ2(ON_WIRE, o)
 #define CAN_LAND(o) (p_charge[o] == SUCCEEDED || (p_charge[o] == NOCHARGE && !p_canceled[o] && PENDING(o)))
@@ -158,10 +176,13 @@ inline told(gen, ans, ansop) {
 	fi
 }
 
+/* A request waits on a provider call: its create, or its confirm. */
+#define WAITING(i) (a_phase[i] == CREATING || a_phase[i] == LEASED)
+
 /* LTL lease_covers_calls: a request that is running (not paused) while it
  * waits on its provider call holds the key, with a lease that has not run
  * out. The self-fence is what keeps it true. */
-#define COVERED(i) (a_phase[i] != LEASED || a_stalled[i] || \
+#define COVERED(i) (!WAITING(i) || a_stalled[i] || \
 	(k_exists && k_token == a_tok[i] && k_lease > 0))
 ltl lease_covers_calls { [] ALL_REQ(COVERED) }
 
@@ -172,7 +193,7 @@ ltl answer_is_final { [] (!(k_exists && k_finished) ||
 
 /* The fence is a timer: time does not pass the moment it fires while its
  * attempt runs. A paused process holds nothing back. */
-#define OVERDUE(i) (a_phase[i] == LEASED && !a_stalled[i] && a_fence[i] == 0)
+#define OVERDUE(i) (WAITING(i) && !a_stalled[i] && a_fence[i] == 0)
 #ifdef MUT_NO_FENCE
 #define CLOCK_MAY_TICK true
 #else
@@ -181,7 +202,7 @@ ltl answer_is_final { [] (!(k_exists && k_finished) ||
 
 inline tickslot(i) {
 	if
-	:: a_phase[i] == LEASED && a_fence[i] > 0 -> a_fence[i]--
+	:: WAITING(i) && a_fence[i] > 0 -> a_fence[i]--
 	:: else -> skip
 	fi
 }
@@ -220,7 +241,7 @@ end:	do
 	od
 }
 
-/* A create whose request has ended, for an operation the provider has
+/* A confirm whose request has ended, for an operation the provider has
  * decided (charged, declined or canceled), can change nothing any more when
  * it lands: it is dropped at once, so that the states where it is still on
  * the wire and those where it has landed are one. */
@@ -235,9 +256,11 @@ inline forget() {
 	EACH_REQ(forgetslot)
 }
 
-/* The provider processes a create (fakeprovider's record, under the key's
- * lock): a canceled key charges nothing; a key charged before gets that
- * charge again; otherwise the bank succeeds or declines, once per key. */
+/* The provider processes a confirm (fakestripe's confirmIntent, under the
+ * confirm key's idempotency and the intent's row lock): a canceled intent
+ * charges nothing (payment_intent_unexpected_state); an intent decided
+ * before answers that again (the confirm key's replay, or its succeeded
+ * state); otherwise the bank succeeds or declines, once per operation. */
 inline land(j) {
 	o = wireop[j];
 	if
@@ -251,7 +274,7 @@ inline land(j) {
 		fi;
 		r = p_charge[o]
 	fi;
-	printf("MODEL: provider: the create of request %d for operation %d lands: %e\n", j, o, r);
+	printf("MODEL: provider: the confirm of request %d for operation %d lands: %e\n", j, o, r);
 	wire[j] = false; wireop[j] = 0;
 	/* A request still waiting gets the answer; a paused one finds it when
 	 * it resumes. */
@@ -279,9 +302,14 @@ end:	do
 	od
 }
 
-/* The provider's cancel by key, atomic with create: the charge made with the
- * key, or else the key canceled, so that no create charges under it. The
- * mutation looks the charge up instead and takes "none yet" for "none". */
+/* The completer's retrieve and cancel of an operation's intent by its id,
+ * decided by the provider one at a time with every confirm of the intent:
+ * the intent's outcome if it was decided (Stripe refuses to cancel a
+ * succeeded intent and the client returns it; a declined one is canceled
+ * and keeps its decline), or else the intent canceled, so that no confirm
+ * charges it. The retrieve before the cancel only spares a call, so the
+ * two are one step. The mutation retrieves and takes "not confirmed yet"
+ * for "never".  */
 inline cancel(co, cgot) {
 	if
 	:: p_charge[co] != NOCHARGE -> cgot = p_charge[co]
@@ -347,6 +375,31 @@ inline newtoken() {
 	od
 }
 
+/* The completer settles operation so at the provider (settleIntent). With
+ * the intent's id stored: retrieve, cancel. Without: the intent was never
+ * confirmed (a confirm is sent only after the fenced store). Within the
+ * provider's key window the completer sends the create again, which Stripe
+ * replays, to learn the id and cancel the intent; past it, it makes no call.
+ * The model does not know the key's age against the window (24 h): either
+ * may happen. */
+inline settleintent(so, sgot) {
+	if
+#ifndef MUT_COMPLETER_LOOKS
+	:: k_hasid -> cancel(so, sgot);
+		printf("MODEL: completer retrieves the stored intent of operation %d, cancelling it if it can still be confirmed: %e\n", so, sgot)
+	:: !k_hasid -> cancel(so, sgot);
+		printf("MODEL: completer sends operation %d's create again (within the key window), learns its intent and cancels it if it can still be confirmed: %e\n", so, sgot)
+#else
+	:: k_hasid -> cancel(so, sgot);
+		printf("MODEL: completer retrieves the stored intent of operation %d, and takes what it finds for final: %e\n", so, sgot)
+	:: !k_hasid -> cancel(so, sgot);
+		printf("MODEL: completer sends operation %d's create again (within the key window), learns its intent and retrieves it: %e\n", so, sgot)
+#endif
+	:: !k_hasid -> sgot = CANCELED;
+		printf("MODEL: completer finds no stored intent for operation %d, past the key window: no call\n", so)
+	fi
+}
+
 inline clear(i) {
 	a_phase[i] = IDLE; a_tok[i] = 0; a_op[i] = 0; a_fence[i] = 0; a_stalled[i] = false
 }
@@ -357,6 +410,28 @@ inline leave(i) {
 	clear(i); resp[i] = NOCHARGE; got = NOCHARGE; live--; forget()
 }
 
+/* A request's create was answered: it stores the intent's id in the key's
+ * row, fenced by its token and its lease (StoreIntent: lock_token = <mine>
+ * AND locked_until > now()), and confirms it by its id, under the
+ * operation's confirm key. A request that was taken over, or whose lease
+ * ran out while it was paused, stores nothing and never confirms. The
+ * mutation confirms anyway. */
+inline store(i) {
+	if
+	:: k_exists && !k_finished && k_token == a_tok[i] && k_lease > 0 ->
+		k_hasid = true; a_phase[i] = LEASED; wire[i] = true; wireop[i] = a_op[i];
+		printf("MODEL: request %d: operation %d's intent is created; it stores its id and confirms it\n", i, a_op[i])
+	:: else ->
+#ifdef MUT_CONFIRM_UNSTORED
+		wire[i] = true; wireop[i] = a_op[i];
+		printf("MODEL: request %d: its store finds the key taken over or its lease run out, and it confirms operation %d's intent anyway\n", i, a_op[i]);
+#else
+		printf("MODEL: request %d: its store finds the key taken over or its lease run out: no confirm (409 request-superseded)\n", i);
+#endif
+		leave(i); goto gone
+	fi
+}
+
 /* One request of purchase gen, on instance inst, in slot i. */
 proctype Request(byte i; byte gen; byte inst) {
 	mtype got = NOCHARGE;
@@ -365,8 +440,9 @@ proctype Request(byte i; byte gen; byte inst) {
 	 * never: a request not sent waits here for good, which is a valid end.
 	 * The second purchase's requests go out only once the sweeper has
 	 * deleted the first's key. Then Recall, ClaimOrderKey (and Resume, under
-	 * FOR UPDATE, for a takeover), and the create-charge call with the
-	 * provider key of the operation. */
+	 * FOR UPDATE, for a takeover), and the first provider call: the create
+	 * of the operation's intent with the operation's provider key, or, when
+	 * a takeover finds the intent's id stored, its confirm. */
 end:	atomic { !over && gen >= purchase && (gen == 1 || swept) && (gen > purchase || clientage <= WINDOW) ->
 		live++;
 		if
@@ -384,7 +460,7 @@ end:	atomic { !over && gen >= purchase && (gen == 1 || swept) && (gen > purchase
 		:: !k_exists ->
 			nextop++; newtoken();
 			k_exists = true; k_finished = false; k_op = nextop;
-			k_lease = LEASE; k_age = 0; k_finage = 0; k_ans = NOANSWER; k_ansop = 0;
+			k_lease = LEASE; k_age = 0; k_finage = 0; k_ans = NOANSWER; k_ansop = 0; k_hasid = false;
 			opgen[nextop] = gen;
 			printf("MODEL: request %d (purchase %d, instance %c) claims a new key: operation %d, token %d\n",
 				i, gen, 88 + inst, k_op, k_token)
@@ -401,19 +477,27 @@ end:	atomic { !over && gen >= purchase && (gen == 1 || swept) && (gen > purchase
 			printf("MODEL: request %d (purchase %d, instance %c) takes the key over: operation %d, token %d\n",
 				i, gen, 88 + inst, k_op, k_token)
 		fi;
-		a_phase[i] = LEASED; a_tok[i] = k_token; a_op[i] = k_op; a_fence[i] = FENCE;
-		wire[i] = true; wireop[i] = k_op
+		a_tok[i] = k_token; a_op[i] = k_op; a_fence[i] = FENCE;
+		if
+		:: k_hasid -> a_phase[i] = LEASED; wire[i] = true; wireop[i] = k_op;
+			printf("MODEL: request %d confirms the stored intent of operation %d\n", i, k_op)
+		:: else -> a_phase[i] = CREATING;
+			printf("MODEL: request %d creates operation %d's intent\n", i, k_op)
+		fi
 	}
 
-	/* Waiting on the provider under the lease (withLease, KeepLease), until
-	 * the answer lands (Provider) or the wait ends. */
+	/* Waiting on the provider under the lease (withLease, KeepLease): on
+	 * the create until its answer comes and the request stores the id, then
+	 * on the confirm until its answer lands (Provider), or until the wait
+	 * ends. */
 	do
+	:: atomic { a_phase[i] == CREATING && !a_stalled[i] -> store(i) }
 	:: atomic { a_phase[i] == FINISHING ->
 		got = resp[i]; resp[i] = NOCHARGE;
 		printf("MODEL: request %d got %e from the provider\n", i, got);
 		finish(i, got, REQUEST, gen); leave(i); goto gone }
 	:: atomic { a_phase[i] == FINISHING -> printf("MODEL: request %d crashes before its finish\n", i); leave(i); goto gone }
-	:: atomic { a_phase[i] == LEASED && !a_stalled[i] ->
+	:: atomic { WAITING(i) && !a_stalled[i] ->
 		if
 		:: k_exists && !k_finished && k_token == a_tok[i] -> k_lease = LEASE; a_fence[i] = FENCE;
 			printf("MODEL: request %d renews its lease\n", i)
@@ -422,16 +506,16 @@ end:	atomic { !over && gen >= purchase && (gen == 1 || swept) && (gen > purchase
 			leave(i); goto gone
 		fi }
 #ifndef MUT_NO_FENCE
-	:: atomic { a_phase[i] == LEASED && !a_stalled[i] && a_fence[i] == 0 ->
+	:: atomic { WAITING(i) && !a_stalled[i] && a_fence[i] == 0 ->
 		printf("MODEL: request %d fences itself before its lease runs out (504); the key stays started\n", i);
 		leave(i); goto gone }
 #endif
-	:: atomic { a_phase[i] == LEASED && !a_stalled[i] ->
+	:: atomic { WAITING(i) && !a_stalled[i] ->
 		printf("MODEL: request %d stops waiting (provider timeout, network error or crash)\n", i);
 		leave(i); goto gone }
 	/* A pause matters only when it holds the fence back: while the fence
 	 * has time left, pausing and resuming leaves the state as it was. */
-	:: atomic { a_phase[i] == LEASED && !a_stalled[i] && a_fence[i] == 0 ->
+	:: atomic { WAITING(i) && !a_stalled[i] && a_fence[i] == 0 ->
 		a_stalled[i] = true;
 		printf("MODEL: request %d's process is paused\n", i) }
 	:: atomic { a_stalled[i] -> a_stalled[i] = false;
@@ -440,6 +524,9 @@ end:	atomic { !over && gen >= purchase && (gen == 1 || swept) && (gen > purchase
 		 * the fence fires at once otherwise, and may beat the answer. */
 		if
 		:: resp[i] != NOCHARGE -> a_phase[i] = FINISHING
+		:: a_phase[i] == CREATING && a_fence[i] == 0 ->
+			printf("MODEL: request %d's create was answered during the pause\n", i);
+			store(i)
 		:: resp[i] == NOCHARGE && a_fence[i] > 0 -> skip
 #ifndef MUT_NO_FENCE
 		:: a_fence[i] == 0 ->
@@ -456,9 +543,9 @@ gone:	skip
 
 /* The completer, pass after pass (each instance runs one every
  * COMPLETER_INTERVAL): TakeStuck (a started key whose lease ran out, past its
- * grace, taken over with a new token), the cancel by key at the provider,
- * and the finish the request would have made, or a crash before it, which
- * leaves the key to a later pass or a retry. */
+ * grace, taken over with a new token), the operation's intent settled at
+ * the provider (settleintent), and the finish the request would have made,
+ * or a crash before it, which leaves the key to a later pass or a retry. */
 proctype Completer() {
 	mtype got = NOCHARGE;
 end:	do
@@ -466,9 +553,8 @@ end:	do
 		live++;
 		newtoken(); k_lease = LEASE;
 		a_phase[COMP] = FINISHING; a_tok[COMP] = k_token; a_op[COMP] = k_op;
-		cancel(k_op, got);
-		printf("MODEL: completer takes the key over (token %d) and cancels operation %d at the provider: %e\n",
-			k_token, k_op, got);
+		printf("MODEL: completer takes the key over (token %d)\n", k_token);
+		settleintent(k_op, got);
 		forget()
 	}
 		if
@@ -478,8 +564,9 @@ end:	do
 	od
 }
 
-/* The reconciler: a succeeded charge that no order holds, whose key is
- * finished (MatchCharge), is refunded (Refund, then RecordRefund). */
+/* The reconciler, and the webhook handler on payment_intent.succeeded: a
+ * succeeded intent that no order holds, whose key is finished (MatchIntent),
+ * is refunded (Refund under RefundKey, then RecordRefund). */
 #define ORPHAN(o) (p_charge[o] == SUCCEEDED && !p_refunded[o] && orders[o] == 0 && \
 	k_exists && k_op == o && k_finished)
 
@@ -508,12 +595,12 @@ end:	do
 		check(k_finished, NEVER_SWEPT_STARTED);
 		firstans[k_op] = NOANSWER; firstansop[k_op] = 0;  /* nothing reads them once the row is gone */
 		k_exists = false; k_finished = false; k_op = 0; k_token = 0; k_lease = 0; k_age = 0;
-		k_finage = 0; k_ans = NOANSWER; k_ansop = 0; swept = true }
+		k_finage = 0; k_ans = NOANSWER; k_ansop = 0; k_hasid = false; swept = true }
 	od
 }
 
 /* Quiescence: every attempt has ended and the faults have stopped. Every
- * lock runs out and every grace passes; the creates still on the wire land
+ * lock runs out and every grace passes; the confirms still on the wire land
  * before the completer's last pass or after it; the completer settles a key
  * left started; the reconciler refunds what no order holds. Then every
  * succeeded charge must have an order or a refund. */
@@ -563,9 +650,9 @@ init {
 		fi;
 		if
 		:: k_exists && !k_finished ->
-			cancel(k_op, got);
 			newtoken(); a_tok[COMP] = k_token; a_op[COMP] = k_op;
-			printf("MODEL: completer's last pass cancels operation %d: %e\n", k_op, got);
+			printf("MODEL: completer's last pass\n");
+			settleintent(k_op, got);
 			finish(COMP, got, COMPLETER, 0);
 			clear(COMP)
 		:: else -> skip

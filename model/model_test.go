@@ -65,10 +65,15 @@ var mutations = []struct {
 	// purchase finishes into the row of the second, and its charge gets a
 	// second order.
 	{"finish without the token guard", "-DMUT_FINISH_NO_TOKEN", "", "ONE_ORDER_PER_KEY"},
-	// The completer asks the provider for a charge and takes "none yet"
-	// for "none": it stores payment-not-completed while the original
-	// create can still land.
+	// The completer retrieves the intent and takes "not confirmed yet"
+	// for "never": it stores payment-not-completed while the original
+	// confirm can still land.
 	{"completer looks instead of cancelling", "-DMUT_COMPLETER_LOOKS", "", "NO_CHARGE_IS_FINAL"},
+	// A request confirms its intent even when its fenced store of the id
+	// wrote nothing: the completer, finding no id stored past the key
+	// window, stores payment-not-completed without a call, and the
+	// confirm charges.
+	{"confirm without the stored id", "-DMUT_CONFIRM_UNSTORED", "", "NO_CHARGE_IS_FINAL"},
 	// No self-fence: a request whose renewals fail keeps waiting on its
 	// call while its lease runs out.
 	{"no self-fencing", "-DMUT_NO_FENCE", "lease_covers_calls", "lease_covers_calls"},

@@ -107,3 +107,28 @@ FROM key_events
 WHERE customer_id = @customer_id AND key = @key
 ORDER BY id
 LIMIT @max_rows;
+
+-- name: StoreIntent :one
+-- Stores the PaymentIntent of a key's operation, only while the key is
+-- started, carries the attempt's lock token (the finish's fence) and its
+-- lease has not run out by the database's clock: an attempt that was taken
+-- over stores nothing, and so never confirms the intent it created; nor
+-- does one that stalled past its lease with the create's answer in hand,
+-- whose confirm would run where a retry may take the key over (the model's
+-- lease_covers_calls found it). Storing the same id again is a no-op that
+-- succeeds. No row means the attempt lost the key, or may lose it.
+UPDATE order_keys o SET payment_intent_id = @payment_intent_id::text
+FROM idem_keys k
+WHERE o.scope = (@customer_id::uuid)::text AND o.key = @key::text
+  AND k.scope = o.scope AND k.key = o.key AND k.status = 'started' AND k.lock_token = @lock_token::uuid
+  AND k.locked_until > now()
+  AND (o.payment_intent_id IS NULL OR o.payment_intent_id = @payment_intent_id::text)
+RETURNING true AS stored;
+
+-- name: KeyIntent :one
+-- The PaymentIntent stored for a key ('' when none), and the key's age by
+-- the database's clock: what a takeover and the completer settle the key by.
+SELECT coalesce(o.payment_intent_id, '')::text AS payment_intent_id,
+       extract(epoch FROM now() - k.created_at)::double precision AS age_seconds
+FROM order_keys o JOIN idem_keys k ON k.scope = o.scope AND k.key = o.key
+WHERE o.scope = (@customer_id::uuid)::text AND o.key = @key::text;

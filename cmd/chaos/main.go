@@ -1,7 +1,8 @@
 // Command chaos runs the chaos harness (package chaos) against a built web
 // binary: shops, provider and PostgreSQL as separate processes on loopback,
 // clients placing checkouts while instances are killed and paused, the
-// database crashes and stalls, rows stay locked and the mail server hangs. It prints one summary line and the report as JSON, and
+// database crashes and stalls, rows stay locked, the mail server hangs and
+// the provider's webhooks arrive twice, late and out of order. It prints one summary line and the report as JSON, and
 // exits 1 when an invariant broke (2 when the run could not be made).
 //
 //	go build -o bin/web ./cmd/web && go run ./cmd/chaos -web bin/web
@@ -49,6 +50,9 @@ func main() {
 	flag.DurationVar(&cfg.StandbyDown, "standby-down", 0, "how long a stopped standby stays down (default 5s)")
 	expectLoss := flag.Bool("expect-loss", false, "pass only if the run finds acknowledged writes lost (the asynchronous counterexample), and nothing else broken")
 	flag.StringVar(&cfg.ProviderFaults, "provider-faults", "rates", "the provider's faults: rates (windows for a provider without rates), windows, or off")
+	flag.Float64Var(&cfg.WebhookDuplicates, "webhook-duplicates", 0, "share of the provider's webhook events (0 to 1) delivered twice")
+	flag.Float64Var(&cfg.WebhookReorder, "webhook-reorder", 0, "share of the provider's webhook events (0 to 1) held back so that later ones overtake them")
+	flag.DurationVar(&cfg.WebhookDelay, "webhook-delay", 0, "how long the provider waits before each webhook delivery")
 	flag.DurationVar(&cfg.LockTimeout, "lock-timeout", 0, "the shops' LOCK_TIMEOUT (default 3s)")
 	flag.DurationVar(&cfg.CompleterGrace, "completer-grace", 0, "the shops' COMPLETER_GRACE (default 2s)")
 	flag.DurationVar(&cfg.RequestTimeout, "request-timeout", 0, "how long a client waits for an answer (default 5s)")

@@ -48,7 +48,7 @@ func verdicts(l legs) ([]loadtest.Verdict, error) {
 		Target:   "new orders ≥ 0.6× pgbench of the app's statements",
 		Measured: fmt.Sprintf("%.2f× for the order path (%.2f× with its jobs done during the leg by web worker)", newOrders, withJobs),
 		Met:      newOrders >= 0.6,
-		Why: fmt.Sprintf("pgbench's leg leaves PostgreSQL all %d cores; during the app's, the web process took %.2f of a core (%s per order, the in-process provider's HTTP hop and transaction included) "+
+		Why: fmt.Sprintf("pgbench's leg leaves PostgreSQL all %d cores; during the app's, the web process took %.2f of a core (%s per order, the in-process fake Stripe's two HTTP calls and transactions included) "+
 			"and the HTTP load generator %.2f, which PostgreSQL then lacks. "+
 			"Next: the shop, the provider and the load generator on machines of their own, or pinned to cores apart from PostgreSQL's",
 			runtime.NumCPU(), cores(l.appNew.CPU, l.appNew.Elapsed), loadtest.FormatDuration(l.appNew.CPUPerRequest()), cores(l.appNew.ClientCPU, l.appNew.Elapsed)),
@@ -56,7 +56,7 @@ func verdicts(l legs) ([]loadtest.Verdict, error) {
 		Target:   "new orders ≥ 2× the seed's five-round-trip shape",
 		Measured: fmt.Sprintf("%.2f×", vsSeed),
 		Met:      vsSeed >= 2,
-		Why: fmt.Sprintf("out of reach by construction: the seed's shape is %d statements to the app's %d, both with the provider's same charge transaction, "+
+		Why: fmt.Sprintf("out of reach by construction: the seed's shape is %d statements to the app's %d, both with the fake Stripe's same two transactions, "+
 			"so even where round trips were all that cost the app could be at most %.2f×; on loopback PostgreSQL's CPU bounds both, "+
 			"and pgbench ran the seed's shape at %.2f× the app's statements (the app's do more: the fence, the audit event, the cart check). "+
 			"Next: measure with a network between the app and PostgreSQL (this kernel has no netem)", seed, app, float64(seed)/float64(app), seedVsApp),

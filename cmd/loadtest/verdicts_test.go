@@ -28,7 +28,7 @@ func TestVerdicts(t *testing.T) {
 		says []string
 	}{
 		{true, []string{"0.61×", "0.35×", "took 0.61 of a core"}},
-		{false, []string{"0.51×", "10 statements to the app's 7", "at most 1.43×", "1.20×"}},
+		{false, []string{"0.51×", "18 statements to the app's 16", "at most 1.12×", "1.20×"}},
 		{true, []string{"0.50×"}},
 		{false, []string{"64 µs (a bare net/http server: 34 µs)", "used 34 µs", "57 %", "add 30 µs"}},
 		{false, []string{"p99 1.50×", "20.00 ms → 30.00 ms", "batched deletes"}},

@@ -7,8 +7,10 @@
 // `web worker` works the outbox's jobs (loyalty points, confirmation mail)
 // and serves nothing; run the web processes with RUN_JOBS=0 then.
 //
-// `web provider` serves only the fake payment provider, on PROVIDER_ADDR,
-// for shops started with PROVIDER_URL: the provider as a process of its own.
+// `web provider` serves only the fake Stripe, on PROVIDER_ADDR, for shops
+// started with STRIPE_API_BASE pointing at it: the provider as a process of
+// its own, on its own DATABASE_URL, sending its webhooks to
+// STRIPE_WEBHOOK_URL.
 package main
 
 import (
@@ -27,6 +29,7 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/config"
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/logging"
@@ -94,7 +97,11 @@ func run(ctx context.Context, args []string) error {
 	// The in-process provider gets a loopback port of its own, so that it
 	// outlives the shop's listener at shutdown (see app.Serve).
 	var providerLn net.Listener
-	if cfg.ProviderURL == "" {
+	if cfg.StripeAPIBase == "" {
+		// The fake keeps its state in a schema of its own, which it applies.
+		if err := fakestripe.Migrate(ctx, pool); err != nil {
+			return err
+		}
 		if providerLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 			return fmt.Errorf("listen for the in-process provider: %w", err)
 		}
@@ -134,9 +141,10 @@ func run(ctx context.Context, args []string) error {
 		RememberedAnswers: remembered,
 		ReconcileInterval: cfg.ReconcileInterval,
 
-		ProviderURL:      cfg.ProviderURL,
-		ProviderSecret:   cfg.ProviderSecret,
-		ProviderListener: providerLn,
+		StripeAPIBase:       cfg.StripeAPIBase,
+		StripeSecretKey:     cfg.StripeSecretKey,
+		StripeWebhookSecret: cfg.StripeWebhookSecret,
+		ProviderListener:    providerLn,
 
 		RunJobs:            cfg.RunJobs,
 		RequireSyncReplica: cfg.RequireSyncReplica,
@@ -164,15 +172,18 @@ func run(ctx context.Context, args []string) error {
 
 // serveProvider is `web provider`.
 func serveProvider(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) error {
-	h, err := app.NewProvider(pool, app.ProviderConfig{Secret: cfg.ProviderSecret, Demo: cfg.Demo, Log: log})
+	h, p, err := app.NewProvider(ctx, pool, app.ProviderConfig{Secret: cfg.StripeSecretKey, Demo: cfg.Demo, Log: log,
+		WebhookURL: cfg.StripeWebhookURL, WebhookSecret: cfg.StripeWebhookSecret})
 	if err != nil {
 		return err
 	}
+	defer p.Close()
 	ln, err := net.Listen("tcp", cfg.ProviderAddr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	log.Info("serving the fake payment provider", "url", "http://"+ln.Addr().String()+"/provider", "demo", cfg.Demo)
+	log.Info("serving the fake Stripe (STRIPE_API_BASE)", "url", "http://"+ln.Addr().String(), "demo", cfg.Demo,
+		"webhooks", cfg.StripeWebhookURL)
 	return app.ServeProvider(ctx, h, ln, cfg.ShutdownTimeout)
 }
 

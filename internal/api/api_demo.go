@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/web"
 )
@@ -24,7 +24,7 @@ func (h *Handler) setProviderBehaviour(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var b fakeprovider.Behaviour
+	var b fakestripe.Behaviour
 	if err := web.DecodeStrict(body, &b); err != nil {
 		return err
 	}
@@ -41,8 +41,12 @@ func (h *Handler) demoStats(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("demo stats: %w", err)
 	}
+	charges, err := h.provider.Succeeded(c.Request().Context())
+	if err != nil {
+		return fmt.Errorf("demo stats: %w", err)
+	}
 	return c.JSON(http.StatusOK, map[string]int64{
-		"charges": s.Charges, "orders": s.Orders, "keys_started": s.KeysStarted, "keys_finished": s.KeysFinished,
+		"charges": charges, "orders": s.Orders, "keys_started": s.KeysStarted, "keys_finished": s.KeysFinished,
 		"keys_parked": s.KeysParked, "refunds": s.Refunds,
 	})
 }

@@ -18,7 +18,7 @@ import (
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/payment"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/web"
 )
@@ -29,7 +29,7 @@ const orderRoute = "/api/orders"
 
 // defaultCard is the card charged when an API client names none: the fake
 // provider's always-succeeding test card.
-const defaultCard = fakeprovider.SucceedingCard
+const defaultCard = payment.SucceedingCard
 
 type orderRequest struct {
 	Items []catalog.Item `json:"items"`

@@ -25,6 +25,7 @@ import (
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/web"
@@ -397,6 +398,9 @@ func TestOpenAPIDuringADatabaseOutage(t *testing.T) {
 	}
 	t.Cleanup(pool.Close)
 	if err := database.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := fakestripe.Migrate(ctx, pool); err != nil { // the in-process fake's schema
 		t.Fatal(err)
 	}
 	h := apptest.NewOnPool(t, pool)

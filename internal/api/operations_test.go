@@ -99,7 +99,7 @@ func TestMetricsCountClaimsAndRequests(t *testing.T) {
 		{"exactlyonce_claims_total", []string{"outcome", "new"}, 1},
 		{"exactlyonce_claims_total", []string{"outcome", "replay"}, 1},
 		{"exactlyonce_claims_total", []string{"outcome", "mismatch"}, 1},
-		{"exactlyonce_provider_call_duration_seconds_count", []string{"call", "charge", "result", "succeeded"}, 1},
+		{"exactlyonce_provider_call_duration_seconds_count", []string{"call", "confirm", "result", "succeeded"}, 1},
 		{"exactlyonce_http_request_duration_seconds_count", []string{"method", "POST", "route", "/api/orders", "status", "201"}, 2},
 		{"exactlyonce_http_request_duration_seconds_count", []string{"method", "POST", "route", "/api/orders", "status", "422"}, 1},
 		// The route template, not the raw path, whatever id was asked for.

@@ -141,7 +141,7 @@ func TestReadinessWithoutDatabase(t *testing.T) {
 func TestReadinessWithProviderDown(t *testing.T) {
 	t.Parallel()
 	h := durableHarness(t, func(c *app.Config) {
-		c.ProviderURL, c.ProviderSecret = "http://127.0.0.1:1/provider", "sk_test_nobody"
+		c.StripeAPIBase, c.StripeSecretKey = "http://127.0.0.1:1", "sk_test_nobody"
 	})
 	rep, checks := readyz(t, h, http.StatusOK)
 	if rep.Status != readiness.Degraded {

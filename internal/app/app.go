@@ -22,7 +22,7 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/mailcatcher"
@@ -30,14 +30,16 @@ import (
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/readiness"
+	"exactlyonce/internal/stripehook"
 	"exactlyonce/internal/web"
 )
 
 // Config is what New needs beyond the pool.
 type Config struct {
 	// BaseURL is where this server is reached over loopback, such as
-	// http://127.0.0.1:8080. The payment client calls the fake provider,
-	// served by this same server under /provider, through it.
+	// http://127.0.0.1:8080. Without a ProviderListener the payment client
+	// calls the in-process fake, served by this same server under /v1,
+	// through it, and the fake sends its webhooks to it.
 	BaseURL         string
 	LockTimeout     time.Duration
 	ProviderTimeout time.Duration
@@ -82,16 +84,19 @@ type Config struct {
 	// catalogMaxAge. Tests shorten it to see a catalog change at once.
 	CatalogMaxAge time.Duration
 
-	// ProviderURL is the base URL of a payment provider that runs as a
-	// process of its own (`web provider`), such as
-	// http://127.0.0.1:8081/provider, reached with ProviderSecret. Empty
-	// runs the fake provider in this process, with a secret of its own.
-	ProviderURL    string
-	ProviderSecret string
+	// StripeAPIBase is the base URL of Stripe (https://api.stripe.com) or
+	// of a fake that runs as a process of its own (`web provider`), such as
+	// http://127.0.0.1:8081, reached with StripeSecretKey. Empty runs the
+	// fake in this process, with a secret key of its own.
+	StripeAPIBase   string
+	StripeSecretKey string
+	// StripeWebhookSecret verifies the webhooks at /webhooks/stripe; with
+	// the in-process fake, empty makes one the two share.
+	StripeWebhookSecret string
 	// ProviderListener is where Serve serves the in-process provider: a
 	// loopback listener apart from the shop's, so that at shutdown the
 	// provider outlives the shop's listener and the orders still in flight
-	// can finish their charges. Nil mounts it under /provider on the shop's
+	// can finish their charges. Nil mounts it under /v1 on the shop's
 	// own routes instead, for tests that serve a.Echo themselves.
 	ProviderListener net.Listener
 
@@ -104,7 +109,7 @@ type Config struct {
 	// ReconcileInterval spaces the reconciler's passes; zero disables it.
 	ReconcileInterval time.Duration
 	// ProviderOptions are passed to the fake provider; tests use them.
-	ProviderOptions []fakeprovider.Option
+	ProviderOptions []fakestripe.Option
 	// ReconcilerHooks are passed to the reconciler; tests use them.
 	ReconcilerHooks lifecycle.ReconcilerHooks
 
@@ -136,7 +141,7 @@ type App struct {
 	Echo     *echo.Echo
 	DB       *database.DB
 	Checkout *checkout.Engine
-	Provider *fakeprovider.Provider
+	Provider *fakestripe.Provider
 	// Payments is the client of the provider the engine and the background
 	// workers use.
 	Payments  *payment.Client
@@ -177,7 +182,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	}
 	cat := catalog.New(d.Queries, cfg.CatalogMaxAge)
 
-	provider, payments := paymentProvider(d, cfg)
+	provider, payments, webhookSecret := paymentProvider(d, cfg)
 	if cfg.KeyRetention <= 0 {
 		cfg.KeyRetention = DefaultKeyRetention
 	}
@@ -219,7 +224,9 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	keys := idem.NewStore(pool, idem.Options{Kind: pickup.KeyKind, Lease: cfg.LockTimeout,
 		Answers: rememberAnswers(cfg.RememberedAnswers), AnswersFor: rememberFor, Retention: cfg.KeyRetention})
 	ready := newReadiness(d, payments, cfg)
-	register(e, d, cfg, routes{engine: engine, catalog: cat, provider: provider, lab: labRunner, keys: keys, metrics: m, ready: ready})
+	webhooks := stripehook.New(d, payments, webhookSecret, m, cfg.Log)
+	register(e, d, cfg, routes{engine: engine, catalog: cat, provider: provider, lab: labRunner, keys: keys, metrics: m,
+		ready: ready, webhooks: webhooks})
 
 	a := &App{
 		Echo: e, DB: d, Checkout: engine, Provider: provider, Payments: payments,
@@ -236,7 +243,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	case cfg.ProviderListener != nil:
 		a.providerEcho = newProviderEcho(provider)
 	default:
-		provider.Register(e.Group("/provider"))
+		provider.Register(e.Group("/v1"))
 	}
 	return a
 }

@@ -16,6 +16,7 @@ import (
 
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/problem"
 )
@@ -111,6 +112,9 @@ func ownDatabase(t *testing.T) (*localpg.Server, localpg.Options, *pgxpool.Pool)
 	}
 	t.Cleanup(pool.Close)
 	if err := database.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := fakestripe.Migrate(ctx, pool); err != nil { // the in-process fake's schema
 		t.Fatal(err)
 	}
 	return pg, opts, pool

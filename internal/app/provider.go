@@ -14,59 +14,82 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/payment"
 )
 
-// paymentProvider returns the client the engine charges through and, when
-// the provider runs in this process, the provider itself (nil otherwise).
-func paymentProvider(d *database.DB, cfg Config) (*fakeprovider.Provider, *payment.Client) {
-	if cfg.ProviderURL != "" {
-		return nil, payment.NewClient(cfg.ProviderURL, cfg.ProviderSecret, cfg.ProviderTimeout)
+// paymentProvider returns the client the engine pays through and, when the
+// fake Stripe runs in this process, the fake itself (nil otherwise), with
+// the webhook secret the shop verifies. The in-process fake keeps its state
+// in its own schema of the shop's database (fakestripe.Migrate, applied
+// before New), and sends its webhooks to this server.
+func paymentProvider(d *database.DB, cfg Config) (*fakestripe.Provider, *payment.Client, string) {
+	if cfg.StripeAPIBase != "" {
+		return nil, payment.NewClient(payment.Config{SecretKey: cfg.StripeSecretKey, APIBase: cfg.StripeAPIBase,
+			Timeout: cfg.ProviderTimeout, MaxNetworkRetries: payment.NetworkRetries}), cfg.StripeWebhookSecret
 	}
-	// The provider and its client share a secret made fresh for each
-	// process: nothing outside this process needs to know it.
+	// The fake and its client share a secret key made fresh for each
+	// process, and so the webhook secret unless one is given: nothing
+	// outside this process needs to know them.
 	secret := randomSecret()
-	provider := fakeprovider.New(d, secret, append([]fakeprovider.Option{fakeprovider.WithLogger(cfg.Log)}, cfg.ProviderOptions...)...)
-	url := cfg.BaseURL + "/provider"
-	if cfg.ProviderListener != nil {
-		url = "http://" + cfg.ProviderListener.Addr().String() + "/provider"
+	hookSecret := cfg.StripeWebhookSecret
+	if hookSecret == "" {
+		hookSecret = "whsec_" + randomSecret()
 	}
-	return provider, payment.NewClient(url, secret, cfg.ProviderTimeout)
+	opts := []fakestripe.Option{fakestripe.WithLogger(cfg.Log), fakestripe.WithWebhooks(cfg.BaseURL+"/webhooks/stripe", hookSecret)}
+	provider := fakestripe.New(d, secret, append(opts, cfg.ProviderOptions...)...)
+	base := cfg.BaseURL
+	if cfg.ProviderListener != nil {
+		base = "http://" + cfg.ProviderListener.Addr().String()
+	}
+	return provider, payment.NewClient(payment.Config{SecretKey: secret, APIBase: base, Timeout: cfg.ProviderTimeout,
+		MaxNetworkRetries: payment.NetworkRetries}), hookSecret
 }
 
-// newProviderEcho serves a provider's API under /provider and nothing else.
-func newProviderEcho(p *fakeprovider.Provider) *echo.Echo {
+// newProviderEcho serves a fake's API under /v1, at the root as the SDK
+// wants it, and nothing else.
+func newProviderEcho(p *fakestripe.Provider) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.Use(middleware.Recover())
-	p.Register(e.Group("/provider"))
+	p.Register(e.Group("/v1"))
 	return e
 }
 
 // ProviderConfig is what NewProvider needs beyond the pool.
 type ProviderConfig struct {
-	// Secret is the bearer secret the shops send (PROVIDER_SECRET).
+	// Secret is the secret key the shops send (STRIPE_SECRET_KEY).
 	Secret string
+	// WebhookURL and WebhookSecret are where the fake sends its signed
+	// webhooks (STRIPE_WEBHOOK_URL, STRIPE_WEBHOOK_SECRET); none without a
+	// URL.
+	WebhookURL, WebhookSecret string
 	// Demo mounts the fault control under /provider/demo.
 	Demo bool
 	Log  *slog.Logger
 }
 
-// NewProvider builds the fake payment provider as a process of its own, for
-// `web provider`: its charges API under /provider, as the in-process
-// provider serves it, and with Demo its fault control at
-// /provider/demo/behaviour (see fakeprovider.RegisterDemo).
-func NewProvider(pool *pgxpool.Pool, cfg ProviderConfig) (*echo.Echo, error) {
+// NewProvider builds the fake Stripe as a process of its own, for `web
+// provider`: its API under /v1, and with Demo its fault control at
+// /provider/demo/behaviour (see fakestripe.RegisterDemo). It applies the
+// fake's migrations to the database of pool. Close the provider when done.
+func NewProvider(ctx context.Context, pool *pgxpool.Pool, cfg ProviderConfig) (*echo.Echo, *fakestripe.Provider, error) {
 	if cfg.Secret == "" {
-		return nil, errors.New("PROVIDER_SECRET is not set: the provider and the shops that call it need the same secret")
+		return nil, nil, errors.New("STRIPE_SECRET_KEY is not set: the fake and the shops that call it need the same key")
 	}
-	p := fakeprovider.New(database.New(pool), cfg.Secret, fakeprovider.WithLogger(cfg.Log))
+	if err := fakestripe.Migrate(ctx, pool); err != nil {
+		return nil, nil, err
+	}
+	opts := []fakestripe.Option{fakestripe.WithLogger(cfg.Log)}
+	if cfg.WebhookURL != "" {
+		opts = append(opts, fakestripe.WithWebhooks(cfg.WebhookURL, cfg.WebhookSecret))
+	}
+	p := fakestripe.New(database.New(pool), cfg.Secret, opts...)
 	e := newProviderEcho(p)
 	if cfg.Demo {
 		p.RegisterDemo(e.Group("/provider/demo"))
 	}
-	return e, nil
+	return e, p, nil
 }
 
 // ServeProvider serves a provider built by NewProvider on ln until ctx ends,

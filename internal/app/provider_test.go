@@ -12,24 +12,24 @@ import (
 )
 
 // TestProviderOfItsOwn runs the provider as `web provider` builds it, apart
-// from the shop, and the shop with PROVIDER_URL pointing at it: the order is
+// from the shop, and the shop with STRIPE_API_BASE pointing at it: the order is
 // charged there, and the provider's demo control needs the secret.
 func TestProviderOfItsOwn(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t)
 	const secret = "sk_test_own"
-	h, err := app.NewProvider(pool, app.ProviderConfig{Secret: secret, Demo: true, Log: slog.New(slog.DiscardHandler)})
+	h, p, err := app.NewProvider(t.Context(), pool, app.ProviderConfig{Secret: secret, Demo: true, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	provider := httptest.NewServer(h)
-	t.Cleanup(provider.Close)
+	t.Cleanup(func() { provider.Close(); p.Close() })
 
 	shop := apptest.NewOnPool(t, pool, func(cfg *app.Config) {
-		cfg.ProviderURL, cfg.ProviderSecret = provider.URL+"/provider", secret
+		cfg.StripeAPIBase, cfg.StripeSecretKey = provider.URL, secret
 	})
 	if shop.App.Provider != nil {
-		t.Error("the shop runs a provider of its own although PROVIDER_URL is set")
+		t.Error("the shop runs a provider of its own although STRIPE_API_BASE is set")
 	}
 	c := shop.NewCustomer(t)
 	if r := shop.PlaceOrder(t, c, "k", oneMug); r.Status != http.StatusCreated {

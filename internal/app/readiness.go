@@ -26,7 +26,7 @@ const jobsStale = time.Minute
 // without them); the provider and the jobs are reported only (see package
 // readiness).
 func newReadiness(d *database.DB, payments *payment.Client, cfg Config) *readiness.Checker {
-	inProcess := cfg.ProviderURL == ""
+	inProcess := cfg.StripeAPIBase == ""
 	workers := "worked by another process (web worker)"
 	if cfg.RunJobs {
 		workers = "worked in this process"
@@ -68,9 +68,9 @@ func newReadiness(d *database.DB, payments *payment.Client, cfg Config) *readine
 			return r.Describe(), durabilityFault(r, cfg.RequireSyncReplica)
 		}},
 		readiness.Check{Name: "provider", Run: func(ctx context.Context) (string, error) {
-			// Listing one charge is an authenticated read: it answers only
-			// when the provider is up and takes this shop's secret.
-			if _, err := payments.ListCharges(ctx, "", 1); err != nil {
+			// Listing one intent is an authenticated read: it answers only
+			// when the provider is up and takes this shop's secret key.
+			if err := payments.Ping(ctx); err != nil {
 				if _, ok := errors.AsType[*payment.UnavailableError](err); ok {
 					return "provider unreachable", err
 				}

@@ -11,12 +11,13 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/handlers"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/readiness"
+	"exactlyonce/internal/stripehook"
 	"exactlyonce/internal/web"
 )
 
@@ -24,11 +25,12 @@ import (
 type routes struct {
 	engine   *checkout.Engine
 	catalog  *catalog.Catalog
-	provider *fakeprovider.Provider
+	provider *fakestripe.Provider
 	lab      *lab.Runner
 	keys     *idem.Store
 	metrics  *metrics.Metrics
 	ready    *readiness.Checker
+	webhooks *stripehook.Handler
 }
 
 // register adds both faces of the server to e, the browser pages
@@ -56,4 +58,6 @@ func register(e *echo.Echo, d *database.DB, cfg Config, r routes) {
 	// own ("/api/*") and to every route registered after it.
 	handlers.New(pages).Register(e)
 	api.New(machines).Register(e)
+	// Stripe's own audience: signed by Stripe, not a shopper's session.
+	r.webhooks.Register(e)
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"exactlyonce/internal/fakestripe"
 	"io"
 	"log/slog"
 	"net"
@@ -71,6 +72,9 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 		opt(&cfg)
 	}
 	a := app.New(pool, cfg)
+	if a.Provider != nil {
+		tb.Cleanup(a.Provider.Close) // its webhook deliveries, after the server
+	}
 	srv := httptest.NewUnstartedServer(a.Echo)
 	srv.Listener.Close()
 	srv.Listener = ln
@@ -86,6 +90,14 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 		}
 	})
 	return h
+}
+
+// WithoutWebhooks is an option of New: the in-process fake Stripe sends no
+// webhooks, as when they never arrive. The reconciler's tests use it: the
+// webhook handler would otherwise do what they watch the reconciler do, at
+// a moment of the delivery's own choosing.
+func WithoutWebhooks(cfg *app.Config) {
+	cfg.ProviderOptions = append(cfg.ProviderOptions, fakestripe.WithWebhooks("", ""))
 }
 
 func testLogger() *slog.Logger {
@@ -188,17 +200,25 @@ func (h *Harness) SetProvider(tb testing.TB, delay time.Duration, fail string) {
 	}
 }
 
-// Stats are the totals the demo stats endpoint reports, read from the database.
-type Stats = db.DemoStatsRow
+// Stats are the totals the demo stats endpoint reports: the shop's from
+// its database, the charges (succeeded PaymentIntents) from the fake's.
+type Stats struct {
+	db.DemoStatsRow
+	Charges int64
+}
 
-// Stats reads the totals straight from the database.
+// Stats reads the totals straight from the databases.
 func (h *Harness) Stats(tb testing.TB) Stats {
 	tb.Helper()
 	s, err := h.DB.DemoStats(context.Background())
 	if err != nil {
 		tb.Fatalf("stats: %v", err)
 	}
-	return s
+	charges, err := fakestripe.Succeeded(context.Background(), h.DB)
+	if err != nil {
+		tb.Fatalf("stats: %v", err)
+	}
+	return Stats{DemoStatsRow: s, Charges: charges}
 }
 
 // WantStats fails the test unless there are exactly charges and orders.

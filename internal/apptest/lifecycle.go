@@ -2,6 +2,8 @@ package apptest
 
 import (
 	"context"
+	"exactlyonce/internal/fakestripe"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -26,6 +28,23 @@ func (h *Harness) Key(tb testing.TB, c Customer, key string) db.GetKeyRow {
 func (h *Harness) ProviderKey(tb testing.TB, c Customer, key string) string {
 	tb.Helper()
 	return checkout.ProviderKey(c.ID, key, h.Key(tb, c, key).OperationID)
+}
+
+// Intent returns the PaymentIntent the key's current operation created at
+// the fake (found by the metadata the shop writes on it), or an error when
+// there is none.
+func (h *Harness) Intent(tb testing.TB, c Customer, key string) (fakestripe.Intent, error) {
+	tb.Helper()
+	op := h.Key(tb, c, key).OperationID.String()
+	p := fakestripe.New(h.DB, "") // a reader of the fake's tables, whoever serves them
+	intents, err := p.IntentsByMetadata(context.Background(), map[string]string{"operation_id": op})
+	if err != nil {
+		return fakestripe.Intent{}, err
+	}
+	if len(intents) != 1 {
+		return fakestripe.Intent{}, fmt.Errorf("got %d intents of operation %s, want 1", len(intents), op)
+	}
+	return intents[0], nil
 }
 
 // Backdate moves a key's creation and finish, and its audit events, back by d, as if

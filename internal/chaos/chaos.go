@@ -78,6 +78,13 @@ type Config struct {
 	// back to windows), "windows" (one fault at a time, for a moment), or
 	// "off".
 	ProviderFaults string
+	// The provider's webhook faults, for the whole run: the shares of
+	// events (0 to 1) delivered twice, and held back so that later ones
+	// overtake them, and a delay before every delivery. The webhooks go to
+	// the shops' front door (HAProxy in a failover run, else the first
+	// shop), signed with a secret the run makes.
+	WebhookDuplicates, WebhookReorder float64
+	WebhookDelay                      time.Duration
 
 	// Dir is where processes' logs and the database go; empty makes one
 	// under /tmp, deleted after a run that passed.
@@ -153,6 +160,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if !cfg.HA && (cfg.Async || cfg.Failovers+cfg.Switchovers+cfg.PrimaryKills+cfg.StandbyStops > 0) {
 		return nil, errors.New("asynchronous standbys and failover disruptions need a formation (HA)")
+	}
+	for _, share := range []float64{cfg.WebhookDuplicates, cfg.WebhookReorder} {
+		if !(share >= 0 && share <= 1) {
+			return nil, errors.New("webhook duplicates and reordering are shares of the events, from 0 to 1")
+		}
 	}
 	began := time.Now()
 	dir, keep := cfg.Dir, true

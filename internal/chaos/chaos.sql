@@ -16,21 +16,6 @@ FROM orders
 GROUP BY charge_id
 HAVING count(*) > 1;
 
--- name: ChaosProviderLedger :many
--- The provider's side of a run: every charge it made and whether it was
--- refunded. Run on the provider's own database, which a failover or a
--- crash of the shop's cannot roll back; held against the shop's orders
--- (ChaosOrderCharges) in Go, since the two are on different servers.
-SELECT c.id, c.amount, c.currency, c.status, c.created_at,
-       EXISTS (SELECT FROM provider.refunds r WHERE r.charge_id = c.id) AS refunded
-FROM provider.charges c
-ORDER BY c.created_at;
-
--- name: ChaosProviderCanceledKeys :one
--- Operations the completer closed at the provider with no charge (on the
--- provider's database).
-SELECT count(*) FROM provider.canceled_keys;
-
 -- name: ChaosOrderCharges :many
 -- Every order with the charge that pays for it, to hold against the
 -- provider's ledger.
@@ -40,7 +25,7 @@ SELECT customer_id, id, idempotency_key, charge_id, amount, currency FROM orders
 -- Charges the reconciler refunded because no key row claimed them: their
 -- key was lost (a failover to a standby that had not received it), and the
 -- client's retry ran as a new operation and was charged again.
-SELECT charge_id, amount FROM reconciled_refunds WHERE key IS NULL ORDER BY charge_id;
+SELECT charge_id, amount FROM reconciled_refunds WHERE lost_operation ORDER BY charge_id;
 
 -- name: ChaosStartedKeys :one
 -- Keys nobody has settled yet; a settled run has none.
@@ -127,3 +112,9 @@ FROM idem_keys k JOIN order_keys USING (scope, key)
 ORDER BY k.status = 'started' DESC, k.created_at DESC
 LIMIT sqlc.arg(n)
 FOR UPDATE OF k SKIP LOCKED;
+
+-- name: ChaosWebhookEffects :many
+-- What the shops' webhook inbox made of the provider's events, by effect.
+-- A delivery of an event handled before is answered and not stored, so
+-- duplicates do not show here.
+SELECT effect, count(*) AS events FROM stripe_events GROUP BY effect ORDER BY effect;

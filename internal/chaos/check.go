@@ -36,6 +36,7 @@ const (
 	violJobLeft              = "outbox job not finished"
 	violJobDiscarded         = "outbox job given up"
 	violNotMade              = "failover disruption not made"
+	violNoWebhooks           = "no webhook reached the shops"
 )
 
 // check runs the invariants in SQL and against what the clients were told,
@@ -84,7 +85,7 @@ func check(ctx context.Context, cfg Config, conn, provider *database.DB, rep *Re
 	// A charge without an order that the reconciler refunded is no
 	// violation: the customer has the money back, as the audit trail says.
 	for _, r := range b.chargesWithoutOrder() {
-		add(violChargeNoOrder, fmt.Sprintf("charge %s of %d at %s", r.ID, r.Amount, r.CreatedAt.Format("15:04:05.000")))
+		add(violChargeNoOrder, fmt.Sprintf("charge %s of %d at %s", r.ID, r.Amount, time.Unix(r.Created, 0).Format("15:04:05")))
 	}
 	for _, r := range b.refundedOrders() {
 		add(violRefundedOrder, fmt.Sprintf("order %s (key %s): charge %s refunded", r.ID, r.IdempotencyKey, r.ChargeID))
@@ -184,14 +185,23 @@ func check(ctx context.Context, cfg Config, conn, provider *database.DB, rep *Re
 	if err != nil {
 		return err
 	}
-	canceled, err := chaosdb.New(provider.Conn()).ChaosProviderCanceledKeys(ctx)
-	if err != nil {
-		return err
-	}
-	succeeded, declined, refunds := b.totals()
+	succeeded, declined, refunds, canceled := b.totals()
 	rep.Database = Totals{Orders: totals.Orders, ChargesSucceeded: succeeded,
 		ChargesDeclined: declined, Keys: totals.Keys, Keys402: totals.Keys402,
 		Refunds: refunds, CanceledKeys: canceled, ParkedKeys: totals.ParkedKeys, LostKeyRefunds: int64(len(lost))}
+	effects, err := q.ChaosWebhookEffects(ctx)
+	if err != nil {
+		return err
+	}
+	rep.Database.WebhookEffects = map[string]int64{}
+	for _, e := range effects {
+		rep.Database.WebhookEffects[e.Effect] = e.Events
+		rep.Database.WebhookEvents += e.Events
+	}
+	// A run whose webhooks never arrived tested none of their faults.
+	if rep.Database.WebhookEvents == 0 && succeeded > 0 {
+		add(violNoWebhooks, fmt.Sprintf("%d succeeded charges, no event in the shops' webhook inbox", succeeded))
+	}
 	jobs, err := q.ChaosJobTotals(ctx)
 	if err != nil {
 		return err

@@ -49,8 +49,11 @@ type cluster struct {
 	providerDB *database.DB
 	provider   *process
 	secret     string
-	shops      []*process
-	removeDir  bool
+	// webhooks is the run's webhook faults as the provider's behaviour
+	// spells them, carried by every behaviour the run sets (setBehaviour).
+	webhooks  map[string]any
+	shops     []*process
+	removeDir bool
 	// mail is the SMTP server the shops' confirmations end up in; smtp is
 	// the proxy they are sent through, which the SMTP stalls stall.
 	mail *mailcatcher.Server
@@ -95,7 +98,9 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
-		"PROVIDER_SECRET=" + cl.secret,
+		"STRIPE_SECRET_KEY=" + cl.secret,
+		// The provider signs its webhooks with it, the shops verify them.
+		"STRIPE_WEBHOOK_SECRET=whsec_" + rand.Text(),
 		"SESSION_SECRET=" + rand.Text() + rand.Text(),
 		"LOCK_TIMEOUT=" + cfg.LockTimeout.String(),
 		"PROVIDER_TIMEOUT=" + cfg.ProviderTimeout.String(),
@@ -119,6 +124,24 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		env = append(env, "PG_BIN="+v)
 	}
 
+	// Every address first: the provider sends its webhooks to the shops'
+	// front door, as Stripe does to a shop's public address: HAProxy in a
+	// failover run, else the first shop (while it is down, the provider
+	// retries, and the reconciler is the safety net for what never
+	// arrives).
+	addrs := make([]string, cfg.Instances)
+	for i := range addrs {
+		if addrs[i], err = freeAddr(); err != nil {
+			return nil, err
+		}
+	}
+	front := addrs[0]
+	if cfg.HA {
+		if front, err = freeAddr(); err != nil {
+			return nil, err
+		}
+	}
+
 	// The provider on its own database: it applies the migrations there
 	// (the shop's too, which it leaves unused) before it serves.
 	paddr, err := freeAddr()
@@ -127,33 +150,32 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	}
 	cl.provider = &process{
 		name: "provider", addr: paddr, args: []string{cfg.Web, "provider"},
-		env:     slices.Concat(env, []string{"PROVIDER_ADDR=" + paddr, "DEMO=1", "DATABASE_URL=" + providerURL}),
+		env: slices.Concat(env, []string{"PROVIDER_ADDR=" + paddr, "DEMO=1", "DATABASE_URL=" + providerURL,
+			"STRIPE_WEBHOOK_URL=http://" + front + "/webhooks/stripe"}),
 		logPath: filepath.Join(dir, "provider.log"),
-		// Without the secret this answers 401, which proves it serves.
-		ready: "/provider/v1/charges/ch_none", anyAnswer: true,
+		// Without the secret key this answers 401, which proves it serves.
+		ready: "/v1/payment_intents/pi_none", anyAnswer: true,
 	}
 	if err := cl.provider.start(ctx); err != nil {
 		return nil, err
 	}
-	logf("provider ready on %s", paddr)
+	logf("provider ready on %s, its webhooks to %s", paddr, front)
+	cl.webhooks = map[string]any{"duplicate": cfg.WebhookDuplicates, "reorder": cfg.WebhookReorder,
+		"delay_ms": cfg.WebhookDelay.Milliseconds()}
+	if status, err := cl.setBehaviour(ctx, `{"delay_ms":0,"fail":"none"}`); err != nil || status != http.StatusOK {
+		return nil, fmt.Errorf("the provider's webhook faults: status %d, %v", status, err)
+	}
 
-	shopEnv := slices.Concat(env, []string{"DATABASE_URL=" + url, "PROVIDER_URL=http://" + paddr + "/provider", "DEMO=0"})
-	var frontAddr string
+	shopEnv := slices.Concat(env, []string{"DATABASE_URL=" + url, "STRIPE_API_BASE=http://" + paddr, "DEMO=0"})
 	if cfg.HA {
-		// The shops answer for HAProxy's address, which the clients and
-		// its health checks name in their Host header.
-		if frontAddr, err = freeAddr(); err != nil {
-			return nil, err
-		}
-		shopEnv = append(shopEnv, "ALLOWED_HOSTS="+frontAddr)
+		// The shops answer for HAProxy's address, which the clients, its
+		// health checks and the provider's webhooks name in their Host
+		// header.
+		shopEnv = append(shopEnv, "ALLOWED_HOSTS="+front)
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, cfg.Instances)
-	for i := range cfg.Instances {
-		addr, err := freeAddr()
-		if err != nil {
-			return nil, err
-		}
+	for i, addr := range addrs {
 		p := &process{
 			name: "web-" + strconv.Itoa(i), addr: addr, args: []string{cfg.Web},
 			env:     slices.Concat(shopEnv, []string{"ADDR=" + addr}),
@@ -174,7 +196,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	}
 	logf("%d shop instances ready", cfg.Instances)
 	if cfg.HA {
-		if err := cl.startFront(ctx, frontAddr, logf); err != nil {
+		if err := cl.startFront(ctx, front, logf); err != nil {
 			return nil, err
 		}
 	}
@@ -211,11 +233,21 @@ func (cl *cluster) targets() []string {
 	return addrs
 }
 
-// setBehaviour sets the provider's behaviour through its demo control.
-// It returns the provider's status, so a caller can tell a body the
-// provider does not know (400) from a failure.
+// setBehaviour sets the provider's behaviour through its demo control,
+// with the run's webhook faults added to body, so that a fault window or
+// the heal does not switch them off. It returns the provider's status, so
+// a caller can tell a body the provider does not know (400) from a failure.
 func (cl *cluster) setBehaviour(ctx context.Context, body string) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+cl.provider.addr+"/provider/demo/behaviour", bytes.NewBufferString(body))
+	var b map[string]any
+	if err := json.Unmarshal([]byte(body), &b); err != nil {
+		return 0, fmt.Errorf("behaviour %s: %w", body, err)
+	}
+	b["webhooks"] = cl.webhooks
+	full, err := json.Marshal(b)
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, "http://"+cl.provider.addr+"/provider/demo/behaviour", bytes.NewReader(full))
 	if err != nil {
 		return 0, err
 	}

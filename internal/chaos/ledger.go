@@ -6,6 +6,7 @@ import (
 
 	"exactlyonce/internal/chaos/chaosdb"
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/fakestripe"
 )
 
 // books are the two sides of a run's money, each read from its own
@@ -15,13 +16,13 @@ import (
 // provider did, as with a real provider, so that a charge whose key or
 // order the shop lost shows up here.
 type books struct {
-	charges []chaosdb.ChaosProviderLedgerRow
+	charges []fakestripe.Intent
 	orders  []chaosdb.ChaosOrderChargesRow
 }
 
 // readBooks reads both sides.
 func readBooks(ctx context.Context, shop, provider *database.DB) (books, error) {
-	charges, err := chaosdb.New(provider.Conn()).ChaosProviderLedger(ctx)
+	charges, err := fakestripe.Ledger(ctx, provider)
 	if err != nil {
 		return books{}, fmt.Errorf("read the provider's ledger: %w", err)
 	}
@@ -34,12 +35,12 @@ func readBooks(ctx context.Context, shop, provider *database.DB) (books, error) 
 
 // chargesWithoutOrder are the succeeded charges no order holds and the
 // reconciler has not refunded: a customer charged for nothing.
-func (b books) chargesWithoutOrder() []chaosdb.ChaosProviderLedgerRow {
+func (b books) chargesWithoutOrder() []fakestripe.Intent {
 	held := make(map[string]bool, len(b.orders))
 	for _, o := range b.orders {
 		held[o.ChargeID] = true
 	}
-	var out []chaosdb.ChaosProviderLedgerRow
+	var out []fakestripe.Intent
 	for _, c := range b.charges {
 		if c.Status == "succeeded" && !held[c.ID] && !c.Refunded {
 			out = append(out, c)
@@ -69,7 +70,7 @@ func (b books) refundedOrders() []chaosdb.ChaosOrderChargesRow {
 // ordersWithoutCharge are the orders not paid by a succeeded charge of
 // their amount and currency.
 func (b books) ordersWithoutCharge() []chaosdb.ChaosOrderChargesRow {
-	byID := make(map[string]chaosdb.ChaosProviderLedgerRow, len(b.charges))
+	byID := make(map[string]fakestripe.Intent, len(b.charges))
 	for _, c := range b.charges {
 		byID[c.ID] = c
 	}
@@ -83,18 +84,22 @@ func (b books) ordersWithoutCharge() []chaosdb.ChaosOrderChargesRow {
 	return out
 }
 
-// totals counts the provider's side for the report.
-func (b books) totals() (succeeded, declined, refunds int64) {
+// totals counts the provider's side for the report: intents succeeded,
+// declined (their last confirm refused), refunded, and canceled with no
+// charge (by the completer).
+func (b books) totals() (succeeded, declined, refunds, canceled int64) {
 	for _, c := range b.charges {
-		switch c.Status {
-		case "succeeded":
+		switch {
+		case c.Status == fakestripe.StatusSucceeded:
 			succeeded++
-		case "declined":
+		case len(c.LastPaymentError) > 0:
 			declined++
+		case c.Status == fakestripe.StatusCanceled:
+			canceled++
 		}
 		if c.Refunded {
 			refunds++
 		}
 	}
-	return succeeded, declined, refunds
+	return succeeded, declined, refunds, canceled
 }

@@ -3,6 +3,8 @@ package chaos
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -55,6 +57,11 @@ type ReportConfig struct {
 	HA             bool    `json:"ha,omitempty"`
 	Async          bool    `json:"async,omitempty"`
 	TailLagSeconds float64 `json:"tail_lag_seconds,omitempty"`
+	// The provider's webhook faults: the shares of events delivered
+	// twice and reordered, and the delay before every delivery.
+	WebhookDuplicates   float64 `json:"webhook_duplicates"`
+	WebhookReorder      float64 `json:"webhook_reorder"`
+	WebhookDelaySeconds float64 `json:"webhook_delay_seconds"`
 }
 
 func reportConfig(c Config) ReportConfig {
@@ -65,6 +72,7 @@ func reportConfig(c Config) ReportConfig {
 		DBStallSeconds: c.DBStall.Seconds(), RowLockSeconds: c.RowLock.Seconds(), RowLockKeys: c.RowLockKeys,
 		SMTPStallSeconds: c.SMTPStall.Seconds(), DurationSeconds: c.Duration.Seconds(),
 		HA: c.HA, Async: c.Async, TailLagSeconds: c.TailLag.Seconds(),
+		WebhookDuplicates: c.WebhookDuplicates, WebhookReorder: c.WebhookReorder, WebhookDelaySeconds: c.WebhookDelay.Seconds(),
 	}
 }
 
@@ -84,6 +92,12 @@ type Totals struct {
 	// LostKeyRefunds are refunds of charges no key row claimed: their key
 	// was lost, and its retry charged again (a violation).
 	LostKeyRefunds int64 `json:"lost_key_refunds"`
+	// WebhookEvents are the provider's events the shops' webhook inbox
+	// handled, each once however often it was delivered, and
+	// WebhookEffects what it made of them (pending, matched, refunded,
+	// recorded, ignored).
+	WebhookEvents  int64            `json:"webhook_events"`
+	WebhookEffects map[string]int64 `json:"webhook_effects"`
 }
 
 // OutboxTotals say how the orders' jobs fared: Retried were worked more
@@ -174,9 +188,21 @@ func (r *Report) Summary() string {
 		logged = answersLine(r.Logged5xx, nil)
 	}
 	o := c.LongestOutage
-	return line + "\nchaos: answers: " + answersLine(c.Statuses, c.Problems) + "; 5xx in the shops' logs: " + logged +
+	return line + "\nchaos: " + webhooksLine(r.Config, r.Database) +
+		"\nchaos: answers: " + answersLine(c.Statuses, c.Problems) + "; 5xx in the shops' logs: " + logged +
 		fmt.Sprintf("\nchaos: longest span without a new order: %.1f s from %.1f s; answers meanwhile: %s",
 			o.Seconds, o.FromSeconds, answersLine(o.Statuses, o.Problems))
+}
+
+// webhooksLine says how the provider's webhooks were disturbed and what
+// the shops' inbox made of them.
+func webhooksLine(c ReportConfig, t Totals) string {
+	effects := make([]string, 0, len(t.WebhookEffects))
+	for _, e := range slices.Sorted(maps.Keys(t.WebhookEffects)) {
+		effects = append(effects, fmt.Sprintf("%d %s", t.WebhookEffects[e], e))
+	}
+	return fmt.Sprintf("webhooks: %.0f %% delivered twice, %.0f %% reordered, each %.0f ms late; %d events handled once each (%s)",
+		100*c.WebhookDuplicates, 100*c.WebhookReorder, 1000*c.WebhookDelaySeconds, t.WebhookEvents, strings.Join(effects, ", "))
 }
 
 // failoversLine says what a failover run did to the formation, or nothing

@@ -1,13 +1,17 @@
 package checkout
 
-import "strings"
+import (
+	"strings"
+
+	"exactlyonce/internal/payment"
+)
 
 // NormalizeCard returns a card number with the spaces and dashes people type
 // taken out, and whether what is left can be a card number: 12 to 19 digits
 // whose last digit is the Luhn check digit of the others. Place checks the
 // card this way before it claims the key, so a typo is refused with nothing
-// stored and the same key still works once it is fixed; the provider, which
-// takes digits only, never sees a number it would refuse.
+// stored and the same key still works once it is fixed. A number that is
+// not one of Stripe's test cards is refused too (see checkCard).
 func NormalizeCard(card string) (string, bool) {
 	digits, reason := checkCard(card)
 	return digits, reason == ""
@@ -18,17 +22,32 @@ func NormalizeCard(card string) (string, bool) {
 const (
 	cardShapeReason = "card must be a number of 12 to 19 digits; spaces and dashes are ignored"
 	cardCheckReason = "card is not a valid card number: its last digit is not the Luhn check digit of the others, so a digit is mistyped"
+	cardTestReason  = "card must be one of Stripe's test cards (4242 4242 4242 4242, 4000 0000 0000 0002, …) or a test PaymentMethod (pm_card_visa): " +
+		"Stripe takes a real card number only from Stripe.js in the shopper's browser, which this shop does not have"
 )
 
 // checkCard normalises a card number and says what is wrong with it, or ""
-// when nothing is.
+// when nothing is. A test PaymentMethod (pm_card_visa) is taken as it is.
+// Only Stripe's test cards pass: the shop sends Stripe their test
+// PaymentMethods (payment.PaymentMethod), never a number, since Stripe
+// takes a number only from Stripe.js, so any other number is refused here,
+// with the fake as with Stripe, before anything is stored.
 func checkCard(card string) (digits string, reason string) {
+	if strings.HasPrefix(card, "pm_card_") {
+		if _, ok := payment.PaymentMethod(card); !ok || strings.Trim(card[len("pm_card_"):], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_") != "" {
+			return card, cardShapeReason
+		}
+		return card, ""
+	}
 	digits = cardSeparators.Replace(card)
 	if len(digits) < 12 || len(digits) > 19 || strings.Trim(digits, "0123456789") != "" {
 		return digits, cardShapeReason
 	}
 	if !luhn(digits) {
 		return digits, cardCheckReason
+	}
+	if _, ok := payment.PaymentMethod(digits); !ok {
+		return digits, cardTestReason
 	}
 	return digits, ""
 }

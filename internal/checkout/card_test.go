@@ -7,21 +7,21 @@ import (
 
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/payment"
 	"exactlyonce/internal/problem"
 )
 
 func TestNormalizeCard(t *testing.T) {
 	for card, want := range map[string]bool{
-		fakeprovider.SucceedingCard: true,
-		fakeprovider.DeclinedCard:   true, // declined by the provider, not refused here
-		"4242 4242-4242 4242":       true,
-		"4242 4242 4242 4241":       false, // the last digit mistyped
-		"4242 4242 4242 2442":       false, // two digits swapped
-		"1234 5678 9012 3456":       false, // the number, "paid €58.50"
-		"4242":                      false,
-		"4242 4242 4242 424x":       false,
-		"00000000000000000000":      false, // 20 digits
+		payment.SucceedingCard: true,
+		payment.DeclinedCard:   true, // declined by the provider, not refused here
+		"4242 4242-4242 4242":  true,
+		"4242 4242 4242 4241":  false, // the last digit mistyped
+		"4242 4242 4242 2442":  false, // two digits swapped
+		"1234 5678 9012 3456":  false, // the number, "paid €58.50"
+		"4242":                 false,
+		"4242 4242 4242 424x":  false,
+		"00000000000000000000": false, // 20 digits
 	} {
 		if _, got := checkout.NormalizeCard(card); got != want {
 			t.Errorf("NormalizeCard(%q): got %v, want %v", card, got, want)

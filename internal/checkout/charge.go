@@ -8,23 +8,116 @@ import (
 	"time"
 
 	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/db"
 	"exactlyonce/internal/payment"
 )
 
-// charge is phase 2: the external call. Its error is a *OutcomeUnknownError when
-// the outcome is unknown, a *payment.DeclinedError when it is a definite no,
-// and payment.ErrCanceled when the completer canceled the operation at the
-// provider before this call reached it (a definite "no charge" too).
-func (e *Engine) charge(ctx context.Context, a Attempt, c claim, priced catalog.Priced) (payment.Charge, error) {
+// pay is phase 2, the provider calls, the Stripe way in two calls with the
+// intent's id stored in between:
+//
+//  1. create the PaymentIntent (amount, currency, description, metadata:
+//     all derived from the key row) under the operation's provider key,
+//     unless the key's row holds its id already (a takeover);
+//  2. store its id in the key's row, fenced by this attempt's lock token
+//     and its lease (StoreIntent): an attempt that was taken over, or
+//     whose lease ran out while it was stalled, stores nothing and stops
+//     here, so an intent whose id was never stored was never confirmed
+//     and can never charge, and no confirm is sent outside a lease;
+//  3. confirm it with the card's PaymentMethod, under a provider key of its
+//     own (ConfirmKey): every attempt of the operation confirms with the
+//     same key, so a retry of a confirm that happened replays it.
+//
+// Its error is a *OutcomeUnknownError when the outcome is unknown, a
+// *payment.DeclinedError when it is a definite no, payment.ErrCanceled when
+// the completer canceled the intent before this confirm reached it (a
+// definite "no charge" too), and ErrLockLost when a newer attempt owns the
+// key.
+func (e *Engine) pay(ctx context.Context, a Attempt, c *claim, priced catalog.Priced) (payment.Intent, error) {
+	if c.intentID == "" {
+		in, err := e.createIntent(ctx, e.payments, a, c, priced)
+		if err != nil {
+			return payment.Intent{}, unknownOutcome(a, err)
+		}
+		if h := e.cfg.Hooks.BeforeStore; h != nil {
+			h(ctx, Claimed{CustomerID: a.CustomerID, Key: a.Key, TakenOver: c.lock.TakenOver})
+		}
+		if err := e.storeIntent(ctx, a, c, in.ID); err != nil {
+			return payment.Intent{}, err
+		}
+		c.intentID = in.ID
+	}
+	if h := e.cfg.Hooks.BeforeConfirm; h != nil {
+		h(ctx, Claimed{CustomerID: a.CustomerID, Key: a.Key, TakenOver: c.lock.TakenOver})
+	}
+	pm, ok := payment.PaymentMethod(a.Order.Card)
+	if !ok {
+		// Place refuses such a card before claiming; a resumed key carries
+		// the card of the retry that resumed it, checked the same way.
+		return payment.Intent{}, fmt.Errorf("card is not a test card")
+	}
 	began := time.Now()
-	ch, err := e.payments.Charge(ctx, payment.ChargeRequest{
+	in, err := e.payments.ConfirmIntent(ctx, c.intentID, ConfirmKey(c.providerKey), pm)
+	e.metrics.ObserveProvider("confirm", providerResult(ctx, in, err), began)
+	if err != nil {
+		return payment.Intent{}, unknownOutcome(a, err)
+	}
+	return in, nil
+}
+
+// createIntent sends the create of the operation's PaymentIntent. The
+// completer sends the very same request to learn the id of an intent whose
+// answer was lost (settleUnstored), so its parameters come from the key
+// row alone.
+func (e *Engine) createIntent(ctx context.Context, payments Payments, a Attempt, c *claim, priced catalog.Priced) (payment.Intent, error) {
+	began := time.Now()
+	in, err := payments.CreateIntent(ctx, intentRequest(a, c, priced))
+	e.metrics.ObserveProvider("create", providerResult(ctx, in, err), began)
+	return in, err
+}
+
+// intentRequest is the create of the operation's PaymentIntent.
+func intentRequest(a Attempt, c *claim, priced catalog.Priced) payment.IntentRequest {
+	return payment.IntentRequest{
 		IdempotencyKey: c.providerKey,
 		Amount:         priced.Amount,
 		Currency:       priced.Currency,
-		Card:           a.Order.Card,
 		Description:    fmt.Sprintf("order for customer %s", a.CustomerID),
+		Metadata: payment.Metadata{
+			CustomerID: a.CustomerID.String(), Key: a.Key, OperationID: c.operation.String(),
+		},
+	}
+}
+
+// storeIntent is StoreIntent: the intent's id into the key's row, only
+// while this attempt holds the key and its lease has not run out. No row
+// means a newer attempt took the key over, or may now (the lease ran out
+// while this attempt was stalled): this one must not confirm.
+func (e *Engine) storeIntent(ctx context.Context, a Attempt, c *claim, id string) error {
+	_, err := e.db.StoreIntent(ctx, db.StoreIntentParams{
+		PaymentIntentID: id, CustomerID: a.CustomerID, Key: a.Key, LockToken: c.token(),
 	})
-	e.metrics.ObserveProvider("charge", providerResult(ctx, ch, err), began)
+	switch {
+	case errors.Is(err, database.ErrNotFound):
+		return ErrLockLost
+	case err != nil:
+		return fmt.Errorf("store payment intent: %w", err)
+	}
+	return nil
+}
+
+// ConfirmKey is the idempotency key of the confirm of the operation whose
+// provider key is providerKey: one per operation, so that a retry of a
+// confirm that happened (its answer lost) replays it.
+func ConfirmKey(providerKey string) string { return providerKey + "/confirm" }
+
+// cancelKey is the idempotency key of the completer's cancel.
+func cancelKey(providerKey string) string { return providerKey + "/cancel" }
+
+// unknownOutcome sorts a provider error: an unavailable provider, or a 4xx
+// other than a decline, is an unknown outcome (the key stays started, and a
+// retry or the completer settles it); a decline and a cancel are definite.
+func unknownOutcome(a Attempt, err error) error {
 	var (
 		unavailable *payment.UnavailableError
 		refused     *payment.ProviderError
@@ -33,18 +126,18 @@ func (e *Engine) charge(ctx context.Context, a Attempt, c claim, priced catalog.
 	case errors.As(err, &unavailable):
 		// The key stays started and locked: a retry before the lock expires
 		// is told to wait, one after it takes over and asks the provider
-		// again with the same derived key.
-		return payment.Charge{}, &OutcomeUnknownError{Reason: unavailable.Reason, RetryAfter: a.LockFor, Err: err}
+		// again with the same derived keys.
+		return &OutcomeUnknownError{Reason: unavailable.Reason, RetryAfter: a.LockFor, Err: err}
 	case errors.As(err, &refused):
 		// A 4xx other than a decline is our bug or misconfiguration, and
 		// not always proof that nothing was charged: an idempotency_error
-		// means the derived key already has a charge. So it is handled as
-		// an unknown outcome, never as a 500: the key stays started, a
-		// retry resumes it, and otherwise the completer asks the provider
-		// what happened and settles the key.
-		return payment.Charge{}, &OutcomeUnknownError{Reason: payment.ReasonFailed, RetryAfter: a.LockFor, Err: err}
+		// means the derived key was used for other parameters. So it is
+		// handled as an unknown outcome, never as a 500: the key stays
+		// started, a retry resumes it, and otherwise the completer settles
+		// the intent by its id.
+		return &OutcomeUnknownError{Reason: payment.ReasonFailed, RetryAfter: a.LockFor, Err: err}
 	}
-	return ch, err
+	return err
 }
 
 // The defaults of Config.ProviderRetries and ProviderBackoff: two more
@@ -55,35 +148,38 @@ const (
 	defaultProviderBackoff = 200 * time.Millisecond
 )
 
-// chargeRetried is phase 2 as an attempt runs it: charge, asked again with
-// the same derived key after an answer that was lost or a refusal that
-// passes (see worthRetrying), up to Config.ProviderRetries times, while the
-// lease is kept. A timeout is not asked again here: it has cost a whole
-// provider timeout already, and the key is handed back for the client's
-// retry instead (see chargeAndFinish).
-func (e *Engine) chargeRetried(ctx context.Context, a Attempt, c claim, priced catalog.Priced) (payment.Charge, error) {
+// payRetried is phase 2 as an attempt runs it: pay, asked again with the
+// same derived keys after an answer that was lost or a refusal that passes
+// (see worthRetrying), up to Config.ProviderRetries times, while the lease
+// is kept. A create that succeeded is not sent again: its id is stored, and
+// the retry confirms. A timeout is not asked again here: it has cost a
+// whole provider timeout already, and the key is handed back for the
+// client's retry instead (see chargeAndFinish). These are the only retries
+// of a provider call: the SDK's own are off (payment.NetworkRetries).
+func (e *Engine) payRetried(ctx context.Context, a Attempt, c *claim, priced catalog.Priced) (payment.Intent, error) {
 	wait := e.cfg.ProviderBackoff
 	for retry := 0; ; retry++ {
-		ch, err := e.charge(ctx, a, c, priced)
+		in, err := e.pay(ctx, a, c, priced)
 		if retry >= e.cfg.ProviderRetries || !worthRetrying(err) {
-			return ch, err
+			return in, err
 		}
 		t := time.NewTimer(wait/2 + rand.N(wait/2+1))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ch, err
+			return in, err
 		case <-t.C:
 		}
 		wait *= 2
 	}
 }
 
-// worthRetrying reports whether a charge error may go away if the same call
-// is made again at once: the provider's answer was lost or never came (a
-// 5xx, a broken connection, no connection at all), or the provider refused
-// for a reason that passes (payment.ProviderError.Transient). A declined
-// card, a canceled operation and a timeout are not.
+// worthRetrying reports whether a provider error may go away if the same
+// call is made again at once: the provider's answer was lost or never came
+// (a 5xx, a broken connection, no connection at all), or the provider
+// refused for a reason that passes (payment.ProviderError.Transient, which
+// honours Stripe-Should-Retry). A declined card, a canceled intent and a
+// timeout are not.
 func worthRetrying(err error) bool {
 	var (
 		unknown     *OutcomeUnknownError
@@ -102,23 +198,25 @@ func worthRetrying(err error) bool {
 }
 
 // providerResult is the result label of a provider call's metric.
-func providerResult(ctx context.Context, ch payment.Charge, err error) string {
+func providerResult(ctx context.Context, in payment.Intent, err error) string {
 	var (
 		declined    *payment.DeclinedError
 		unavailable *payment.UnavailableError
 	)
 	switch {
-	case err == nil && ch.Status == payment.StatusDeclined:
-		return "declined"
-	case err == nil:
+	case err == nil && in.Status == payment.StatusSucceeded:
 		return "succeeded"
+	case err == nil && in.Status == payment.StatusCanceled:
+		return "no_charge"
+	case err == nil:
+		return "created"
 	case ctx.Err() != nil:
 		// Our side stopped the call: a lost lease or a shutdown, not the
 		// provider's doing.
 		return "cancelled"
 	case errors.As(err, &declined):
 		return "declined"
-	case errors.Is(err, payment.ErrNoCharge), errors.Is(err, payment.ErrCanceled):
+	case errors.Is(err, payment.ErrCanceled):
 		return "no_charge"
 	case errors.As(err, &unavailable):
 		return "unavailable"

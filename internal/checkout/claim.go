@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -35,6 +36,23 @@ type claim struct {
 	// a takeover: the operation resumes with the amount the first attempt
 	// may already have charged, even if prices have changed since.
 	resumed *catalog.Priced
+	// intentID is the operation's PaymentIntent once its id is stored in
+	// the key's row (StoreIntent), read on a takeover (loadIntent); age is
+	// the key's age then, by the database's clock.
+	intentID string
+	age      time.Duration
+}
+
+// loadIntent reads the PaymentIntent stored for a key taken over, and the
+// key's age: a takeover confirms a stored intent by its id, and creates
+// one (the same create, replayed) only when none was stored.
+func (e *Engine) loadIntent(ctx context.Context, customer uuid.UUID, c *claim) error {
+	row, err := e.db.KeyIntent(ctx, db.KeyIntentParams{CustomerID: customer, Key: c.lock.Key})
+	if err != nil {
+		return fmt.Errorf("read payment intent: %w", err)
+	}
+	c.intentID, c.age = row.PaymentIntentID, time.Duration(row.AgeSeconds*float64(time.Second))
+	return nil
 }
 
 // byCompleter tells the completer's claims: their finishes are recorded as

@@ -16,18 +16,6 @@ import (
 	"exactlyonce/internal/payment"
 )
 
-// Canceler gives an operation a final verdict at the provider: the charge
-// made with its idempotency key, or payment.ErrCanceled when there is none,
-// after which none can be made. *payment.Client satisfies it.
-//
-// The fake provider cancels by idempotency key. Stripe cannot: it finds
-// objects only by their own ids. Against Stripe the operation would be a
-// PaymentIntent, created (idempotently) before it is confirmed, whose id the
-// claim stores in the key row; this interface would then take that id.
-type Canceler interface {
-	Cancel(ctx context.Context, idempotencyKey string) (payment.Charge, error)
-}
-
 // CompleterConfig tunes a Completer.
 type CompleterConfig struct {
 	// Grace is how long after its creation a key is left to its client's
@@ -51,20 +39,24 @@ const DefaultMaxSettleAttempts = 5
 // provider timed out, the process was paused) whose client has not come
 // back. It is the kit's completer (idem.Completer) with the order flow as
 // its Settler: the kit takes each key over exactly as a retry would, with a
-// new lock token, and the Settler cancels the operation at the provider by
-// its derived key and finishes the key the way the attempt would have: the
-// order for the charge the cancel returned, the decline for a declined one,
-// and payment-not-completed when the cancel found none. Every write goes
-// through the engine's guarded finish, so a retry racing the completer for
-// the same key still yields one order and one charge, and so do completers
-// on several instances, which never wait for each other (SKIP LOCKED).
+// new lock token, and the Settler settles the operation's PaymentIntent and
+// finishes the key the way the attempt would have (see settle): the order
+// for an intent that succeeded, the decline for a declined one, and
+// payment-not-completed for one canceled or never confirmed. Every write
+// goes through the engine's guarded finish, so a retry racing the completer
+// for the same key still yields one order and one charge, and so do
+// completers on several instances, which never wait for each other (SKIP
+// LOCKED).
 //
 // It never concludes "no charge" from a look-up: an attempt that stalled
-// after sending its create-charge call (a paused process, a slow network, a
-// provider that processes a request after the client timed out) could still
-// charge after the look-up. The cancel is atomic at the provider: it either
-// returns the charge or closes the key, so that the late call charges
-// nothing.
+// after sending its confirm (a paused process, a slow network, a provider
+// that processes a request after the client timed out) could still charge
+// after the look-up. It cancels the intent instead: Stripe decides a
+// confirm and a cancel of one intent one at a time, so the cancel either
+// finds the intent succeeded or makes every later confirm fail. And it
+// never sends a call that charges: an intent whose id was never stored was
+// never confirmed (the confirm comes only after the fenced store), so it is
+// settled as not completed without a confirm.
 //
 // A key it has taken over MaxAttempts times whose settling then fails for a
 // reason retrying cannot cure (a poison key: its stored request is
@@ -75,19 +67,21 @@ const DefaultMaxSettleAttempts = 5
 // database parks nothing.
 type Completer struct {
 	e        *Engine
-	canceler Canceler
+	payments Payments
 	kit      *idem.Completer
 }
 
-// NewCompleter returns a completer that finishes keys with e.
-func NewCompleter(e *Engine, canceler Canceler, cfg CompleterConfig) *Completer {
+// NewCompleter returns a completer that finishes keys with e, settling
+// their intents through payments (the engine's, but for tests of a
+// provider that fails).
+func NewCompleter(e *Engine, payments Payments, cfg CompleterConfig) *Completer {
 	if cfg.Batch <= 0 {
 		cfg.Batch = 10
 	}
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = DefaultMaxSettleAttempts
 	}
-	p := &Completer{e: e, canceler: canceler}
+	p := &Completer{e: e, payments: payments}
 	p.kit = &idem.Completer{
 		Store: e.keys, Settler: idem.SettlerFunc(p.settleKey), Grace: cfg.Grace,
 		Max: cfg.Batch, MaxAttempts: cfg.MaxAttempts, Observe: p.observe,
@@ -147,31 +141,44 @@ func (p *Completer) observe(ctx context.Context, s idem.Settled) {
 	}
 }
 
-// settle finishes a key the completer holds, and names the outcome.
+// settle finishes a key the completer holds, and names the outcome. With
+// the intent's id stored, it retrieves the intent: succeeded → the order;
+// canceled → not completed (or the decline it had); processing → left for
+// a later pass; any state that can still be confirmed → canceled
+// (idempotently), and then whatever the cancel found. Without a stored id,
+// while the key is younger than the provider's key window, it sends the
+// operation's create again (the same key and parameters, replayed) to learn
+// the intent's id and cancel it, tidily: nothing would confirm it, but
+// Stripe never cancels it by itself. After the window it makes no call: the
+// create would make a new intent, and the old one, never confirmed, stays
+// requires_payment_method in the dashboard. Either way the key is not
+// completed.
 func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catalog.Priced) (string, error) {
 	e := p.e
 	claimed := Claimed{CustomerID: a.CustomerID, Key: a.Key, TakenOver: true, ByCompleter: true}
 	if h := e.cfg.Hooks.AfterClaim; h != nil {
 		h(ctx, claimed)
 	}
+	if err := e.loadIntent(ctx, a.CustomerID, &c); err != nil {
+		return "error", err
+	}
 
-	var ch payment.Charge
+	var in payment.Intent
 	err := e.withLease(ctx, c, claimed, func(ctx context.Context) error {
 		if h := e.cfg.Hooks.BeforeCharge; h != nil {
 			h(ctx, claimed)
 		}
-		began := time.Now()
 		var err error
-		ch, err = p.canceler.Cancel(ctx, c.providerKey)
-		e.metrics.ObserveProvider("cancel", providerResult(ctx, ch, err), began)
+		in, err = p.settleIntent(ctx, a, &c, priced)
 		return err
 	})
-	noCharge := errors.Is(err, payment.ErrCanceled)
 	switch {
 	case errors.Is(err, ErrLockLost):
 		return "lost", err
-	case err != nil && !noCharge:
-		err = fmt.Errorf("cancel at the provider: %w", err)
+	case errors.Is(err, errProcessing):
+		return "pending", err
+	case err != nil:
+		err = fmt.Errorf("settle at the provider: %w", err)
 		var refused *payment.ProviderError
 		if errors.As(err, &refused) && !refused.Transient() {
 			// The provider refuses the request itself: asking again
@@ -180,11 +187,11 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 			err = idem.Poison(err)
 		}
 		return "error", err
-	case !noCharge && (ch.Amount != priced.Amount || ch.Currency != priced.Currency):
+	case in.Status == payment.StatusSucceeded && (in.Amount != priced.Amount || in.Currency != priced.Currency):
 		// The provider key is derived from this operation alone, so this
 		// is a bug: writing an order for an amount nobody was charged
 		// would hide it.
-		return "error", idem.Poison(fmt.Errorf("charge %s is for %d %s, the order for %d %s", ch.ID, ch.Amount, ch.Currency, priced.Amount, priced.Currency))
+		return "error", idem.Poison(fmt.Errorf("payment intent %s is for %d %s, the order for %d %s", in.ID, in.Amount, in.Currency, priced.Amount, priced.Currency))
 	}
 
 	if h := e.cfg.Hooks.BeforeFinish; h != nil {
@@ -197,15 +204,15 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 	defer cancel()
 	var outcome string
 	switch {
-	case noCharge:
+	case in.Status == payment.StatusSucceeded:
+		outcome = outcomeCharged
+		_, err = e.finishOrder(ctx, a, c, priced, in)
+	case in.Declined != "":
+		outcome = outcomeDeclined
+		_, err = e.finishDeclined(ctx, a, c, &payment.DeclinedError{IntentID: in.ID, Message: in.Declined})
+	default:
 		outcome = outcomeNotCompleted
 		_, err = e.finishNotCompleted(ctx, a, c)
-	case ch.Status == payment.StatusDeclined:
-		outcome = outcomeDeclined
-		_, err = e.finishDeclined(ctx, a, c, &payment.DeclinedError{ChargeID: ch.ID, Message: "The card was declined."})
-	default:
-		outcome = outcomeCharged
-		_, err = e.finishOrder(ctx, a, c, priced, ch)
 	}
 	switch {
 	case errors.Is(err, ErrLockLost):
@@ -214,6 +221,43 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 		return "error", err
 	}
 	return outcome, nil
+}
+
+// errProcessing leaves a key whose intent is processing for a later pass.
+var errProcessing = errors.New("payment intent is processing")
+
+// settleIntent brings the operation's intent to a final state at the
+// provider and returns it (see settle); an intent never confirmed comes
+// back canceled, or with no id when none can be learned.
+func (p *Completer) settleIntent(ctx context.Context, a Attempt, c *claim, priced catalog.Priced) (payment.Intent, error) {
+	e := p.e
+	if c.intentID == "" {
+		if c.age >= e.cfg.ProviderKeyWindow {
+			// No call: the provider has forgotten the create's key.
+			return payment.Intent{Status: payment.StatusCanceled}, nil
+		}
+		in, err := e.createIntent(ctx, p.payments, a, c, priced)
+		if err != nil {
+			return payment.Intent{}, err
+		}
+		c.intentID = in.ID
+	} else {
+		began := time.Now()
+		in, err := p.payments.RetrieveIntent(ctx, c.intentID)
+		e.metrics.ObserveProvider("retrieve", providerResult(ctx, in, err), began)
+		switch {
+		case err != nil:
+			return payment.Intent{}, err
+		case in.Status == payment.StatusSucceeded, in.Status == payment.StatusCanceled:
+			return in, nil
+		case in.Status == payment.StatusProcessing:
+			return payment.Intent{}, errProcessing
+		}
+	}
+	began := time.Now()
+	in, err := p.payments.CancelIntent(ctx, c.intentID, cancelKey(c.providerKey))
+	e.metrics.ObserveProvider("cancel", providerResult(ctx, in, err), began)
+	return in, err
 }
 
 // recordEvent appends a parking to the key's audit trail, with the error

@@ -4,8 +4,10 @@
 //
 //  1. claim.go  — claim the (customer, key) pair, or learn that it is taken,
 //     finished (replay), or reused for another request.
-//  2. charge.go — charge the card with a provider key derived from ours, so
-//     the provider turns our own retries into one charge.
+//  2. charge.go — pay through a Stripe PaymentIntent: create it with a
+//     provider key derived from ours, store its id in the key's row (fenced
+//     by the lock token, as the finish is), then confirm it, so the provider
+//     turns our own retries into one charge.
 //  3. finish.go — write the order and the response to replay in one
 //     statement, only if this attempt still holds the key's lock token.
 //
@@ -19,7 +21,8 @@
 // so a slow provider does not let a retry take over a live attempt, and stops
 // its own call if it cannot. Keys whose attempts died or stalled are finished
 // by the Completer (complete.go), which takes them over the way a retry
-// would, cancels the operation at the provider, and reuses the same finish.
+// would, settles the operation's PaymentIntent by its id (retrieve, cancel),
+// and reuses the same finish.
 package checkout
 
 import (
@@ -37,9 +40,13 @@ import (
 	"exactlyonce/internal/payment"
 )
 
-// Payments charges cards. *payment.Client satisfies it.
+// Payments is the part of Stripe's PaymentIntents the engine and the
+// completer use. *payment.Client satisfies it.
 type Payments interface {
-	Charge(ctx context.Context, req payment.ChargeRequest) (payment.Charge, error)
+	CreateIntent(ctx context.Context, req payment.IntentRequest) (payment.Intent, error)
+	ConfirmIntent(ctx context.Context, id, idempotencyKey, paymentMethod string) (payment.Intent, error)
+	RetrieveIntent(ctx context.Context, id string) (payment.Intent, error)
+	CancelIntent(ctx context.Context, id, idempotencyKey string) (payment.Intent, error)
 }
 
 // Hooks let tests force an interleaving of concurrent attempts (a barrier in
@@ -47,8 +54,8 @@ type Payments interface {
 type Hooks struct {
 	// AfterClaim runs once an attempt owns the key, before it charges.
 	AfterClaim func(ctx context.Context, c Claimed)
-	// BeforeCharge runs inside the lease, just before the provider call (a
-	// charge, or the completer's cancel). Its ctx is the call's: it is
+	// BeforeCharge runs inside the lease, just before the provider calls
+	// (the create and confirm, or the completer's retrieve and cancel). Its ctx is the call's: it is
 	// cancelled when a renewal finds the lock taken over, or by the fence.
 	BeforeCharge func(ctx context.Context, c Claimed)
 	// BeforeRenew runs before each renewal of the lock; blocking in it
@@ -63,6 +70,15 @@ type Hooks struct {
 	// BeforeFinish runs after the provider answered definitely (a charge or
 	// a decline), before the finish statement.
 	BeforeFinish func(ctx context.Context, c Claimed)
+	// BeforeStore runs once the create of the PaymentIntent has answered,
+	// before its id is stored: blocking in it (with BeforeRenew and
+	// BeforeFence) stands for an attempt that stalls with the create's
+	// answer in hand.
+	BeforeStore func(ctx context.Context, c Claimed)
+	// BeforeConfirm runs once the PaymentIntent's id is stored, just
+	// before the confirm: blocking in it stands for an attempt that stalls
+	// between the two calls.
+	BeforeConfirm func(ctx context.Context, c Claimed)
 }
 
 // Claimed describes an attempt that owns its key, for hooks.
@@ -88,9 +104,10 @@ type Config struct {
 	// ProviderKeyWindow is how long the payment provider remembers an
 	// idempotency key (Stripe: 24 hours; DefaultProviderKeyWindow when
 	// zero). A request never resumes a key older than that: resending the
-	// create-charge call under a key the provider has forgotten would
-	// charge a second time. Such a key is left to the completer, which only
-	// cancels (idem.Options.ResumeWithin).
+	// create under a key the provider has forgotten would make a second
+	// PaymentIntent. Such a key is left to the completer, which settles it
+	// by its stored intent, or without a call when none was stored
+	// (idem.Options.ResumeWithin).
 	ProviderKeyWindow time.Duration
 	// ProviderRetries is how many times an attempt asks the provider again,
 	// with the same derived key, after an answer that was lost (a 5xx, a
@@ -118,8 +135,7 @@ type Config struct {
 }
 
 // DefaultProviderKeyWindow is how long Stripe keeps an idempotency key. The
-// fake provider keeps them for ever, but the engine behaves as a real
-// provider demands.
+// fake keeps them for ever, but the engine behaves as Stripe demands.
 const DefaultProviderKeyWindow = 24 * time.Hour
 
 // KeyKind is the kind of the order keys in the kit's table (idem.Options.Kind):

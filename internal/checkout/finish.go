@@ -27,11 +27,11 @@ func (e *Engine) guardedFinish(ctx context.Context, p db.FinishOrderParams) (uui
 	return e.db.FinishOrder(ctx, p)
 }
 
-// finishOrder is phase 3 for a successful charge: one statement that writes
+// finishOrder is phase 3 for a succeeded PaymentIntent: one statement that writes
 // the order, enqueues its "order placed" jobs (internal/outbox) and stores
 // the receipt as the key's response. The kit stores the body byte for byte,
 // so the first answer and every replay are identical.
-func (e *Engine) finishOrder(ctx context.Context, a Attempt, c claim, priced catalog.Priced, ch payment.Charge) (Result, error) {
+func (e *Engine) finishOrder(ctx context.Context, a Attempt, c claim, priced catalog.Priced, ch payment.Intent) (Result, error) {
 	orderID, err := uuid.NewV7()
 	if err != nil {
 		return Result{}, fmt.Errorf("order id: %w", err)
@@ -70,12 +70,12 @@ func (e *Engine) finishOrder(ctx context.Context, a Attempt, c claim, priced cat
 // retry will not change the bank's mind, so it gets the same 402.
 func (e *Engine) finishDeclined(ctx context.Context, a Attempt, c claim, declined *payment.DeclinedError) (Result, error) {
 	p := problem.PaymentDeclined.New(declined.Message)
-	p.ChargeID = declined.ChargeID
+	p.ChargeID = declined.IntentID
 	return e.finishWithProblem(ctx, a, c, p, outcomeDeclined)
 }
 
-// finishNotCompleted stores the verdict that the operation was canceled at
-// the provider with no charge (by the completer): the attempt that claimed
+// finishNotCompleted stores the verdict that the operation's PaymentIntent
+// was canceled with no charge, or never confirmed (by the completer): the attempt that claimed
 // the key never charged, and now never will. The key is closed with a final answer
 // rather than left for a client that may never return; a retry is told to
 // start a new operation with a new key.
@@ -135,7 +135,7 @@ func (e *Engine) lostFinish(ctx context.Context, a Attempt, c claim) error {
 // charge, money was taken for nothing: that must never happen, so it is
 // logged at ERROR with the charge id and counted, and the reconciler refunds
 // it.
-func (e *Engine) checkOrphan(ctx context.Context, a Attempt, ch payment.Charge) {
+func (e *Engine) checkOrphan(ctx context.Context, a Attempt, ch payment.Intent) {
 	if ch.Status != payment.StatusSucceeded {
 		return
 	}

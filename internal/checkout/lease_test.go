@@ -117,3 +117,55 @@ func TestRenewalStopsAfterTakeover(t *testing.T) {
 		t.Errorf("got %v lost renewals in /metrics, want 1", got)
 	}
 }
+
+// TestStalledPastItsLeaseConfirmsNothing: an attempt whose process stalls
+// with the create's answer in hand (its heartbeat and its fence stalled
+// with it) until its lease has run out stores nothing when it wakes, and
+// so confirms nothing: the store is fenced by the lease as well as by the
+// token (StoreIntent: locked_until > now()), so no confirm is sent where a
+// retry may already own the key. The model found it: without that guard,
+// the request resumes, its token still matches (nobody took over yet), and
+// it confirms outside its lease (lease_covers_calls). The client's retry
+// then takes the key over and pays once.
+func TestStalledPastItsLeaseConfirmsNothing(t *testing.T) {
+	t.Parallel()
+	stalled, wake := make(chan struct{}), make(chan struct{})
+	h := apptest.New(t, func(cfg *app.Config) {
+		cfg.LockTimeout = time.Second
+		// The heartbeat and the fence stay stalled until the call ends,
+		// so that what stops the store is the statement's guard, not the
+		// fence racing it.
+		stalledTimers := func(ctx context.Context, c checkout.Claimed) {
+			if !c.TakenOver {
+				<-ctx.Done()
+			}
+		}
+		cfg.Hooks.BeforeRenew, cfg.Hooks.BeforeFence = stalledTimers, stalledTimers
+		cfg.Hooks.BeforeStore = func(_ context.Context, c checkout.Claimed) {
+			if !c.TakenOver {
+				close(stalled)
+				waitOrTimeout(t, wake)
+			}
+		}
+	})
+	c := h.NewCustomer(t)
+	replied := make(chan apptest.Response)
+	go func() { replied <- h.PlaceOrder(t, c, "k", oneMug) }()
+	waitOrTimeout(t, stalled)
+	h.WaitLockExpired(t, c, "k")
+	close(wake)
+	if r := <-replied; r.Status != problem.LockLost.Status {
+		t.Errorf("original: got %d %s, want 409 request-superseded", r.Status, r.Body)
+	}
+	in, err := h.Intent(t, c, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Status != "requires_payment_method" || h.Key(t, c, "k").Status != "started" {
+		t.Fatalf("after the stalled attempt: intent %s, key %s; want the intent never confirmed and the key started", in.Status, h.Key(t, c, "k").Status)
+	}
+	if r := h.PlaceOrder(t, c, "k", oneMug); r.Status != http.StatusCreated {
+		t.Errorf("retry: got %d %s, want 201", r.Status, r.Body)
+	}
+	h.WantStats(t, 1, 1)
+}

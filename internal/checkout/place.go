@@ -53,6 +53,11 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 	if c.resumed != nil {
 		priced = *c.resumed
 	}
+	if c.lock.TakenOver {
+		if err := e.loadIntent(ctx, a.CustomerID, &c); err != nil {
+			return Result{}, err
+		}
+	}
 	claimed := Claimed{CustomerID: a.CustomerID, Key: a.Key, TakenOver: c.lock.TakenOver}
 	if h := e.cfg.Hooks.AfterClaim; h != nil {
 		h(ctx, claimed)
@@ -117,13 +122,13 @@ func (e *Engine) KeyInUse(ctx context.Context, customer uuid.UUID, key string) (
 
 // chargeAndFinish is phases 2 and 3 of an attempt that owns its key.
 func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claimed Claimed, priced catalog.Priced) (Result, error) {
-	var ch payment.Charge
+	var in payment.Intent
 	err := e.withLease(ctx, c, claimed, func(ctx context.Context) error {
 		if h := e.cfg.Hooks.BeforeCharge; h != nil {
 			h(ctx, claimed)
 		}
 		var err error
-		ch, err = e.chargeRetried(ctx, a, c, priced)
+		in, err = e.payRetried(ctx, a, &c, priced)
 		return err
 	})
 	var (
@@ -156,7 +161,7 @@ func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claime
 	case declined != nil:
 		return e.finishDeclined(ctx, a, c, declined)
 	}
-	return e.finishOrder(ctx, a, c, priced, ch)
+	return e.finishOrder(ctx, a, c, priced, in)
 }
 
 // handBackRetryAfter is what a client is told to wait after an attempt

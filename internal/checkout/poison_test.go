@@ -56,12 +56,24 @@ func TestCompleterParksPoisonKey(t *testing.T) {
 	wantNoOrphans(t, h)
 }
 
-// downProvider answers every cancel as an unreachable provider would.
-type downProvider struct{}
+// failingPayments answers every call with err.
+type failingPayments struct{ err error }
 
-func (downProvider) Cancel(context.Context, string) (payment.Charge, error) {
-	return payment.Charge{}, &payment.UnavailableError{Reason: payment.ReasonUnreachable}
+func (p failingPayments) CreateIntent(context.Context, payment.IntentRequest) (payment.Intent, error) {
+	return payment.Intent{}, p.err
 }
+func (p failingPayments) ConfirmIntent(context.Context, string, string, string) (payment.Intent, error) {
+	return payment.Intent{}, p.err
+}
+func (p failingPayments) RetrieveIntent(context.Context, string) (payment.Intent, error) {
+	return payment.Intent{}, p.err
+}
+func (p failingPayments) CancelIntent(context.Context, string, string) (payment.Intent, error) {
+	return payment.Intent{}, p.err
+}
+
+// downProvider answers every call as an unreachable provider would.
+var downProvider = failingPayments{&payment.UnavailableError{Reason: payment.ReasonUnreachable}}
 
 func TestCompleterDoesNotParkForAnOutage(t *testing.T) {
 	t.Parallel()
@@ -70,7 +82,7 @@ func TestCompleterDoesNotParkForAnOutage(t *testing.T) {
 	h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
 	c := h.NewCustomer(t)
 	strand(t, h, c, "k", oneMug, "after_charge")
-	completer := checkout.NewCompleter(h.App.Checkout, downProvider{}, checkout.CompleterConfig{MaxAttempts: 1})
+	completer := checkout.NewCompleter(h.App.Checkout, downProvider, checkout.CompleterConfig{MaxAttempts: 1})
 	for attempt := 1; attempt <= 2; attempt++ {
 		if n, err := completer.Pass(context.Background()); err != nil || n != 1 {
 			t.Fatalf("attempt %d: got %d keys taken over, %v, want 1", attempt, n, err)
@@ -88,11 +100,9 @@ func TestCompleterDoesNotParkForAnOutage(t *testing.T) {
 	wantNoOrphans(t, h)
 }
 
-// refusingProvider answers every cancel with a 4xx of the given status.
-type refusingProvider struct{ status int }
-
-func (p refusingProvider) Cancel(context.Context, string) (payment.Charge, error) {
-	return payment.Charge{}, &payment.ProviderError{Status: p.status, Type: "test", Message: "refused"}
+// refusingProvider answers every call with a 4xx of the given status.
+func refusingProvider(status int) failingPayments {
+	return failingPayments{&payment.ProviderError{Status: status, Type: "test", Message: "refused"}}
 }
 
 // A refusal that passes by itself (our rate limited, the key in use by a
@@ -106,7 +116,7 @@ func TestCompleterParksOnlyLastingRefusals(t *testing.T) {
 			h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
 			c := h.NewCustomer(t)
 			strand(t, h, c, "k", oneMug, "after_charge")
-			completer := checkout.NewCompleter(h.App.Checkout, refusingProvider{status}, checkout.CompleterConfig{MaxAttempts: 1})
+			completer := checkout.NewCompleter(h.App.Checkout, refusingProvider(status), checkout.CompleterConfig{MaxAttempts: 1})
 			if n, err := completer.Pass(context.Background()); err != nil || n != 1 {
 				t.Fatalf("got %d keys taken over, %v, want 1", n, err)
 			}

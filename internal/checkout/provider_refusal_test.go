@@ -41,7 +41,7 @@ func TestProviderRefusalIsAnUnknownOutcome(t *testing.T) {
 	if err := d.CreateCustomer(ctx, db.CreateCustomerParams{ID: customer, Name: "refused"}); err != nil {
 		t.Fatal(err)
 	}
-	payments := payment.NewClient(provider.URL, "sk_test", 5*time.Second)
+	payments := payment.NewClient(payment.Config{SecretKey: "sk_test", APIBase: provider.URL, Timeout: 5 * time.Second})
 	e := checkout.New(d, catalog.New(d.Queries, time.Hour), payments, checkout.Config{LockTimeout: 30 * time.Second})
 
 	_, err := e.Place(ctx, attempt(customer, "k"))

@@ -80,7 +80,7 @@ func TestCompleterFinishesChargedOrder(t *testing.T) {
 	wantReplay(t, r, http.StatusCreated)
 	var receipt checkout.Receipt
 	r.JSON(t, &receipt)
-	charge, err := h.App.Provider.ChargeByKey(context.Background(), h.ProviderKey(t, c, "k"))
+	charge, err := h.Intent(t, c, "k")
 	if err != nil {
 		t.Fatalf("provider charge: %v", err)
 	}

@@ -131,7 +131,7 @@ func TestProviderFailsAfterCharging(t *testing.T) {
 	}
 	var receipt checkout.Receipt
 	retry.JSON(t, &receipt)
-	charge, err := h.App.Provider.ChargeByKey(context.Background(), h.ProviderKey(t, c, "k-1"))
+	charge, err := h.Intent(t, c, "k-1")
 	if err != nil {
 		t.Fatalf("provider charge: %v", err)
 	}

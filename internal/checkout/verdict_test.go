@@ -17,7 +17,7 @@ import (
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/db"
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/problem"
 )
 
@@ -45,7 +45,7 @@ func TestCallLandingAfterTheVerdictChargesNothing(t *testing.T) {
 		cfg.LockTimeout = time.Second
 		// Long enough that the client never gives up on the late call.
 		cfg.ProviderTimeout = 30 * time.Second
-		cfg.ProviderOptions = append(cfg.ProviderOptions, fakeprovider.WithBeforeRecord(func(context.Context, string) {
+		cfg.ProviderOptions = append(cfg.ProviderOptions, fakestripe.WithBeforeCharge(func(context.Context, string) {
 			if first.CompareAndSwap(false, true) {
 				close(arrived)
 				waitOrTimeout(t, land)
@@ -192,8 +192,9 @@ func TestLeaseFencesItself(t *testing.T) {
 func TestKeyOlderThanProviderWindowIsNotResent(t *testing.T) {
 	t.Parallel()
 	// A real provider forgets an idempotency key after its window; resending
-	// the create after that would charge again. So a retry does not resume
-	// such a key: the completer, which only cancels, settles it.
+	// the create after that would make a second PaymentIntent. So a retry
+	// does not resume such a key: the completer, which only retrieves and
+	// cancels, settles it.
 	h := apptest.New(t, func(cfg *app.Config) {
 		cfg.LockTimeout = time.Second
 		cfg.ProviderKeyWindow = time.Hour
@@ -201,14 +202,19 @@ func TestKeyOlderThanProviderWindowIsNotResent(t *testing.T) {
 	c := h.NewCustomer(t)
 	strand(t, h, c, "k", oneMug, "after_charge")
 	h.Backdate(t, c, "k", 2*time.Hour)
+	const calls = "exactlyonce_provider_call_duration_seconds_count"
+	sent := func() float64 {
+		return h.Metric(t, calls, "call", "create") + h.Metric(t, calls, "call", "confirm", "result", "unavailable") +
+			h.Metric(t, calls, "call", "confirm", "result", "succeeded")
+	}
+	before := sent()
 
 	if r := h.PlaceOrder(t, c, "k", oneMug); r.Status != problem.KeyInUse.Status || r.Header.Get("Retry-After") == "" {
 		t.Errorf("retry: got %d %s, want 409 request-in-progress with Retry-After", r.Status, r.Body)
 	}
-	// The original's call lost its answer; a resent create would have
-	// been answered with the charge.
-	if got := h.Metric(t, "exactlyonce_provider_call_duration_seconds_count", "call", "charge", "result", "succeeded"); got != 0 {
-		t.Errorf("got %v create-charge calls answered with a charge, want 0: the retry must not resend", got)
+	// The original's confirm lost its answer; the retry sends nothing.
+	if got := sent(); got != before || before == 0 {
+		t.Errorf("got %v creates and confirms after the retry, %v before: the retry must not resend", got, before)
 	}
 	if n := pass(t, h); n != 1 {
 		t.Fatalf("got %d keys taken over, want 1", n)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"exactlyonce/internal/checkout"
@@ -91,15 +92,27 @@ type Config struct {
 	// keeps in memory, for a minute, so that a replay costs no database
 	// round trip (REMEMBERED_ANSWERS, default 10000; 0 remembers none).
 	RememberedAnswers int
-	// ProviderURL is the base URL of the fake payment provider run as a
-	// process of its own (`web provider`), such as
-	// http://127.0.0.1:8081/provider. Empty runs it inside the shop.
-	ProviderURL string
+	// PaymentProvider is "fake" (PAYMENT_PROVIDER, the default: the fake
+	// Stripe, in this process or as `web provider`) or "stripe" (Stripe's
+	// API, test mode with an sk_test_ key).
+	PaymentProvider string
+	// StripeAPIBase is the API's base URL (STRIPE_API_BASE): with stripe
+	// https://api.stripe.com by default; with fake, empty runs the fake
+	// inside the shop, and the URL of a `web provider` (such as
+	// http://127.0.0.1:8081) uses that one.
+	StripeAPIBase string
+	// StripeSecretKey is Stripe's secret key (STRIPE_SECRET_KEY), or the
+	// key a `web provider` accepts and its shops send.
+	StripeSecretKey string
+	// StripeWebhookSecret verifies Stripe-Signature on /webhooks/stripe
+	// (STRIPE_WEBHOOK_SECRET, whsec_…); `web provider` signs with it. The
+	// in-process fake and its shop share a random one when it is empty.
+	StripeWebhookSecret string
+	// StripeWebhookURL is where `web provider` sends its webhooks
+	// (STRIPE_WEBHOOK_URL, such as http://127.0.0.1:8080/webhooks/stripe).
+	StripeWebhookURL string
 	// ProviderAddr is where `web provider` listens.
 	ProviderAddr string
-	// ProviderSecret is the bearer secret shared by `web provider` and the
-	// shops that use it through ProviderURL.
-	ProviderSecret string
 	// DBMaxConns caps the pgx pool (DB_MAX_CONNS); zero keeps pgx's
 	// default, the greater of 4 and the number of CPUs. Instances ×
 	// DB_MAX_CONNS must stay below PostgreSQL's max_connections (minus its
@@ -165,9 +178,12 @@ func Load() (Config, error) {
 		SessionSecret: os.Getenv("SESSION_SECRET"),
 		AdminAddr:     os.Getenv("ADMIN_ADDR"),
 
-		ProviderURL:    os.Getenv("PROVIDER_URL"),
-		ProviderAddr:   getenv("PROVIDER_ADDR", "127.0.0.1:8081"),
-		ProviderSecret: os.Getenv("PROVIDER_SECRET"),
+		PaymentProvider:     getenv("PAYMENT_PROVIDER", "fake"),
+		StripeAPIBase:       os.Getenv("STRIPE_API_BASE"),
+		StripeSecretKey:     os.Getenv("STRIPE_SECRET_KEY"),
+		StripeWebhookSecret: os.Getenv("STRIPE_WEBHOOK_SECRET"),
+		StripeWebhookURL:    os.Getenv("STRIPE_WEBHOOK_URL"),
+		ProviderAddr:        getenv("PROVIDER_ADDR", "127.0.0.1:8081"),
 	}
 	var err error
 	if c.LockTimeout, err = duration("LOCK_TIMEOUT", 30*time.Second); err != nil {
@@ -255,11 +271,8 @@ func Load() (Config, error) {
 	if n := len(c.SessionSecret); n > 0 && n < MinSessionSecret {
 		return c, fmt.Errorf("SESSION_SECRET is %d bytes long; it must be at least %d, such as 32 random bytes in hex, or unset for a random one that lasts until the process stops", n, MinSessionSecret)
 	}
-	if u, err := url.Parse(c.ProviderURL); c.ProviderURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
-		return c, fmt.Errorf("PROVIDER_URL: want an http:// or https:// URL such as http://127.0.0.1:8081/provider, got %q", c.ProviderURL)
-	}
-	if c.ProviderURL != "" && c.ProviderSecret == "" {
-		return c, fmt.Errorf("PROVIDER_URL is set but PROVIDER_SECRET is not: set it to the secret `web provider` was started with")
+	if err := c.checkStripe(); err != nil {
+		return c, err
 	}
 	maxConns, err := number("DB_MAX_CONNS")
 	if err != nil || maxConns != float64(int(maxConns)) || maxConns > 10000 {
@@ -378,4 +391,30 @@ func boolean(key string, fallback bool) (bool, error) {
 		return false, fmt.Errorf("%s: want 1 or 0 (true or false), got %q", key, v)
 	}
 	return b, nil
+}
+
+// checkStripe checks the payment provider's settings.
+func (c *Config) checkStripe() error {
+	switch c.PaymentProvider {
+	case "fake":
+	case "stripe":
+		if c.StripeAPIBase == "" {
+			c.StripeAPIBase = "https://api.stripe.com"
+		}
+		if c.StripeSecretKey == "" {
+			return fmt.Errorf("PAYMENT_PROVIDER=stripe needs STRIPE_SECRET_KEY (an sk_test_… key from the dashboard's test mode)")
+		}
+		if c.StripeWebhookSecret == "" {
+			return fmt.Errorf("PAYMENT_PROVIDER=stripe needs STRIPE_WEBHOOK_SECRET (whsec_…, from `stripe listen` or the webhook endpoint)")
+		}
+	default:
+		return fmt.Errorf("PAYMENT_PROVIDER: want fake or stripe, got %q", c.PaymentProvider)
+	}
+	if u, err := url.Parse(c.StripeAPIBase); c.StripeAPIBase != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "") {
+		return fmt.Errorf("STRIPE_API_BASE: want an http:// or https:// URL with no path, such as http://127.0.0.1:8081, got %q", c.StripeAPIBase)
+	}
+	if c.StripeAPIBase != "" && c.StripeSecretKey == "" {
+		return fmt.Errorf("STRIPE_API_BASE is set but STRIPE_SECRET_KEY is not: set it to the key `web provider` was started with")
+	}
+	return nil
 }

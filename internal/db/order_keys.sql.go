@@ -236,6 +236,32 @@ func (q *Queries) KeyExists(ctx context.Context, arg KeyExistsParams) (bool, err
 	return exists, err
 }
 
+const keyIntent = `-- name: KeyIntent :one
+SELECT coalesce(o.payment_intent_id, '')::text AS payment_intent_id,
+       extract(epoch FROM now() - k.created_at)::double precision AS age_seconds
+FROM order_keys o JOIN idem_keys k ON k.scope = o.scope AND k.key = o.key
+WHERE o.scope = ($1::uuid)::text AND o.key = $2::text
+`
+
+type KeyIntentParams struct {
+	CustomerID uuid.UUID
+	Key        string
+}
+
+type KeyIntentRow struct {
+	PaymentIntentID string
+	AgeSeconds      float64
+}
+
+// The PaymentIntent stored for a key (” when none), and the key's age by
+// the database's clock: what a takeover and the completer settle the key by.
+func (q *Queries) KeyIntent(ctx context.Context, arg KeyIntentParams) (KeyIntentRow, error) {
+	row := q.db.QueryRow(ctx, keyIntent, arg.CustomerID, arg.Key)
+	var i KeyIntentRow
+	err := row.Scan(&i.PaymentIntentID, &i.AgeSeconds)
+	return i, err
+}
+
 const listKeyEvents = `-- name: ListKeyEvents :many
 SELECT event, at, detail
 FROM key_events
@@ -302,4 +328,41 @@ func (q *Queries) RecordKeyEvent(ctx context.Context, arg RecordKeyEventParams) 
 		arg.Detail,
 	)
 	return err
+}
+
+const storeIntent = `-- name: StoreIntent :one
+UPDATE order_keys o SET payment_intent_id = $1::text
+FROM idem_keys k
+WHERE o.scope = ($2::uuid)::text AND o.key = $3::text
+  AND k.scope = o.scope AND k.key = o.key AND k.status = 'started' AND k.lock_token = $4::uuid
+  AND k.locked_until > now()
+  AND (o.payment_intent_id IS NULL OR o.payment_intent_id = $1::text)
+RETURNING true AS stored
+`
+
+type StoreIntentParams struct {
+	PaymentIntentID string
+	CustomerID      uuid.UUID
+	Key             string
+	LockToken       uuid.UUID
+}
+
+// Stores the PaymentIntent of a key's operation, only while the key is
+// started, carries the attempt's lock token (the finish's fence) and its
+// lease has not run out by the database's clock: an attempt that was taken
+// over stores nothing, and so never confirms the intent it created; nor
+// does one that stalled past its lease with the create's answer in hand,
+// whose confirm would run where a retry may take the key over (the model's
+// lease_covers_calls found it). Storing the same id again is a no-op that
+// succeeds. No row means the attempt lost the key, or may lose it.
+func (q *Queries) StoreIntent(ctx context.Context, arg StoreIntentParams) (bool, error) {
+	row := q.db.QueryRow(ctx, storeIntent,
+		arg.PaymentIntentID,
+		arg.CustomerID,
+		arg.Key,
+		arg.LockToken,
+	)
+	var stored bool
+	err := row.Scan(&stored)
+	return stored, err
 }

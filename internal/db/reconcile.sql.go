@@ -13,15 +13,14 @@ import (
 
 const advanceReconcilerCursor = `-- name: AdvanceReconcilerCursor :exec
 UPDATE reconciler_cursor
-SET after = $1::text, updated_at = now()
-WHERE after < $1::text
+SET created_from = $1::bigint, updated_at = now()
+WHERE created_from < $1::bigint
 `
 
 // Moves the cursor forward only: two reconcilers finishing in either order
-// leave it at the furthest point either settled. Charge ids are
-// time-ordered strings, so text order is list order.
-func (q *Queries) AdvanceReconcilerCursor(ctx context.Context, after string) error {
-	_, err := q.db.Exec(ctx, advanceReconcilerCursor, after)
+// leave it at the furthest point either settled.
+func (q *Queries) AdvanceReconcilerCursor(ctx context.Context, createdFrom int64) error {
+	_, err := q.db.Exec(ctx, advanceReconcilerCursor, createdFrom)
 	return err
 }
 
@@ -51,47 +50,68 @@ func (q *Queries) ChargeHasOrder(ctx context.Context, arg ChargeHasOrderParams) 
 	return i, err
 }
 
-const matchCharge = `-- name: MatchCharge :one
+const intentRefundEvents = `-- name: IntentRefundEvents :one
+SELECT EXISTS (SELECT FROM stripe_events WHERE payment_intent_id = $1 AND type = 'charge.refunded')
+`
+
+// Whether the inbox holds a charge.refunded event of an intent: a refund
+// (ours or an operator's) the provider told of before its
+// payment_intent.succeeded arrived.
+func (q *Queries) IntentRefundEvents(ctx context.Context, paymentIntentID string) (bool, error) {
+	row := q.db.QueryRow(ctx, intentRefundEvents, paymentIntentID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
+const matchIntent = `-- name: MatchIntent :one
 SELECT
-    EXISTS (SELECT FROM orders o WHERE o.charge_id = $1::text) AS has_order,
-    EXISTS (SELECT FROM reconciled_refunds r WHERE r.charge_id = $1::text) AS refund_recorded,
-    coalesce(k.scope::uuid, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS customer_id,
-    coalesce(k.key, '')::text AS key,
+    EXISTS (SELECT FROM orders o WHERE o.customer_id::text = $1::text AND o.charge_id = $2::text) AS has_order,
+    EXISTS (SELECT FROM reconciled_refunds r WHERE r.charge_id = $2::text) AS refund_recorded,
     coalesce(k.status, '')::text AS key_status,
     (k.parked_at IS NOT NULL)::boolean AS key_parked
 FROM (SELECT 1) AS one
-LEFT JOIN (order_keys o JOIN idem_keys k ON k.scope = o.scope AND k.key = o.key)
-    ON o.provider_key = $2::text
+LEFT JOIN idem_keys k
+    ON k.kind = 'order' AND k.scope = $1::text AND k.key = $3::text
+   AND k.operation_id::text = $4::text
 `
 
-type MatchChargeParams struct {
-	ChargeID    string
-	ProviderKey string
+type MatchIntentParams struct {
+	CustomerID  string
+	IntentID    string
+	Key         string
+	OperationID string
 }
 
-type MatchChargeRow struct {
+type MatchIntentRow struct {
 	HasOrder       bool
 	RefundRecorded bool
-	CustomerID     uuid.UUID
-	Key            string
 	KeyStatus      string
 	KeyParked      bool
 }
 
-// What the shop knows of one provider charge: whether an order holds it,
-// and the key whose operation made it (by the provider key stored at the
-// claim), if that key still exists. key_status is ” when there is none;
-// key_parked says the completer gave the key up to an operator.
-// refund_recorded tells a refund the reconciler recorded from one it made
-// at the provider but did not record (it stopped between the two).
-func (q *Queries) MatchCharge(ctx context.Context, arg MatchChargeParams) (MatchChargeRow, error) {
-	row := q.db.QueryRow(ctx, matchCharge, arg.ChargeID, arg.ProviderKey)
-	var i MatchChargeRow
+// What the shop knows of one succeeded PaymentIntent: whether an order
+// holds it, and the key of the operation that made it, found by the
+// intent's metadata (customer, key, operation), if that key still exists
+// and still runs that operation. key_status is ” when it does not: the key
+// row was lost (a failover, a restore), or the key was reused after it
+// expired, for a new operation. key_parked says the completer gave the key
+// up to an operator. refund_recorded tells a refund the reconciler (or the
+// webhook handler) recorded from one made at the provider but not recorded.
+// The order is looked for under the metadata's customer, as the key is: an
+// intent of the shop always carries it, and one without it (an intent
+// created outside the shop) is held by no order.
+func (q *Queries) MatchIntent(ctx context.Context, arg MatchIntentParams) (MatchIntentRow, error) {
+	row := q.db.QueryRow(ctx, matchIntent,
+		arg.CustomerID,
+		arg.IntentID,
+		arg.Key,
+		arg.OperationID,
+	)
+	var i MatchIntentRow
 	err := row.Scan(
 		&i.HasOrder,
 		&i.RefundRecorded,
-		&i.CustomerID,
-		&i.Key,
 		&i.KeyStatus,
 		&i.KeyParked,
 	)
@@ -99,48 +119,56 @@ func (q *Queries) MatchCharge(ctx context.Context, arg MatchChargeParams) (Match
 }
 
 const reconcilerCursor = `-- name: ReconcilerCursor :one
-SELECT after FROM reconciler_cursor
+SELECT created_from FROM reconciler_cursor
 `
 
-// Where the reconciler's last pass stopped reading the provider's charges.
-func (q *Queries) ReconcilerCursor(ctx context.Context) (string, error) {
+// Where the reconciler's last pass stopped reading the provider's
+// PaymentIntents: the creation time (Unix seconds) before which every
+// intent is settled.
+func (q *Queries) ReconcilerCursor(ctx context.Context) (int64, error) {
 	row := q.db.QueryRow(ctx, reconcilerCursor)
-	var after string
-	err := row.Scan(&after)
-	return after, err
+	var created_from int64
+	err := row.Scan(&created_from)
+	return created_from, err
 }
 
 const recordRefund = `-- name: RecordRefund :one
 WITH recorded AS (
-    INSERT INTO reconciled_refunds (charge_id, refund_id, customer_id, key, amount, currency)
+    INSERT INTO reconciled_refunds (charge_id, refund_id, customer_id, key, amount, currency, lost_operation)
     VALUES ($1, $2, nullif($3::uuid, '00000000-0000-0000-0000-000000000000'),
-            nullif($4::text, ''), $5, $6)
+            nullif($4::text, ''), $5, $6, $7::boolean)
     ON CONFLICT (charge_id) DO NOTHING
-    RETURNING charge_id, refund_id, customer_id, key, amount, currency
+    RETURNING charge_id, refund_id, customer_id, key, amount, currency, lost_operation
 ),
 logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)
     SELECT customer_id, key, 'refunded',
-           jsonb_build_object('charge_id', charge_id, 'refund_id', refund_id, 'amount', amount, 'currency', currency)
+           jsonb_build_object('payment_intent_id', charge_id, 'refund_id', refund_id, 'amount', amount,
+                              'currency', currency, 'lost_operation', lost_operation)
     FROM recorded
-    WHERE customer_id IS NOT NULL
+    WHERE customer_id IS NOT NULL AND key IS NOT NULL
 )
 SELECT charge_id FROM recorded
 `
 
 type RecordRefundParams struct {
-	ChargeID   string
-	RefundID   string
-	CustomerID uuid.UUID
-	Key        string
-	Amount     int64
-	Currency   string
+	ChargeID      string
+	RefundID      string
+	CustomerID    uuid.UUID
+	Key           string
+	Amount        int64
+	Currency      string
+	LostOperation bool
 }
 
-// Records a refund the reconciler made, once per charge, with its audit
-// event in the same statement (when the key is known: the nil customer and
-// ” mean the key is gone). No row means another reconciler recorded it
-// first: the caller must not count it again.
+// Records a refund of a PaymentIntent (charge_id holds the intent) made by
+// the reconciler or the webhook handler, once per intent, with its audit
+// event on the key's trail in the same statement. The customer and key
+// come from the intent's metadata, so a lost operation's refund
+// (lost_operation: its key row was lost, or the key now runs another
+// operation) is explained on that key's trail too; a nil customer means an
+// intent without the shop's metadata. No row means another reconciler
+// recorded it first: the caller must not count it again.
 func (q *Queries) RecordRefund(ctx context.Context, arg RecordRefundParams) (string, error) {
 	row := q.db.QueryRow(ctx, recordRefund,
 		arg.ChargeID,
@@ -149,10 +177,47 @@ func (q *Queries) RecordRefund(ctx context.Context, arg RecordRefundParams) (str
 		arg.Key,
 		arg.Amount,
 		arg.Currency,
+		arg.LostOperation,
 	)
 	var charge_id string
 	err := row.Scan(&charge_id)
 	return charge_id, err
+}
+
+const recordStripeEvent = `-- name: RecordStripeEvent :one
+INSERT INTO stripe_events (event_id, type, payment_intent_id, customer_id, key, effect, created)
+VALUES ($1, $2, $3, nullif($4::uuid, '00000000-0000-0000-0000-000000000000'),
+        nullif($5::text, ''), $6, $7)
+ON CONFLICT (event_id) DO NOTHING
+RETURNING event_id
+`
+
+type RecordStripeEventParams struct {
+	EventID         string
+	Type            string
+	PaymentIntentID string
+	CustomerID      uuid.UUID
+	Key             string
+	Effect          string
+	Created         int64
+}
+
+// The webhook inbox: records an event with the effect it had, in the
+// transaction of that effect. No row means the event was handled before (a
+// redelivery): the caller rolls back and changes nothing.
+func (q *Queries) RecordStripeEvent(ctx context.Context, arg RecordStripeEventParams) (string, error) {
+	row := q.db.QueryRow(ctx, recordStripeEvent,
+		arg.EventID,
+		arg.Type,
+		arg.PaymentIntentID,
+		arg.CustomerID,
+		arg.Key,
+		arg.Effect,
+		arg.Created,
+	)
+	var event_id string
+	err := row.Scan(&event_id)
+	return event_id, err
 }
 
 const seeUnclaimedCharge = `-- name: SeeUnclaimedCharge :one
@@ -161,11 +226,24 @@ ON CONFLICT (charge_id) DO UPDATE SET charge_id = EXCLUDED.charge_id
 RETURNING extract(epoch FROM now() - first_seen)::double precision AS seen_for_seconds
 `
 
-// Notes a succeeded charge that no order holds and no key claims, and
+// Notes a succeeded PaymentIntent that no order holds and no key of its
+// operation claims, and
 // says how long ago (by the database's clock) a pass first saw it so.
 func (q *Queries) SeeUnclaimedCharge(ctx context.Context, chargeID string) (float64, error) {
 	row := q.db.QueryRow(ctx, seeUnclaimedCharge, chargeID)
 	var seen_for_seconds float64
 	err := row.Scan(&seen_for_seconds)
 	return seen_for_seconds, err
+}
+
+const stripeEventSeen = `-- name: StripeEventSeen :one
+SELECT EXISTS (SELECT FROM stripe_events WHERE event_id = $1)
+`
+
+// Whether an event is in the inbox already.
+func (q *Queries) StripeEventSeen(ctx context.Context, eventID string) (bool, error) {
+	row := q.db.QueryRow(ctx, stripeEventSeen, eventID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
 }

@@ -25,7 +25,6 @@ var crossCustomer = map[string]string{
 	"Asked":          "kit's record of its clients' asks: a batch of the keys, of any customers, one instance was asked about (each by scope and key)",
 	"Sweep":          "kit's sweeper: deletes expired finished keys of every scope, in batches",
 	"SweepKeyEvents": "sweeper: deletes old audit events of every customer, in batches",
-	"MatchCharge":    "reconciler: matches a provider charge to an order by charge id (provider side knows no customer)",
 	// The demo page's counters and the chaos harness's invariant checks:
 	// whole-shop scans, never on a request path.
 	"DemoStats":                "demo stats: counts across the whole shop",

@@ -131,7 +131,7 @@ func (s submission) last4() string { return s.card[max(0, len(s.card)-4):] }
 
 // fingerprint identifies the order the form asks for: its lines, the amount
 // it showed and the card's last four digits. Not the whole card number: a
-// digest of one is as good as the number (see fakeprovider's params hash),
+// digest of one is as good as the number (so few digits are guessed from it),
 // so it must not be stored. A form changed after its key was first used
 // gets another fingerprint, and the engine refuses it (ErrKeyReused).
 //

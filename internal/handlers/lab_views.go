@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/problem"
 	"exactlyonce/views"
@@ -201,15 +201,15 @@ func labInspection(in lab.Inspection, scenario string, running bool) views.LabIn
 	return v
 }
 
-func labFaults(csrf string, b fakeprovider.Behaviour) views.LabFaults {
+func labFaults(csrf string, b fakestripe.Behaviour) views.LabFaults {
 	return views.LabFaults{
 		CSRF: csrf, DelayMS: b.Delay.Milliseconds(), Fail: b.Fail.String(),
 		Options: []views.LabOption{
-			{Value: string(fakeprovider.FaultNone), Label: "None: a healthy provider"},
-			{Value: string(fakeprovider.FaultBeforeCharge), Label: "Fail before charging (500)"},
-			{Value: string(fakeprovider.FaultAfterCharge), Label: "Charge, then lose the response (500)"},
-			{Value: string(fakeprovider.FaultDecline), Label: "Decline every card (402)"},
-			{Value: string(fakeprovider.FaultTimeout), Label: "Hang until the client gives up, then charge"},
+			{Value: string(fakestripe.FaultNone), Label: "None: a healthy provider"},
+			{Value: string(fakestripe.FaultBeforeCharge), Label: "Fail before charging (500)"},
+			{Value: string(fakestripe.FaultAfterCharge), Label: "Charge, then lose the response (500)"},
+			{Value: string(fakestripe.FaultDecline), Label: "Decline every card (402)"},
+			{Value: string(fakestripe.FaultTimeout), Label: "Hang until the client gives up, then charge"},
 		},
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/catalog"
-	"exactlyonce/internal/fakeprovider"
 	"exactlyonce/internal/formkey"
+	"exactlyonce/internal/payment"
 	"exactlyonce/internal/web"
 	"exactlyonce/views"
 )
@@ -18,8 +18,8 @@ import (
 // testCards are shown on the checkout page: the fake provider's card that
 // succeeds and the one it always declines.
 var testCards = []views.TestCard{
-	{Number: groupDigits(fakeprovider.SucceedingCard), Outcome: "succeeds", Succeeds: true},
-	{Number: groupDigits(fakeprovider.DeclinedCard), Outcome: "is declined"},
+	{Number: groupDigits(payment.SucceedingCard), Outcome: "succeeds", Succeeds: true},
+	{Number: groupDigits(payment.DeclinedCard), Outcome: "is declined"},
 }
 
 // checkoutPage is GET /checkout: the order summary and the pay form, with

@@ -11,7 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/web"
@@ -186,17 +186,17 @@ func (h *Handler) labInspection(in lab.Inspection) views.LabInspector {
 // setLabProvider is POST /lab/provider, the fault panel's form.
 func (h *Handler) setLabProvider(c echo.Context) error {
 	delay, err := strconv.ParseInt(c.FormValue("delay_ms"), 10, 64)
-	if err != nil || delay < 0 || delay > fakeprovider.MaxDelay.Milliseconds() {
+	if err != nil || delay < 0 || delay > fakestripe.MaxDelay.Milliseconds() {
 		return &web.PageError{Status: http.StatusBadRequest, Title: "Latency out of range",
-			Message: fmt.Sprintf("The latency must be a whole number of milliseconds from 0 to %d.", fakeprovider.MaxDelay.Milliseconds()),
+			Message: fmt.Sprintf("The latency must be a whole number of milliseconds from 0 to %d.", fakestripe.MaxDelay.Milliseconds()),
 			Action:  views.Link{Href: "/lab#faults", Label: "Back to the lab"}}
 	}
-	fault, err := fakeprovider.ParseFault(c.FormValue("fail"))
+	fault, err := fakestripe.ParseFault(c.FormValue("fail"))
 	if err != nil {
 		return &web.PageError{Status: http.StatusBadRequest, Title: "Unknown fault",
 			Message: "Pick one of the faults the list offers.", Action: views.Link{Href: "/lab#faults", Label: "Back to the lab"}}
 	}
-	err = h.lab.SetProvider(fakeprovider.Behaviour{Delay: msToDuration(delay), Fail: fault})
+	err = h.lab.SetProvider(fakestripe.Behaviour{Delay: msToDuration(delay), Fail: fault})
 	if errors.Is(err, lab.ErrBusy) {
 		return web.SeeOther(c, "/lab?fault=busy#faults")
 	}

@@ -13,7 +13,7 @@ import (
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/db"
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/lab"
 )
 
@@ -169,7 +169,7 @@ func TestLabFaultPanel(t *testing.T) {
 	if r := s.post(t, "/lab/provider", form); r.status != http.StatusSeeOther {
 		t.Fatalf("got %d, want 303", r.status)
 	}
-	want := fakeprovider.Behaviour{Delay: 250 * time.Millisecond, Fail: fakeprovider.FaultDecline}
+	want := fakestripe.Behaviour{Delay: 250 * time.Millisecond, Fail: fakestripe.FaultDecline}
 	if got := h.App.Provider.Behaviour(); got != want {
 		t.Errorf("got provider %+v, want %+v", got, want)
 	}
@@ -201,7 +201,7 @@ func TestLabPresenterModeWithoutScript(t *testing.T) {
 		{"3", "scenario-baseline", "/lab?present=1&card=2", "/lab?present=1&card=4"},
 		{"", "scenario-double-click", "/lab?present=1&card=1", "/lab?present=1&card=2"},
 		{"99", "scenario-double-click", "/lab?present=1&card=1", "/lab?present=1&card=2"},
-		{"10", "scenario-worker-crash", "/lab?present=1&card=9", "/lab?present=1&card=10"},
+		{"11", "scenario-worker-crash", "/lab?present=1&card=10", "/lab?present=1&card=11"},
 	} {
 		p := s.get(t, "/lab?present=1&card="+tc.card)
 		current := p.doc.Find(".lab-card[data-current]")

@@ -12,13 +12,6 @@ LIMIT @max_rows;
 -- name: CountCustomerOrders :one
 SELECT count(*) FROM orders WHERE customer_id = @customer_id;
 
--- name: CountChargesByProviderKeys :one
--- Succeeded charges made under any of the given provider idempotency keys.
--- The caller derives those from a customer's keys (checkout.ProviderKey):
--- the provider knows nothing of our customers, as a real one would not.
-SELECT count(*) FROM provider.charges
-WHERE status = 'succeeded' AND idempotency_key = ANY(@provider_keys::text[]);
-
 -- name: OrderLoyaltyJobs :many
 -- The loyalty jobs of a customer's orders, as the worker-crash scenario
 -- shows them: how many attempts each took, and the first attempt's error.
@@ -33,3 +26,15 @@ ORDER BY id;
 SELECT count(*) AS rows, coalesce(sum(points), 0)::bigint AS points
 FROM loyalty_ledger
 WHERE customer_id = @customer_id;
+
+-- name: CustomerStripeEvents :many
+-- The Stripe events the shop's webhook inbox holds for a customer's
+-- PaymentIntents, in the order they were handled, each with when the
+-- order holding its intent was written (null: none is), as the
+-- webhook-before-the-answer scenario shows them. Both times are the
+-- database's.
+SELECT e.event_id, e.type, e.payment_intent_id, e.effect, e.received_at, o.created_at AS order_written_at
+FROM stripe_events e
+LEFT JOIN orders o ON o.customer_id = e.customer_id AND o.charge_id = e.payment_intent_id
+WHERE e.customer_id = @customer_id::uuid
+ORDER BY e.received_at, e.event_id;

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"exactlyonce/internal/apptest"
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/pgtest"
 	"exactlyonce/internal/problem"
@@ -175,6 +175,30 @@ func TestCrashAfterCharge(t *testing.T) {
 	}
 }
 
+// TestWebhookBeforeTheAnswer: the provider delivers the charge's webhook
+// before it answers the confirm, so the shop's webhook handler meets the
+// intent while its key is still started; it records the event as pending
+// and writes nothing else, and the attempt writes the one order.
+func TestWebhookBeforeTheAnswer(t *testing.T) {
+	t.Parallel()
+	h, r := run(t, "webhook-first")
+	wantOutcomes(t, r, "201 held")
+	if len(r.Facts) != 1 || r.Facts[0] != (lab.Fact{Label: "webhook", Value: "pending"}) {
+		t.Errorf("got facts %+v, want the webhook pending", r.Facts)
+	}
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "before the order was written") {
+		t.Errorf("got notes %q, want the webhook handled before the order", r.Notes)
+	}
+	// One event in the inbox, and no refund: the handler left the charge
+	// to the order.
+	if got := h.Count(t, `SELECT count(*) FROM stripe_events WHERE type = 'payment_intent.succeeded'`); got != 1 {
+		t.Errorf("got %d payment_intent.succeeded events in the inbox, want 1", got)
+	}
+	if got := h.Count(t, `SELECT count(*) FROM reconciled_refunds`); got != 0 {
+		t.Errorf("got %d refunds, want none", got)
+	}
+}
+
 func TestSlowOriginal(t *testing.T) {
 	t.Parallel()
 	_, r := run(t, "slow-original")
@@ -204,7 +228,7 @@ func TestRunsTakeTurnsAndRestoreTheProvider(t *testing.T) {
 	t.Parallel()
 	h := apptest.New(t)
 	runner := h.App.Lab
-	manual := fakeprovider.Behaviour{Delay: 20 * time.Millisecond, Fail: fakeprovider.FaultDecline}
+	manual := fakestripe.Behaviour{Delay: 20 * time.Millisecond, Fail: fakestripe.FaultDecline}
 	if err := runner.SetProvider(manual); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +245,7 @@ func TestRunsTakeTurnsAndRestoreTheProvider(t *testing.T) {
 	if _, err := runner.Run(t.Context(), "refresh"); !errors.Is(err, lab.ErrBusy) {
 		t.Errorf("second run: got %v, want ErrBusy", err)
 	}
-	if err := runner.SetProvider(fakeprovider.Behaviour{}); !errors.Is(err, lab.ErrBusy) {
+	if err := runner.SetProvider(fakestripe.Behaviour{}); !errors.Is(err, lab.ErrBusy) {
 		t.Errorf("fault change during a run: got %v, want ErrBusy", err)
 	}
 	if got := h.App.Provider.Behaviour(); got.Delay != 2*time.Second {

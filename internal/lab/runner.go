@@ -12,7 +12,7 @@ import (
 
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/lab/labdb"
 )
 
@@ -40,7 +40,7 @@ type Runner struct {
 	api    *apiClient
 	db     *database.DB
 	q      *labdb.Queries // the lab's own queries (lab.sql)
-	faults *fakeprovider.Provider
+	faults *fakestripe.Provider
 	stalls stalls
 	// crashes kill chosen loyalty jobs once (CrashAfterAward).
 	crashes crashes
@@ -68,7 +68,7 @@ type liveRun struct {
 // (the server's own loopback address), reads the database through d, and
 // sets the fake provider's faults; limits are the server's settings its
 // scenarios must fit in.
-func New(baseURL string, d *database.DB, faults *fakeprovider.Provider, limits Limits, log *slog.Logger) *Runner {
+func New(baseURL string, d *database.DB, faults *fakestripe.Provider, limits Limits, log *slog.Logger) *Runner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -163,21 +163,18 @@ func (r *Runner) start(ctx context.Context, sc Scenario) (*session, error) {
 	return s, nil
 }
 
-// count reads the shopper's charges and orders from the database. The
-// provider knows nothing of our customers, so its charges are found by the
-// provider keys derived from the shopper's keys, exactly as the engine
-// derives them when it charges.
+// count reads the shopper's charges from the fake and orders from the
+// database. The shop writes its customer's id in every PaymentIntent's
+// metadata, which is how the fake finds them, as Stripe's search would.
 func (r *Runner) count(ctx context.Context, customer uuid.UUID) (charges, orders int64, err error) {
-	keys, err := r.q.ListCustomerKeys(ctx, labdb.ListCustomerKeysParams{CustomerID: customer, MaxRows: maxKeys})
+	intents, err := r.faults.IntentsByMetadata(ctx, map[string]string{"customer_id": customer.String()})
 	if err != nil {
-		return 0, 0, fmt.Errorf("list keys: %w", err)
-	}
-	providerKeys := make([]string, len(keys))
-	for i, k := range keys {
-		providerKeys[i] = checkout.ProviderKey(customer, k.Key, k.OperationID)
-	}
-	if charges, err = r.q.CountChargesByProviderKeys(ctx, providerKeys); err != nil {
 		return 0, 0, fmt.Errorf("count charges: %w", err)
+	}
+	for _, in := range intents {
+		if in.Status == fakestripe.StatusSucceeded {
+			charges++
+		}
 	}
 	if orders, err = r.q.CountCustomerOrders(ctx, customer); err != nil {
 		return 0, 0, fmt.Errorf("count orders: %w", err)
@@ -221,7 +218,7 @@ func (r *Runner) Latest() (Run, bool) {
 // SetProvider sets the fake provider's behaviour for everything that
 // follows, as the lab's fault panel asks. It returns ErrBusy while a run is
 // in flight: the run would put its predecessor back over it when it ends.
-func (r *Runner) SetProvider(b fakeprovider.Behaviour) error {
+func (r *Runner) SetProvider(b fakestripe.Behaviour) error {
 	if !r.busy.TryLock() {
 		return ErrBusy
 	}
@@ -230,6 +227,6 @@ func (r *Runner) SetProvider(b fakeprovider.Behaviour) error {
 }
 
 // Provider returns the fake provider's current behaviour.
-func (r *Runner) Provider() fakeprovider.Behaviour {
+func (r *Runner) Provider() fakestripe.Behaviour {
 	return r.faults.Behaviour()
 }

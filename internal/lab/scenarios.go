@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"exactlyonce/client"
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/fakestripe"
 )
 
 // Scenario is one experiment of the lab.
@@ -31,7 +31,7 @@ type Scenario struct {
 
 	// provider is the fake provider's behaviour for the run; steps may
 	// change it.
-	provider fakeprovider.Behaviour
+	provider fakestripe.Behaviour
 	// minDelay is the shortest provider delay the scenario can be told
 	// with (see Limits.plan); zero: any.
 	minDelay time.Duration
@@ -63,7 +63,7 @@ var Scenarios = []Scenario{
 			"the lab's browser lane waits the same way over the API. An API client is answered 409 with Retry-After instead, " +
 			"and asks again later. Either way nothing is charged twice: the key, not the button, makes the second click harmless.",
 		WantCharges: 1, WantOrders: 1,
-		provider: fakeprovider.Behaviour{Delay: 300 * time.Millisecond},
+		provider: fakestripe.Behaviour{Delay: 300 * time.Millisecond},
 		// The second click, 50 ms after the first, must find it in flight.
 		minDelay: 100 * time.Millisecond,
 		steps: func(ctx context.Context, s *session) error {
@@ -87,7 +87,7 @@ var Scenarios = []Scenario{
 			"the key wins, and that request alone calls the provider. The other nine find the key locked and get 409, or, " +
 			"if they arrive after it finished, the stored answer replayed. Ten submissions, one charge.",
 		WantCharges: 1, WantOrders: 1,
-		provider: fakeprovider.Behaviour{Delay: 300 * time.Millisecond},
+		provider: fakestripe.Behaviour{Delay: 300 * time.Millisecond},
 		steps: func(ctx context.Context, s *session) error {
 			key := uuid.NewString()
 			s.concurrently(ctx, 10, func() (string, string) { return "submit", key })
@@ -102,7 +102,7 @@ var Scenarios = []Scenario{
 			"request looks like a new operation, so each claims its own key, calls the provider with its own derived key, " +
 			"and writes its own order. Ten submissions, ten charges: the protection lives in reusing the key, not in the server alone.",
 		WantCharges: 10, WantOrders: 10,
-		provider: fakeprovider.Behaviour{Delay: 300 * time.Millisecond},
+		provider: fakestripe.Behaviour{Delay: 300 * time.Millisecond},
 		steps: func(ctx context.Context, s *session) error {
 			s.concurrently(ctx, 10, func() (string, string) { return "submit, new key", uuid.NewString() })
 			return nil
@@ -133,11 +133,11 @@ var Scenarios = []Scenario{
 			"The retry takes the key over and asks the provider again with the same derived key; the provider answers with the " +
 			"charge it already made, and the order is written against it. Four provider calls, one charge.",
 		WantCharges: 1, WantOrders: 1,
-		provider: fakeprovider.Behaviour{Fail: fakeprovider.FaultAfterCharge},
+		provider: fakestripe.Behaviour{Fail: fakestripe.FaultAfterCharge},
 		steps: func(ctx context.Context, s *session) error {
 			key := uuid.NewString()
 			s.place(ctx, "original", key, oneMug, 0)
-			if err := s.setProvider(fakeprovider.Behaviour{}); err != nil {
+			if err := s.setProvider(fakestripe.Behaviour{}); err != nil {
 				return err
 			}
 			recovered := s.place(ctx, "retry", key, oneMug, 0)
@@ -146,6 +146,21 @@ var Scenarios = []Scenario{
 			}
 			return s.noteOriginalCharge(ctx, key, recovered)
 		},
+	},
+	{
+		ID: "webhook-first", Title: "Webhook before the answer",
+		Point: "Stripe's webhook for the charge arrives before the shop's own call returns; the order is still written once.",
+		Setup: "The provider delivers payment_intent.succeeded, then answers the confirm",
+		Explanation: "Stripe sends its events on its own schedule: the webhook saying a PaymentIntent succeeded can reach the shop " +
+			"while the call that confirmed it is still on its way back. Here the provider delivers it first, and waits for the shop " +
+			"to take it. The webhook handler checks the signature, then looks the intent up by its metadata: no order holds it yet, " +
+			"and its key is still started, held by the attempt waiting for this very answer. So the handler writes no order and " +
+			"refunds nothing; it records the event in its inbox as pending, in one transaction with its id, and answers 200. Then the " +
+			"confirm's answer arrives and the attempt writes the order, fenced by its lock token. One charge, one order, the event " +
+			"handled once.",
+		WantCharges: 1, WantOrders: 1,
+		provider: fakestripe.Behaviour{Webhooks: fakestripe.WebhookFaults{BeforeAnswer: true}},
+		steps:    webhookFirstSteps,
 	},
 	{
 		ID: "slow-original", Title: "Slow original, retry after lock expiry",
@@ -158,7 +173,7 @@ var Scenarios = []Scenario{
 			"and receives the retry's order. Without the token check (the status guard kept) there would still be one order, " +
 			"but the stale original would win and the retry be told it lost; only a finish with no guard at all writes a second order.",
 		WantCharges: 1, WantOrders: 1,
-		provider: fakeprovider.Behaviour{Delay: 2 * time.Second},
+		provider: fakestripe.Behaviour{Delay: 2 * time.Second},
 		steps: func(ctx context.Context, s *session) error {
 			key := uuid.NewString()
 			release := s.stall(key)
@@ -188,7 +203,7 @@ var Scenarios = []Scenario{
 			"the stored answer replayed, the first tab's receipt. Here the tabs are API clients ordering the cart version " +
 			"they show (POST /api/carts/{id}/order with If-Match), which derives the key from the cart and its version.",
 		WantCharges: 1, WantOrders: 1,
-		provider: fakeprovider.Behaviour{Delay: 300 * time.Millisecond},
+		provider: fakestripe.Behaviour{Delay: 300 * time.Millisecond},
 		steps: func(ctx context.Context, s *session) error {
 			cart := uuid.New()
 			version, err := s.r.api.putCart(ctx, s.shopper, cart, oneMug)
@@ -212,7 +227,7 @@ var Scenarios = []Scenario{
 			"is a new operation: two charges and two orders for one cart. The key must belong to what is being bought, " +
 			"not to the page that shows it.",
 		WantCharges: 2, WantOrders: 2,
-		provider: fakeprovider.Behaviour{Delay: 300 * time.Millisecond},
+		provider: fakestripe.Behaviour{Delay: 300 * time.Millisecond},
 		steps: func(ctx context.Context, s *session) error {
 			// The Go client keeps a key per operation; naming the
 			// operation after the render gives each tab its own.

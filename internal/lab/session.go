@@ -11,10 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"exactlyonce/client"
-	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/problem"
 )
 
@@ -144,7 +143,7 @@ func (s *session) concurrently(ctx context.Context, n int, attempt func() (label
 	wg.Wait()
 }
 
-func (s *session) setProvider(b fakeprovider.Behaviour) error {
+func (s *session) setProvider(b fakestripe.Behaviour) error {
 	return s.r.faults.SetBehaviour(b)
 }
 
@@ -199,17 +198,18 @@ func (s *session) waitLockExpired(ctx context.Context, key string) error {
 	}
 }
 
-// noteOriginalCharge checks that a recovered order carries the charge the
-// provider made for the original attempt, not a new one.
+// noteOriginalCharge checks that a recovered order carries the
+// PaymentIntent the original attempt created, not a new one.
 func (s *session) noteOriginalCharge(ctx context.Context, key string, recovered orderResponse) error {
 	k, err := s.r.db.GetKey(ctx, db.GetKeyParams{CustomerID: s.shopper.ID, Key: key})
 	if err != nil {
 		return fmt.Errorf("get key: %w", err)
 	}
-	ch, err := s.r.faults.ChargeByKey(ctx, checkout.ProviderKey(s.shopper.ID, key, k.OperationID))
-	if err != nil {
-		return fmt.Errorf("provider charge: %w", err)
+	intents, err := s.r.faults.IntentsByMetadata(ctx, map[string]string{"operation_id": k.OperationID.String()})
+	if err != nil || len(intents) == 0 {
+		return fmt.Errorf("provider intent: %w", err)
 	}
+	ch := intents[0]
 	if recovered.chargeID == ch.ID {
 		s.note("the recovered order carries the original charge " + ch.ID)
 	} else {

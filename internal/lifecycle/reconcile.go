@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
+
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/logging"
@@ -17,53 +19,58 @@ import (
 // Provider is the part of the payment provider the reconciler uses.
 // *payment.Client satisfies it.
 type Provider interface {
-	ListCharges(ctx context.Context, after string, limit int) (payment.ChargePage, error)
-	Refund(ctx context.Context, idempotencyKey, chargeID string) (payment.Refund, error)
+	ListIntents(ctx context.Context, from int64, limit int64) ([]payment.Intent, error)
+	Refund(ctx context.Context, idempotencyKey, intentID string) (payment.Refund, error)
 }
 
 // ReconcilerHooks let tests force an interleaving of two reconcilers.
 type ReconcilerHooks struct {
-	// BeforeRefund runs when a reconciler has found an orphan charge and is
+	// BeforeRefund runs when a reconciler has found an orphan intent and is
 	// about to refund it.
-	BeforeRefund func(ctx context.Context, chargeID string)
-	// AfterRefund runs when the provider has refunded a charge and the
+	BeforeRefund func(ctx context.Context, intentID string)
+	// AfterRefund runs when the provider has refunded an intent and the
 	// refund is not recorded yet.
-	AfterRefund func(ctx context.Context, chargeID string)
+	AfterRefund func(ctx context.Context, intentID string)
 }
 
 // ReconcilerConfig tunes a Reconciler.
 type ReconcilerConfig struct {
-	// PageSize is how many charges one list call asks for (default 100).
+	// PageSize is how many intents one list call asks for (default 100).
 	PageSize int
-	// Lag keeps the cursor behind the newest charges (default a minute).
-	// Charge ids are time-ordered, but a charge whose transaction commits
-	// late can appear in the list after a newer one: the cursor never
-	// passes a charge younger than Lag, so such a charge is still read by a
-	// later pass. Reading a charge twice is harmless.
+	// Lag keeps the cursor behind the newest intents (default a minute):
+	// an intent is created before it succeeds, so one created just before
+	// the cursor can still change; the cursor never passes an intent
+	// younger than Lag, so a later pass reads it again. Reading an intent
+	// twice is harmless.
 	Lag time.Duration
-	// LostAfter is how long a succeeded charge must stay unclaimed (no
-	// order holds it, no key row carries its provider key) between two
-	// passes before it is taken for a lost key's and refunded (default a
-	// minute; the shop passes its LOCK_TIMEOUT). The key row is committed
-	// before the provider is called, so an unclaimed charge has lost its
-	// key, to a failover or a restore; the wait only makes sure the pass
-	// did not meet something in flight.
+	// LostAfter is how long a succeeded intent must stay unclaimed (no
+	// order holds it, no key runs its operation) between two passes before
+	// it is taken for a lost operation's and refunded (default a minute;
+	// the shop passes its LOCK_TIMEOUT). The key row is committed before
+	// the intent is created, so an unclaimed intent has lost its key, to a
+	// failover or a restore, or its key expired and was reused; the wait
+	// only makes sure the pass did not meet something in flight.
 	LostAfter time.Duration
 	Hooks     ReconcilerHooks
 }
 
-// Reconciler is defence in depth behind the engine: it reads every charge the
-// provider made, from a cursor shared by all instances, and matches each to
-// an order. A succeeded charge that no order holds, whose key is finished
-// (or gone) without one, is money taken for nothing: the reconciler refunds
-// it, records a "refunded" event in the key's audit trail and counts it.
+// Reconciler is defence in depth behind the engine and the webhook handler:
+// it reads every PaymentIntent the provider holds, from a cursor shared by
+// all instances (a creation time), and matches each succeeded one to an
+// order, by the intent's id, and to the key of its operation, by the
+// intent's metadata (customer, key, operation). A succeeded intent that no
+// order holds, whose key is finished without one, or lost (the row gone, or
+// the key now running another operation), is money taken for nothing: the
+// reconciler refunds it, records a "refunded" event on the key's audit
+// trail (saying so when the operation was lost) and counts it.
 //
-// Several instances may reconcile at once without coordination: the refund's
-// idempotency key is derived from the charge, so the provider refunds once
-// however many reconcilers ask, and the record of the refund is written once
-// (ON CONFLICT DO NOTHING), so only one of them logs and counts it. A charge
-// whose key is still started is left alone: its operation is in progress,
-// and the engine or the completer will write its order.
+// Several instances may reconcile at once without coordination, and beside
+// the webhook handler: the refund's idempotency key is derived from the
+// intent (RefundKey), so the provider refunds once however many ask, and
+// the record of the refund is written once (ON CONFLICT DO NOTHING), so
+// only one of them logs and counts it. An intent whose key is still started
+// is left alone: its operation is in progress, and the engine or the
+// completer will write its order.
 type Reconciler struct {
 	db       *database.DB
 	provider Provider
@@ -109,19 +116,19 @@ const (
 
 // Reconciled is what one pass did.
 type Reconciled struct {
-	// Examined counts the charges read; Refunded the orphans this pass
+	// Examined counts the intents read; Refunded the orphans this pass
 	// refunded and recorded (another instance may have recorded one first).
 	Examined, Refunded int
-	// Cursor is where the next pass starts.
-	Cursor string
+	// Cursor is where the next pass starts: a creation time, Unix seconds.
+	Cursor int64
 }
 
-// Pass reads the provider's charges after the cursor, page by page, settles
-// each, and moves the cursor past the ones it settled for good. The cursor
-// stops before the first charge it cannot settle yet (its key is still
-// started, its refund was refused, or it is younger than Lag), so that a
-// later pass reads that charge again; the pass itself reads on to the end,
-// so an orphan after it is refunded now.
+// Pass reads the provider's intents created from the cursor on (Stripe's
+// list, newest first, paged with starting_after while has_more), settles
+// each oldest first, and moves the cursor to the creation time of the first
+// it cannot settle yet (its key is still started, its refund was refused,
+// or it is younger than Lag), so that a later pass reads it again; the pass
+// itself reads on to the end, so an orphan after it is refunded now.
 func (r *Reconciler) Pass(ctx context.Context) (Reconciled, error) {
 	var out Reconciled
 	start, err := r.db.ReconcilerCursor(ctx)
@@ -129,7 +136,6 @@ func (r *Reconciler) Pass(ctx context.Context) (Reconciled, error) {
 		return out, fmt.Errorf("reconciler cursor: %w", err)
 	}
 	out.Cursor = start
-	after, held := start, false
 	defer func() {
 		if out.Cursor == start {
 			return
@@ -138,52 +144,46 @@ func (r *Reconciler) Pass(ctx context.Context) (Reconciled, error) {
 			r.log.WarnContext(ctx, "reconciler: save cursor", "err", err)
 		}
 	}()
-	for {
-		page, err := r.provider.ListCharges(ctx, after, r.cfg.PageSize)
+	intents, err := r.provider.ListIntents(ctx, start, int64(r.cfg.PageSize))
+	if err != nil {
+		return out, fmt.Errorf("reconciler: %w", err)
+	}
+	held := false
+	for _, in := range intents {
+		result, err := r.reconcile(ctx, in)
 		if err != nil {
-			return out, fmt.Errorf("reconciler: %w", err)
+			return out, fmt.Errorf("reconcile payment intent %s: %w", in.ID, err)
 		}
-		for _, ch := range page.Charges {
-			result, err := r.reconcile(ctx, ch)
-			if err != nil {
-				return out, fmt.Errorf("reconcile charge %s: %w", ch.ID, err)
-			}
-			out.Examined++
-			if result == reconciledOrphan || result == reconciledLostKey {
-				out.Refunded++
-			}
-			r.metrics.Reconciled.WithLabelValues(result).Inc()
-			if result == reconciledPending || result == reconciledUnknownKey || result == reconciledRefundFailed ||
-				time.Since(ch.Created) < r.cfg.Lag {
-				held = true
-			}
-			if !held {
-				out.Cursor = ch.ID
-			}
-			after = ch.ID
+		out.Examined++
+		if result == reconciledOrphan || result == reconciledLostKey {
+			out.Refunded++
 		}
-		if !page.HasMore || len(page.Charges) == 0 {
-			return out, nil
+		r.metrics.Reconciled.WithLabelValues(result).Inc()
+		if result == reconciledPending || result == reconciledUnknownKey || result == reconciledRefundFailed ||
+			time.Since(in.Created) < r.cfg.Lag {
+			held = true
+		}
+		if !held {
+			// Intents of the same second as this one are read again by
+			// the next pass; reading one twice is harmless.
+			out.Cursor = in.Created.Unix()
 		}
 	}
+	return out, nil
 }
 
-// reconcile examines one charge and refunds it if it is an orphan.
-func (r *Reconciler) reconcile(ctx context.Context, ch payment.ListedCharge) (string, error) {
-	if ch.Status != payment.StatusSucceeded {
+// reconcile examines one intent and refunds it if it is an orphan.
+func (r *Reconciler) reconcile(ctx context.Context, in payment.Intent) (string, error) {
+	if in.Status != payment.StatusSucceeded {
 		return reconciledNotSucceeded, nil
 	}
-	m, err := r.db.MatchCharge(ctx, db.MatchChargeParams{ChargeID: ch.ID, ProviderKey: ch.IdempotencyKey})
+	m, err := r.db.MatchIntent(ctx, db.MatchIntentParams{IntentID: in.ID, CustomerID: in.Metadata.CustomerID,
+		Key: in.Metadata.Key, OperationID: in.Metadata.OperationID})
 	if err != nil {
-		return "", fmt.Errorf("match charge: %w", err)
+		return "", fmt.Errorf("match intent: %w", err)
 	}
-	orphan := !m.HasOrder && m.KeyStatus != "started" // finished without an order, or lost
 	switch {
-	// A refunded orphan whose refund is not recorded is not done: a
-	// reconciler refunded it and stopped before recording. It goes on to
-	// the refund below, which replays by its key (RefundKey), so the
-	// record, event and metric are written once.
-	case ch.Refunded && (m.RefundRecorded || !orphan):
+	case m.RefundRecorded:
 		return reconciledRefunded, nil
 	case m.HasOrder:
 		return reconciledMatched, nil
@@ -192,74 +192,108 @@ func (r *Reconciler) reconcile(ctx context.Context, ch payment.ListedCharge) (st
 		// come by itself, and holding the cursor for it would hold it for
 		// ever. The operator who settles the key decides about its charge
 		// (the key's audit trail and this line name it).
-		r.log.ErrorContext(ctx, "reconciler: succeeded charge of a parked key; left for the operator who settles the key",
-			"charge", ch.ID, "amount", ch.Amount, "currency", ch.Currency, logging.Key(m.Key), "customer_id", m.CustomerID)
+		r.log.ErrorContext(ctx, "reconciler: succeeded payment intent of a parked key; left for the operator who settles the key",
+			"payment_intent", in.ID, "amount", in.Amount, "currency", in.Currency, logging.Key(in.Metadata.Key),
+			"customer_id", in.Metadata.CustomerID)
 		return reconciledParked, nil
 	case m.KeyStatus == "started":
 		return reconciledPending, nil
 	case m.KeyStatus == "":
-		// No key carries this provider key. Its row was committed before
-		// the provider was called, so it was lost (a failover to a standby
-		// that had not received it, a restore), and the client's retry,
-		// if any, became a new operation with a charge of its own. Seen so
-		// for LostAfter, it is refunded; until then it holds the cursor.
-		seenFor, err := r.db.SeeUnclaimedCharge(ctx, ch.ID)
+		// No key runs this operation. Its row was committed before the
+		// intent was created, so it was lost (a failover to a standby
+		// that had not received it, a restore) or the key was reused for
+		// a new operation, and the client's retry, if any, was charged
+		// by an operation of its own. Seen so for LostAfter, it is
+		// refunded; until then it holds the cursor.
+		seenFor, err := r.db.SeeUnclaimedCharge(ctx, in.ID)
 		if err != nil {
-			return "", fmt.Errorf("note unclaimed charge: %w", err)
+			return "", fmt.Errorf("note unclaimed intent: %w", err)
 		}
 		if seconds(seenFor) < r.cfg.LostAfter {
 			return reconciledUnknownKey, nil
 		}
 	}
+	lost := m.KeyStatus == ""
 	result := reconciledOrphan
-	if m.KeyStatus == "" {
+	if lost {
 		result = reconciledLostKey
 	}
 
-	// The key is finished, or lost, and no order holds the charge.
+	// The key is finished, or lost, and no order holds the intent.
 	if h := r.cfg.Hooks.BeforeRefund; h != nil {
-		h(ctx, ch.ID)
+		h(ctx, in.ID)
 	}
-	refund, err := r.provider.Refund(ctx, RefundKey(ch.ID), ch.ID)
+	refundID, err := RefundIntent(ctx, r.provider, in)
 	var refused *payment.ProviderError
 	if errors.As(err, &refused) {
 		// Asking again will not change the answer; an operator must look.
-		// The cursor stays before the charge, so it is not forgotten.
-		r.log.ErrorContext(ctx, "reconciler: the provider refused to refund a charge that no order holds",
-			"charge", ch.ID, "amount", ch.Amount, "currency", ch.Currency, "err", err)
+		// The cursor stays before the intent, so it is not forgotten.
+		r.log.ErrorContext(ctx, "reconciler: the provider refused to refund a payment intent that no order holds",
+			"payment_intent", in.ID, "amount", in.Amount, "currency", in.Currency, "err", err)
 		return reconciledRefundFailed, nil
 	}
 	if err != nil {
 		return "", err
 	}
 	if h := r.cfg.Hooks.AfterRefund; h != nil {
-		h(ctx, ch.ID)
+		h(ctx, in.ID)
 	}
-	_, err = r.db.RecordRefund(ctx, db.RecordRefundParams{
-		ChargeID: ch.ID, RefundID: refund.ID, CustomerID: m.CustomerID, Key: m.Key,
-		Amount: ch.Amount, Currency: ch.Currency,
-	})
+	_, err = r.db.RecordRefund(ctx, RefundRecord(in, refundID, lost))
 	if errors.Is(err, database.ErrNotFound) {
-		// Another reconciler recorded this refund first.
+		// Another reconciler, or the webhook handler, recorded it first.
 		return reconciledRefunded, nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("record refund: %w", err)
 	}
 	r.metrics.Refunds.Inc()
-	if result == reconciledLostKey {
-		r.log.WarnContext(ctx, "reconciler: refunded a charge whose key was lost (no order holds it, no key claims it)",
-			"charge", ch.ID, "refund", refund.ID, "amount", ch.Amount, "currency", ch.Currency, "provider_key", ch.IdempotencyKey)
+	if lost {
+		r.log.WarnContext(ctx, "reconciler: refunded a lost operation's payment intent (no order holds it, no key runs its operation)",
+			"payment_intent", in.ID, "amount", in.Amount, "currency", in.Currency, logging.Key(in.Metadata.Key),
+			"customer_id", in.Metadata.CustomerID, "operation_id", in.Metadata.OperationID)
 		return result, nil
 	}
-	r.log.WarnContext(ctx, "reconciler: refunded a charge that no order holds",
-		"charge", ch.ID, "refund", refund.ID, "amount", ch.Amount, "currency", ch.Currency,
-		logging.Key(m.Key), "customer_id", m.CustomerID)
+	r.log.WarnContext(ctx, "reconciler: refunded a payment intent that no order holds",
+		"payment_intent", in.ID, "amount", in.Amount, "currency", in.Currency,
+		logging.Key(in.Metadata.Key), "customer_id", in.Metadata.CustomerID)
 	return result, nil
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// RefundKey is the idempotency key of the refund of chargeID: the same for
-// every reconciler and every pass, so the provider refunds a charge once.
-func RefundKey(chargeID string) string { return "refund_" + chargeID }
+// RefundKey is the idempotency key of the refund of a PaymentIntent: the
+// same for every reconciler, every pass and the webhook handler, so the
+// provider refunds an intent once.
+func RefundKey(intentID string) string { return "refund_" + intentID }
+
+// Refunder is what RefundIntent calls at the provider.
+type Refunder interface {
+	Refund(ctx context.Context, idempotencyKey, intentID string) (payment.Refund, error)
+}
+
+// RefundIntent refunds a succeeded intent that no order holds, under its
+// RefundKey, and returns the refund's id to record (RefundRecord): the
+// reconciler and the webhook handler refund the same intent once. An
+// intent refunded by someone else (an operator, under another key) is
+// recorded with that fact.
+func RefundIntent(ctx context.Context, provider Refunder, in payment.Intent) (refundID string, err error) {
+	refund, err := provider.Refund(ctx, RefundKey(in.ID), in.ID)
+	switch {
+	case errors.Is(err, payment.ErrAlreadyRefunded):
+		return "refunded by another refund", nil
+	case err != nil:
+		return "", err
+	}
+	return refund.ID, nil
+}
+
+// RefundRecord is the record of the refund of an intent: the customer and
+// key from the intent's metadata, so that the "refunded" event lands on the
+// key's audit trail, saying whether the operation was lost.
+func RefundRecord(in payment.Intent, refundID string, lost bool) db.RecordRefundParams {
+	customer, _ := uuid.Parse(in.Metadata.CustomerID) // the nil id when the metadata holds none
+	return db.RecordRefundParams{
+		ChargeID: in.ID, RefundID: refundID, CustomerID: customer, Key: in.Metadata.Key,
+		Amount: in.Amount, Currency: in.Currency, LostOperation: lost,
+	}
+}

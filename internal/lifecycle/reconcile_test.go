@@ -14,6 +14,11 @@ import (
 	"exactlyonce/internal/lifecycle"
 )
 
+// The tests of this file run the shop without the fake's webhooks
+// (apptest.WithoutWebhooks): the reconciler is the safety net for the
+// events that never arrive, and the webhook handler would otherwise refund
+// what they watch the reconciler refund.
+
 // orphan leaves what the reconciler exists for: a succeeded charge whose key
 // is finished without an order. The engine never does this (that is what
 // the orphan counter asserts); a bug, or a restore that lost the order,
@@ -50,7 +55,7 @@ func TestTwoReconcilersRefundAnOrphanOnce(t *testing.T) {
 			t.Error("the other reconciler never reached the refund")
 		}
 	}}
-	h := apptest.New(t, func(cfg *app.Config) { cfg.ReconcilerHooks = hooks })
+	h := apptest.New(t, apptest.WithoutWebhooks, func(cfg *app.Config) { cfg.ReconcilerHooks = hooks })
 	c := h.NewCustomer(t)
 	order(t, h, c, "paid")
 	orphan(t, h, c, "orphan")
@@ -81,7 +86,7 @@ func TestTwoReconcilersRefundAnOrphanOnce(t *testing.T) {
 		t.Errorf("got %d refunds recorded by the two passes, want 1", got)
 	}
 	var refunds int
-	if err := h.DB.Pool.QueryRow(context.Background(), "SELECT count(*) FROM provider.refunds").Scan(&refunds); err != nil {
+	if err := h.DB.Pool.QueryRow(context.Background(), "SELECT count(*) FROM fakestripe.refunds").Scan(&refunds); err != nil {
 		t.Fatal(err)
 	}
 	if refunds != 1 {
@@ -113,7 +118,7 @@ func TestTwoReconcilersRefundAnOrphanOnce(t *testing.T) {
 
 func TestReconcilerCursorWaitsForPendingCharges(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	h := apptest.New(t, apptest.WithoutWebhooks, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
 	c := h.NewCustomer(t)
 	paid := order(t, h, c, "paid")
 	h.SetProvider(t, 0, "after_charge")
@@ -123,17 +128,18 @@ func TestReconcilerCursorWaitsForPendingCharges(t *testing.T) {
 	r := lifecycle.NewReconciler(h.DB, h.App.Payments, lifecycle.ReconcilerConfig{Lag: time.Nanosecond},
 		h.App.Metrics, slog.New(slog.DiscardHandler))
 
-	var receipt struct {
-		ChargeID string `json:"charge_id"`
+	_ = paid
+	paidIntent, err := h.Intent(t, c, "paid")
+	if err != nil {
+		t.Fatal(err)
 	}
-	paid.JSON(t, &receipt)
 	got, err := r.Pass(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The pending key's charge holds the cursor: its order may still come.
-	if got.Examined != 2 || got.Cursor != receipt.ChargeID {
-		t.Errorf("got %+v, want 2 examined and the cursor at the paid order's charge %s", got, receipt.ChargeID)
+	// The pending key's intent holds the cursor: its order may still come.
+	if got.Examined != 2 || got.Cursor != paidIntent.Created {
+		t.Errorf("got %+v, want 2 examined and the cursor at the paid order's intent, created %d", got, paidIntent.Created)
 	}
 
 	// Once the completer has written the pending key's order, the cursor
@@ -142,8 +148,7 @@ func TestReconcilerCursorWaitsForPendingCharges(t *testing.T) {
 	if n, err := h.App.Completer.Pass(context.Background()); err != nil || n != 1 {
 		t.Fatalf("completer: got %d, %v, want 1 key", n, err)
 	}
-	pending := h.ProviderKey(t, c, "pending")
-	ch, err := h.App.Provider.ChargeByKey(context.Background(), pending)
+	ch, err := h.Intent(t, c, "pending")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,11 +156,12 @@ func TestReconcilerCursorWaitsForPendingCharges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Examined != 1 || got.Cursor != ch.ID || got.Refunded != 0 {
-		t.Errorf("got %+v, want 1 examined, nothing refunded and the cursor at %s", got, ch.ID)
+	// Intents of the cursor's second are read again: harmless.
+	if got.Examined < 1 || got.Cursor != ch.Created || got.Refunded != 0 {
+		t.Errorf("got %+v, want nothing refunded and the cursor at %d", got, ch.Created)
 	}
-	if cursor, err := h.DB.ReconcilerCursor(context.Background()); err != nil || cursor != ch.ID {
-		t.Errorf("got stored cursor %q, %v, want %s", cursor, err, ch.ID)
+	if cursor, err := h.DB.ReconcilerCursor(context.Background()); err != nil || cursor != ch.Created {
+		t.Errorf("got stored cursor %d, %v, want %d", cursor, err, ch.Created)
 	}
 }
 
@@ -163,7 +169,7 @@ func TestReconcilerCursorWaitsForPendingCharges(t *testing.T) {
 // hold the cursor, or every later charge would be read again on every pass.
 func TestReconcilerCursorPassesAParkedKey(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t)
+	h := apptest.New(t, apptest.WithoutWebhooks)
 	c := h.NewCustomer(t)
 	h.SetProvider(t, 0, "after_charge")
 	h.PlaceOrder(t, c, "stuck", oneMug)
@@ -172,19 +178,19 @@ func TestReconcilerCursorPassesAParkedKey(t *testing.T) {
 		`UPDATE idem_keys SET parked_at = now() WHERE scope = $1::uuid::text AND key = 'stuck'`, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	paid := order(t, h, c, "paid")
-	var receipt struct {
-		ChargeID string `json:"charge_id"`
+	order(t, h, c, "paid")
+	paidIntent, err := h.Intent(t, c, "paid")
+	if err != nil {
+		t.Fatal(err)
 	}
-	paid.JSON(t, &receipt)
 	r := lifecycle.NewReconciler(h.DB, h.App.Payments, lifecycle.ReconcilerConfig{Lag: time.Nanosecond},
 		h.App.Metrics, slog.New(slog.DiscardHandler))
 	got, err := r.Pass(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Examined != 2 || got.Cursor != receipt.ChargeID || got.Refunded != 0 {
-		t.Errorf("got %+v, want 2 examined, nothing refunded and the cursor past the parked key's charge, at %s", got, receipt.ChargeID)
+	if got.Examined != 2 || got.Cursor != paidIntent.Created || got.Refunded != 0 {
+		t.Errorf("got %+v, want 2 examined, nothing refunded and the cursor past the parked key's intent, at %d", got, paidIntent.Created)
 	}
 	if n := h.Metric(t, "exactlyonce_reconciler_charges_total", "result", "parked"); n != 1 {
 		t.Errorf("got %v parked charges in /metrics, want 1", n)
@@ -203,7 +209,7 @@ func TestRefundMadeButNotRecordedIsRecordedByTheNextPass(t *testing.T) {
 			crash()
 		}
 	}}
-	h := apptest.New(t, func(cfg *app.Config) { cfg.ReconcilerHooks = hooks })
+	h := apptest.New(t, apptest.WithoutWebhooks, func(cfg *app.Config) { cfg.ReconcilerHooks = hooks })
 	c := h.NewCustomer(t)
 	orphan(t, h, c, "orphan")
 	if _, err := h.App.Reconciler.Pass(crashCtx); err == nil {
@@ -216,7 +222,7 @@ func TestRefundMadeButNotRecordedIsRecordedByTheNextPass(t *testing.T) {
 	}
 	var recorded, refunds int
 	err = h.DB.Pool.QueryRow(context.Background(),
-		`SELECT (SELECT count(*) FROM reconciled_refunds), (SELECT count(*) FROM provider.refunds)`).Scan(&recorded, &refunds)
+		`SELECT (SELECT count(*) FROM reconciled_refunds), (SELECT count(*) FROM fakestripe.refunds)`).Scan(&recorded, &refunds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,10 +247,11 @@ func TestRefundMadeButNotRecordedIsRecordedByTheNextPass(t *testing.T) {
 // client's retry became a new operation with a charge of its own. The
 // reconciler notes it, holds its cursor before it, and refunds it when a
 // later pass finds it still unclaimed LostAfter after the first: once,
-// counted as lost_key, recorded without a key.
+// counted as lost_key, recorded on the key's trail from the intent's
+// metadata.
 func TestReconcilerRefundsTheChargeOfALostKey(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t)
+	h := apptest.New(t, apptest.WithoutWebhooks)
 	c := h.NewCustomer(t)
 	order(t, h, c, "lost")
 	ctx := context.Background()
@@ -258,7 +265,7 @@ func TestReconcilerRefundsTheChargeOfALostKey(t *testing.T) {
 	r := lifecycle.NewReconciler(h.DB, h.App.Payments, lifecycle.ReconcilerConfig{Lag: time.Nanosecond, LostAfter: time.Hour},
 		h.App.Metrics, slog.New(slog.DiscardHandler))
 	got, err := r.Pass(ctx)
-	if err != nil || got.Refunded != 0 || got.Cursor != "" {
+	if err != nil || got.Refunded != 0 || got.Cursor != 0 {
 		t.Fatalf("first sight: got %+v, %v, want nothing refunded and the cursor held before the charge", got, err)
 	}
 	// An hour later by the database's clock (aged in SQL), it is still
@@ -267,11 +274,11 @@ func TestReconcilerRefundsTheChargeOfALostKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err = r.Pass(ctx)
-	if err != nil || got.Refunded != 1 || got.Cursor == "" {
+	if err != nil || got.Refunded != 1 || got.Cursor == 0 {
 		t.Fatalf("second sight: got %+v, %v, want the charge refunded and the cursor past it", got, err)
 	}
 	var refunds int
-	if err := h.DB.Pool.QueryRow(ctx, "SELECT count(*) FROM provider.refunds").Scan(&refunds); err != nil || refunds != 1 {
+	if err := h.DB.Pool.QueryRow(ctx, "SELECT count(*) FROM fakestripe.refunds").Scan(&refunds); err != nil || refunds != 1 {
 		t.Errorf("got %d refunds at the provider (%v), want 1", refunds, err)
 	}
 	if got := h.Metric(t, "exactlyonce_reconciler_charges_total", "result", "lost_key"); got != 1 {
@@ -279,5 +286,11 @@ func TestReconcilerRefundsTheChargeOfALostKey(t *testing.T) {
 	}
 	if got, err := r.Pass(ctx); err != nil || got.Refunded != 0 {
 		t.Errorf("third pass: got %+v, %v, want nothing refunded again", got, err)
+	}
+	// The intent's metadata named the customer and key: the refund is on
+	// that key's trail, as a lost operation's (issue 28).
+	events := h.KeyEvents(t, c, "lost")
+	if last := events[len(events)-1]; last.Event != "refunded" || last.Detail["lost_operation"] != true {
+		t.Errorf("got last event %+v, want refunded, of a lost operation", last)
 	}
 }

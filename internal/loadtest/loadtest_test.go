@@ -152,6 +152,20 @@ func TestTinyRun(t *testing.T) {
 	if finished != 8 || sides != 8 {
 		t.Errorf("pgbench scripts left %d finished keys, %d with an order_keys row, want 8 and 8", finished, sides)
 	}
+	// The fake Stripe's side: a succeeded PaymentIntent per order, each
+	// with the answers of its create and its confirm stored for their
+	// keys; neworder.sql's intents stored in their keys' rows, under the
+	// claim's lock token.
+	var intents, answers, stored int
+	if err := h.DB.Pool.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM fakestripe.payment_intents WHERE status = 'succeeded' AND (id LIKE 'pi_pgb%' OR id LIKE 'pi_seed%')),
+			(SELECT count(*) FROM fakestripe.idempotency_keys WHERE key LIKE 'prov-%' OR key LIKE 'sprov-%'),
+			(SELECT count(*) FROM order_keys WHERE scope = $1 AND payment_intent_id LIKE 'pi_pgb%')`, cust).Scan(&intents, &answers, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if intents != 8 || answers != 16 || stored != 4 {
+		t.Errorf("pgbench scripts left %d succeeded intents, %d stored answers, %d intents in key rows, want 8, 16 and 4", intents, answers, stored)
+	}
 }
 
 // libpqEnv turns a pgx connection string (a URL) into pgbench's variables.

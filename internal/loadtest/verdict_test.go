@@ -7,12 +7,15 @@ import (
 
 func TestStatementsCountsRoundTrips(t *testing.T) {
 	for script, want := range map[string]int{
-		// the claim; BEGIN, the provider's lock, canceled check and
-		// charge, COMMIT; the finish
-		"neworder.sql": 7,
-		// look up, insert, order, finish, event; the same provider
-		// transaction
-		"seed.sql":        10,
+		// the claim; the fake Stripe's create (BEGIN, the key's lock,
+		// its stored answer, the intent, the answer, COMMIT); the fenced
+		// store of the intent's id; the fake's confirm (BEGIN, lock,
+		// stored answer, the intent locked, updated, the answer, COMMIT);
+		// the finish
+		"neworder.sql": 16,
+		// look up, insert, order, finish, event; the same two
+		// transactions of the fake
+		"seed.sql":        18,
 		"pointselect.sql": 1,
 	} {
 		got, err := Statements(script)

@@ -1,109 +1,84 @@
-// Package payment is the order engine's client for the payment provider's
-// charges API. It sorts every way a call can end into the few outcomes a
-// caller must treat differently: a charge; a decline, which is definite (no
-// money moved); an unavailable provider, after which the outcome may be
-// unknown and the caller retries with the same idempotency key or settles it
-// with Cancel; a canceled operation (ErrCanceled), which is a definite "no
-// charge"; and a provider error, which means a bug on our side. It also
-// lists charges and refunds them, for the reconciler.
+// Package payment is the shop's client of Stripe's PaymentIntents, on
+// Stripe's own Go SDK (stripe-go), so that the same code charges through
+// Stripe's test mode with a secret key and through the fake
+// (internal/fakestripe) in every test: only the backend URL differs. It
+// sorts every way a call can end into the few outcomes a caller must treat
+// differently: an intent; a decline, which is definite (no money moved); an
+// unavailable provider, after which the outcome may be unknown and the
+// caller asks again with the same idempotency key or settles the intent by
+// its id; a canceled intent (ErrCanceled), a definite "no charge"; and a
+// provider error, which means a bug on our side. It also lists intents and
+// refunds them, for the reconciler and the webhook handler.
 package payment
 
 import (
-	"bytes"
-	"context"
-	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"time"
+
+	"github.com/stripe/stripe-go/v82"
 )
 
-// maxResponseBytes bounds what is read of an answer; a charge is a few
-// hundred bytes.
-const maxResponseBytes = 1 << 20
-
-// Client calls the provider. It is safe for concurrent use and holds a pool
-// of keep-alive connections, so one Client should serve the whole process.
-type Client struct {
-	baseURL string
-	secret  string
-	timeout time.Duration
-	http    *http.Client
+// Config is what NewClient needs.
+type Config struct {
+	// SecretKey is Stripe's secret key (sk_test_… in test mode), or the
+	// fake's.
+	SecretKey string
+	// APIBase is the API's base URL, with no path (the SDK sends every
+	// path from /v1 on it): https://api.stripe.com for Stripe, the fake's
+	// server (such as http://127.0.0.1:8081) otherwise.
+	APIBase string
+	// Timeout bounds each HTTP request (PROVIDER_TIMEOUT); none if zero.
+	Timeout time.Duration
+	// MaxNetworkRetries is how often the SDK itself sends a request again
+	// after a lost answer, a 409 or a 5xx, with the same idempotency key
+	// and honouring Stripe-Should-Retry. The shop sets 0 (see
+	// NetworkRetries): its engine retries by itself.
+	MaxNetworkRetries int64
 }
 
-// NewClient returns a client of the provider at baseURL (for example
-// http://127.0.0.1:8080/provider) that authenticates with secret. Each call
-// is bounded by timeout (none if zero) on top of the caller's context.
-func NewClient(baseURL, secret string, timeout time.Duration) *Client {
+// NetworkRetries is the shop's setting of the SDK's MaxNetworkRetries: none.
+// The SDK's retries would be safe (the same idempotency key), but it waits
+// between them with time.Sleep, which a cancelled context does not cut
+// short, and it would multiply with the engine's own retries
+// (checkout.Config.ProviderRetries): those wait on the context, so the
+// lease's fence and a shutdown stop them at once, they are counted in the
+// provider metrics, and they honour Stripe-Should-Retry through
+// ProviderError.Transient. One retry loop, the engine's, inside the lease.
+const NetworkRetries = 0
+
+// Client calls Stripe's API (or the fake's) through the SDK. It is safe for
+// concurrent use and holds a pool of keep-alive connections, so one Client
+// should serve the whole process.
+type Client struct {
+	sc *stripe.Client
+}
+
+// NewClient returns a client configured by cfg.
+func NewClient(cfg Config) *Client {
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	// The default keeps 2 idle connections per host; under a burst of
 	// concurrent checkouts every other call would open a new connection.
 	transport.MaxIdleConns = 100
 	transport.MaxIdleConnsPerHost = 64
 	transport.IdleConnTimeout = 90 * time.Second
-	return &Client{
-		baseURL: strings.TrimRight(baseURL, "/"),
-		secret:  secret,
-		timeout: timeout,
-		http: &http.Client{
-			Transport: transport,
-			// The API never redirects; following one would resend a charge
-			// to wherever it pointed.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+	httpClient := &http.Client{
+		Transport: transport,
+		Timeout:   cfg.Timeout,
+		// The API never redirects; following one would resend a charge to
+		// wherever it pointed.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-}
-
-// response is a provider's answer, read in full.
-type response struct {
-	status   int
-	body     []byte
-	replayed bool
-}
-
-// do sends one request and reads the answer. Its error is always an
-// *UnavailableError: no answer came back.
-func (c *Client) do(ctx context.Context, method, path, idempotencyKey string, body []byte) (response, error) {
-	if c.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
-	}
-	var rd io.Reader
-	if body != nil {
-		// A bytes.Reader lets the transport resend the body when a pooled
-		// connection turns out to be dead before the request left; it does
-		// so for POSTs only because they carry an Idempotency-Key.
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.baseURL+path, rd)
-	if err != nil {
-		// Only a malformed base URL gets here, which is a configuration bug.
-		return response{}, &UnavailableError{Reason: ReasonUnreachable, Err: fmt.Errorf("new request: %w", err)}
-	}
-	req.Header.Set("Authorization", "Bearer "+c.secret)
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if idempotencyKey != "" {
-		req.Header.Set("Idempotency-Key", idempotencyKey)
-	}
-
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return response{}, unavailable(ctx, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		uerr := unavailable(ctx, err)
-		uerr.Status = resp.StatusCode
-		return response{}, uerr
-	}
-	return response{
-		status:   resp.StatusCode,
-		body:     b,
-		replayed: resp.Header.Get("Idempotent-Replayed") == "true",
-	}, nil
+	retries := cfg.MaxNetworkRetries
+	telemetry := false
+	backend := stripe.GetBackendWithConfig(stripe.APIBackend, &stripe.BackendConfig{
+		URL:               stripe.String(cfg.APIBase),
+		HTTPClient:        httpClient,
+		MaxNetworkRetries: &retries,
+		EnableTelemetry:   &telemetry,
+		// The SDK logs every request at info level, and an error's whole
+		// body at error level; the shop logs what it decides instead.
+		LeveledLogger: &stripe.LeveledLogger{Level: stripe.LevelNull},
+	})
+	backends := &stripe.Backends{API: backend, Connect: backend, Uploads: backend, MeterEvents: backend}
+	return &Client{sc: stripe.NewClient(cfg.SecretKey, stripe.WithBackends(backends))}
 }

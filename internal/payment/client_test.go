@@ -1,421 +1,223 @@
 package payment_test
 
 import (
-	"context"
 	"errors"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/labstack/echo/v4"
-
-	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/fakestripe"
+	"exactlyonce/internal/fakestripe/stripetest"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-const (
-	secret       = "sk_test_0123456789"
-	goodCard     = "4242 4242 4242 4242"
-	goodCardBare = "4242424242424242"
-)
-
-// provider is a fake provider served over real HTTP, with its own database.
-type provider struct {
-	*fakeprovider.Provider
-	pool *pgxpool.Pool
-	url  string
-}
-
-func newProvider(tb testing.TB) *provider {
-	tb.Helper()
-	pool := pgtest.NewPool(tb)
-	p := fakeprovider.New(database.New(pool), secret, fakeprovider.WithLogger(slog.New(slog.DiscardHandler)))
-	e := echo.New()
-	p.Register(e.Group("/provider"))
-	srv := httptest.NewServer(e)
-	tb.Cleanup(srv.Close)
-	return &provider{Provider: p, pool: pool, url: srv.URL + "/provider"}
-}
-
-func (p *provider) client(timeout time.Duration) *payment.Client {
-	return payment.NewClient(p.url, secret, timeout)
-}
-
-func (p *provider) setBehaviour(tb testing.TB, b fakeprovider.Behaviour) {
-	tb.Helper()
-	if err := p.SetBehaviour(b); err != nil {
-		tb.Fatalf("SetBehaviour(%+v): %v", b, err)
+func request(key string) payment.IntentRequest {
+	return payment.IntentRequest{
+		IdempotencyKey: key, Amount: 4900, Currency: "eur", Description: "order 1",
+		Metadata: payment.Metadata{CustomerID: "c1", Key: "k", OperationID: "op1"},
 	}
 }
 
-// rows counts the charges recorded for key.
-func (p *provider) rows(tb testing.TB, key string) int {
-	tb.Helper()
-	var n int
-	err := p.pool.QueryRow(context.Background(),
-		"SELECT count(*) FROM provider.charges WHERE idempotency_key = $1", key).Scan(&n)
+func TestCreateThenConfirm(t *testing.T) {
+	t.Parallel()
+	s := stripetest.Start(t)
+	c := s.Client(5 * time.Second)
+	in, err := c.CreateIntent(t.Context(), request("pk"))
 	if err != nil {
-		tb.Fatalf("count charges: %v", err)
+		t.Fatalf("create: %v", err)
 	}
-	return n
+	if in.Status != payment.StatusRequiresPaymentMethod || in.Replayed || in.Metadata.OperationID != "op1" {
+		t.Errorf("got %+v, want a new intent requiring a payment method, with its metadata", in)
+	}
+	again, err := c.CreateIntent(t.Context(), request("pk"))
+	if err != nil || again.ID != in.ID || !again.Replayed {
+		t.Errorf("create again: got %+v, %v, want a replay of %s", again, err, in.ID)
+	}
+	paid, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa")
+	if err != nil || paid.Status != payment.StatusSucceeded || paid.Amount != 4900 {
+		t.Fatalf("confirm: got %+v, %v, want it succeeded", paid, err)
+	}
+	replay, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa")
+	if err != nil || !replay.Replayed || replay.Status != payment.StatusSucceeded {
+		t.Errorf("confirm again: got %+v, %v, want a replay", replay, err)
+	}
 }
 
-func request(key string) payment.ChargeRequest {
-	return payment.ChargeRequest{
-		IdempotencyKey: key,
-		Amount:         4900,
-		Currency:       "eur",
-		Card:           goodCard,
-		Description:    "order 1",
+func TestKeyReusedWithOtherParams(t *testing.T) {
+	t.Parallel()
+	s := stripetest.Start(t)
+	c := s.Client(5 * time.Second)
+	if _, err := c.CreateIntent(t.Context(), request("pk")); err != nil {
+		t.Fatal(err)
+	}
+	other := request("pk")
+	other.Amount = 5000
+	_, err := c.CreateIntent(t.Context(), other)
+	var pe *payment.ProviderError
+	if !errors.As(err, &pe) || pe.Status != http.StatusBadRequest || pe.Type != "idempotency_error" || pe.Transient() {
+		t.Errorf("got %v, want a final 400 idempotency_error", err)
 	}
 }
 
-// checkNoSecrets fails if err's text gives away the card or the secret.
-func checkNoSecrets(tb testing.TB, err error) {
-	tb.Helper()
-	for _, s := range []string{goodCard, goodCardBare, fakeprovider.DeclinedCard, secret} {
-		if strings.Contains(err.Error(), s) {
-			tb.Errorf("error %q contains a secret or card number", err)
+func TestDeclineIsFinalAndReplayed(t *testing.T) {
+	t.Parallel()
+	s := stripetest.Start(t)
+	c := s.Client(5 * time.Second)
+	in, err := c.CreateIntent(t.Context(), request("pk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		_, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", fakestripe.DeclinedPaymentMethod)
+		var de *payment.DeclinedError
+		if !errors.As(err, &de) || de.IntentID != in.ID || de.Message == "" {
+			t.Fatalf("got %v, want a decline of %s", err, in.ID)
 		}
 	}
-}
-
-func unavailable(tb testing.TB, err error) *payment.UnavailableError {
-	tb.Helper()
-	var ue *payment.UnavailableError
-	if !errors.As(err, &ue) {
-		tb.Fatalf("got error %v (%T), want *payment.UnavailableError", err, err)
+	got, err := c.RetrieveIntent(t.Context(), in.ID)
+	if err != nil || got.Status != payment.StatusRequiresPaymentMethod || got.Declined == "" {
+		t.Errorf("got %+v, %v, want requires_payment_method with the decline", got, err)
 	}
-	checkNoSecrets(tb, err)
-	return ue
 }
 
-func TestChargeSucceeds(t *testing.T) {
+func TestCancelMakesALateConfirmFail(t *testing.T) {
 	t.Parallel()
-	p := newProvider(t)
-	ch, err := p.client(5*time.Second).Charge(t.Context(), request("k1"))
+	s := stripetest.Start(t)
+	c := s.Client(5 * time.Second)
+	in, err := c.CreateIntent(t.Context(), request("pk"))
 	if err != nil {
-		t.Fatalf("Charge: %v", err)
+		t.Fatal(err)
 	}
-	if !strings.HasPrefix(ch.ID, "ch_") {
-		t.Errorf("got id %q, want prefix ch_", ch.ID)
+	for range 2 { // canceling twice answers the same
+		got, err := c.CancelIntent(t.Context(), in.ID, "pk/cancel")
+		if err != nil || got.Status != payment.StatusCanceled {
+			t.Fatalf("cancel: got %+v, %v, want canceled", got, err)
+		}
 	}
-	want := payment.Charge{ID: ch.ID, Amount: 4900, Currency: "eur", Status: payment.StatusSucceeded, CardLast4: "4242"}
-	if ch != want {
-		t.Errorf("got %+v, want %+v", ch, want)
+	if got, err := c.CancelIntent(t.Context(), in.ID, "another"); err != nil || got.Status != payment.StatusCanceled {
+		t.Errorf("cancel under another key: got %+v, %v, want the canceled intent", got, err)
 	}
-	if got := p.rows(t, "k1"); got != 1 {
-		t.Errorf("got %d rows, want 1", got)
+	if _, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa"); !errors.Is(err, payment.ErrCanceled) {
+		t.Errorf("late confirm: got %v, want ErrCanceled", err)
 	}
 }
 
-func TestChargeSameKeyTwice(t *testing.T) {
+func TestCancelAfterSuccessReturnsIt(t *testing.T) {
 	t.Parallel()
-	p := newProvider(t)
-	c := p.client(5 * time.Second)
-	first, err := c.Charge(t.Context(), request("k1"))
-	if err != nil {
-		t.Fatalf("first Charge: %v", err)
+	s := stripetest.Start(t)
+	c := s.Client(5 * time.Second)
+	in, _ := c.CreateIntent(t.Context(), request("pk"))
+	if _, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa"); err != nil {
+		t.Fatal(err)
 	}
-	second, err := c.Charge(t.Context(), request("k1"))
-	if err != nil {
-		t.Fatalf("second Charge: %v", err)
-	}
-	if second.ID != first.ID {
-		t.Errorf("got id %q, want %q", second.ID, first.ID)
-	}
-	if first.Replayed || !second.Replayed {
-		t.Errorf("got replayed %v then %v, want false then true", first.Replayed, second.Replayed)
-	}
-	if got := p.rows(t, "k1"); got != 1 {
-		t.Errorf("got %d rows, want 1", got)
+	got, err := c.CancelIntent(t.Context(), in.ID, "pk/cancel")
+	if err != nil || got.Status != payment.StatusSucceeded {
+		t.Errorf("got %+v, %v, want the succeeded intent", got, err)
 	}
 }
 
-func TestChargeConcurrentSameKey(t *testing.T) {
+func TestConcurrentConfirmsChargeOnce(t *testing.T) {
 	t.Parallel()
-	p := newProvider(t)
-	c := p.client(10 * time.Second)
-	const n = 10
-	ids := make([]string, n)
-	errs := make([]error, n)
+	s := stripetest.Start(t)
+	c := s.Client(10 * time.Second)
+	in, _ := c.CreateIntent(t.Context(), request("pk"))
 	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			ch, err := c.Charge(t.Context(), request("k1"))
-			ids[i], errs[i] = ch.ID, err
-		})
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() { _, errs[i] = c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa") })
 	}
 	wg.Wait()
-	for i := range n {
-		if errs[i] != nil {
-			t.Fatalf("call %d: %v", i, errs[i])
-		}
-		if ids[i] != ids[0] {
-			t.Errorf("call %d: got id %q, want %q", i, ids[i], ids[0])
+	for i, err := range errs {
+		var pe *payment.ProviderError
+		// A key in use by a concurrent request is a 409 the caller may
+		// retry (Stripe-Should-Retry: true).
+		if err != nil && !(errors.As(err, &pe) && pe.Status == http.StatusConflict && pe.Transient()) {
+			t.Errorf("call %d: got %v, want the intent or a transient 409", i, err)
 		}
 	}
-	if got := p.rows(t, "k1"); got != 1 {
-		t.Errorf("got %d rows, want 1", got)
+	ledger, err := fakestripe.Ledger(t.Context(), s.DB)
+	if err != nil || len(ledger) != 1 || ledger[0].Status != fakestripe.StatusSucceeded {
+		t.Errorf("got ledger %+v, %v, want one succeeded intent", ledger, err)
 	}
 }
 
-func TestChargeKeyReusedWithOtherParams(t *testing.T) {
+func TestRefundOnce(t *testing.T) {
 	t.Parallel()
-	p := newProvider(t)
-	c := p.client(5 * time.Second)
-	if _, err := c.Charge(t.Context(), request("k1")); err != nil {
-		t.Fatalf("first Charge: %v", err)
+	s := stripetest.Start(t)
+	c := s.Client(5 * time.Second)
+	in, _ := c.CreateIntent(t.Context(), request("pk"))
+	if _, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa"); err != nil {
+		t.Fatal(err)
 	}
-	req := request("k1")
-	req.Amount = 5000
-	_, err := c.Charge(t.Context(), req)
-	var pe *payment.ProviderError
-	if !errors.As(err, &pe) {
-		t.Fatalf("got error %v, want *payment.ProviderError", err)
+	first, err := c.Refund(t.Context(), "refund_"+in.ID, in.ID)
+	if err != nil || first.IntentID != in.ID || first.Amount != 4900 || first.Replayed {
+		t.Fatalf("refund: got %+v, %v", first, err)
 	}
-	if pe.Status != http.StatusBadRequest || pe.Type != "idempotency_error" {
-		t.Errorf("got status %d type %q, want 400 idempotency_error", pe.Status, pe.Type)
+	second, err := c.Refund(t.Context(), "refund_"+in.ID, in.ID)
+	if err != nil || second.ID != first.ID || !second.Replayed {
+		t.Errorf("retry: got %+v, %v, want a replay of %s", second, err, first.ID)
 	}
-	if got := p.rows(t, "k1"); got != 1 {
-		t.Errorf("got %d rows, want 1", got)
+	if _, err := c.Refund(t.Context(), "another", in.ID); !errors.Is(err, payment.ErrAlreadyRefunded) {
+		t.Errorf("refund under another key: got %v, want ErrAlreadyRefunded", err)
 	}
 }
 
-func TestChargeInvalidCard(t *testing.T) {
+func TestListIntentsOldestFirst(t *testing.T) {
 	t.Parallel()
-	p := newProvider(t)
-	req := request("k1")
-	req.Card = "4242 4242 42x4 4242"
-	_, err := p.client(5*time.Second).Charge(t.Context(), req)
-	var pe *payment.ProviderError
-	if !errors.As(err, &pe) {
-		t.Fatalf("got error %v, want *payment.ProviderError", err)
-	}
-	if pe.Status != http.StatusBadRequest {
-		t.Errorf("got status %d, want 400", pe.Status)
-	}
-	if strings.Contains(err.Error(), "42x4") {
-		t.Errorf("error %q quotes the card", err)
-	}
-	if got := p.rows(t, "k1"); got != 0 {
-		t.Errorf("got %d rows, want 0", got)
-	}
-}
-
-func TestChargeDeclined(t *testing.T) {
-	t.Parallel()
-	p := newProvider(t)
-	c := p.client(5 * time.Second)
-	req := request("k1")
-	req.Card = fakeprovider.DeclinedCard
-
-	var ids []string
-	for range 2 { // the second call is a replay
-		_, err := c.Charge(t.Context(), req)
-		var de *payment.DeclinedError
-		if !errors.As(err, &de) {
-			t.Fatalf("got error %v, want *payment.DeclinedError", err)
+	s := stripetest.Start(t)
+	c := s.Client(5 * time.Second)
+	var made []string
+	for _, key := range []string{"a", "b", "c", "d", "e"} {
+		in, err := c.CreateIntent(t.Context(), request(key))
+		if err != nil {
+			t.Fatal(err)
 		}
-		checkNoSecrets(t, err)
-		if de.ChargeID == "" || de.Message == "" {
-			t.Errorf("got %+v, want a charge id and a message", de)
-		}
-		ids = append(ids, de.ChargeID)
+		made = append(made, in.ID)
 	}
-	if ids[0] != ids[1] {
-		t.Errorf("got charge ids %q and %q, want the same", ids[0], ids[1])
-	}
-	if got := p.rows(t, "k1"); got != 1 {
-		t.Errorf("got %d rows, want 1", got)
-	}
-	found, err := c.FindCharge(t.Context(), "k1")
+	listed, err := c.ListIntents(t.Context(), 0, 2) // three pages
 	if err != nil {
-		t.Fatalf("FindCharge: %v", err)
+		t.Fatal(err)
 	}
-	if found.ID != ids[0] || found.Status != payment.StatusDeclined || found.CardLast4 != "0002" {
-		t.Errorf("got %+v, want charge %s declined on card 0002", found, ids[0])
+	if len(listed) != len(made) {
+		t.Fatalf("got %d intents, want %d", len(listed), len(made))
 	}
-}
-
-func TestFaultDecline(t *testing.T) {
-	t.Parallel()
-	p := newProvider(t)
-	p.setBehaviour(t, fakeprovider.Behaviour{Fail: fakeprovider.FaultDecline})
-	_, err := p.client(5*time.Second).Charge(t.Context(), request("k1"))
-	var de *payment.DeclinedError
-	if !errors.As(err, &de) {
-		t.Fatalf("got error %v, want *payment.DeclinedError", err)
-	}
-	if got := p.rows(t, "k1"); got != 1 {
-		t.Errorf("got %d rows, want 1", got)
-	}
-}
-
-func TestFaultBeforeCharge(t *testing.T) {
-	t.Parallel()
-	p := newProvider(t)
-	p.setBehaviour(t, fakeprovider.Behaviour{Fail: fakeprovider.FaultBeforeCharge})
-	c := p.client(5 * time.Second)
-	_, err := c.Charge(t.Context(), request("k1"))
-	ue := unavailable(t, err)
-	if ue.Reason != payment.ReasonFailed || ue.Status != http.StatusInternalServerError {
-		t.Errorf("got reason %v status %d, want failed 500", ue.Reason, ue.Status)
-	}
-	if got := p.rows(t, "k1"); got != 0 {
-		t.Errorf("got %d rows, want 0", got)
-	}
-	if _, err := c.FindCharge(t.Context(), "k1"); !errors.Is(err, payment.ErrNoCharge) {
-		t.Errorf("FindCharge: got error %v, want ErrNoCharge", err)
-	}
-}
-
-func TestFaultAfterCharge(t *testing.T) {
-	t.Parallel()
-	p := newProvider(t)
-	p.setBehaviour(t, fakeprovider.Behaviour{Fail: fakeprovider.FaultAfterCharge})
-	c := p.client(5 * time.Second)
-	_, err := c.Charge(t.Context(), request("k1"))
-	ue := unavailable(t, err)
-	if ue.Reason != payment.ReasonFailed {
-		t.Errorf("got reason %v, want failed", ue.Reason)
-	}
-	if got := p.rows(t, "k1"); got != 1 {
-		t.Errorf("got %d rows, want 1", got)
-	}
-
-	found, err := c.FindCharge(t.Context(), "k1")
-	if err != nil {
-		t.Fatalf("FindCharge: %v", err)
-	}
-	if found.Status != payment.StatusSucceeded {
-		t.Errorf("got status %q, want %q", found.Status, payment.StatusSucceeded)
-	}
-
-	p.setBehaviour(t, fakeprovider.Behaviour{})
-	retried, err := c.Charge(t.Context(), request("k1"))
-	if err != nil {
-		t.Fatalf("retried Charge: %v", err)
-	}
-	if retried.ID != found.ID || !retried.Replayed {
-		t.Errorf("got id %q replayed %v, want id %q replayed", retried.ID, retried.Replayed, found.ID)
-	}
-	if got := p.rows(t, "k1"); got != 1 {
-		t.Errorf("got %d rows after retry, want 1", got)
-	}
-}
-
-func TestFaultTimeout(t *testing.T) {
-	t.Parallel()
-	p := newProvider(t)
-	p.setBehaviour(t, fakeprovider.Behaviour{Fail: fakeprovider.FaultTimeout})
-	start := time.Now()
-	// A client timeout long enough for the request to reach the provider
-	// even on a loaded machine: one that gives up before the request
-	// arrives rightly leaves nothing charged, which is not this test.
-	_, err := p.client(time.Second).Charge(t.Context(), request("k1"))
-	ue := unavailable(t, err)
-	if ue.Reason != payment.ReasonTimeout {
-		t.Errorf("got reason %v, want timeout", ue.Reason)
-	}
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("got error %v, want one wrapping context.DeadlineExceeded", err)
-	}
-	if elapsed := time.Since(start); elapsed > 5*time.Second {
-		t.Errorf("call took %v, want about 1s", elapsed)
-	}
-
-	// The provider charges after the client has given up.
-	deadline := time.Now().Add(30 * time.Second)
-	for p.rows(t, "k1") != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("no charge recorded 30s after the timeout, want one")
+	for i := range made {
+		if listed[i].ID != made[i] {
+			t.Errorf("got %s at %d, want %s (oldest first)", listed[i].ID, i, made[i])
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-func TestDelayShorterThanTimeout(t *testing.T) {
+func TestUnavailable(t *testing.T) {
 	t.Parallel()
-	p := newProvider(t)
-	p.setBehaviour(t, fakeprovider.Behaviour{Delay: 50 * time.Millisecond})
-	if _, err := p.client(5*time.Second).Charge(t.Context(), request("k1")); err != nil {
-		t.Fatalf("Charge: %v", err)
+	s := stripetest.Start(t)
+	in, _ := s.Client(0).CreateIntent(t.Context(), request("pk"))
+	s.SetBehaviour(t, fakestripe.Behaviour{Delay: 2 * time.Second})
+	_, err := s.Client(200*time.Millisecond).ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa")
+	var ue *payment.UnavailableError
+	if !errors.As(err, &ue) || ue.Reason != payment.ReasonTimeout {
+		t.Errorf("slow provider: got %v, want a timeout", err)
+	}
+	closed := payment.NewClient(payment.Config{SecretKey: stripetest.Secret, APIBase: "http://127.0.0.1:1", Timeout: time.Second})
+	_, err = closed.RetrieveIntent(t.Context(), in.ID)
+	if !errors.As(err, &ue) || ue.Reason != payment.ReasonUnreachable {
+		t.Errorf("no provider: got %v, want unreachable", err)
 	}
 }
 
-func TestCallerDeadline(t *testing.T) {
-	t.Parallel()
-	p := newProvider(t)
-	p.setBehaviour(t, fakeprovider.Behaviour{Delay: 5 * time.Second})
-	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
-	defer cancel()
-	_, err := p.client(0).Charge(ctx, request("k1"))
-	if ue := unavailable(t, err); ue.Reason != payment.ReasonTimeout {
-		t.Errorf("got reason %v, want timeout", ue.Reason)
+func TestPaymentMethodOfCards(t *testing.T) {
+	for card, want := range map[string]string{
+		"4242424242424242": "pm_card_visa", "4000000000000002": "pm_card_chargeDeclined", "pm_card_mastercard": "pm_card_mastercard",
+	} {
+		if got, ok := payment.PaymentMethod(card); !ok || got != want {
+			t.Errorf("PaymentMethod(%s): got %q, %v, want %q", card, got, ok, want)
+		}
 	}
-}
-
-func TestUnreachable(t *testing.T) {
-	t.Parallel()
-	srv := httptest.NewServer(http.NotFoundHandler())
-	url := srv.URL
-	srv.Close()
-	_, err := payment.NewClient(url+"/provider", secret, 5*time.Second).Charge(t.Context(), request("k1"))
-	if ue := unavailable(t, err); ue.Reason != payment.ReasonUnreachable {
-		t.Errorf("got reason %v (%v), want unreachable", ue.Reason, err)
-	}
-}
-
-func TestWrongSecret(t *testing.T) {
-	t.Parallel()
-	p := newProvider(t)
-	c := payment.NewClient(p.url, "sk_wrong", 5*time.Second)
-	_, err := c.Charge(t.Context(), request("k1"))
-	var pe *payment.ProviderError
-	if !errors.As(err, &pe) {
-		t.Fatalf("got error %v, want *payment.ProviderError", err)
-	}
-	if pe.Status != http.StatusUnauthorized {
-		t.Errorf("got status %d, want 401", pe.Status)
-	}
-	if strings.Contains(err.Error(), "sk_wrong") {
-		t.Errorf("error %q contains the secret", err)
-	}
-	if got := p.rows(t, "k1"); got != 0 {
-		t.Errorf("got %d rows, want 0", got)
-	}
-}
-
-func TestFindChargeMissing(t *testing.T) {
-	t.Parallel()
-	p := newProvider(t)
-	if _, err := p.client(5*time.Second).FindCharge(t.Context(), "nope"); !errors.Is(err, payment.ErrNoCharge) {
-		t.Errorf("got error %v, want ErrNoCharge", err)
-	}
-}
-
-// A 404 that is not the provider saying "no such charge" must not pass for
-// one, or a completer would conclude that nothing was charged.
-func TestFindChargeWrongBaseURL(t *testing.T) {
-	t.Parallel()
-	p := newProvider(t)
-	c := payment.NewClient(strings.TrimSuffix(p.url, "/provider")+"/elsewhere", secret, 5*time.Second)
-	_, err := c.FindCharge(t.Context(), "k1")
-	if errors.Is(err, payment.ErrNoCharge) {
-		t.Fatal("got ErrNoCharge from a route that does not exist, want another error")
-	}
-	var pe *payment.ProviderError
-	if !errors.As(err, &pe) || pe.Status != http.StatusNotFound {
-		t.Errorf("got error %v, want *payment.ProviderError with status 404", err)
+	if _, ok := payment.PaymentMethod("4111111111111111"); ok {
+		t.Error("a card that is not a Stripe test card: got a PaymentMethod, want none")
 	}
 }

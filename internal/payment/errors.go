@@ -2,32 +2,32 @@ package payment
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
+
+	"github.com/stripe/stripe-go/v82"
 )
 
-// ErrNoCharge means the provider holds no charge for an idempotency key:
-// the call that used it never reached the point of charging.
-var ErrNoCharge = errors.New("no charge with that idempotency key")
-
-// ErrCanceled means the operation under an idempotency key was canceled at
-// the provider (see Client.Cancel): nothing was charged under the key, and
-// nothing ever will be. Charge returns it for a call that arrived after the
-// cancel; Cancel returns it when it found no charge and closed the key.
-var ErrCanceled = errors.New("operation canceled at the provider: nothing was or will be charged")
+// ErrCanceled means the PaymentIntent was canceled at the provider (by the
+// completer): nothing was charged under it, and nothing ever will be. A
+// confirm that reaches the provider after the cancel (one a stalled process
+// sent, or one the network delivers late) gets it.
+var ErrCanceled = errors.New("payment intent canceled at the provider: nothing was or will be charged")
 
 // DeclinedError means the provider refused the card. It is a definite
-// outcome: no money moved, and retrying with the same key replays it.
+// outcome: no money moved, and retrying the confirm with the same key
+// replays it.
 type DeclinedError struct {
-	ChargeID string // the declined charge, recorded by the provider
+	IntentID string // the PaymentIntent, left requires_payment_method
+	ChargeID string // the declined charge
 	Message  string // the provider's explanation, fit to show the shopper
 }
 
 func (e *DeclinedError) Error() string {
-	return fmt.Sprintf("card declined (charge %s): %s", e.ChargeID, e.Message)
+	return fmt.Sprintf("card declined (payment intent %s): %s", e.IntentID, e.Message)
 }
 
 // Reason says why the provider was unavailable.
@@ -60,8 +60,8 @@ func (r Reason) String() string {
 }
 
 // UnavailableError means the call did not produce a usable answer. Except for
-// ReasonUnreachable the outcome is unknown: retry with the same idempotency
-// key, or settle it with Cancel.
+// ReasonUnreachable the outcome is unknown: ask again with the same
+// idempotency key, or settle the intent by its id.
 type UnavailableError struct {
 	Reason Reason
 	Status int   // the provider's HTTP status, or 0 if it did not answer
@@ -88,7 +88,13 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 type ProviderError struct {
 	Status  int
 	Type    string // the provider's error type, e.g. idempotency_error
+	Code    string // its code, e.g. payment_intent_unexpected_state
 	Message string
+	// ShouldRetry is the provider's Stripe-Should-Retry header: "true",
+	// "false", or "" when it gave none.
+	ShouldRetry string
+	// canceled is set when the refusal carries a canceled intent.
+	canceled bool
 }
 
 // Transient reports whether the refusal passes by itself, so that the same
@@ -97,7 +103,16 @@ type ProviderError struct {
 // request of ours (409), or it refused our credentials, which an operator
 // rotating the secret puts right (401). Any other 4xx answers the request
 // itself and will answer it the same way again.
+//
+// The provider's own word, Stripe-Should-Retry, comes first: Stripe sends
+// it with a 409 for a key in use by a concurrent request.
 func (e *ProviderError) Transient() bool {
+	switch e.ShouldRetry {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
 	switch e.Status {
 	case http.StatusUnauthorized, http.StatusConflict, http.StatusTooManyRequests:
 		return true
@@ -126,27 +141,38 @@ func unavailable(ctx context.Context, err error) *UnavailableError {
 	}
 }
 
-// scrub removes the card number from messages the provider wrote, in case
-// one ever echoes it: the number must not reach an error, and so a log.
-func scrub(err error, card string) error {
-	digits := strings.ReplaceAll(card, " ", "")
-	if len(digits) < 6 { // too short to be a card, and to replace safely
-		return err
+// classify turns what the SDK returned into the error it means for the
+// shop: a *DeclinedError, an *UnavailableError or a *ProviderError.
+func classify(ctx context.Context, err error) error {
+	var se *stripe.Error
+	if !errors.As(err, &se) {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			return &UnavailableError{Reason: ReasonFailed, Err: errors.New("unreadable answer")}
+		}
+		return unavailable(ctx, err)
 	}
-	clean := func(s string) string {
-		s = strings.ReplaceAll(s, card, "[card]")
-		return strings.ReplaceAll(s, digits, "[card]")
+	shouldRetry := ""
+	if se.LastResponse != nil {
+		shouldRetry = se.LastResponse.Header.Get("Stripe-Should-Retry")
 	}
-	var de *DeclinedError
-	var pe *ProviderError
-	var ue *UnavailableError
 	switch {
-	case errors.As(err, &de):
-		de.Message = clean(de.Message)
-	case errors.As(err, &pe):
-		pe.Message = clean(pe.Message)
-	case errors.As(err, &ue) && ue.Err != nil:
-		ue.Err = errors.New(clean(ue.Err.Error()))
+	case se.HTTPStatusCode >= 500:
+		return &UnavailableError{Reason: ReasonFailed, Status: se.HTTPStatusCode,
+			Err: fmt.Errorf("%s: %s", se.Type, se.Msg)}
+	case se.HTTPStatusCode == http.StatusPaymentRequired && se.Type == stripe.ErrorTypeCard:
+		d := &DeclinedError{ChargeID: se.ChargeID, Message: se.Msg}
+		if se.PaymentIntent != nil {
+			d.IntentID = se.PaymentIntent.ID
+		}
+		return d
+	case se.HTTPStatusCode >= 400:
+		return &ProviderError{Status: se.HTTPStatusCode, Type: string(se.Type), Code: string(se.Code),
+			Message: se.Msg, ShouldRetry: shouldRetry,
+			canceled: se.PaymentIntent != nil && se.PaymentIntent.Status == stripe.PaymentIntentStatusCanceled}
 	}
-	return err
+	// A 402 that is no card error, a redirect: none is an answer this API
+	// gives, so the outcome is unknown.
+	return &UnavailableError{Reason: ReasonFailed, Status: se.HTTPStatusCode,
+		Err: fmt.Errorf("unexpected answer with status %d", se.HTTPStatusCode)}
 }

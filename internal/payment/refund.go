@@ -2,48 +2,50 @@ package payment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
+
+	"github.com/stripe/stripe-go/v82"
 )
 
-// Refund is a full refund of a charge.
+// Refund is a full refund of a PaymentIntent.
 type Refund struct {
 	ID       string
-	ChargeID string
+	IntentID string
 	Amount   int64
 	// Replayed reports that the provider answered from an earlier call with
 	// the same idempotency key.
 	Replayed bool
 }
 
-// Refund refunds a succeeded charge in full. Calls with the same
+// ErrAlreadyRefunded means the intent was refunded by another refund than
+// the one asked for (another key: an operator in the dashboard).
+var ErrAlreadyRefunded = errors.New("payment intent already refunded")
+
+// Refund refunds a succeeded intent in full. Calls with the same
 // idempotencyKey refund at most once and answer the same refund, so a caller
-// that lost the answer retries with the same key.
-func (c *Client) Refund(ctx context.Context, idempotencyKey, chargeID string) (Refund, error) {
-	if idempotencyKey == "" || chargeID == "" {
-		return Refund{}, errors.New("refund: idempotency key and charge are required")
+// that lost the answer asks again with the same key.
+func (c *Client) Refund(ctx context.Context, idempotencyKey, intentID string) (Refund, error) {
+	if idempotencyKey == "" || intentID == "" {
+		return Refund{}, errors.New("refund: idempotency key and payment intent are required")
 	}
-	body, err := json.Marshal(map[string]string{"charge": chargeID})
+	p := &stripe.RefundCreateParams{PaymentIntent: stripe.String(intentID)}
+	p.SetIdempotencyKey(idempotencyKey)
+	p.Context = ctx
+	r, err := c.sc.V1Refunds.Create(ctx, p)
 	if err != nil {
-		return Refund{}, fmt.Errorf("refund: %w", err)
+		var se *stripe.Error
+		if errors.As(err, &se) && se.Code == stripe.ErrorCodeChargeAlreadyRefunded {
+			return Refund{}, fmt.Errorf("refund: %w", ErrAlreadyRefunded)
+		}
+		return Refund{}, fmt.Errorf("refund: %w", classify(ctx, err))
 	}
-	resp, err := c.do(ctx, http.MethodPost, "/v1/refunds", idempotencyKey, body)
-	if err != nil {
-		return Refund{}, fmt.Errorf("refund: %w", err)
+	out := Refund{ID: r.ID, Amount: r.Amount}
+	if r.PaymentIntent != nil {
+		out.IntentID = r.PaymentIntent.ID
 	}
-	if resp.status != http.StatusOK {
-		return Refund{}, fmt.Errorf("refund: %w", resp.failure())
+	if r.LastResponse != nil {
+		out.Replayed = r.LastResponse.Header.Get("Idempotent-Replayed") == "true"
 	}
-	var r struct {
-		ID     string `json:"id"`
-		Charge string `json:"charge"`
-		Amount int64  `json:"amount"`
-	}
-	if err := json.Unmarshal(resp.body, &r); err != nil || r.ID == "" {
-		return Refund{}, fmt.Errorf("refund: %w", &UnavailableError{Reason: ReasonFailed, Status: resp.status,
-			Err: errors.New("unreadable refund in answer")})
-	}
-	return Refund{ID: r.ID, ChargeID: r.Charge, Amount: r.Amount, Replayed: resp.replayed}, nil
+	return out, nil
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/localpg"
 )
 
@@ -143,14 +144,18 @@ func startServer(ctx context.Context) (*localpg.Server, error) {
 
 // migrate applies the migrations to the template through a pool that is
 // closed again before return: a database cannot be copied while anyone is
-// connected to it.
+// connected to it. The fake Stripe's schema is applied too, as `make run`
+// applies it beside the shop's for the fake it runs in process.
 func migrate(ctx context.Context, url string) error {
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		return fmt.Errorf("connect to template: %w", err)
 	}
 	defer pool.Close()
-	return database.Migrate(ctx, pool)
+	if err := database.Migrate(ctx, pool); err != nil {
+		return err
+	}
+	return fakestripe.Migrate(ctx, pool)
 }
 
 func databaseURL(name string) string {

@@ -7,7 +7,6 @@ package chaosdb
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
 )
@@ -255,7 +254,7 @@ func (q *Queries) ChaosLockNewestKeys(ctx context.Context, n int32) ([]ChaosLock
 }
 
 const chaosLostKeyRefunds = `-- name: ChaosLostKeyRefunds :many
-SELECT charge_id, amount FROM reconciled_refunds WHERE key IS NULL ORDER BY charge_id
+SELECT charge_id, amount FROM reconciled_refunds WHERE lost_operation ORDER BY charge_id
 `
 
 type ChaosLostKeyRefundsRow struct {
@@ -427,66 +426,6 @@ func (q *Queries) ChaosOrdersWithoutPoints(ctx context.Context) ([]ChaosOrdersWi
 	return items, nil
 }
 
-const chaosProviderCanceledKeys = `-- name: ChaosProviderCanceledKeys :one
-SELECT count(*) FROM provider.canceled_keys
-`
-
-// Operations the completer closed at the provider with no charge (on the
-// provider's database).
-func (q *Queries) ChaosProviderCanceledKeys(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, chaosProviderCanceledKeys)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
-const chaosProviderLedger = `-- name: ChaosProviderLedger :many
-SELECT c.id, c.amount, c.currency, c.status, c.created_at,
-       EXISTS (SELECT FROM provider.refunds r WHERE r.charge_id = c.id) AS refunded
-FROM provider.charges c
-ORDER BY c.created_at
-`
-
-type ChaosProviderLedgerRow struct {
-	ID        string
-	Amount    int64
-	Currency  string
-	Status    string
-	CreatedAt time.Time
-	Refunded  bool
-}
-
-// The provider's side of a run: every charge it made and whether it was
-// refunded. Run on the provider's own database, which a failover or a
-// crash of the shop's cannot roll back; held against the shop's orders
-// (ChaosOrderCharges) in Go, since the two are on different servers.
-func (q *Queries) ChaosProviderLedger(ctx context.Context) ([]ChaosProviderLedgerRow, error) {
-	rows, err := q.db.Query(ctx, chaosProviderLedger)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []ChaosProviderLedgerRow
-	for rows.Next() {
-		var i ChaosProviderLedgerRow
-		if err := rows.Scan(
-			&i.ID,
-			&i.Amount,
-			&i.Currency,
-			&i.Status,
-			&i.CreatedAt,
-			&i.Refunded,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const chaosSlowestJob = `-- name: ChaosSlowestJob :one
 SELECT id, kind, attempt,
        extract(epoch FROM coalesce(finalized_at, now()) - created_at)::float8 AS seconds,
@@ -559,4 +498,36 @@ func (q *Queries) ChaosTotals(ctx context.Context) (ChaosTotalsRow, error) {
 		&i.ParkedKeys,
 	)
 	return i, err
+}
+
+const chaosWebhookEffects = `-- name: ChaosWebhookEffects :many
+SELECT effect, count(*) AS events FROM stripe_events GROUP BY effect ORDER BY effect
+`
+
+type ChaosWebhookEffectsRow struct {
+	Effect string
+	Events int64
+}
+
+// What the shops' webhook inbox made of the provider's events, by effect.
+// A delivery of an event handled before is answered and not stored, so
+// duplicates do not show here.
+func (q *Queries) ChaosWebhookEffects(ctx context.Context) ([]ChaosWebhookEffectsRow, error) {
+	rows, err := q.db.Query(ctx, chaosWebhookEffects)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChaosWebhookEffectsRow
+	for rows.Next() {
+		var i ChaosWebhookEffectsRow
+		if err := rows.Scan(&i.Effect, &i.Events); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -12,21 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const countChargesByProviderKeys = `-- name: CountChargesByProviderKeys :one
-SELECT count(*) FROM provider.charges
-WHERE status = 'succeeded' AND idempotency_key = ANY($1::text[])
-`
-
-// Succeeded charges made under any of the given provider idempotency keys.
-// The caller derives those from a customer's keys (checkout.ProviderKey):
-// the provider knows nothing of our customers, as a real one would not.
-func (q *Queries) CountChargesByProviderKeys(ctx context.Context, providerKeys []string) (int64, error) {
-	row := q.db.QueryRow(ctx, countChargesByProviderKeys, providerKeys)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
-}
-
 const countCustomerOrders = `-- name: CountCustomerOrders :one
 SELECT count(*) FROM orders WHERE customer_id = $1
 `
@@ -55,6 +40,55 @@ func (q *Queries) CustomerLedger(ctx context.Context, customerID uuid.UUID) (Cus
 	var i CustomerLedgerRow
 	err := row.Scan(&i.Rows, &i.Points)
 	return i, err
+}
+
+const customerStripeEvents = `-- name: CustomerStripeEvents :many
+SELECT e.event_id, e.type, e.payment_intent_id, e.effect, e.received_at, o.created_at AS order_written_at
+FROM stripe_events e
+LEFT JOIN orders o ON o.customer_id = e.customer_id AND o.charge_id = e.payment_intent_id
+WHERE e.customer_id = $1::uuid
+ORDER BY e.received_at, e.event_id
+`
+
+type CustomerStripeEventsRow struct {
+	EventID         string
+	Type            string
+	PaymentIntentID string
+	Effect          string
+	ReceivedAt      time.Time
+	OrderWrittenAt  *time.Time
+}
+
+// The Stripe events the shop's webhook inbox holds for a customer's
+// PaymentIntents, in the order they were handled, each with when the
+// order holding its intent was written (null: none is), as the
+// webhook-before-the-answer scenario shows them. Both times are the
+// database's.
+func (q *Queries) CustomerStripeEvents(ctx context.Context, customerID uuid.UUID) ([]CustomerStripeEventsRow, error) {
+	rows, err := q.db.Query(ctx, customerStripeEvents, customerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CustomerStripeEventsRow
+	for rows.Next() {
+		var i CustomerStripeEventsRow
+		if err := rows.Scan(
+			&i.EventID,
+			&i.Type,
+			&i.PaymentIntentID,
+			&i.Effect,
+			&i.ReceivedAt,
+			&i.OrderWrittenAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const listCustomerKeys = `-- name: ListCustomerKeys :many

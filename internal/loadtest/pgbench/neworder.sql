@@ -1,9 +1,10 @@
 -- Run with -M prepared (or -M extended behind PgBouncer): pgbench then sends
 -- each :variable as a parameter, typed by its context, as pgx does.
 -- One new order as the shop issues it to PostgreSQL (POST /api/orders with a
--- fresh key and no cart, the in-process demo provider charging), statement
--- for statement: the claim, the provider's charge transaction, the
--- finish. (The auth lookup is not among them: the shop remembers a verified
+-- fresh key and no cart, the in-process fake Stripe charging), statement
+-- for statement: the claim, the fake's create of the PaymentIntent (its
+-- own transaction), the fenced store of the intent's id, the fake's
+-- confirm (its own transaction), the finish. (The auth lookup is not among them: the shop remembers a verified
 -- bearer token for a minute, so a client's orders after its first do not
 -- look it up; :tokenhash is kept for scripts that do.)
 -- Variables: :cust (a customer id), :tokenhash (its token hash, hex),
@@ -63,28 +64,57 @@ SELECT false, k.fingerprint, k.status, k.response_status, k.response_body,
 FROM idem_keys AS k
 WHERE k.scope = (:cust::uuid)::text AND k.key = ('pgb-' || :k::text)::text
   AND NOT EXISTS (SELECT FROM claimed WHERE inserted);
--- 2. the provider's charge (internal/fakeprovider/create.go record), its own
--- transaction (internal/fakeprovider/provider.sql)
+-- 2. the fake Stripe's create of the PaymentIntent (internal/fakestripe,
+-- createIntent under idempotent), its own transaction: the key's advisory
+-- lock, the key's stored answer (none), the intent, the answer stored for
+-- the key. The stored answer is the intent's JSON, about 1.4 kB.
 BEGIN;
--- ProviderLockKey
-SELECT pg_advisory_xact_lock(1886351984, hashtext('prov-' || :k::text));
--- ProviderKeyCanceled
-SELECT EXISTS (SELECT FROM provider.canceled_keys WHERE idempotency_key = 'prov-' || :k::text);
--- ProviderCreateCharge
-INSERT INTO provider.charges (id, idempotency_key, params_hash, amount, currency, card_last4, description, status)
-VALUES ('ch_pgb' || :k::text, 'prov-' || :k::text, '\x0123'::bytea, 1200, 'eur', '4242', 'order', 'succeeded')
-ON CONFLICT (idempotency_key) DO NOTHING
-RETURNING id, idempotency_key, params_hash, amount, currency, card_last4, description, status, created_at;
+SELECT pg_try_advisory_xact_lock(1717660011, hashtext('prov-' || :k::text));
+SELECT request_hash, status, body FROM fakestripe.idempotency_keys WHERE key = 'prov-' || :k::text;
+INSERT INTO fakestripe.payment_intents (id, amount, currency, description, metadata, status, payment_method)
+VALUES ('pi_pgb' || :k::text, 1200, 'eur', 'order for customer ' || :cust::text,
+        jsonb_build_object('customer_id', :cust::text, 'idempotency_key', 'pgb-' || :k::text, 'operation_id', md5(:op::text)),
+        'requires_payment_method', NULL)
+RETURNING seq, created;
+INSERT INTO fakestripe.idempotency_keys (key, request_hash, status, body)
+VALUES ('prov-' || :k::text, '\x0123'::bytea, 200, convert_to(repeat('x', 1400), 'UTF8'));
 COMMIT;
--- 3. finish: FinishOrder (queries/orders.sql), one statement, autocommit,
+-- 3. StoreIntent (queries/order_keys.sql): the intent's id into the key's
+-- row, fenced by the claim's lock token and its lease, one statement,
+-- autocommit
+UPDATE order_keys o SET payment_intent_id = ('pi_pgb' || :k::text)::text
+FROM idem_keys k
+WHERE o.scope = (:cust::uuid)::text AND o.key = ('pgb-' || :k::text)::text
+  AND k.scope = o.scope AND k.key = o.key AND k.status = 'started' AND k.lock_token = md5(:tok::text)::uuid
+  AND k.locked_until > now()
+  AND (o.payment_intent_id IS NULL OR o.payment_intent_id = ('pi_pgb' || :k::text)::text)
+RETURNING true AS stored;
+-- 4. the fake Stripe's confirm (confirmIntent under idempotent, then
+-- charge), its own transaction: the confirm key's lock and stored answer,
+-- the intent read and locked, its new state, the answer stored
+BEGIN;
+SELECT pg_try_advisory_xact_lock(1717660011, hashtext('prov-' || :k::text || '/confirm'));
+SELECT request_hash, status, body FROM fakestripe.idempotency_keys WHERE key = 'prov-' || :k::text || '/confirm';
+SELECT i.id, i.seq, i.amount, i.currency, i.description, i.metadata, i.status, i.payment_method,
+       i.latest_charge, i.last_payment_error, i.canceled_at, i.cancellation_reason, i.created,
+       EXISTS (SELECT FROM fakestripe.refunds r WHERE r.payment_intent_id = i.id)
+FROM fakestripe.payment_intents i WHERE i.id = 'pi_pgb' || :k::text FOR UPDATE;
+UPDATE fakestripe.payment_intents
+SET status = 'succeeded', payment_method = 'pm_card_visa', latest_charge = 'ch_pgb' || :k::text, last_payment_error = NULL,
+    canceled_at = NULL, cancellation_reason = NULL
+WHERE id = 'pi_pgb' || :k::text;
+INSERT INTO fakestripe.idempotency_keys (key, request_hash, status, body)
+VALUES ('prov-' || :k::text || '/confirm', '\x0123'::bytea, 200, convert_to(repeat('x', 1400), 'UTF8'));
+COMMIT;
+-- 5. finish: FinishOrder (queries/orders.sql), one statement, autocommit,
 -- fenced by the claim's lock token (idem_finish)
 WITH finished AS MATERIALIZED (
     SELECT idem_finish((:cust::uuid)::text, ('pgb-' || :k::text)::text, md5(:tok::text)::uuid, 201::integer,
-                       NULL::jsonb, '{"order_id":"x","charge_id":"ch_pgb","amount":1200,"currency":"eur","status":"paid","items":[{"sku":"mug-espresso","quantity":1}]}'::bytea) AS ok
+                       NULL::jsonb, '{"order_id":"x","charge_id":"pi_pgb","amount":1200,"currency":"eur","status":"paid","items":[{"sku":"mug-espresso","quantity":1}]}'::bytea) AS ok
 ),
 inserted AS (
     INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
-    SELECT :cust::uuid, gen_random_uuid(), ('pgb-' || :k::text)::text, 1200, 'eur', 'ch_pgb' || :k::text,
+    SELECT :cust::uuid, gen_random_uuid(), ('pgb-' || :k::text)::text, 1200, 'eur', 'pi_pgb' || :k::text,
            '[{"sku":"mug-espresso","quantity":1}]'::jsonb
     FROM finished WHERE ok
     RETURNING customer_id, id

@@ -1,6 +1,6 @@
 -- The seed article's shape of one new order: five round trips of the shop's
--- own (plus the provider's same charge transaction), each statement
--- committing on its own, for comparison with neworder.sql's two. It writes
+-- own (plus the fake Stripe's same two transactions), each statement
+-- committing on its own, for comparison with neworder.sql's three. It writes
 -- the rows the shop writes, in the shop's tables (the kit's idem_keys, the
 -- shop's order_keys, orders, key_events), but naively: plain statements,
 -- no SQL functions, no lock-token fence.
@@ -17,20 +17,39 @@ WITH inserted AS (
 )
 INSERT INTO order_keys (scope, key, provider_key)
 SELECT scope, key, 'sprov-' || :k::text FROM inserted;
--- the provider's charge, as in neworder.sql
+-- the fake Stripe's create and confirm of the PaymentIntent, each its own
+-- transaction, as in neworder.sql
 BEGIN;
-SELECT pg_advisory_xact_lock(1886351984, hashtext('sprov-' || :k::text));
-SELECT EXISTS (SELECT FROM provider.canceled_keys WHERE idempotency_key = 'sprov-' || :k::text);
-INSERT INTO provider.charges (id, idempotency_key, params_hash, amount, currency, card_last4, description, status)
-VALUES ('ch_seed' || :k::text, 'sprov-' || :k::text, '\x0123'::bytea, 1200, 'eur', '4242', 'order', 'succeeded')
-ON CONFLICT (idempotency_key) DO NOTHING;
+SELECT pg_try_advisory_xact_lock(1717660011, hashtext('sprov-' || :k::text));
+SELECT request_hash, status, body FROM fakestripe.idempotency_keys WHERE key = 'sprov-' || :k::text;
+INSERT INTO fakestripe.payment_intents (id, amount, currency, description, metadata, status, payment_method)
+VALUES ('pi_seed' || :k::text, 1200, 'eur', 'order for customer ' || :cust::text,
+        jsonb_build_object('customer_id', :cust::text, 'idempotency_key', 'seed-' || :k::text, 'operation_id', md5(:k::text)),
+        'requires_payment_method', NULL)
+RETURNING seq, created;
+INSERT INTO fakestripe.idempotency_keys (key, request_hash, status, body)
+VALUES ('sprov-' || :k::text, '\x0123'::bytea, 200, convert_to(repeat('x', 1400), 'UTF8'));
+COMMIT;
+BEGIN;
+SELECT pg_try_advisory_xact_lock(1717660011, hashtext('sprov-' || :k::text || '/confirm'));
+SELECT request_hash, status, body FROM fakestripe.idempotency_keys WHERE key = 'sprov-' || :k::text || '/confirm';
+SELECT i.id, i.seq, i.amount, i.currency, i.description, i.metadata, i.status, i.payment_method,
+       i.latest_charge, i.last_payment_error, i.canceled_at, i.cancellation_reason, i.created,
+       EXISTS (SELECT FROM fakestripe.refunds r WHERE r.payment_intent_id = i.id)
+FROM fakestripe.payment_intents i WHERE i.id = 'pi_seed' || :k::text FOR UPDATE;
+UPDATE fakestripe.payment_intents
+SET status = 'succeeded', payment_method = 'pm_card_visa', latest_charge = 'ch_seed' || :k::text, last_payment_error = NULL,
+    canceled_at = NULL, cancellation_reason = NULL
+WHERE id = 'pi_seed' || :k::text;
+INSERT INTO fakestripe.idempotency_keys (key, request_hash, status, body)
+VALUES ('sprov-' || :k::text || '/confirm', '\x0123'::bytea, 200, convert_to(repeat('x', 1400), 'UTF8'));
 COMMIT;
 -- 3. insert the order, and its outbox jobs as neworder.sql does (the same
 -- work, so that the comparison is of the round trips alone; pgbench's own
 -- queue, which no worker takes)
 WITH inserted AS (
     INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
-    VALUES (:cust, gen_random_uuid(), 'seed-' || :k::text, 1200, 'eur', 'ch_seed' || :k::text, '[]'::jsonb)
+    VALUES (:cust, gen_random_uuid(), 'seed-' || :k::text, 1200, 'eur', 'pi_seed' || :k::text, '[]'::jsonb)
     RETURNING customer_id, id
 )
 INSERT INTO river_job (kind, args, queue, priority, max_attempts, state, scheduled_at, tags, metadata)

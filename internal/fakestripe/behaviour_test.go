@@ -1,4 +1,4 @@
-package fakeprovider_test
+package fakestripe_test
 
 import (
 	"encoding/json"
@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/fakeprovider"
+	"exactlyonce/internal/fakestripe"
 )
 
 func TestParseFault(t *testing.T) {
 	for _, name := range []string{"none", "before_charge", "after_charge", "decline", "timeout"} {
-		f, err := fakeprovider.ParseFault(name)
+		f, err := fakestripe.ParseFault(name)
 		if err != nil {
 			t.Errorf("ParseFault(%q): %v", name, err)
 			continue
@@ -20,7 +20,7 @@ func TestParseFault(t *testing.T) {
 			t.Errorf("ParseFault(%q).String(): got %q, want %q", name, got, name)
 		}
 	}
-	_, err := fakeprovider.ParseFault("explode")
+	_, err := fakestripe.ParseFault("explode")
 	if err == nil {
 		t.Fatal(`ParseFault("explode"): got no error, want one`)
 	}
@@ -30,11 +30,11 @@ func TestParseFault(t *testing.T) {
 }
 
 func TestBehaviourJSON(t *testing.T) {
-	var b fakeprovider.Behaviour
+	var b fakestripe.Behaviour
 	if err := json.Unmarshal([]byte(`{"delay_ms": 250, "fail": "after_charge"}`), &b); err != nil {
 		t.Fatalf("Unmarshal: %v", err)
 	}
-	want := fakeprovider.Behaviour{Delay: 250 * time.Millisecond, Fail: fakeprovider.FaultAfterCharge}
+	want := fakestripe.Behaviour{Delay: 250 * time.Millisecond, Fail: fakestripe.FaultAfterCharge}
 	if b != want {
 		t.Errorf("got %+v, want %+v", b, want)
 	}
@@ -46,11 +46,11 @@ func TestBehaviourJSON(t *testing.T) {
 		t.Errorf("got %s, want %s", got, want)
 	}
 
-	var zero fakeprovider.Behaviour
+	var zero fakestripe.Behaviour
 	if err := json.Unmarshal([]byte(`{}`), &zero); err != nil {
 		t.Fatalf("Unmarshal({}): %v", err)
 	}
-	if want := (fakeprovider.Behaviour{Fail: fakeprovider.FaultNone}); zero != want {
+	if want := (fakestripe.Behaviour{Fail: fakestripe.FaultNone}); zero != want {
 		t.Errorf("got %+v from {}, want %+v", zero, want)
 	}
 }
@@ -63,7 +63,7 @@ func TestBehaviourJSONRejects(t *testing.T) {
 		`{"delay_ms": 600000}`,
 		`{"delay_ms": 1.5}`,
 	} {
-		var b fakeprovider.Behaviour
+		var b fakestripe.Behaviour
 		if err := json.Unmarshal([]byte(body), &b); err == nil {
 			t.Errorf("Unmarshal(%s): got %+v and no error, want an error", body, b)
 		}
@@ -71,20 +71,20 @@ func TestBehaviourJSONRejects(t *testing.T) {
 }
 
 func TestSetBehaviourValidates(t *testing.T) {
-	p := fakeprovider.New(nil, "secret")
-	if got, want := p.Behaviour(), (fakeprovider.Behaviour{Fail: fakeprovider.FaultNone}); got != want {
+	p := fakestripe.New(nil, "secret")
+	if got, want := p.Behaviour(), (fakestripe.Behaviour{Fail: fakestripe.FaultNone}); got != want {
 		t.Errorf("new provider: got %+v, want %+v", got, want)
 	}
-	for _, b := range []fakeprovider.Behaviour{
+	for _, b := range []fakestripe.Behaviour{
 		{Delay: -time.Second},
-		{Delay: fakeprovider.MaxDelay + time.Millisecond},
-		{Fail: fakeprovider.Fault("explode")},
+		{Delay: fakestripe.MaxDelay + time.Millisecond},
+		{Fail: fakestripe.Fault("explode")},
 	} {
 		if err := p.SetBehaviour(b); err == nil {
 			t.Errorf("SetBehaviour(%+v): got no error, want one", b)
 		}
 	}
-	want := fakeprovider.Behaviour{Delay: time.Second, Fail: fakeprovider.FaultTimeout}
+	want := fakestripe.Behaviour{Delay: time.Second, Fail: fakestripe.FaultTimeout}
 	if err := p.SetBehaviour(want); err != nil {
 		t.Fatalf("SetBehaviour(%+v): %v", want, err)
 	}
@@ -92,22 +92,22 @@ func TestSetBehaviourValidates(t *testing.T) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 	// The zero Fault is spelt out, so that the demo API always names one.
-	if err := p.SetBehaviour(fakeprovider.Behaviour{}); err != nil {
+	if err := p.SetBehaviour(fakestripe.Behaviour{}); err != nil {
 		t.Fatalf("SetBehaviour(zero): %v", err)
 	}
-	if got := p.Behaviour().Fail; got != fakeprovider.FaultNone {
-		t.Errorf("got fault %q after setting the zero Behaviour, want %q", got, fakeprovider.FaultNone)
+	if got := p.Behaviour().Fail; got != fakestripe.FaultNone {
+		t.Errorf("got fault %q after setting the zero Behaviour, want %q", got, fakestripe.FaultNone)
 	}
 }
 
 func TestBehaviourJSONWithRates(t *testing.T) {
 	// The demo body with fault rates, as chaos runs send it.
 	const body = `{"delay_ms":0,"fail":"none","rates":{"after_charge":0.1,"timeout":0.05,"before_charge":0.05,"decline":0.02}}`
-	var b fakeprovider.Behaviour
+	var b fakestripe.Behaviour
 	if err := json.Unmarshal([]byte(body), &b); err != nil {
 		t.Fatalf("Unmarshal: %v", err)
 	}
-	want := fakeprovider.Behaviour{Fail: fakeprovider.FaultNone, Rates: fakeprovider.Rates{
+	want := fakestripe.Behaviour{Fail: fakestripe.FaultNone, Rates: fakestripe.Rates{
 		AfterCharge: 0.1, Timeout: 0.05, BeforeCharge: 0.05, Decline: 0.02,
 	}}
 	if b != want {
@@ -127,7 +127,7 @@ func TestBehaviourJSONWithRates(t *testing.T) {
 		`{"rates": {"after_charge": 0.6, "timeout": 0.6}}`,
 		`{"rates": {"explode": 0.1}}`,
 	} {
-		var b fakeprovider.Behaviour
+		var b fakestripe.Behaviour
 		if err := json.Unmarshal([]byte(bad), &b); err == nil {
 			t.Errorf("Unmarshal(%s): got %+v and no error, want an error", bad, b)
 		}

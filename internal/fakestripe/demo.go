@@ -1,4 +1,4 @@
-package fakeprovider
+package fakestripe
 
 import (
 	"encoding/json"
@@ -27,7 +27,7 @@ func (p *Provider) getBehaviour(c echo.Context) error {
 	return c.JSON(http.StatusOK, p.Behaviour())
 }
 
-// putBehaviour sets the behaviour of the following create-charge calls.
+// putBehaviour sets the behaviour of the following charging calls.
 // Setting it twice is setting it once, so it needs no idempotency key.
 func (p *Provider) putBehaviour(c echo.Context) error {
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxBehaviourBytes))
@@ -41,6 +41,6 @@ func (p *Provider) putBehaviour(c echo.Context) error {
 	if err := p.SetBehaviour(b); err != nil {
 		return invalidRequest("behaviour_invalid", "", err.Error())
 	}
-	p.log.InfoContext(c.Request().Context(), "fakeprovider: behaviour set", "delay", b.Delay, "fail", b.Fail.String())
+	p.log.InfoContext(c.Request().Context(), "fakestripe: behaviour set", "delay", b.Delay, "fail", b.Fail.String())
 	return c.JSON(http.StatusOK, p.Behaviour())
 }

@@ -1,4 +1,4 @@
-package fakeprovider
+package fakestripe
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Fault is a failure the provider injects into create-charge calls. Its
+// Fault is a failure the provider injects into charging calls. Its
 // value is its name, as the demo API spells it. The zero value "" means
 // FaultNone.
 type Fault string
@@ -78,7 +78,7 @@ func (f *Fault) UnmarshalText(text []byte) error {
 	return nil
 }
 
-// Behaviour is how the provider treats the create-charge calls it receives
+// Behaviour is how the provider treats the charging calls it receives
 // until it is changed. The zero value is a healthy provider. In JSON it reads
 // {"delay_ms": 0, "fail": "none"}, the body of the demo API, optionally with
 // "rates": {"after_charge": 0.1, "timeout": 0.05, …}.
@@ -94,10 +94,45 @@ type Behaviour struct {
 	// Rates inject faults into a share of the calls at random, for soak
 	// and chaos runs; they apply only while Fail is none.
 	Rates Rates
+	// Webhooks are the faults of the provider's webhook deliveries.
+	Webhooks WebhookFaults
+}
+
+// WebhookFaults make webhook deliveries arrive as Stripe's may: twice, out
+// of order, late, or before the answer to the call that caused them.
+type WebhookFaults struct {
+	// Duplicate and Reorder are the shares of events (0 to 1) delivered
+	// twice, and held back so that later ones overtake them.
+	Duplicate float64 `json:"duplicate,omitzero"`
+	Reorder   float64 `json:"reorder,omitzero"`
+	// Delay is waited before every delivery.
+	Delay time.Duration `json:"-"`
+	// BeforeAnswer makes a charging call deliver its event before it
+	// answers: the shop hears of the charge from the webhook first.
+	BeforeAnswer bool `json:"before_answer,omitzero"`
+}
+
+// validate reports whether w can be used.
+func (w WebhookFaults) validate() error {
+	for _, v := range []float64{w.Duplicate, w.Reorder} {
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("webhook shares must be between 0 and 1")
+		}
+	}
+	if w.Delay < 0 || w.Delay > MaxDelay {
+		return fmt.Errorf("webhook delay must be between 0 and %d ms", MaxDelay.Milliseconds())
+	}
+	return nil
+}
+
+// webhookFaultsJSON is WebhookFaults on the wire, the delay in milliseconds.
+type webhookFaultsJSON struct {
+	WebhookFaults
+	DelayMS int64 `json:"delay_ms,omitzero"`
 }
 
 // Rates are the probabilities, each between 0 and 1 and together at most 1,
-// that a create-charge call meets each fault. The rest of the calls are
+// that a charging call meets each fault. The rest of the calls are
 // processed normally.
 type Rates struct {
 	BeforeCharge float64 `json:"before_charge,omitzero"`
@@ -158,6 +193,8 @@ type behaviourJSON struct {
 	Fail    Fault `json:"fail"`
 	Times   int   `json:"times,omitzero"`
 	Rates   Rates `json:"rates,omitzero"`
+	// Webhooks is a pointer so that an absent object stays absent.
+	Webhooks *webhookFaultsJSON `json:"webhooks,omitempty"`
 }
 
 // Validate reports whether the provider would accept b.
@@ -166,6 +203,9 @@ func (b Behaviour) Validate() error {
 		return fmt.Errorf("delay must be between 0 and %d ms", MaxDelay.Milliseconds())
 	}
 	if err := b.Rates.validate(); err != nil {
+		return err
+	}
+	if err := b.Webhooks.validate(); err != nil {
 		return err
 	}
 	if b.Times < 0 {
@@ -178,7 +218,11 @@ func (b Behaviour) Validate() error {
 // MarshalJSON encodes b as {"delay_ms": …, "fail": …}, with "times" and
 // "rates" when set.
 func (b Behaviour) MarshalJSON() ([]byte, error) {
-	return json.Marshal(behaviourJSON{DelayMS: b.Delay.Milliseconds(), Fail: b.Fail.normal(), Times: b.Times, Rates: b.Rates})
+	w := behaviourJSON{DelayMS: b.Delay.Milliseconds(), Fail: b.Fail.normal(), Times: b.Times, Rates: b.Rates}
+	if b.Webhooks != (WebhookFaults{}) {
+		w.Webhooks = &webhookFaultsJSON{WebhookFaults: b.Webhooks, DelayMS: b.Webhooks.Delay.Milliseconds()}
+	}
+	return json.Marshal(w)
 }
 
 // UnmarshalJSON decodes {"delay_ms": …, "fail": …, "rates": {…}}; a missing
@@ -202,11 +246,22 @@ func (b *Behaviour) UnmarshalJSON(data []byte) error {
 	if w.Times < 0 {
 		return fmt.Errorf("behaviour: times must be 0 (every call) or more")
 	}
-	*b = Behaviour{Delay: time.Duration(w.DelayMS) * time.Millisecond, Fail: w.Fail.normal(), Times: w.Times, Rates: w.Rates}
+	var hooks WebhookFaults
+	if w.Webhooks != nil {
+		if w.Webhooks.DelayMS < 0 || w.Webhooks.DelayMS > MaxDelay.Milliseconds() {
+			return fmt.Errorf("behaviour: webhooks delay_ms must be between 0 and %d", MaxDelay.Milliseconds())
+		}
+		hooks = w.Webhooks.WebhookFaults
+		hooks.Delay = time.Duration(w.Webhooks.DelayMS) * time.Millisecond
+		if err := hooks.validate(); err != nil {
+			return fmt.Errorf("behaviour: %w", err)
+		}
+	}
+	*b = Behaviour{Delay: time.Duration(w.DelayMS) * time.Millisecond, Fail: w.Fail.normal(), Times: w.Times, Rates: w.Rates, Webhooks: hooks}
 	return nil
 }
 
-// SetBehaviour changes how the following create-charge calls are treated.
+// SetBehaviour changes how the following charging calls are treated.
 // Calls already received keep the behaviour they arrived under.
 func (p *Provider) SetBehaviour(b Behaviour) error {
 	if err := b.Validate(); err != nil {
@@ -219,7 +274,7 @@ func (p *Provider) SetBehaviour(b Behaviour) error {
 	return nil
 }
 
-// callBehaviour is the behaviour one create-charge call meets, taken in one
+// callBehaviour is the behaviour one charging call meets, taken in one
 // snapshot so that a change mid-call cannot mix the delay of one setting
 // with the fault of another. A call that meets a fault of a blip (Times)
 // uses one of them up.

@@ -1,0 +1,228 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/stripe/stripe-go/v82"
+)
+
+// PaymentIntent statuses the shop acts on.
+const (
+	StatusRequiresPaymentMethod = string(stripe.PaymentIntentStatusRequiresPaymentMethod)
+	StatusRequiresConfirmation  = string(stripe.PaymentIntentStatusRequiresConfirmation)
+	StatusRequiresAction        = string(stripe.PaymentIntentStatusRequiresAction)
+	StatusProcessing            = string(stripe.PaymentIntentStatusProcessing)
+	StatusSucceeded             = string(stripe.PaymentIntentStatusSucceeded)
+	StatusCanceled              = string(stripe.PaymentIntentStatusCanceled)
+)
+
+// Metadata is what the shop writes on each PaymentIntent: whose operation
+// it is, so that an intent whose key row was lost can still be explained
+// (and its refund recorded on that key's audit trail).
+type Metadata struct {
+	CustomerID  string // the customer's id
+	Key         string // the client's idempotency key
+	OperationID string // the key's operation, one per life of the key
+}
+
+// The metadata's names at the provider.
+const (
+	metaCustomer  = "customer_id"
+	metaKey       = "idempotency_key"
+	metaOperation = "operation_id"
+)
+
+func (m Metadata) params() map[string]string {
+	return map[string]string{metaCustomer: m.CustomerID, metaKey: m.Key, metaOperation: m.OperationID}
+}
+
+func metadataOf(md map[string]string) Metadata {
+	return Metadata{CustomerID: md[metaCustomer], Key: md[metaKey], OperationID: md[metaOperation]}
+}
+
+// Intent is a PaymentIntent as the shop reads it.
+type Intent struct {
+	ID       string
+	Amount   int64
+	Currency string
+	Status   string
+	Metadata Metadata
+	// Declined is set when its last confirm was declined (the intent is
+	// then requires_payment_method), with the provider's message.
+	Declined string
+	Created  time.Time
+	// Replayed reports that the provider answered from an earlier call with
+	// the same idempotency key.
+	Replayed bool
+}
+
+// IntentOf reads an intent the SDK decoded, such as the object of a
+// webhook's payment_intent.* event.
+func IntentOf(pi *stripe.PaymentIntent) Intent { return intentOf(pi) }
+
+func intentOf(pi *stripe.PaymentIntent) Intent {
+	in := Intent{
+		ID: pi.ID, Amount: pi.Amount, Currency: string(pi.Currency), Status: string(pi.Status),
+		Metadata: metadataOf(pi.Metadata), Created: time.Unix(pi.Created, 0),
+	}
+	if pi.LastPaymentError != nil {
+		in.Declined = pi.LastPaymentError.Msg
+	}
+	if pi.LastResponse != nil {
+		in.Replayed = pi.LastResponse.Header.Get("Idempotent-Replayed") == "true"
+	}
+	return in
+}
+
+// IntentRequest asks for a PaymentIntent. Its parameters are derived from
+// the key row alone (the card comes at the confirm), so the completer can
+// send the same create again to learn the id of an intent whose answer was
+// lost: the same key and parameters replay the first answer.
+type IntentRequest struct {
+	IdempotencyKey string
+	Amount         int64 // in the currency's smallest unit
+	Currency       string
+	Description    string
+	Metadata       Metadata
+	// PaymentMethod and Confirm make the create charge at once (one call
+	// instead of two); the shop uses two, see README "PaymentIntents".
+	PaymentMethod string
+	Confirm       bool
+}
+
+// CreateIntent creates a PaymentIntent, requires_payment_method (or charged,
+// with Confirm). Calls with the same IdempotencyKey and parameters create
+// one.
+func (c *Client) CreateIntent(ctx context.Context, req IntentRequest) (Intent, error) {
+	if req.IdempotencyKey == "" {
+		return Intent{}, errors.New("create intent: idempotency key is required")
+	}
+	p := &stripe.PaymentIntentCreateParams{
+		Amount:             stripe.Int64(req.Amount),
+		Currency:           stripe.String(req.Currency),
+		Description:        stripe.String(req.Description),
+		PaymentMethodTypes: []*string{stripe.String("card")},
+	}
+	p.Metadata = req.Metadata.params()
+	p.SetIdempotencyKey(req.IdempotencyKey)
+	p.Context = ctx
+	if req.PaymentMethod != "" {
+		p.PaymentMethod = stripe.String(req.PaymentMethod)
+	}
+	if req.Confirm {
+		p.Confirm = stripe.Bool(true)
+	}
+	pi, err := c.sc.V1PaymentIntents.Create(ctx, p)
+	if err != nil {
+		err = classify(ctx, err)
+		if req.Confirm {
+			err = canceledOr(err)
+		}
+		return Intent{}, fmt.Errorf("create intent: %w", err)
+	}
+	return intentOf(pi), nil
+}
+
+// ConfirmIntent charges the intent id with the payment method, under its
+// own idempotency key. Besides the intent (succeeded), it returns a
+// *DeclinedError, ErrCanceled (the completer canceled the intent first), an
+// *UnavailableError or a *ProviderError.
+func (c *Client) ConfirmIntent(ctx context.Context, id, idempotencyKey, paymentMethod string) (Intent, error) {
+	if id == "" || idempotencyKey == "" {
+		return Intent{}, errors.New("confirm intent: intent and idempotency key are required")
+	}
+	p := &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String(paymentMethod)}
+	p.SetIdempotencyKey(idempotencyKey)
+	p.Context = ctx
+	pi, err := c.sc.V1PaymentIntents.Confirm(ctx, id, p)
+	if err != nil {
+		var se *stripe.Error
+		if errors.As(err, &se) && se.Code == stripe.ErrorCodePaymentIntentUnexpectedState && se.PaymentIntent != nil &&
+			se.PaymentIntent.Status == stripe.PaymentIntentStatusSucceeded {
+			// Confirmed already, by a call whose answer was lost.
+			return intentOf(se.PaymentIntent), nil
+		}
+		return Intent{}, fmt.Errorf("confirm intent: %w", canceledOr(classify(ctx, err)))
+	}
+	return intentOf(pi), nil
+}
+
+// canceledOr turns the provider's refusal to confirm a canceled intent into
+// ErrCanceled.
+func canceledOr(err error) error {
+	var pe *ProviderError
+	if errors.As(err, &pe) && pe.Code == string(stripe.ErrorCodePaymentIntentUnexpectedState) && pe.canceled {
+		return ErrCanceled
+	}
+	return err
+}
+
+// RetrieveIntent reads the intent id.
+func (c *Client) RetrieveIntent(ctx context.Context, id string) (Intent, error) {
+	p := &stripe.PaymentIntentRetrieveParams{}
+	p.Context = ctx
+	pi, err := c.sc.V1PaymentIntents.Retrieve(ctx, id, p)
+	if err != nil {
+		return Intent{}, fmt.Errorf("retrieve intent: %w", classify(ctx, err))
+	}
+	return intentOf(pi), nil
+}
+
+// CancelIntent cancels the intent id, so that no confirm can charge it any
+// more, and returns it. An intent that succeeded, or was canceled already,
+// cannot be canceled: Stripe refuses with the intent inside its error, and
+// CancelIntent returns that intent, so that canceling is idempotent and
+// its answer is the intent's final state either way.
+func (c *Client) CancelIntent(ctx context.Context, id, idempotencyKey string) (Intent, error) {
+	p := &stripe.PaymentIntentCancelParams{CancellationReason: stripe.String("abandoned")}
+	p.SetIdempotencyKey(idempotencyKey)
+	p.Context = ctx
+	pi, err := c.sc.V1PaymentIntents.Cancel(ctx, id, p)
+	if err != nil {
+		var se *stripe.Error
+		if errors.As(err, &se) && se.Code == stripe.ErrorCodePaymentIntentUnexpectedState && se.PaymentIntent != nil &&
+			(se.PaymentIntent.Status == stripe.PaymentIntentStatusSucceeded || se.PaymentIntent.Status == stripe.PaymentIntentStatusCanceled) {
+			return intentOf(se.PaymentIntent), nil
+		}
+		return Intent{}, fmt.Errorf("cancel intent: %w", classify(ctx, err))
+	}
+	return intentOf(pi), nil
+}
+
+// ListIntents returns every intent created at or after from (Unix
+// seconds), oldest first, reading Stripe's list (newest first) page by page
+// with starting_after while has_more, as the SDK's iterator does; limit is
+// the page size.
+func (c *Client) ListIntents(ctx context.Context, from int64, limit int64) ([]Intent, error) {
+	p := &stripe.PaymentIntentListParams{CreatedRange: &stripe.RangeQueryParams{GreaterThanOrEqual: from}}
+	p.Limit = stripe.Int64(limit)
+	p.Context = ctx
+	var out []Intent
+	for pi, err := range c.sc.V1PaymentIntents.List(ctx, p) {
+		if err != nil {
+			return nil, fmt.Errorf("list intents: %w", classify(ctx, err))
+		}
+		out = append(out, intentOf(pi))
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// Ping lists one intent: an authenticated read that answers only when the
+// provider is up and takes the secret key, for the readiness report.
+func (c *Client) Ping(ctx context.Context) error {
+	p := &stripe.PaymentIntentListParams{}
+	p.Limit = stripe.Int64(1)
+	p.Context = ctx
+	for _, err := range c.sc.V1PaymentIntents.List(ctx, p) {
+		if err != nil {
+			return fmt.Errorf("list intents: %w", classify(ctx, err))
+		}
+		break
+	}
+	return nil
+}

@@ -1,0 +1,220 @@
+// Package stripehook receives Stripe's webhooks at POST /webhooks/stripe.
+// It verifies each delivery's Stripe-Signature with the SDK
+// (webhook.ConstructEventWithOptions, STRIPE_WEBHOOK_SECRET, a five-minute
+// tolerance): a bad or stale signature is a 400 and nothing is stored. It
+// handles payment_intent.succeeded, payment_intent.payment_failed,
+// payment_intent.canceled and charge.refunded through an inbox: each
+// event's effect and its id are written in one transaction (stripe_events,
+// the id unique), so an event Stripe delivers again, or out of order,
+// changes nothing twice.
+//
+// The one effect beyond the record is a refund: a succeeded PaymentIntent
+// that no order holds, whose key finished without an order (or whose
+// operation was lost: the key row gone, or the key running another
+// operation), is refunded at once, under the refund key the reconciler
+// uses (lifecycle.RefundKey), so the two refund an intent once. An intent
+// whose key is still started is only recorded: the attempt, or the
+// completer, writes its order. The reconciler's list pass stays as the
+// safety net for webhooks that never arrive.
+package stripehook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	"github.com/stripe/stripe-go/v82"
+	"github.com/stripe/stripe-go/v82/webhook"
+
+	"exactlyonce/internal/database"
+	"exactlyonce/internal/db"
+	"exactlyonce/internal/lifecycle"
+	"exactlyonce/internal/logging"
+	"exactlyonce/internal/metrics"
+	"exactlyonce/internal/payment"
+	"exactlyonce/internal/problem"
+	"exactlyonce/internal/web"
+)
+
+// Tolerance is how old a signature may be: Stripe's default, which stops
+// a captured delivery from being replayed later.
+const Tolerance = 5 * time.Minute
+
+// maxBodyBytes bounds a delivery; Stripe's events are a few kilobytes.
+const maxBodyBytes = 256 << 10
+
+// Handler receives the webhooks. It is safe for concurrent use.
+type Handler struct {
+	db       *database.DB
+	refunder lifecycle.Refunder
+	secret   string
+	metrics  *metrics.Metrics
+	log      *slog.Logger
+}
+
+// New returns a handler that verifies deliveries with secret and refunds
+// through refunder.
+func New(d *database.DB, refunder lifecycle.Refunder, secret string, m *metrics.Metrics, log *slog.Logger) *Handler {
+	if m == nil {
+		m = metrics.New()
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{db: d, refunder: refunder, secret: secret, metrics: m, log: log}
+}
+
+// Register mounts POST /webhooks/stripe on e.
+func (h *Handler) Register(e *echo.Echo) {
+	e.POST("/webhooks/stripe", h.receive)
+}
+
+// receive is POST /webhooks/stripe. Its answers are for Stripe, which
+// delivers again after anything but a 2xx: 200 with the event's effect,
+// a duplicate included. What it cannot handle goes to the shop's one
+// error handler, as every handler's refusals and failures do, so the
+// statuses and the logs are the shop's: a delivery that is not Stripe's
+// is a 400 (delivering it again will not make it so, and nothing is
+// stored), an outage of the database a 503 with Retry-After, a provider
+// out of reach for a refund a 503 too, a Stripe that hung up a 499, and
+// anything else a 500, a fault of ours.
+func (h *Handler) receive(c echo.Context) error {
+	r := c.Request()
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, maxBodyBytes))
+	if err != nil {
+		return web.Fail(problem.InvalidRequest, "the body could not be read whole")
+	}
+	ev, err := webhook.ConstructEventWithOptions(body, r.Header.Get("Stripe-Signature"), h.secret,
+		webhook.ConstructEventOptions{Tolerance: Tolerance})
+	if err != nil {
+		return web.Fail(problem.InvalidRequest, "bad or stale Stripe-Signature: "+err.Error())
+	}
+	effect, err := h.Handle(r.Context(), ev)
+	var unavailable *payment.UnavailableError
+	switch {
+	case errors.As(err, &unavailable):
+		return &web.Failure{Kind: problem.ProviderUnavailable, RetryAfter: providerRetryAfter,
+			Detail: fmt.Sprintf("stripe event %s (%s): %v", ev.ID, ev.Type, err)}
+	case err != nil:
+		return fmt.Errorf("stripe event %s (%s): %w", ev.ID, ev.Type, err)
+	}
+	h.log.InfoContext(r.Context(), "stripe webhook", "event", ev.ID, "type", ev.Type, "effect", effect)
+	return c.String(http.StatusOK, effect+"\n")
+}
+
+// providerRetryAfter is what Stripe is told to wait when a refund found the
+// provider out of reach.
+const providerRetryAfter = 2 * time.Second
+
+// Effects of an event, as the inbox records them.
+const (
+	EffectDuplicate = "duplicate" // handled before: nothing done (never stored)
+	EffectRecorded  = "recorded"  // nothing to do beyond the record
+	EffectPending   = "pending"   // its key is still started: its attempt or the completer finishes it
+	EffectMatched   = "matched"   // an order holds the intent
+	EffectRefunded  = "refunded"  // refunded now: no order holds it and none will
+	EffectIgnored   = "ignored"   // a type the shop does not handle
+)
+
+// errDuplicate rolls back a transaction whose event is in the inbox already.
+var errDuplicate = errors.New("event handled before")
+
+// Handle applies a verified event once and names its effect.
+func (h *Handler) Handle(ctx context.Context, ev stripe.Event) (string, error) {
+	seen, err := h.db.StripeEventSeen(ctx, ev.ID)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("read inbox: %w", err)
+	case seen:
+		return EffectDuplicate, nil
+	}
+	rec := db.RecordStripeEventParams{EventID: ev.ID, Type: string(ev.Type), Created: ev.Created, Effect: EffectIgnored}
+	var refund *db.RecordRefundParams
+	switch ev.Type {
+	case "payment_intent.succeeded", "payment_intent.payment_failed", "payment_intent.canceled":
+		var pi stripe.PaymentIntent
+		if err := json.Unmarshal(ev.Data.Raw, &pi); err != nil {
+			return "", fmt.Errorf("decode payment intent: %w", err)
+		}
+		in := payment.IntentOf(&pi)
+		rec.PaymentIntentID, rec.Key, rec.Effect = in.ID, in.Metadata.Key, EffectRecorded
+		rec.CustomerID, _ = uuid.Parse(in.Metadata.CustomerID)
+		if ev.Type == "payment_intent.succeeded" {
+			if rec.Effect, refund, err = h.succeeded(ctx, in); err != nil {
+				return "", err
+			}
+		}
+	case "charge.refunded":
+		var ch stripe.Charge
+		if err := json.Unmarshal(ev.Data.Raw, &ch); err != nil {
+			return "", fmt.Errorf("decode charge: %w", err)
+		}
+		if ch.PaymentIntent != nil {
+			rec.PaymentIntentID = ch.PaymentIntent.ID
+		}
+		rec.Key, rec.Effect = ch.Metadata["idempotency_key"], EffectRecorded
+		rec.CustomerID, _ = uuid.Parse(ch.Metadata["customer_id"])
+	}
+	refunded := false
+	err = h.db.InTx(ctx, func(q *db.Queries) error {
+		refunded = false
+		if refund != nil {
+			_, err := q.RecordRefund(ctx, *refund)
+			switch {
+			case err == nil:
+				refunded = true
+			case !errors.Is(err, database.ErrNotFound): // recorded first by the reconciler: no second record
+				return fmt.Errorf("record refund: %w", err)
+			}
+		}
+		_, err := q.RecordStripeEvent(ctx, rec)
+		if errors.Is(err, database.ErrNotFound) {
+			return errDuplicate
+		}
+		return err
+	})
+	switch {
+	case errors.Is(err, errDuplicate):
+		return EffectDuplicate, nil
+	case err != nil:
+		return "", fmt.Errorf("record event: %w", err)
+	}
+	if refunded {
+		h.metrics.Refunds.Inc()
+		h.log.WarnContext(ctx, "stripe webhook: refunded a payment intent that no order holds",
+			"payment_intent", rec.PaymentIntentID, logging.Key(rec.Key), "customer_id", rec.CustomerID,
+			"lost_operation", refund.LostOperation)
+	}
+	return rec.Effect, nil
+}
+
+// succeeded decides what a succeeded intent needs, and refunds it at the
+// provider when no order holds it and none will; the record of the refund
+// is returned, to be written with the event.
+func (h *Handler) succeeded(ctx context.Context, in payment.Intent) (string, *db.RecordRefundParams, error) {
+	m, err := h.db.MatchIntent(ctx, db.MatchIntentParams{IntentID: in.ID, CustomerID: in.Metadata.CustomerID,
+		Key: in.Metadata.Key, OperationID: in.Metadata.OperationID})
+	switch {
+	case err != nil:
+		return "", nil, fmt.Errorf("match intent: %w", err)
+	case m.HasOrder:
+		return EffectMatched, nil, nil
+	case m.RefundRecorded:
+		return EffectRecorded, nil, nil
+	case m.KeyStatus == "started":
+		return EffectPending, nil, nil
+	}
+	refundID, err := lifecycle.RefundIntent(ctx, h.refunder, in)
+	if err != nil {
+		return "", nil, fmt.Errorf("refund: %w", err)
+	}
+	rec := lifecycle.RefundRecord(in, refundID, m.KeyStatus == "")
+	return EffectRefunded, &rec, nil
+}
