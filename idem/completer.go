@@ -80,6 +80,11 @@ type Completer struct {
 	// Observe, when set, is told about every key a pass handed over: for
 	// the caller's audit trail, metrics and logs.
 	Observe func(ctx context.Context, s Settled)
+	// Around, when set, runs each key's turn (its settling, a parking,
+	// Observe): it calls turn once, with ctx or a context derived from it.
+	// Tracing uses it to make each key's turn a trace of its own, whose
+	// context the Settler's and Observe's work and log lines carry.
+	Around func(ctx context.Context, l *Lock, turn func(ctx context.Context))
 }
 
 // Pass settles up to Max stuck keys and reports how many it handed over. A
@@ -116,16 +121,27 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 		}
 		l := &Lock{store: c.Store, Scope: row.Scope, Key: row.Key, OperationID: row.OperationID,
 			Token: token, Payload: row.Request, TakenOver: true, ByCompleter: true, lease: c.Store.lease, sent: sent}
-		outcome, err := c.Settler.Settle(ctx, l)
-		s := Settled{Lock: l, Attempt: int(row.SettleAttempts), Outcome: outcome, Err: err}
-		if IsPoison(err) && s.Attempt >= maxAttempts {
-			s.Parked = c.park(ctx, l)
-		}
-		if c.Observe != nil {
-			c.Observe(ctx, s)
+		turn := func(ctx context.Context) { c.settle(ctx, l, int(row.SettleAttempts), maxAttempts) }
+		if c.Around != nil {
+			c.Around(ctx, l, turn)
+		} else {
+			turn(ctx)
 		}
 	}
 	return n, nil
+}
+
+// settle is one key's turn: the Settler, a parking when it keeps failing
+// with a Poison error, and Observe.
+func (c *Completer) settle(ctx context.Context, l *Lock, attempt, maxAttempts int) {
+	outcome, err := c.Settler.Settle(ctx, l)
+	s := Settled{Lock: l, Attempt: attempt, Outcome: outcome, Err: err}
+	if IsPoison(err) && s.Attempt >= maxAttempts {
+		s.Parked = c.park(ctx, l)
+	}
+	if c.Observe != nil {
+		c.Observe(ctx, s)
+	}
 }
 
 // park leaves a poison key to an operator, if the completer still holds it.

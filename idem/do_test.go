@@ -146,6 +146,44 @@ func TestCompleterSettlesStuckKeys(t *testing.T) {
 	}
 }
 
+// Around runs each key's turn: the Settler and Observe see the context it
+// hands them (a tracing span's, in the shop), and nothing runs outside it.
+func TestCompleterRunsEachKeyAround(t *testing.T) {
+	ctx := context.Background()
+	s, pool := newStore(t)
+	for _, k := range []string{"c1", "c2"} {
+		claimLock(t, s, request(k, "a"))
+		idemtest.ExpireLock(t, pool, "alice", k)
+	}
+	type turnKey struct{}
+	var around, settled, observed []string
+	c := &idem.Completer{Store: s,
+		Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) {
+			settled = append(settled, fmt.Sprint(ctx.Value(turnKey{})))
+			return "released", l.Release(ctx)
+		}),
+		Observe: func(ctx context.Context, st idem.Settled) {
+			observed = append(observed, fmt.Sprint(ctx.Value(turnKey{}))+" "+st.Outcome)
+		},
+		Around: func(ctx context.Context, l *idem.Lock, turn func(context.Context)) {
+			around = append(around, l.Key)
+			turn(context.WithValue(ctx, turnKey{}, "turn of "+l.Key))
+		},
+	}
+	if n, err := c.Pass(ctx); err != nil || n != 2 {
+		t.Fatalf("pass: got %d, %v, want 2, nil", n, err)
+	}
+	if got, want := fmt.Sprint(around), "[c1 c2]"; got != want {
+		t.Errorf("Around ran for %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(settled), "[turn of c1 turn of c2]"; got != want {
+		t.Errorf("the Settler saw %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(observed), "[turn of c1 released turn of c2 released]"; got != want {
+		t.Errorf("Observe saw %s, want %s", got, want)
+	}
+}
+
 func TestSweeperDeletesOldAnswersOnly(t *testing.T) {
 	ctx := context.Background()
 	s, pool := newStore(t)

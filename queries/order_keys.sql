@@ -34,9 +34,14 @@ about AS (
     SELECT (@customer_id::uuid)::text, @key::text, @provider_key::text, cart_id, cart_version
     FROM claimed WHERE inserted
 ),
+-- The event names the claim's trace (its W3C traceparent, when tracing is
+-- on), so that the completer's pass over the key, a trace of its own, can
+-- link back to it.
 logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)
-    SELECT @customer_id::uuid, @key::text, 'claimed', jsonb_build_object('locked_until', now() + @lease::interval)
+    SELECT @customer_id::uuid, @key::text, 'claimed',
+           jsonb_strip_nulls(jsonb_build_object('locked_until', now() + @lease::interval,
+                                                'traceparent', sqlc.narg('traceparent')::text))
     FROM claimed WHERE inserted
 )
 SELECT true AS inserted, @fingerprint::bytea AS fingerprint, 'started'::text AS status,
@@ -127,8 +132,13 @@ RETURNING true AS stored;
 
 -- name: KeyIntent :one
 -- The PaymentIntent stored for a key ('' when none), and the key's age by
--- the database's clock: what a takeover and the completer settle the key by.
+-- the database's clock: what a takeover and the completer settle the key by;
+-- and the trace of the key's claim ('' when it was not traced), which the
+-- completer's trace links to.
 SELECT coalesce(o.payment_intent_id, '')::text AS payment_intent_id,
-       extract(epoch FROM now() - k.created_at)::double precision AS age_seconds
+       extract(epoch FROM now() - k.created_at)::double precision AS age_seconds,
+       coalesce((SELECT e.detail->>'traceparent' FROM key_events e
+                 WHERE e.customer_id = @customer_id::uuid AND e.key = @key::text AND e.event = 'claimed'
+                 ORDER BY e.id DESC LIMIT 1), '')::text AS claim_traceparent
 FROM order_keys o JOIN idem_keys k ON k.scope = o.scope AND k.key = o.key
 WHERE o.scope = (@customer_id::uuid)::text AND o.key = @key::text;

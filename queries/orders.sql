@@ -12,6 +12,8 @@
 -- inserted, so it exists exactly when the order does, for no extra round
 -- trip. The columns are those River's own insert (JobInsertFastMany) fills;
 -- TestEnqueuedJobsRun fails if they drift from what River's workers take.
+-- @job_metadata carries the finish's trace ({"traceparent": …}, or {}), which
+-- River's OpenTelemetry middleware reads to link each job's run to it.
 WITH finished AS MATERIALIZED (
     SELECT idem_finish((@customer_id::uuid)::text, @key::text, @lock_token::uuid, @response_status::integer,
                        NULL::jsonb, @response_body::bytea) AS ok
@@ -25,7 +27,7 @@ inserted AS (
 enqueued AS (
     INSERT INTO river_job (kind, args, queue, priority, max_attempts, state, scheduled_at, tags, metadata)
     SELECT consumer.kind, jsonb_build_object('customer_id', inserted.customer_id, 'order_id', inserted.id),
-           'default', 1, 25, 'available'::river_job_state, now(), '{order_placed}'::varchar(255)[], '{}'::jsonb
+           'default', 1, 25, 'available'::river_job_state, now(), '{order_placed}'::varchar(255)[], @job_metadata::jsonb
     FROM inserted CROSS JOIN unnest(@job_kinds::text[]) AS consumer(kind)
 ),
 logged AS (

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -12,16 +11,19 @@ import (
 
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/metrics"
+	"exactlyonce/internal/tracing"
 )
 
-// useMiddleware installs what every request goes through: a request id,
-// also carried in the request's context for the lines other packages log,
-// a latency metric, one access-log line, and recovery from panics into the
-// error handler. The log line names the route, never headers or bodies, so
-// tokens and card numbers cannot reach it, and its path has any key
+// useMiddleware installs what every request goes through: the name of its
+// span (the server span comes from App.Handler, around Echo), a request
+// id, also carried in the request's context for the lines other packages
+// log, a latency metric, one access-log line, and recovery from panics into
+// the error handler. The log line names the route, never headers or bodies,
+// so tokens and card numbers cannot reach it, and its path has any key
 // redacted (loggedPath). A client's request id is kept only if it is plain
 // (dropOddRequestID).
 func useMiddleware(e *echo.Echo, log *slog.Logger, m *metrics.Metrics) {
+	e.Use(tracing.Route)
 	e.Use(dropOddRequestID)
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{
 		RequestIDHandler: func(c echo.Context, id string) {
@@ -39,8 +41,8 @@ func useMiddleware(e *echo.Echo, log *slog.Logger, m *metrics.Metrics) {
 			if v.Status >= 500 {
 				level = slog.LevelError
 			}
-			log.LogAttrs(context.Background(), level, "request",
-				slog.String("request_id", v.RequestID), slog.String("method", v.Method),
+			// The request's context adds the request id and the trace.
+			log.LogAttrs(c.Request().Context(), level, "request", slog.String("method", v.Method),
 				slog.String("path", loggedPath(c)), slog.String("route", v.RoutePath),
 				slog.Int("status", v.Status), slog.Duration("latency", v.Latency))
 			return nil
@@ -51,7 +53,8 @@ func useMiddleware(e *echo.Echo, log *slog.Logger, m *metrics.Metrics) {
 
 // observeLatency times each request by its route template (c.Path(), such as
 // /api/orders/:id), never the raw path, so that the number of series stays
-// bounded whatever clients request.
+// bounded whatever clients request; a sampled request's trace is the
+// observation's exemplar.
 func observeLatency(m *metrics.Metrics) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -61,8 +64,9 @@ func observeLatency(m *metrics.Metrics) echo.MiddlewareFunc {
 			if route == "" {
 				route = "unmatched"
 			}
-			m.HTTPRequests.WithLabelValues(methodLabel(c.Request().Method), route, strconv.Itoa(c.Response().Status)).
-				Observe(time.Since(began).Seconds())
+			metrics.Observe(c.Request().Context(),
+				m.HTTPRequests.WithLabelValues(methodLabel(c.Request().Method), route, strconv.Itoa(c.Response().Status)),
+				time.Since(began).Seconds())
 			return err
 		}
 	}

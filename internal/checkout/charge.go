@@ -7,10 +7,13 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/payment"
+	"exactlyonce/internal/tracing"
 )
 
 // pay is phase 2, the provider calls, the Stripe way in two calls with the
@@ -56,9 +59,9 @@ func (e *Engine) pay(ctx context.Context, a Attempt, c *claim, priced catalog.Pr
 		// the card of the retry that resumed it, checked the same way.
 		return payment.Intent{}, fmt.Errorf("card is not a test card")
 	}
-	began := time.Now()
-	in, err := e.payments.ConfirmIntent(ctx, c.intentID, ConfirmKey(c.providerKey), pm)
-	e.metrics.ObserveProvider("confirm", providerResult(ctx, in, err), began)
+	in, err := e.callProvider(ctx, "confirm", func(ctx context.Context) (payment.Intent, error) {
+		return e.payments.ConfirmIntent(ctx, c.intentID, ConfirmKey(c.providerKey), pm)
+	})
 	if err != nil {
 		return payment.Intent{}, unknownOutcome(a, err)
 	}
@@ -70,10 +73,9 @@ func (e *Engine) pay(ctx context.Context, a Attempt, c *claim, priced catalog.Pr
 // answer was lost (settleUnstored), so its parameters come from the key
 // row alone.
 func (e *Engine) createIntent(ctx context.Context, payments Payments, a Attempt, c *claim, priced catalog.Priced) (payment.Intent, error) {
-	began := time.Now()
-	in, err := payments.CreateIntent(ctx, intentRequest(a, c, priced))
-	e.metrics.ObserveProvider("create", providerResult(ctx, in, err), began)
-	return in, err
+	return e.callProvider(ctx, "create", func(ctx context.Context) (payment.Intent, error) {
+		return payments.CreateIntent(ctx, intentRequest(a, c, priced))
+	})
 }
 
 // intentRequest is the create of the operation's PaymentIntent.
@@ -93,8 +95,10 @@ func intentRequest(a Attempt, c *claim, priced catalog.Priced) payment.IntentReq
 // while this attempt holds the key and its lease has not run out. No row
 // means a newer attempt took the key over, or may now (the lease ran out
 // while this attempt was stalled): this one must not confirm.
-func (e *Engine) storeIntent(ctx context.Context, a Attempt, c *claim, id string) error {
-	_, err := e.db.StoreIntent(ctx, db.StoreIntentParams{
+func (e *Engine) storeIntent(ctx context.Context, a Attempt, c *claim, id string) (err error) {
+	ctx, span := e.tracer.Start(ctx, spanStoreIntent, trace.WithAttributes(attrIntent.String(id)))
+	defer func() { tracing.End(span, err) }()
+	_, err = e.db.StoreIntent(ctx, db.StoreIntentParams{
 		PaymentIntentID: id, CustomerID: a.CustomerID, Key: a.Key, LockToken: c.token(),
 	})
 	switch {

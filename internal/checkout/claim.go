@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
@@ -18,6 +19,7 @@ import (
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/metrics"
+	"exactlyonce/internal/tracing"
 )
 
 // claim is this attempt's hold on a key: the kit's lock, and what the order
@@ -91,7 +93,9 @@ func (c claim) token() uuid.UUID { return uuid.MustParse(c.lock.Token) }
 // that resumes with the stored request once it expired). Only when there
 // is no such key is the refusal the answer: nothing was claimed, so nothing
 // was charged.
-func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced, refusal error) (claim, *Result, error) {
+func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced, refusal error) (c claim, replay *Result, err error) {
+	ctx, span := e.tracer.Start(ctx, spanClaim)
+	defer func() { e.endClaim(span, c, replay, err) }()
 	var run idem.ClaimStatement
 	if refusal == nil {
 		run = func(ctx context.Context, operation, token string) (bool, idem.Key, error) {
@@ -100,7 +104,7 @@ func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced,
 	}
 	kc, err := e.keys.ClaimWith(ctx, idem.Request{Scope: a.CustomerID.String(), Key: a.Key,
 		Fingerprint: a.Fingerprint, Accept: a.AcceptFingerprints, Lease: a.LockFor}, run)
-	c, replay, err := e.claimed(a, kc, err, refusal)
+	c, replay, err = e.claimed(a, kc, err, refusal)
 	e.countClaim(ctx, a, c, replay, err)
 	return c, replay, err
 }
@@ -117,6 +121,11 @@ func (e *Engine) claimStatement(ctx context.Context, a Attempt, priced catalog.P
 		CustomerID: a.CustomerID, Key: a.Key, Fingerprint: a.Fingerprint, Lease: a.LockFor,
 		Request: request, OperationID: op, LockToken: uuid.MustParse(token),
 		ProviderKey: ProviderKey(a.CustomerID, a.Key, op), Kind: KeyKind,
+	}
+	if tp := tracing.Traceparent(ctx); tp != "" {
+		// On the "claimed" event: the completer's pass over this key, a
+		// trace of its own, links back to the claim's.
+		p.Traceparent = &tp
 	}
 	if a.Cart != nil {
 		p.CartID, p.CartVersion = &a.Cart.ID, &a.Cart.Version
@@ -235,29 +244,45 @@ func decodeRequest(b json.RawMessage) (catalog.Priced, error) {
 	return catalog.Priced{Lines: r.Lines, Amount: r.Amount, Currency: r.Currency}, nil
 }
 
-// countClaim records a claim's outcome in the metrics and the log.
-func (e *Engine) countClaim(ctx context.Context, a Attempt, c claim, replay *Result, err error) {
-	var (
-		inProgress *InProgressError
-		outcome    string
-		level      = slog.LevelDebug
-	)
+// claimOutcome names what a claim came to, the claims metric's outcome
+// label, with the level its log line is written at; "" for a claim that
+// came to nothing (the database failed, or the order was refused).
+func claimOutcome(c claim, replay *Result, err error) (string, slog.Level) {
+	var inProgress *InProgressError
 	switch {
 	case errors.Is(err, ErrKeyReused):
-		outcome, level = metrics.ClaimMismatch, slog.LevelInfo
+		return metrics.ClaimMismatch, slog.LevelInfo
 	case errors.As(err, &inProgress):
-		outcome = metrics.ClaimConflict
+		return metrics.ClaimConflict, slog.LevelDebug
 	case err != nil:
-		return // not an outcome of the claim: the database failed
+		return "", 0
 	case replay != nil:
-		outcome = metrics.ClaimReplay
+		return metrics.ClaimReplay, slog.LevelDebug
 	case c.lock.TakenOver:
 		// The takeover's own statement wrote its audit event (a trigger,
 		// migrations/00066_takeover_events.sql).
-		outcome, level = metrics.ClaimTakeover, slog.LevelInfo
-	default:
-		outcome = metrics.ClaimNew
+		return metrics.ClaimTakeover, slog.LevelInfo
+	}
+	return metrics.ClaimNew, slog.LevelDebug
+}
+
+// countClaim records a claim's outcome in the metrics and the log.
+func (e *Engine) countClaim(ctx context.Context, a Attempt, c claim, replay *Result, err error) {
+	outcome, level := claimOutcome(c, replay, err)
+	if outcome == "" {
+		return
 	}
 	e.metrics.Claims.WithLabelValues(outcome).Inc()
 	e.log.Log(ctx, level, "claim", "outcome", outcome, logging.Key(a.Key), "customer_id", a.CustomerID)
+}
+
+// endClaim ends the claim's span with its outcome. A refusal the claim
+// makes (a reused key, one in progress) is its answer, not a failure.
+func (e *Engine) endClaim(span trace.Span, c claim, replay *Result, err error) {
+	outcome, _ := claimOutcome(c, replay, err)
+	if outcome != "" {
+		span.SetAttributes(attrOutcome.String(outcome))
+		err = nil
+	}
+	tracing.End(span, err)
 }

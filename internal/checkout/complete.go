@@ -242,9 +242,9 @@ func (p *Completer) settleIntent(ctx context.Context, a Attempt, c *claim, price
 		}
 		c.intentID = in.ID
 	} else {
-		began := time.Now()
-		in, err := p.payments.RetrieveIntent(ctx, c.intentID)
-		e.metrics.ObserveProvider("retrieve", providerResult(ctx, in, err), began)
+		in, err := e.callProvider(ctx, "retrieve", func(ctx context.Context) (payment.Intent, error) {
+			return p.payments.RetrieveIntent(ctx, c.intentID)
+		})
 		switch {
 		case err != nil:
 			return payment.Intent{}, err
@@ -254,10 +254,9 @@ func (p *Completer) settleIntent(ctx context.Context, a Attempt, c *claim, price
 			return payment.Intent{}, errProcessing
 		}
 	}
-	began := time.Now()
-	in, err := p.payments.CancelIntent(ctx, c.intentID, cancelKey(c.providerKey))
-	e.metrics.ObserveProvider("cancel", providerResult(ctx, in, err), began)
-	return in, err
+	return e.callProvider(ctx, "cancel", func(ctx context.Context) (payment.Intent, error) {
+		return p.payments.CancelIntent(ctx, c.intentID, cancelKey(c.providerKey))
+	})
 }
 
 // recordEvent appends a parking to the key's audit trail, with the error

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
@@ -132,6 +133,8 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// Log receives claim outcomes and lost locks; nil discards them.
 	Log *slog.Logger
+	// Tracing makes the engine's spans (tracing.go); nil makes none.
+	Tracing trace.TracerProvider
 }
 
 // DefaultProviderKeyWindow is how long Stripe keeps an idempotency key. The
@@ -151,6 +154,7 @@ type Engine struct {
 	cfg      Config
 	metrics  *metrics.Metrics
 	log      *slog.Logger
+	tracer   trace.Tracer
 	// finish writes the order and the key's response. It is a field only so
 	// that mutation tests can swap in a finish with a guard removed and show
 	// what each guard buys (export_test.go).
@@ -188,6 +192,9 @@ func New(d *database.DB, cat *catalog.Catalog, payments Payments, cfg Config) *E
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.tracer = noTracer(); cfg.Tracing != nil {
+		e.tracer = cfg.Tracing.Tracer(tracerName)
 	}
 	e.finish = e.guardedFinish
 	return e

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
@@ -16,6 +17,7 @@ import (
 	"exactlyonce/internal/outbox"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/problem"
+	"exactlyonce/internal/tracing"
 )
 
 type finishFunc func(ctx context.Context, p db.FinishOrderParams) (uuid.UUID, error)
@@ -31,7 +33,9 @@ func (e *Engine) guardedFinish(ctx context.Context, p db.FinishOrderParams) (uui
 // the order, enqueues its "order placed" jobs (internal/outbox) and stores
 // the receipt as the key's response. The kit stores the body byte for byte,
 // so the first answer and every replay are identical.
-func (e *Engine) finishOrder(ctx context.Context, a Attempt, c claim, priced catalog.Priced, ch payment.Intent) (Result, error) {
+func (e *Engine) finishOrder(ctx context.Context, a Attempt, c claim, priced catalog.Priced, ch payment.Intent) (_ Result, err error) {
+	ctx, span := e.startFinish(ctx, outcomeCharged)
+	defer func() { tracing.End(span, err) }()
 	orderID, err := uuid.NewV7()
 	if err != nil {
 		return Result{}, fmt.Errorf("order id: %w", err)
@@ -53,7 +57,7 @@ func (e *Engine) finishOrder(ctx context.Context, a Attempt, c claim, priced cat
 		ResponseStatus: http.StatusCreated, ResponseBody: body,
 		CustomerID: a.CustomerID, Key: a.Key, LockToken: c.token(),
 		OrderID: orderID, Amount: priced.Amount, Currency: priced.Currency, ChargeID: ch.ID, Items: items,
-		JobKinds: outbox.OrderPlacedKinds, Event: event, Detail: detail,
+		JobKinds: outbox.OrderPlacedKinds, JobMetadata: jobMetadata(ctx), Event: event, Detail: detail,
 	})
 	if errors.Is(err, database.ErrNotFound) {
 		lost := e.lostFinish(ctx, a, c)
@@ -85,10 +89,15 @@ func (e *Engine) finishNotCompleted(ctx context.Context, a Attempt, c claim) (Re
 }
 
 // finishWithProblem stores a final answer that wrote no order.
-func (e *Engine) finishWithProblem(ctx context.Context, a Attempt, c claim, p problem.Problem, outcome string) (Result, error) {
+func (e *Engine) finishWithProblem(ctx context.Context, a Attempt, c claim, p problem.Problem, outcome string) (_ Result, err error) {
+	ctx, span := e.startFinish(ctx, outcome)
+	defer func() { tracing.End(span, err) }()
 	event, detail := c.finishEvent(outcome)
+	// The answer names the trace that decided it; a replay, which is this
+	// very answer, names it too.
+	p.Instance = tracing.Instance(ctx)
 	body := p.JSON()
-	_, err := e.db.FinishKey(ctx, db.FinishKeyParams{
+	_, err = e.db.FinishKey(ctx, db.FinishKeyParams{
 		ResponseStatus: int32(p.Status), ResponseBody: body,
 		CustomerID: a.CustomerID, Key: a.Key, LockToken: c.token(),
 		Event: event, Detail: detail,
@@ -100,6 +109,24 @@ func (e *Engine) finishWithProblem(ctx context.Context, a Attempt, c claim, p pr
 		return Result{}, fmt.Errorf("finish key: %w", err)
 	}
 	return Result{Status: p.Status, Body: body}, nil
+}
+
+// startFinish starts the span of a finish that stores outcome.
+func (e *Engine) startFinish(ctx context.Context, outcome string) (context.Context, trace.Span) {
+	return e.tracer.Start(ctx, spanFinish, trace.WithAttributes(attrOutcome.String(outcome)))
+}
+
+// jobMetadata is the metadata of the outbox jobs a finish enqueues: the
+// finish's traceparent, which River's OpenTelemetry middleware turns into a
+// link from each job's run to the finish (outbox.NewClient); {} when it is
+// not traced.
+func jobMetadata(ctx context.Context) json.RawMessage {
+	tp := tracing.Traceparent(ctx)
+	if tp == "" {
+		return json.RawMessage(`{}`)
+	}
+	b, _ := json.Marshal(map[string]string{"traceparent": tp}) // a map of strings always encodes
+	return b
 }
 
 // How an operation ended, in audit events and the completer's metrics.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // PoolOptions are the settings of the application's pool that are chosen on
@@ -22,6 +23,9 @@ type PoolOptions struct {
 	// QueryMode is pgx's query exec mode (DB_QUERY_MODE); "" keeps pgx's
 	// default, cache_statement. See ParseQueryMode.
 	QueryMode string
+	// Tracing, when set, makes each statement a span of the trace it runs
+	// in (traceQueries).
+	Tracing trace.TracerProvider
 }
 
 // QueryModes are the values DB_QUERY_MODE accepts, pgx's names for its
@@ -91,13 +95,16 @@ func (o PoolOptions) apply(cfg *pgxpool.Config) error {
 		}
 		cfg.ConnConfig.DefaultQueryExecMode = mode
 	}
+	if o.Tracing != nil {
+		traceQueries(cfg, o.Tracing)
+	}
 	return nil
 }
 
-// OpenBeside opens a second pool to pool's server, with pool's settings but
-// at most maxConns connections: the outbox's jobs get one of their own, so
-// that however they wait (a slow mail server, a backlog) they cannot take
-// the connections the orders need.
+// OpenBeside opens a second pool to pool's server, with pool's settings (its
+// tracing too) but at most maxConns connections: the outbox's jobs get one
+// of their own, so that however they wait (a slow mail server, a backlog)
+// they cannot take the connections the orders need.
 func OpenBeside(ctx context.Context, pool *pgxpool.Pool, maxConns int32) (*pgxpool.Pool, error) {
 	if maxConns < 1 {
 		return nil, fmt.Errorf("open database: a pool needs at least 1 connection, got %d", maxConns)

@@ -37,7 +37,9 @@ about AS (
 ),
 logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)
-    SELECT $3::uuid, $1::text, 'claimed', jsonb_build_object('locked_until', now() + $6::interval)
+    SELECT $3::uuid, $1::text, 'claimed',
+           jsonb_strip_nulls(jsonb_build_object('locked_until', now() + $6::interval,
+                                                'traceparent', $12::text))
     FROM claimed WHERE inserted
 )
 SELECT true AS inserted, $5::bytea AS fingerprint, 'started'::text AS status,
@@ -65,6 +67,7 @@ type ClaimOrderKeyParams struct {
 	LockToken   uuid.UUID
 	Kind        string
 	ProviderKey string
+	Traceparent *string
 }
 
 type ClaimOrderKeyRow struct {
@@ -91,6 +94,9 @@ type ClaimOrderKeyRow struct {
 // and judged by the kit, which runs this statement (idem.Store.ClaimWith).
 // No row at all means that the cart refused the key, or that the key is too
 // new for this statement's snapshot; the engine reads the cart to tell which.
+// The event names the claim's trace (its W3C traceparent, when tracing is
+// on), so that the completer's pass over the key, a trace of its own, can
+// link back to it.
 func (q *Queries) ClaimOrderKey(ctx context.Context, arg ClaimOrderKeyParams) (ClaimOrderKeyRow, error) {
 	row := q.db.QueryRow(ctx, claimOrderKey,
 		arg.Key,
@@ -104,6 +110,7 @@ func (q *Queries) ClaimOrderKey(ctx context.Context, arg ClaimOrderKeyParams) (C
 		arg.LockToken,
 		arg.Kind,
 		arg.ProviderKey,
+		arg.Traceparent,
 	)
 	var i ClaimOrderKeyRow
 	err := row.Scan(
@@ -238,7 +245,10 @@ func (q *Queries) KeyExists(ctx context.Context, arg KeyExistsParams) (bool, err
 
 const keyIntent = `-- name: KeyIntent :one
 SELECT coalesce(o.payment_intent_id, '')::text AS payment_intent_id,
-       extract(epoch FROM now() - k.created_at)::double precision AS age_seconds
+       extract(epoch FROM now() - k.created_at)::double precision AS age_seconds,
+       coalesce((SELECT e.detail->>'traceparent' FROM key_events e
+                 WHERE e.customer_id = $1::uuid AND e.key = $2::text AND e.event = 'claimed'
+                 ORDER BY e.id DESC LIMIT 1), '')::text AS claim_traceparent
 FROM order_keys o JOIN idem_keys k ON k.scope = o.scope AND k.key = o.key
 WHERE o.scope = ($1::uuid)::text AND o.key = $2::text
 `
@@ -249,16 +259,19 @@ type KeyIntentParams struct {
 }
 
 type KeyIntentRow struct {
-	PaymentIntentID string
-	AgeSeconds      float64
+	PaymentIntentID  string
+	AgeSeconds       float64
+	ClaimTraceparent string
 }
 
 // The PaymentIntent stored for a key (” when none), and the key's age by
-// the database's clock: what a takeover and the completer settle the key by.
+// the database's clock: what a takeover and the completer settle the key by;
+// and the trace of the key's claim (” when it was not traced), which the
+// completer's trace links to.
 func (q *Queries) KeyIntent(ctx context.Context, arg KeyIntentParams) (KeyIntentRow, error) {
 	row := q.db.QueryRow(ctx, keyIntent, arg.CustomerID, arg.Key)
 	var i KeyIntentRow
-	err := row.Scan(&i.PaymentIntentID, &i.AgeSeconds)
+	err := row.Scan(&i.PaymentIntentID, &i.AgeSeconds, &i.ClaimTraceparent)
 	return i, err
 }
 

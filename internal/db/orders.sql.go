@@ -26,13 +26,13 @@ inserted AS (
 enqueued AS (
     INSERT INTO river_job (kind, args, queue, priority, max_attempts, state, scheduled_at, tags, metadata)
     SELECT consumer.kind, jsonb_build_object('customer_id', inserted.customer_id, 'order_id', inserted.id),
-           'default', 1, 25, 'available'::river_job_state, now(), '{order_placed}'::varchar(255)[], '{}'::jsonb
-    FROM inserted CROSS JOIN unnest($11::text[]) AS consumer(kind)
+           'default', 1, 25, 'available'::river_job_state, now(), '{order_placed}'::varchar(255)[], $11::jsonb
+    FROM inserted CROSS JOIN unnest($12::text[]) AS consumer(kind)
 ),
 logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)
-    SELECT $1::uuid, $2::text, $12::text,
-           $13::jsonb || jsonb_build_object('status', $4::integer, 'order_id', inserted.id)
+    SELECT $1::uuid, $2::text, $13::text,
+           $14::jsonb || jsonb_build_object('status', $4::integer, 'order_id', inserted.id)
     FROM inserted
 ),
 closed AS (
@@ -56,6 +56,7 @@ type FinishOrderParams struct {
 	Currency       string
 	ChargeID       string
 	Items          json.RawMessage
+	JobMetadata    json.RawMessage
 	JobKinds       []string
 	Event          string
 	Detail         json.RawMessage
@@ -74,6 +75,8 @@ type FinishOrderParams struct {
 // inserted, so it exists exactly when the order does, for no extra round
 // trip. The columns are those River's own insert (JobInsertFastMany) fills;
 // TestEnqueuedJobsRun fails if they drift from what River's workers take.
+// @job_metadata carries the finish's trace ({"traceparent": …}, or {}), which
+// River's OpenTelemetry middleware reads to link each job's run to it.
 // An order placed from a cart closes it, whoever finishes it (the request
 // or the completer): the shopper's next change opens a new, empty cart. Only
 // the version that was paid for: a cart changed in another tab while the
@@ -90,6 +93,7 @@ func (q *Queries) FinishOrder(ctx context.Context, arg FinishOrderParams) (uuid.
 		arg.Currency,
 		arg.ChargeID,
 		arg.Items,
+		arg.JobMetadata,
 		arg.JobKinds,
 		arg.Event,
 		arg.Detail,

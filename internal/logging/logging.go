@@ -1,7 +1,8 @@
 // Package logging builds the application's structured logger and the few
-// attributes every part of it logs the same way: the request id, carried in
-// the context so that the checkout engine's lines name the request that
-// caused them, and idempotency keys, which are redacted to a short prefix.
+// attributes every part of it logs the same way: the request id and the
+// trace and span ids, carried in the context so that the checkout engine's
+// lines name the request and the trace that caused them, and idempotency
+// keys, which are redacted to a short prefix.
 //
 // What never reaches a log line: bearer tokens, lock tokens, card numbers and
 // whole idempotency keys (a key is the client's, and may carry meaning).
@@ -16,9 +17,9 @@ import (
 )
 
 // New returns a logger writing to w as JSON (format "json", for production)
-// or as text, at level and above, that adds the request id of the context
-// to every line logged with a context. On an output made by Buffered, it
-// flushes after every warning and error.
+// or as text, at level and above, that adds the context's request id and
+// trace and span ids to every line logged with a context. On an output made
+// by Buffered, it flushes after every warning and error.
 func New(w io.Writer, format string, level slog.Level) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: readableDuration}
 	var h slog.Handler = slog.NewTextHandler(w, opts)
@@ -28,7 +29,7 @@ func New(w io.Writer, format string, level slog.Level) *slog.Logger {
 	if out, ok := w.(*zapcore.BufferedWriteSyncer); ok {
 		h = flushingWarnings{h, out}
 	}
-	return slog.New(requestIDHandler{h})
+	return slog.New(contextHandler{h})
 }
 
 // readableDuration writes durations as "30s" rather than the nanoseconds

@@ -3,6 +3,8 @@ package logging
 import (
 	"context"
 	"log/slog"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 type requestIDKey struct{}
@@ -18,23 +20,28 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
-// requestIDHandler adds request_id to every record logged with a context that
-// carries one. Work detached from the request's cancellation (the engine
-// finishing an order after the client hung up) keeps the context's values,
-// and so its request id.
-type requestIDHandler struct{ slog.Handler }
+// contextHandler adds to every record logged with a context what the
+// context says about the work it belongs to: request_id when it serves a
+// request, and trace_id and span_id when it carries a span (internal/tracing),
+// so that a line leads to its trace and a trace to its lines. Work detached
+// from the request's cancellation (the engine finishing an order after the
+// client hung up) keeps the context's values, and so its ids.
+type contextHandler struct{ slog.Handler }
 
-func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
+func (h contextHandler) Handle(ctx context.Context, r slog.Record) error {
 	if id := RequestID(ctx); id != "" {
 		r.AddAttrs(slog.String("request_id", id))
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 	}
 	return h.Handler.Handle(ctx, r)
 }
 
-func (h requestIDHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return requestIDHandler{h.Handler.WithAttrs(attrs)}
+func (h contextHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return contextHandler{h.Handler.WithAttrs(attrs)}
 }
 
-func (h requestIDHandler) WithGroup(name string) slog.Handler {
-	return requestIDHandler{h.Handler.WithGroup(name)}
+func (h contextHandler) WithGroup(name string) slog.Handler {
+	return contextHandler{h.Handler.WithGroup(name)}
 }

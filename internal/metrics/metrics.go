@@ -6,7 +6,6 @@ package metrics
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -136,12 +135,10 @@ func New() *Metrics {
 	return m
 }
 
-// Handler serves the registry in the Prometheus exposition format.
+// Handler serves the registry in the Prometheus text format, or in
+// OpenMetrics to a scraper that asks for it (Accept:
+// application/openmetrics-text), which then gets the latency histograms'
+// exemplars too (Observe).
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
-}
-
-// ObserveProvider records one provider call that started at began.
-func (m *Metrics) ObserveProvider(call, result string, began time.Time) {
-	m.ProviderCalls.WithLabelValues(call, result).Observe(time.Since(began).Seconds())
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry, EnableOpenMetrics: true})
 }

@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/stripe/stripe-go/v82"
+	"go.opentelemetry.io/otel/trace"
+
+	"exactlyonce/internal/tracing"
 )
 
 // Config is what NewClient needs.
@@ -34,6 +37,10 @@ type Config struct {
 	// and honouring Stripe-Should-Retry. The shop sets 0 (see
 	// NetworkRetries): its engine retries by itself.
 	MaxNetworkRetries int64
+	// Tracing, when set, makes each HTTP request a client span of the
+	// caller's trace and sends its traceparent along, so that the fake
+	// Stripe's server span joins the trace (Stripe ignores the header).
+	Tracing trace.TracerProvider
 }
 
 // NetworkRetries is the shop's setting of the SDK's MaxNetworkRetries: none.
@@ -61,8 +68,12 @@ func NewClient(cfg Config) *Client {
 	transport.MaxIdleConns = 100
 	transport.MaxIdleConnsPerHost = 64
 	transport.IdleConnTimeout = 90 * time.Second
+	var rt http.RoundTripper = transport
+	if cfg.Tracing != nil {
+		rt = tracing.Transport(transport, cfg.Tracing)
+	}
 	httpClient := &http.Client{
-		Transport: transport,
+		Transport: rt,
 		Timeout:   cfg.Timeout,
 		// The API never redirects; following one would resend a charge to
 		// wherever it pointed.

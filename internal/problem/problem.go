@@ -19,6 +19,11 @@ type Problem struct {
 	Title  string `json:"title"`
 	Status int    `json:"status"`
 	Detail string `json:"detail,omitempty"`
+	// Instance names this occurrence of the problem: urn:trace:<trace id>,
+	// the trace that answered it (tracing.Instance), which the logs and the
+	// admin listener's /traces page know by the same id. Empty when tracing
+	// is off.
+	Instance string `json:"instance,omitempty"`
 	// ChargeID names the provider's record of a declined payment.
 	ChargeID string `json:"charge_id,omitempty"`
 }

@@ -84,27 +84,28 @@ func (e *Errors) answer(c echo.Context, err error, write Renderer) {
 	if pe, ok := errors.AsType[*PageError](err); ok {
 		status = pe.Status
 	}
-	log := e.Log.With("request_id", c.Response().Header().Get(echo.HeaderXRequestID),
-		"method", c.Request().Method, "route", c.Path())
+	// The request's context adds its request id and its trace to each line.
+	ctx := c.Request().Context()
+	log := e.Log.With("method", c.Request().Method, "route", c.Path())
 	if f.Kind == problem.Internal && clientGone(c, err) {
 		// Nobody reads this answer, and it is no fault of ours: an
 		// error logged and counted as a 500 would page an operator for a
 		// client's timeout (the chaos harness found these behind a
 		// stalled database: its clients hang up after 5 s).
-		log.Info("client went away", "status", StatusClientClosedRequest, "err", err)
+		log.InfoContext(ctx, "client went away", "status", StatusClientClosedRequest, "err", err)
 		c.Response().WriteHeader(StatusClientClosedRequest)
 		return
 	}
 	if status >= 500 {
-		log.Error("request failed", "status", status, "err", err)
+		log.ErrorContext(ctx, "request failed", "status", status, "err", err)
 	} else {
-		log.Warn("request refused", "status", status, "problem", f.Kind.Slug, "err", err)
+		log.WarnContext(ctx, "request refused", "status", status, "problem", f.Kind.Slug, "err", err)
 	}
 	if f.RetryAfter > 0 {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds(f.RetryAfter)))
 	}
 	if werr := write(c, f, err); werr != nil {
-		log.Error("write error response", "err", werr)
+		log.ErrorContext(ctx, "write error response", "err", werr)
 	}
 }
 

@@ -7,10 +7,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/problem"
+	"exactlyonce/internal/tracing"
 )
 
-// writeProblem is the API's error renderer: the row's problem type, title
-// and status as problem+json. A page's own refusal never reaches an API
+// WriteProblem is the API's error renderer: the row's problem type, title
+// and status as problem+json, with the request's trace as its instance. A page's own refusal never reaches an API
 // route; if one did, it is a bug, answered as one.
 func WriteProblem(c echo.Context, f *Failure, err error) error {
 	if _, ok := errors.AsType[*PageError](err); ok {
@@ -20,5 +21,6 @@ func WriteProblem(c echo.Context, f *Failure, err error) error {
 		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="api"`)
 	}
 	p := f.Kind.New(f.Detail)
+	p.Instance = tracing.Instance(c.Request().Context())
 	return c.Blob(p.Status, problem.ContentType, p.JSON())
 }

@@ -1,0 +1,134 @@
+package tracing
+
+import (
+	"slices"
+	"time"
+
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Summary is one kept trace in a list.
+type Summary struct {
+	ID trace.TraceID
+	// Root is the name of its first span, the one that has no parent in
+	// the trace (the request's, a job's, the completer's).
+	Root     string
+	Start    time.Time
+	Duration time.Duration
+	Spans    int
+	Failed   bool
+	// Linked is true when the trace is listed under a key only because it
+	// links to a trace of the key (an outbox job's).
+	Linked bool
+}
+
+// Trace is one kept trace, its spans by start time.
+type Trace struct {
+	Summary
+	Spans []Span
+	// Dropped counts the spans not kept past maxSpansPerTrace.
+	Dropped int
+	// LinkedFrom are kept traces that link to this one: the jobs of an
+	// order, a completer's pass over its key.
+	LinkedFrom []Summary
+}
+
+// Usage is what the store holds against its budget.
+type Usage struct {
+	Traces, Bytes, Budget int
+}
+
+// Key lists the kept traces of the key whose reference is ref (KeyRef),
+// newest first.
+func (r *Recent) Key(ref string) []Summary {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Summary
+	for _, id := range slices.Backward(r.byKey[ref]) {
+		if t := r.traces[id]; t != nil {
+			s := t.summary()
+			s.Linked = !t.names(ref)
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Latest lists the n traces kept last, newest first.
+func (r *Recent) Latest(n int) []Summary {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Summary
+	for i := len(r.order) - 1; i >= r.head && len(out) < n; i-- {
+		if t := r.traces[r.order[i]]; t != nil {
+			out = append(out, t.summary())
+		}
+	}
+	return out
+}
+
+// Trace returns the kept trace id, if it is still kept.
+func (r *Recent) Trace(id trace.TraceID) (Trace, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.traces[id]
+	if t == nil {
+		return Trace{}, false
+	}
+	out := Trace{Summary: t.summary(), Spans: slices.Clone(t.spans), Dropped: t.dropped}
+	slices.SortStableFunc(out.Spans, func(a, b Span) int { return a.Start.Compare(b.Start) })
+	for _, from := range t.linkedFrom {
+		if l := r.traces[from]; l != nil {
+			out.LinkedFrom = append(out.LinkedFrom, l.summary())
+		}
+	}
+	return out, true
+}
+
+// Usage reports how many traces and bytes the store holds.
+func (r *Recent) Usage() Usage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Usage{Traces: len(r.traces), Bytes: r.used, Budget: r.budget}
+}
+
+// summary is t in a list. Its root is its earliest span whose parent is
+// not in the trace: the trace's own root, or, for a trace joined from
+// another process, the first span of this one.
+func (t *storedTrace) summary() Summary {
+	s := Summary{ID: t.id, Spans: len(t.spans) + t.dropped}
+	ids := make(map[trace.SpanID]bool, len(t.spans))
+	for _, sp := range t.spans {
+		ids[sp.SpanID] = true
+	}
+	var end time.Time
+	for _, sp := range t.spans {
+		if !ids[sp.Parent] && (s.Root == "" || sp.Start.Before(s.Start)) {
+			s.Root, s.Start = sp.Name, sp.Start
+		}
+		if sp.End.After(end) {
+			end = sp.End
+		}
+		s.Failed = s.Failed || sp.Status == codes.Error
+	}
+	for _, sp := range t.spans {
+		if sp.Start.Before(s.Start) {
+			s.Start = sp.Start
+		}
+	}
+	s.Duration = end.Sub(s.Start)
+	return s
+}
+
+// names reports whether a span of t carries the key ref itself.
+func (t *storedTrace) names(ref string) bool {
+	for _, sp := range t.spans {
+		for _, a := range sp.Attributes {
+			if a.Key == AttrKeyRef && a.Value.AsString() == ref {
+				return true
+			}
+		}
+	}
+	return false
+}
