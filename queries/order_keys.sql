@@ -130,6 +130,14 @@ WHERE o.scope = (@customer_id::uuid)::text AND o.key = @key::text
   AND (o.payment_intent_id IS NULL OR o.payment_intent_id = @payment_intent_id::text)
 RETURNING true AS stored;
 
+-- name: ClaimTrace :one
+-- The trace of the latest claim of a key ('' when it was not traced, or the
+-- key has no claim on record), for the reconciler's refund, a trace of its
+-- own, to link to: the claim's event names it (ClaimOrderKey).
+SELECT coalesce((SELECT e.detail->>'traceparent' FROM key_events e
+                 WHERE e.customer_id = @customer_id::uuid AND e.key = @key::text AND e.event = 'claimed'
+                 ORDER BY e.id DESC LIMIT 1), '')::text AS traceparent;
+
 -- name: KeyIntent :one
 -- The PaymentIntent stored for a key ('' when none), and the key's age by
 -- the database's clock: what a takeover and the completer settle the key by;

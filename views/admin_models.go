@@ -54,3 +54,75 @@ type ProblemRef struct {
 	Slug, Title string
 	Status      int
 }
+
+// AdminTraces is the admin listener's /traces: the latest traces kept in
+// this process, or those of one idempotency key.
+type AdminTraces struct {
+	// Off says why no traces are kept; empty when they are.
+	Off string
+	// Ref is the key asked about (tracing.KeyRef), with Customer and Key
+	// when the operator gave those; all empty for the latest traces.
+	Ref, Customer, Key string
+	Traces             []TraceRow
+	// Kept says what the store holds against its budget.
+	Kept string
+}
+
+// TraceRow is one trace in a list.
+type TraceRow struct {
+	ID, Href        string
+	Root            string
+	Start, Duration string
+	Spans           int
+	Failed          bool
+	// Linked is true for a trace listed under a key because it links to one
+	// of the key's traces (an outbox job's run).
+	Linked bool
+}
+
+// AdminTrace is the admin listener's /traces/{id}: one trace, its spans as
+// a tree and a waterfall.
+type AdminTrace struct {
+	ID              string
+	Found           bool
+	Root            string
+	Start, Duration string
+	Spans           []SpanRow
+	// Dropped counts spans past the store's limit for one trace.
+	Dropped int
+	// LinkedFrom are later traces that link to this one.
+	LinkedFrom []TraceRow
+}
+
+// SpanRow is one span of a trace, in tree order.
+type SpanRow struct {
+	Name, Kind, Scope string
+	// Depth is its depth in the tree, 0 for a root; the page indents up to
+	// MaxSpanDepth.
+	Depth int
+	// Offset and Duration are its start after the trace's and its length,
+	// in milliseconds; Bar places it on the waterfall, in thousandths of
+	// the trace.
+	Offset, Duration string
+	Bar              SpanBar
+	Failed           bool
+	Status           string
+	Attributes       []SpanAttribute
+	Links            []SpanLink
+}
+
+// MaxSpanDepth is the deepest indentation the trace page draws.
+const MaxSpanDepth = 12
+
+// SpanBar is a span's place on the waterfall, in thousandths of the trace:
+// drawn as SVG attributes, which the admin pages' Content-Security-Policy
+// allows where inline styles are not.
+type SpanBar struct{ X, Width int }
+
+// SpanAttribute is one attribute of a span.
+type SpanAttribute struct{ Key, Value string }
+
+// SpanLink is a link from a span to a span of another trace.
+type SpanLink struct {
+	TraceID, Href string
+}

@@ -131,6 +131,9 @@ type LabInspector struct {
 	Events   []LabEvent
 	// PollURL is what the page script fetches to refresh the inspector.
 	PollURL string
+	// TracesURL is the selected key's traces on the admin listener; empty
+	// when there is none to link to.
+	TracesURL string
 }
 
 // LabKey is one order key (a row of the kit's idem_keys).

@@ -35,6 +35,7 @@ import (
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/mail"
 	"exactlyonce/internal/mailcatcher"
+	"exactlyonce/internal/tracing"
 	"exactlyonce/internal/web"
 )
 
@@ -59,7 +60,19 @@ func run(ctx context.Context, args []string) error {
 	defer out.Stop()
 	log := logging.New(out, cfg.LogFormat, cfg.LogLevel)
 
-	pool, err := openDatabase(ctx, cfg, log)
+	// The tracer provider comes before everything that makes spans (the
+	// pool's statements among them) and, deferred now, shuts down after
+	// them, exporting the last batch.
+	if cfg.Tracing.ServiceName == "" {
+		cfg.Tracing.ServiceName = serviceName(args)
+	}
+	tr, err := tracing.New(ctx, cfg.Tracing)
+	if err != nil {
+		return err
+	}
+	defer shutDownTracing(tr, log)
+
+	pool, err := openDatabase(ctx, cfg, tr, log)
 	if err != nil {
 		return err
 	}
@@ -80,14 +93,14 @@ func run(ctx context.Context, args []string) error {
 	}
 	defer jobsPool.Close()
 	jobs := app.JobsConfig{SMTPAddr: cfg.SMTPAddr, Mail: mail.Config{From: cfg.MailFrom}, RescueAfter: cfg.JobRescueAfter,
-		Log: log, Pool: jobsPool}
+		Log: log, Pool: jobsPool, Tracing: tr.Provider}
 	if len(args) > 0 && args[0] == "worker" {
 		log.Info("working the outbox's jobs", "smtp", cfg.SMTPAddr)
 		return app.RunJobs(ctx, pool, jobs)
 	}
 
 	if len(args) > 0 && args[0] == "provider" {
-		return serveProvider(ctx, cfg, pool, log)
+		return serveProvider(ctx, cfg, pool, tr, log)
 	}
 
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -118,6 +131,14 @@ func run(ctx context.Context, args []string) error {
 	remembered := cfg.RememberedAnswers
 	if remembered == 0 {
 		remembered = -1 // REMEMBERED_ANSWERS=0: none (app's zero is its default)
+	}
+	// Listening before the app is built, so that the key inspector knows
+	// where the admin listener's traces are.
+	var adminLn net.Listener
+	if cfg.AdminAddr != "" {
+		if adminLn, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
+			return fmt.Errorf("listen on ADMIN_ADDR: %w", err)
+		}
 	}
 	a := app.New(pool, app.Config{
 		BaseURL:         "http://" + ln.Addr().String(),
@@ -152,18 +173,19 @@ func run(ctx context.Context, args []string) error {
 		MailCatcher:        catcher,
 		AdminHosts:         cfg.AdminHosts,
 		AdminToken:         cfg.AdminToken,
+		AdminURL:           listenerURL(adminLn),
+		Tracing:            tr,
 	})
-	if cfg.AdminAddr != "" {
-		adminLn, err := net.Listen("tcp", cfg.AdminAddr)
-		if err != nil {
-			return fmt.Errorf("listen on ADMIN_ADDR: %w", err)
-		}
+	if adminLn != nil {
 		go func() {
 			if err := a.ServeAdmin(ctx, adminLn); err != nil {
 				log.Error("admin server stopped", "err", err)
 			}
 		}()
-		log.Info("serving metrics, pprof, River UI (/riverui/) and caught mail (/mail)", "url", "http://"+adminLn.Addr().String())
+		log.Info("serving metrics, pprof, traces (/traces), River UI (/riverui/) and caught mail (/mail)", "url", listenerURL(adminLn))
+	}
+	if cfg.Tracing.Endpoint != "" && !cfg.Tracing.Off {
+		log.Info("exporting traces", "otlp_endpoint", cfg.Tracing.Endpoint, "service", cfg.Tracing.ServiceName)
 	}
 	log.Info("serving", "url", "http://"+ln.Addr().String(), "demo", cfg.Demo, "lock_timeout", cfg.LockTimeout,
 		"key_retention", cfg.KeyRetention)
@@ -171,9 +193,9 @@ func run(ctx context.Context, args []string) error {
 }
 
 // serveProvider is `web provider`.
-func serveProvider(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) error {
+func serveProvider(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, tr *tracing.Tracing, log *slog.Logger) error {
 	h, p, err := app.NewProvider(ctx, pool, app.ProviderConfig{Secret: cfg.StripeSecretKey, Demo: cfg.Demo, Log: log,
-		WebhookURL: cfg.StripeWebhookURL, WebhookSecret: cfg.StripeWebhookSecret})
+		WebhookURL: cfg.StripeWebhookURL, WebhookSecret: cfg.StripeWebhookSecret, Tracing: tr})
 	if err != nil {
 		return err
 	}
@@ -188,8 +210,9 @@ func serveProvider(ctx context.Context, cfg config.Config, pool *pgxpool.Pool, l
 }
 
 // openDatabase connects to DATABASE_URL, or starts the project-local server
-// `make run` uses, then migrates and seeds the catalog.
-func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*pgxpool.Pool, error) {
+// `make run` uses, then migrates and seeds the catalog. With tracing on,
+// each statement is a span of the trace it runs in.
+func openDatabase(ctx context.Context, cfg config.Config, tr *tracing.Tracing, log *slog.Logger) (*pgxpool.Pool, error) {
 	url := cfg.DatabaseURL
 	if url == "" {
 		dir, fellBack, err := localpg.UsableDataDir(cfg.LocalDB)
@@ -206,7 +229,11 @@ func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*pg
 		log.Info("local PostgreSQL ready", "dir", dir)
 		url = srv.URL("postgres")
 	}
-	pool, err := database.OpenWith(ctx, url, database.PoolOptions{MaxConns: int32(cfg.DBMaxConns), QueryMode: cfg.DBQueryMode})
+	opts := database.PoolOptions{MaxConns: int32(cfg.DBMaxConns), QueryMode: cfg.DBQueryMode}
+	if !cfg.Tracing.Off {
+		opts.Tracing = tr.Provider
+	}
+	pool, err := database.OpenWith(ctx, url, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -239,6 +266,38 @@ func migrate(ctx context.Context, cfg config.Config, pool *pgxpool.Pool) error {
 	}
 	defer direct.Close()
 	return database.Migrate(ctx, direct)
+}
+
+// serviceName names the process in its spans when OTEL_SERVICE_NAME does
+// not: the shop, or which of its commands it runs, so that a collector
+// tells the provider's and the workers' spans from the shop's.
+func serviceName(args []string) string {
+	if len(args) > 0 && (args[0] == "worker" || args[0] == "provider" || args[0] == "sweep") {
+		return "exactlyonce-" + args[0]
+	}
+	return "exactlyonce"
+}
+
+// shutDownTracing exports the spans still batched, for up to
+// tracingShutdown: a collector that does not answer must not hold the
+// process's exit.
+func shutDownTracing(tr *tracing.Tracing, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), tracingShutdown)
+	defer cancel()
+	if err := tr.Shutdown(ctx); err != nil {
+		log.Warn("tracing: spans not exported at exit", "err", err)
+	}
+}
+
+// tracingShutdown bounds the export of the last spans at exit.
+const tracingShutdown = 5 * time.Second
+
+// listenerURL is the http:// URL of ln, or "" for none.
+func listenerURL(ln net.Listener) string {
+	if ln == nil {
+		return ""
+	}
+	return "http://" + ln.Addr().String()
 }
 
 // demoMailKept is how many caught mails the demo's catcher shows: the

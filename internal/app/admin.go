@@ -11,8 +11,9 @@ import (
 
 // Admin is the operations handler: an index of the operator's pages at /,
 // the readiness report at /readyz (as on the shop's listener), Prometheus
-// metrics at /metrics, the Go profiler under /debug/pprof/, and, when the
-// demo's mail catcher runs in this process, the caught mail at /mail.
+// metrics at /metrics, the Go profiler under /debug/pprof/, the recent
+// traces under /traces, and, when the demo's mail catcher runs in this
+// process, the caught mail at /mail.
 // ServeAdmin adds River UI. It is served only on ADMIN_ADDR, apart
 // from the shop: the metrics tell anyone who reads them how busy the shop
 // is and how its payments fail, and every profile or trace costs CPU and
@@ -31,6 +32,8 @@ func (a *App) Admin() http.Handler {
 	if a.cfg.MailCatcher != nil {
 		mux.HandleFunc("GET /mail", a.adminMail)
 	}
+	mux.HandleFunc("GET /traces", a.adminTraces)
+	mux.HandleFunc("GET /traces/{id}", a.adminTrace)
 	return mux
 }
 

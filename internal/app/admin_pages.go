@@ -43,6 +43,8 @@ func (a *App) adminIndex(w http.ResponseWriter, r *http.Request) {
 		links = append(links, views.AdminLink{Title: "Caught mail", Href: "/mail", Listener: admin,
 			About: "The demo's confirmation mails, each with the way to its order."})
 	}
+	links = append(links, views.AdminLink{Title: "Traces", Href: "/traces", Listener: admin,
+		About: "The latest traces this process keeps in memory, and the traces of one idempotency key: its requests, the provider's calls, the completer's passes and the outbox's jobs, span by span."})
 	links = append(links, views.AdminLink{Title: "Profiles", Href: "/debug/pprof/", Listener: admin,
 		About: "The Go profiler: CPU, heap, goroutines, traces. Each profile costs CPU while it runs."})
 	if a.Lab != nil {

@@ -10,7 +10,9 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,6 +33,7 @@ import (
 	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/readiness"
 	"exactlyonce/internal/stripehook"
+	"exactlyonce/internal/tracing"
 	"exactlyonce/internal/web"
 )
 
@@ -131,6 +134,14 @@ type Config struct {
 	// MailCatcher is the demo's local SMTP server (MAIL_CATCHER), whose
 	// mail the admin listener shows at /mail; nil when none runs here.
 	MailCatcher *mailcatcher.Server
+	// Tracing is the process's tracer provider and its recent traces
+	// (tracing.New), which the admin listener shows at /traces; nil is
+	// tracing off.
+	Tracing *tracing.Tracing
+	// AdminURL is where the operator's browser reaches the admin listener
+	// (ADMIN_ADDR), for the key inspector's link to a key's traces; empty
+	// shows no link.
+	AdminURL string
 }
 
 // DefaultKeyRetention is the retention window when none is configured.
@@ -164,11 +175,16 @@ type App struct {
 	Jobs *river.Client[pgx.Tx]
 	// jobsErr is why Jobs could not be built; Serve returns it.
 	jobsErr error
+	// Tracing is Config.Tracing, or tracing off.
+	Tracing *tracing.Tracing
+	// handler is Echo behind its server spans (Handler).
+	handler http.Handler
 
 	cfg Config
-	// providerEcho serves the in-process provider on cfg.ProviderListener;
-	// nil when the provider is mounted on Echo or runs elsewhere.
-	providerEcho *echo.Echo
+	// providerHandler serves the in-process provider on
+	// cfg.ProviderListener; nil when the provider is mounted on Echo or
+	// runs elsewhere.
+	providerHandler http.Handler
 }
 
 // catalogMaxAge is how stale the in-memory catalog may get.
@@ -181,6 +197,10 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		cfg.CatalogMaxAge = catalogMaxAge
 	}
 	cat := catalog.New(d.Queries, cfg.CatalogMaxAge)
+	if cfg.Tracing == nil {
+		cfg.Tracing = tracing.Off()
+	}
+	tp := cfg.Tracing.Provider
 
 	provider, payments, webhookSecret := paymentProvider(d, cfg)
 	if cfg.KeyRetention <= 0 {
@@ -209,12 +229,13 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	engine := checkout.New(d, cat, payments, checkout.Config{
 		LockTimeout: cfg.LockTimeout, FinishTimeout: cfg.FinishTimeout, Hooks: hooks, Metrics: m, Log: cfg.Log,
 		ProviderKeyWindow: cfg.ProviderKeyWindow, Answers: rememberAnswers(cfg.RememberedAnswers),
-		AnswersFor: rememberFor, KeyRetention: cfg.KeyRetention,
+		AnswersFor: rememberFor, KeyRetention: cfg.KeyRetention, Tracing: tp,
 	})
 	completer := checkout.NewCompleter(engine, payments, checkout.CompleterConfig{
 		Grace: cfg.CompleterGrace, MaxAttempts: cfg.MaxSettleAttempts,
 	})
-	reconciler := lifecycle.NewReconciler(d, payments, lifecycle.ReconcilerConfig{Hooks: cfg.ReconcilerHooks, LostAfter: cfg.LockTimeout}, m, cfg.Log)
+	reconciler := lifecycle.NewReconciler(d, payments,
+		lifecycle.ReconcilerConfig{Hooks: cfg.ReconcilerHooks, LostAfter: cfg.LockTimeout, Tracing: tp}, m, cfg.Log)
 	sweeper := lifecycle.NewSweeper(d, lifecycle.SweeperConfig{Retention: cfg.KeyRetention}, m, cfg.Log)
 
 	e := echo.New()
@@ -230,10 +251,22 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 
 	a := &App{
 		Echo: e, DB: d, Checkout: engine, Provider: provider, Payments: payments,
-		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, Keys: keys, Readiness: ready, cfg: cfg,
+		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, Keys: keys, Readiness: ready,
+		Tracing: cfg.Tracing, cfg: cfg,
 	}
+	// The shop's listener serves strangers: each request starts a trace of
+	// its own, linked to the caller's. Only the in-process provider's calls,
+	// when it is mounted here under /v1 (tests), come from the shop itself
+	// and join its trace, as on a listener of their own.
+	mounted := provider != nil && cfg.ProviderListener == nil
+	a.handler = tracing.Server(e, tp, func(r *http.Request) bool {
+		return !mounted || !strings.HasPrefix(r.URL.Path, "/v1/")
+	})
 	if cfg.Jobs.Log == nil {
 		cfg.Jobs.Log = cfg.Log
+	}
+	if cfg.Jobs.Tracing == nil {
+		cfg.Jobs.Tracing = tp
 	}
 	if pool != nil {
 		a.Jobs, a.jobsErr = newJobClient(pool, cfg.Jobs, true)
@@ -241,12 +274,17 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	switch {
 	case provider == nil:
 	case cfg.ProviderListener != nil:
-		a.providerEcho = newProviderEcho(provider)
+		a.providerHandler = tracing.Server(newProviderEcho(provider), tp, nil)
 	default:
 		provider.Register(e.Group("/v1"))
 	}
 	return a
 }
+
+// Handler is what serves the shop's listener: Echo, with each request a
+// server span of its own trace (tracing.Server) that the routes' middleware
+// names by its route template.
+func (a *App) Handler() http.Handler { return a.handler }
 
 // bothHooks runs first, then second when there is one.
 func bothHooks(first, second func(context.Context, checkout.Claimed)) func(context.Context, checkout.Claimed) {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"go.opentelemetry.io/otel/trace"
 
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/loyalty"
@@ -34,6 +35,9 @@ type JobsConfig struct {
 	// Pool, when set, is the jobs' pool of their own (JOBS_DB_MAX_CONNS),
 	// beside the one the orders use; nil shares the application's.
 	Pool *pgxpool.Pool
+	// Tracing makes each run of a job a trace linked to the order's (see
+	// outbox.ClientConfig); New fills in the App's, nil makes none.
+	Tracing trace.TracerProvider
 }
 
 // DefaultSMTPAddr is where mail goes when no SMTP server is configured:
@@ -46,7 +50,8 @@ func newJobClient(pool *pgxpool.Pool, cfg JobsConfig, work bool) (*river.Client[
 	if cfg.Pool != nil {
 		pool = cfg.Pool
 	}
-	oc := outbox.ClientConfig{Log: cfg.Log, FetchPollInterval: cfg.PollInterval, RescueAfter: cfg.RescueAfter}
+	oc := outbox.ClientConfig{Log: cfg.Log, FetchPollInterval: cfg.PollInterval, RescueAfter: cfg.RescueAfter,
+		Tracing: cfg.Tracing}
 	if cfg.SMTPAddr == "" {
 		cfg.SMTPAddr = DefaultSMTPAddr
 	}

@@ -16,6 +16,7 @@ import (
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/payment"
+	"exactlyonce/internal/tracing"
 )
 
 // paymentProvider returns the client the engine pays through and, when the
@@ -24,9 +25,10 @@ import (
 // in its own schema of the shop's database (fakestripe.Migrate, applied
 // before New), and sends its webhooks to this server.
 func paymentProvider(d *database.DB, cfg Config) (*fakestripe.Provider, *payment.Client, string) {
+	tp := cfg.Tracing.Provider
 	if cfg.StripeAPIBase != "" {
 		return nil, payment.NewClient(payment.Config{SecretKey: cfg.StripeSecretKey, APIBase: cfg.StripeAPIBase,
-			Timeout: cfg.ProviderTimeout, MaxNetworkRetries: payment.NetworkRetries}), cfg.StripeWebhookSecret
+			Timeout: cfg.ProviderTimeout, MaxNetworkRetries: payment.NetworkRetries, Tracing: tp}), cfg.StripeWebhookSecret
 	}
 	// The fake and its client share a secret key made fresh for each
 	// process, and so the webhook secret unless one is given: nothing
@@ -43,15 +45,17 @@ func paymentProvider(d *database.DB, cfg Config) (*fakestripe.Provider, *payment
 		base = "http://" + cfg.ProviderListener.Addr().String()
 	}
 	return provider, payment.NewClient(payment.Config{SecretKey: secret, APIBase: base, Timeout: cfg.ProviderTimeout,
-		MaxNetworkRetries: payment.NetworkRetries}), hookSecret
+		MaxNetworkRetries: payment.NetworkRetries, Tracing: tp}), hookSecret
 }
 
 // newProviderEcho serves a fake's API under /v1, at the root as the SDK
-// wants it, and nothing else.
+// wants it, and nothing else. Each call joins the caller's trace (the
+// shop's client span, by its traceparent header), as a server span named
+// for its route.
 func newProviderEcho(p *fakestripe.Provider) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.Use(middleware.Recover())
+	e.Use(tracing.Route, middleware.Recover())
 	p.Register(e.Group("/v1"))
 	return e
 }
@@ -67,13 +71,19 @@ type ProviderConfig struct {
 	// Demo mounts the fault control under /provider/demo.
 	Demo bool
 	Log  *slog.Logger
+	// Tracing makes the provider's calls spans of its callers' traces, and
+	// its statements spans of those; nil makes none.
+	Tracing *tracing.Tracing
 }
 
 // NewProvider builds the fake Stripe as a process of its own, for `web
 // provider`: its API under /v1, and with Demo its fault control at
 // /provider/demo/behaviour (see fakestripe.RegisterDemo). It applies the
 // fake's migrations to the database of pool. Close the provider when done.
-func NewProvider(ctx context.Context, pool *pgxpool.Pool, cfg ProviderConfig) (*echo.Echo, *fakestripe.Provider, error) {
+func NewProvider(ctx context.Context, pool *pgxpool.Pool, cfg ProviderConfig) (http.Handler, *fakestripe.Provider, error) {
+	if cfg.Tracing == nil {
+		cfg.Tracing = tracing.Off()
+	}
 	if cfg.Secret == "" {
 		return nil, nil, errors.New("STRIPE_SECRET_KEY is not set: the fake and the shops that call it need the same key")
 	}
@@ -89,7 +99,7 @@ func NewProvider(ctx context.Context, pool *pgxpool.Pool, cfg ProviderConfig) (*
 	if cfg.Demo {
 		p.RegisterDemo(e.Group("/provider/demo"))
 	}
-	return e, p, nil
+	return tracing.Server(e, cfg.Tracing.Provider, nil), p, nil
 }
 
 // ServeProvider serves a provider built by NewProvider on ln until ctx ends,

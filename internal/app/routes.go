@@ -49,6 +49,10 @@ func register(e *echo.Echo, d *database.DB, cfg Config, r routes) {
 	pages := handlers.Deps{DB: d, Catalog: r.catalog, Carts: carts, Checkout: r.engine, Log: cfg.Log,
 		Errors: errs, Limits: limits, Metrics: r.metrics, Keys: r.keys, Pickups: pickups}
 	pages.Sessions, pages.FormKeys, pages.FormSecret, pages.FormTTL = browserSessions(cfg)
+	if cfg.Tracing.Recent != nil {
+		// The key inspector links a key to its traces there.
+		pages.AdminURL = cfg.AdminURL
+	}
 	machines := api.Deps{DB: d, Catalog: r.catalog, Carts: carts, Checkout: r.engine, Log: cfg.Log,
 		Lifecycle: api.Lifecycle{Retention: cfg.KeyRetention}, Errors: errs, Limits: limits, Keys: r.keys, Pickups: pickups, Ready: r.ready}
 	if demo {

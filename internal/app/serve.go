@@ -63,11 +63,11 @@ func (a *App) StartWorkers(ctx context.Context) *idem.Maintainer {
 //
 // The caller closes the pool after Serve returns, when nothing uses it.
 func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
-	if a.providerEcho != nil {
-		stop := serveInternal(a.providerEcho, a.cfg.ProviderListener)
+	if a.providerHandler != nil {
+		stop := serveInternal(a.providerHandler, a.cfg.ProviderListener)
 		defer stop()
 	}
-	srv := newServer(a.Echo, a.cfg.ProviderTimeout)
+	srv := newServer(a.Handler(), a.cfg.ProviderTimeout)
 	// The workers outlive ctx: they stop after the server, in step 3.
 	workers := a.StartWorkers(context.WithoutCancel(ctx))
 	defer workers.Stop()

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"exactlyonce/internal/fakestripe"
 	"io"
 	"log/slog"
 	"net"
@@ -23,8 +22,10 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
+	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/pgtest"
 	"exactlyonce/internal/problem"
+	"exactlyonce/internal/tracing"
 	"exactlyonce/internal/web"
 )
 
@@ -71,11 +72,20 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 	for _, opt := range opts {
 		opt(&cfg)
 	}
+	if cfg.Tracing == nil {
+		// As `web` runs by default: every trace sampled, kept in memory,
+		// exported nowhere.
+		tr, err := tracing.New(context.Background(), tracing.Config{SampleRatio: 1, RecentBytes: tracing.DefaultRecentBytes})
+		if err != nil {
+			tb.Fatalf("tracing: %v", err)
+		}
+		cfg.Tracing = tr
+	}
 	a := app.New(pool, cfg)
 	if a.Provider != nil {
 		tb.Cleanup(a.Provider.Close) // its webhook deliveries, after the server
 	}
-	srv := httptest.NewUnstartedServer(a.Echo)
+	srv := httptest.NewUnstartedServer(a.Handler())
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()

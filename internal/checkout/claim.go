@@ -43,6 +43,9 @@ type claim struct {
 	// the key's age then, by the database's clock.
 	intentID string
 	age      time.Duration
+	// claimTrace is the traceparent of the key's claim, read with the
+	// intent, for the completer's link to it ("" when untraced).
+	claimTrace string
 }
 
 // loadIntent reads the PaymentIntent stored for a key taken over, and the
@@ -54,6 +57,7 @@ func (e *Engine) loadIntent(ctx context.Context, customer uuid.UUID, c *claim) e
 		return fmt.Errorf("read payment intent: %w", err)
 	}
 	c.intentID, c.age = row.PaymentIntentID, time.Duration(row.AgeSeconds*float64(time.Second))
+	c.claimTrace = row.ClaimTraceparent
 	return nil
 }
 

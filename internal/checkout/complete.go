@@ -8,12 +8,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/payment"
+	"exactlyonce/internal/tracing"
 )
 
 // CompleterConfig tunes a Completer.
@@ -84,9 +87,20 @@ func NewCompleter(e *Engine, payments Payments, cfg CompleterConfig) *Completer 
 	p := &Completer{e: e, payments: payments}
 	p.kit = &idem.Completer{
 		Store: e.keys, Settler: idem.SettlerFunc(p.settleKey), Grace: cfg.Grace,
-		Max: cfg.Batch, MaxAttempts: cfg.MaxAttempts, Observe: p.observe,
+		Max: cfg.Batch, MaxAttempts: cfg.MaxAttempts, Observe: p.observe, Around: p.traced,
 	}
 	return p
+}
+
+// traced makes each key's turn a trace of its own, completer.settle,
+// named for the key and linked to the trace of its claim (the request
+// that claimed it), so that the key's traces show what became of the
+// request's operation. A pass that finds no stuck key makes no trace.
+func (p *Completer) traced(ctx context.Context, l *idem.Lock, turn func(context.Context)) {
+	ctx, span := p.e.tracer.Start(ctx, spanSettle, trace.WithNewRoot(),
+		trace.WithAttributes(tracing.KeyAttributes(l.Scope, l.Key)...))
+	defer span.End()
+	turn(ctx)
 }
 
 // Pass takes over and settles up to the batch size of stuck keys, one at a
@@ -128,6 +142,11 @@ func (p *Completer) observe(ctx context.Context, s idem.Settled) {
 		}
 	}
 	e.metrics.Recoveries.WithLabelValues(outcome).Inc()
+	span := trace.SpanFromContext(ctx) // the key's turn (traced)
+	span.SetAttributes(attrOutcome.String(outcome), attrAttempt.Int(s.Attempt))
+	if err != nil && !errors.Is(err, ErrLockLost) {
+		span.SetStatus(codes.Error, err.Error())
+	}
 	switch {
 	case errors.Is(err, ErrLockLost):
 		log.InfoContext(ctx, "completer: a retry settled the key first")
@@ -161,6 +180,9 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 	}
 	if err := e.loadIntent(ctx, a.CustomerID, &c); err != nil {
 		return "error", err
+	}
+	if link, ok := tracing.Link(c.claimTrace); ok {
+		trace.SpanFromContext(ctx).AddLink(link)
 	}
 
 	var in payment.Intent

@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/payment"
+	"exactlyonce/internal/tracing"
 )
 
 // Place runs one attempt of an order through claim, charge and finish.
@@ -31,6 +33,10 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 	if a.LockFor <= 0 {
 		a.LockFor = e.cfg.LockTimeout
 	}
+	// The span of whoever places the order, the request's, names the key:
+	// a collector finds the request by it, the /traces page lists it
+	// under the key.
+	trace.SpanFromContext(ctx).SetAttributes(tracing.KeyAttributes(a.CustomerID.String(), a.Key)...)
 	// Validate and price before claiming: a bad request must not consume
 	// the key, so the client can fix it and resend with the same key. An
 	// order refused now (it cannot be priced today, or not at the amount

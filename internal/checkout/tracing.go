@@ -37,12 +37,12 @@ const (
 const (
 	// attrOutcome is what a claim, a finish or a settling came to: the
 	// claim and recovery metrics' outcome labels.
-	attrOutcome = attribute.Key("exactlyonce.outcome")
+	attrOutcome = tracing.AttrOutcome
 	// attrResult is a provider call's result, the provider metric's
 	// result label.
 	attrResult = attribute.Key("exactlyonce.provider.result")
 	// attrIntent is the PaymentIntent's id.
-	attrIntent = attribute.Key("exactlyonce.payment_intent")
+	attrIntent = tracing.AttrPaymentIntent
 	// attrAttempt counts the completer's takeovers of the key.
 	attrAttempt = attribute.Key("exactlyonce.settle_attempt")
 )

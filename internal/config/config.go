@@ -15,6 +15,7 @@ import (
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/logging"
+	"exactlyonce/internal/tracing"
 )
 
 // Config is every setting of the web binary.
@@ -160,6 +161,10 @@ type Config struct {
 	// admin listener shows its mail at /mail. Point SMTP_ADDR at it. It is
 	// refused without DEMO.
 	MailCatcher string
+	// Tracing is how spans are made, kept and exported (tracing.go):
+	// OTEL_SDK_DISABLED, OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_ENDPOINT,
+	// OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG, RECENT_TRACES_MIB.
+	Tracing tracing.Config
 }
 
 // MinSessionSecret is the shortest SESSION_SECRET accepted, in bytes. The
@@ -306,6 +311,9 @@ func Load() (Config, error) {
 		return c, fmt.Errorf("MAIL_CATCHER is set but DEMO is not: the catcher keeps mail in the shop's memory and shows it to anyone who reaches the admin listener, so it runs only in the demo (DEMO=1); in production point SMTP_ADDR at a real mail server")
 	}
 	if c.JobRescueAfter, err = duration("JOB_RESCUE_AFTER", time.Minute); err != nil {
+		return c, err
+	}
+	if c.Tracing, err = loadTracing(); err != nil {
 		return c, err
 	}
 	if c.DatabaseURL == "" && c.LocalDB == "" {

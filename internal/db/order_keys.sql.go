@@ -125,6 +125,27 @@ func (q *Queries) ClaimOrderKey(ctx context.Context, arg ClaimOrderKeyParams) (C
 	return i, err
 }
 
+const claimTrace = `-- name: ClaimTrace :one
+SELECT coalesce((SELECT e.detail->>'traceparent' FROM key_events e
+                 WHERE e.customer_id = $1::uuid AND e.key = $2::text AND e.event = 'claimed'
+                 ORDER BY e.id DESC LIMIT 1), '')::text AS traceparent
+`
+
+type ClaimTraceParams struct {
+	CustomerID uuid.UUID
+	Key        string
+}
+
+// The trace of the latest claim of a key (” when it was not traced, or the
+// key has no claim on record), for the reconciler's refund, a trace of its
+// own, to link to: the claim's event names it (ClaimOrderKey).
+func (q *Queries) ClaimTrace(ctx context.Context, arg ClaimTraceParams) (string, error) {
+	row := q.db.QueryRow(ctx, claimTrace, arg.CustomerID, arg.Key)
+	var traceparent string
+	err := row.Scan(&traceparent)
+	return traceparent, err
+}
+
 const finishKey = `-- name: FinishKey :one
 WITH finished AS MATERIALIZED (
     SELECT idem_finish(($1::uuid)::text, $2::text, $3::uuid, $4::integer,

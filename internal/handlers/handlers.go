@@ -73,6 +73,8 @@ type Handler struct {
 	// pickupFlow and pickups serve the pickup slot form (page_pickup.go).
 	pickupFlow *idemecho.Form
 	pickups    pickups
+	// adminURL is Deps.AdminURL.
+	adminURL string
 }
 
 // pickups is the pickup reservations' store; *pickup.Store is the
@@ -108,11 +110,15 @@ type Deps struct {
 	Pickups    pickups
 	FormSecret []byte
 	FormTTL    time.Duration
+	// AdminURL is the admin listener's address, for the key inspector's
+	// link to a key's traces there; empty shows none.
+	AdminURL string
 }
 
 // New returns the pages' handler.
 func New(d Deps) *Handler {
 	return &Handler{db: d.DB, liveShoppers: newShopperCache(), catalog: d.Catalog, carts: d.Carts, checkout: d.Checkout,
 		provider: d.Provider, log: d.Log, sessions: d.Sessions, formKeys: d.FormKeys, lab: d.Lab,
-		errors: d.Errors, limits: d.Limits, metrics: d.Metrics, pickups: d.Pickups, pickupFlow: newPickupForm(d)}
+		errors: d.Errors, limits: d.Limits, metrics: d.Metrics, pickups: d.Pickups, pickupFlow: newPickupForm(d),
+		adminURL: d.AdminURL}
 }

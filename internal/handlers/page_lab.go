@@ -3,8 +3,11 @@ package handlers
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,6 +17,7 @@ import (
 	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/problem"
+	"exactlyonce/internal/tracing"
 	"exactlyonce/internal/web"
 	"exactlyonce/views"
 )
@@ -152,7 +156,7 @@ func (h *Handler) labInspector(c echo.Context) (views.LabInspector, error) {
 	if id, err := uuid.Parse(c.QueryParam("customer")); err == nil {
 		in, err := h.lab.Inspect(ctx, id, key)
 		if err == nil {
-			return h.labInspection(in), nil
+			return h.labInspection(c, in), nil
 		}
 		if !errors.Is(err, lab.ErrNotLabShopper) {
 			return views.LabInspector{}, fmt.Errorf("inspect lab shopper: %w", err)
@@ -166,11 +170,12 @@ func (h *Handler) labInspector(c echo.Context) (views.LabInspector, error) {
 	if err != nil {
 		return views.LabInspector{}, fmt.Errorf("inspect lab shopper: %w", err)
 	}
-	return h.labInspection(in), nil
+	return h.labInspection(c, in), nil
 }
 
-// labInspection names the run an inspection's shopper belongs to.
-func (h *Handler) labInspection(in lab.Inspection) views.LabInspector {
+// labInspection names the run an inspection's shopper belongs to, and
+// links its key to the key's traces on the admin listener.
+func (h *Handler) labInspection(c echo.Context, in lab.Inspection) views.LabInspector {
 	scenario, running := "", false
 	if live, ok := h.lab.Live(); ok && live.CustomerID == in.CustomerID {
 		scenario, running = live.Scenario, true
@@ -180,7 +185,30 @@ func (h *Handler) labInspection(in lab.Inspection) views.LabInspector {
 			scenario = sc.ID
 		}
 	}
-	return labInspection(in, scenarioTitle(scenario), running)
+	v := labInspection(in, scenarioTitle(scenario), running)
+	if base := h.adminBase(c.Request()); base != "" && in.Key != "" {
+		v.TracesURL = base + "/traces?" + url.Values{"ref": {tracing.KeyRef(in.CustomerID.String(), in.Key)}}.Encode()
+	}
+	return v
+}
+
+// adminBase is where the operator's browser reaches the admin listener:
+// AdminURL, unless it listens on every address (ADMIN_ADDR=:9090), then
+// the host the browser reached this page by, with the admin port; "" when
+// there is no admin listener.
+func (h *Handler) adminBase(r *http.Request) string {
+	u, err := url.Parse(h.adminURL)
+	if err != nil || h.adminURL == "" {
+		return ""
+	}
+	if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsUnspecified() {
+		host := r.Host
+		if hn, _, err := net.SplitHostPort(r.Host); err == nil {
+			host = hn
+		}
+		u.Host = net.JoinHostPort(strings.Trim(host, "[]"), u.Port())
+	}
+	return strings.TrimRight(u.String(), "/")
 }
 
 // setLabProvider is POST /lab/provider, the fault panel's form.

@@ -8,12 +8,16 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
+	"exactlyonce/internal/tracing"
 )
 
 // Provider is the part of the payment provider the reconciler uses.
@@ -52,6 +56,10 @@ type ReconcilerConfig struct {
 	// only makes sure the pass did not meet something in flight.
 	LostAfter time.Duration
 	Hooks     ReconcilerHooks
+	// Tracing makes each pass a trace of its own, reconciler.pass, with a
+	// span per refund that names the refunded key and links to the trace
+	// of its claim; nil makes none.
+	Tracing trace.TracerProvider
 }
 
 // Reconciler is defence in depth behind the engine and the webhook handler:
@@ -77,6 +85,7 @@ type Reconciler struct {
 	cfg      ReconcilerConfig
 	metrics  *metrics.Metrics
 	log      *slog.Logger
+	tracer   trace.Tracer
 }
 
 // NewReconciler returns a reconciler. A nil m counts into a registry nobody
@@ -97,8 +106,15 @@ func NewReconciler(d *database.DB, provider Provider, cfg ReconcilerConfig, m *m
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Reconciler{db: d, provider: provider, cfg: cfg, metrics: m, log: log}
+	tp := cfg.Tracing
+	if tp == nil {
+		tp = tracing.Off().Provider
+	}
+	return &Reconciler{db: d, provider: provider, cfg: cfg, metrics: m, log: log, tracer: tp.Tracer(tracerName)}
 }
+
+// tracerName is the instrumentation scope of the reconciler's spans.
+const tracerName = "exactlyonce/internal/lifecycle"
 
 // Results of examining one charge, the values of the reconciler metric's
 // result label.
@@ -129,8 +145,13 @@ type Reconciled struct {
 // it cannot settle yet (its key is still started, its refund was refused,
 // or it is younger than Lag), so that a later pass reads it again; the pass
 // itself reads on to the end, so an orphan after it is refunded now.
-func (r *Reconciler) Pass(ctx context.Context) (Reconciled, error) {
-	var out Reconciled
+func (r *Reconciler) Pass(ctx context.Context) (out Reconciled, err error) {
+	ctx, span := r.tracer.Start(ctx, "reconciler.pass", trace.WithNewRoot())
+	defer func() {
+		span.SetAttributes(attribute.Int("exactlyonce.reconciler.examined", out.Examined),
+			attribute.Int("exactlyonce.reconciler.refunded", out.Refunded))
+		tracing.End(span, err)
+	}()
 	start, err := r.db.ReconcilerCursor(ctx)
 	if err != nil {
 		return out, fmt.Errorf("reconciler cursor: %w", err)
@@ -213,13 +234,18 @@ func (r *Reconciler) reconcile(ctx context.Context, in payment.Intent) (string, 
 			return reconciledUnknownKey, nil
 		}
 	}
-	lost := m.KeyStatus == ""
+	return r.refund(ctx, in, m.KeyStatus == "")
+}
+
+// refund refunds an intent that no order holds, of a key finished without
+// one or lost, and records the refund, as a span of the pass (startRefund).
+func (r *Reconciler) refund(ctx context.Context, in payment.Intent, lost bool) (_ string, err error) {
 	result := reconciledOrphan
 	if lost {
 		result = reconciledLostKey
 	}
-
-	// The key is finished, or lost, and no order holds the intent.
+	ctx, span := r.startRefund(ctx, in, result)
+	defer func() { tracing.End(span, err) }()
 	if h := r.cfg.Hooks.BeforeRefund; h != nil {
 		h(ctx, in.ID)
 	}
@@ -230,6 +256,7 @@ func (r *Reconciler) reconcile(ctx context.Context, in payment.Intent) (string, 
 		// The cursor stays before the intent, so it is not forgotten.
 		r.log.ErrorContext(ctx, "reconciler: the provider refused to refund a payment intent that no order holds",
 			"payment_intent", in.ID, "amount", in.Amount, "currency", in.Currency, "err", err)
+		span.SetStatus(codes.Error, err.Error())
 		return reconciledRefundFailed, nil
 	}
 	if err != nil {
@@ -257,6 +284,25 @@ func (r *Reconciler) reconcile(ctx context.Context, in payment.Intent) (string, 
 		"payment_intent", in.ID, "amount", in.Amount, "currency", in.Currency,
 		logging.Key(in.Metadata.Key), "customer_id", in.Metadata.CustomerID)
 	return result, nil
+}
+
+// startRefund starts the span of the refund of a key's intent, named for
+// the key (from the intent's metadata) so that the key's traces list the
+// pass, and linked to the trace of the key's claim when its audit trail
+// still names it.
+func (r *Reconciler) startRefund(ctx context.Context, in payment.Intent, result string) (context.Context, trace.Span) {
+	ctx, span := r.tracer.Start(ctx, "reconciler.refund", trace.WithAttributes(
+		tracing.AttrPaymentIntent.String(in.ID), tracing.AttrOutcome.String(result)))
+	customer, err := uuid.Parse(in.Metadata.CustomerID)
+	if err != nil || in.Metadata.Key == "" {
+		return ctx, span
+	}
+	span.SetAttributes(tracing.KeyAttributes(in.Metadata.CustomerID, in.Metadata.Key)...)
+	tp, err := r.db.ClaimTrace(ctx, db.ClaimTraceParams{CustomerID: customer, Key: in.Metadata.Key})
+	if link, ok := tracing.Link(tp); err == nil && ok {
+		span.AddLink(link)
+	}
+	return ctx, span
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

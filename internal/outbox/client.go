@@ -9,6 +9,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/riverqueue/rivercontrib/otelriver"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ClientConfig is how the River client runs.
@@ -34,6 +38,11 @@ type ClientConfig struct {
 	// its worker still runs it.
 	RescueAfter time.Duration
 	Log         *slog.Logger
+	// Tracing, when set, makes each run of a job a trace of its own
+	// (River's OpenTelemetry middleware, otelriver): river.work/<kind>,
+	// linked to the finish that enqueued the job by the traceparent
+	// FinishOrder puts in its metadata, with the job's statements inside.
+	Tracing trace.TracerProvider
 }
 
 // RescuerInterval is how often River's rescuer, on the elected leader,
@@ -65,6 +74,12 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 		RescueStuckJobsAfter: cfg.RescueAfter,
 		FetchPollInterval:    cfg.FetchPollInterval,
 		FetchCooldown:        min(cfg.FetchPollInterval, 20*time.Millisecond),
+	}
+	if cfg.Tracing != nil {
+		rc.Middleware = []rivertype.Middleware{otelriver.NewMiddleware(&otelriver.MiddlewareConfig{
+			TracerProvider: cfg.Tracing, MeterProvider: metricnoop.NewMeterProvider(),
+			EnableTracePropagation: true, EnableWorkSpanJobKindSuffix: true,
+		})}
 	}
 	if cfg.Workers != nil {
 		rc.Workers = cfg.Workers

@@ -24,6 +24,15 @@ const (
 	AttrCustomer = attribute.Key("exactlyonce.customer_id")
 )
 
+// Attributes the shop's spans share.
+const (
+	// AttrOutcome is what a step came to: a claim's, a finish's, a
+	// completer's or a reconciler's outcome, as their metrics label it.
+	AttrOutcome = attribute.Key("exactlyonce.outcome")
+	// AttrPaymentIntent is the PaymentIntent a step is about.
+	AttrPaymentIntent = attribute.Key("exactlyonce.payment_intent")
+)
+
 // KeyRef names the key of a customer (a scope) without revealing it: the
 // first 16 bytes of SHA-256(scope, NUL, key), in hex. Whoever knows the
 // customer and the key can compute it (the key inspector, an operator
