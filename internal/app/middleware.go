@@ -15,15 +15,15 @@ import (
 )
 
 // useMiddleware installs what every request goes through: the name of its
-// span (the server span comes from App.Handler, around Echo), a request
-// id, also carried in the request's context for the lines other packages
+// span (the server span comes from App.Handler, around Echo) and the path
+// it records, redacted as the log's (loggedPath), a request id, also carried in the request's context for the lines other packages
 // log, a latency metric, one access-log line, and recovery from panics into
 // the error handler. The log line names the route, never headers or bodies,
 // so tokens and card numbers cannot reach it, and its path has any key
 // redacted (loggedPath). A client's request id is kept only if it is plain
 // (dropOddRequestID).
 func useMiddleware(e *echo.Echo, log *slog.Logger, m *metrics.Metrics) {
-	e.Use(tracing.Route)
+	e.Use(tracing.Route(loggedPath))
 	e.Use(dropOddRequestID)
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{
 		RequestIDHandler: func(c echo.Context, id string) {

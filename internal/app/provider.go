@@ -55,7 +55,7 @@ func paymentProvider(d *database.DB, cfg Config) (*fakestripe.Provider, *payment
 func newProviderEcho(p *fakestripe.Provider) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	e.Use(tracing.Route, middleware.Recover())
+	e.Use(tracing.Route(nil), middleware.Recover())
 	p.Register(e.Group("/v1"))
 	return e
 }

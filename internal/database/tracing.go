@@ -14,15 +14,17 @@ import (
 // span its context carries, if that one records: a query outside any trace
 // (River polling for jobs, the completer looking for stuck keys) makes none.
 // The span keeps the statement's text, never its arguments, which hold
-// tokens, keys and request bodies; it is named after sqlc's query name
-// (FinishOrder), or, for SQL that has none, its first word (SELECT).
+// tokens, keys and request bodies; it is named after what pgx did and
+// sqlc's name of the query, "query FinishOrder" (or "prepare FinishOrder",
+// the statement's first use on a connection, a round trip of its own), or,
+// for SQL that sqlc did not write, its first word ("query SELECT").
 // Connection details are left out: they are the same for every span, and
 // reading them copies the pool's configuration on every acquire.
 func traceQueries(cfg *pgxpool.Config, tp trace.TracerProvider) {
 	cfg.ConnConfig.Tracer = otelpgx.NewTracer(
 		otelpgx.WithTracerProvider(tp),
 		otelpgx.WithMeterProvider(metricnoop.NewMeterProvider()),
-		otelpgx.WithSpanNameCtxFunc(queryName),
+		otelpgx.WithSpanNameCtxFunc(queryName), otelpgx.WithQuerySpanNamePrefix(),
 		otelpgx.WithDisableConnectionDetailsInAttributes(),
 	)
 }

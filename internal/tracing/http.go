@@ -29,17 +29,28 @@ func Server(h http.Handler, tp trace.TracerProvider, public func(*http.Request) 
 	return otelhttp.NewHandler(h, "http.server", opts...)
 }
 
-// Route is Echo middleware that names the request's server span (Server)
-// after its route template, POST /api/orders or GET /orders/:id, never the
-// raw path, and records the template as http.route.
-func Route(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		span := trace.SpanFromContext(c.Request().Context())
-		if route := c.Path(); route != "" && span.IsRecording() {
-			span.SetName(c.Request().Method + " " + route)
-			span.SetAttributes(semconv.HTTPRoute(route))
+// Route returns Echo middleware that names the request's server span
+// (Server) after its route template, POST /api/orders or GET /orders/:id,
+// never the raw path, and records the template as http.route. A non-nil
+// path replaces the span's url.path with what it makes of the request: the
+// shop's redacts the idempotency key a path may carry, as its access log
+// does.
+func Route(path func(echo.Context) string) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			span := trace.SpanFromContext(c.Request().Context())
+			if !span.IsRecording() {
+				return next(c)
+			}
+			if route := c.Path(); route != "" {
+				span.SetName(c.Request().Method + " " + route)
+				span.SetAttributes(semconv.HTTPRoute(route))
+			}
+			if path != nil {
+				span.SetAttributes(semconv.URLPath(path(c)))
+			}
+			return next(c)
 		}
-		return next(c)
 	}
 }
 
