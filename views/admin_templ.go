@@ -835,7 +835,7 @@ func AdminTracesPage(p AdminTraces) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				} else {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "<div class=\"ops-scroll\" role=\"region\" aria-label=\"Traces\" tabindex=\"0\"><table class=\"ops-table\" data-testid=\"traces\"><thead><tr><th scope=\"col\">Started (UTC)</th><th scope=\"col\">Trace</th><th scope=\"col\">Duration</th><th scope=\"col\">Spans</th></tr></thead> <tbody>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "<div class=\"ops-scroll\" role=\"region\" aria-label=\"Traces\" tabindex=\"0\" data-scrolls><table class=\"ops-table\" data-testid=\"traces\"><thead><tr><th scope=\"col\">Started (UTC)</th><th scope=\"col\">Trace</th><th scope=\"col\">Duration</th><th scope=\"col\">Spans</th></tr></thead> <tbody>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
@@ -1061,7 +1061,7 @@ func AdminTracePage(p AdminTrace) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 88, ".</p><div class=\"ops-scroll\" role=\"region\" aria-label=\"Spans\" tabindex=\"0\"><table class=\"ops-table ops-spans\" data-testid=\"spans\"><thead><tr><th scope=\"col\">Span</th><th scope=\"col\" class=\"ops-waterfall\">Timeline</th><th scope=\"col\">Start</th><th scope=\"col\">Duration</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 88, ".</p><div class=\"ops-scroll\" role=\"region\" aria-label=\"Spans\" tabindex=\"0\" data-scrolls><table class=\"ops-table ops-spans\" data-testid=\"spans\"><thead><tr><th scope=\"col\">Span</th><th scope=\"col\" class=\"ops-waterfall\">Timeline</th><th scope=\"col\">Start</th><th scope=\"col\">Duration</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

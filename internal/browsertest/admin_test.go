@@ -33,9 +33,9 @@ func serveAdmin(t *testing.T, h *apptest.Harness) string {
 }
 
 // The operator's pages fit a desktop and a phone: the admin index, the
-// caught mail with a browser order's confirmation, and a problem type's
-// page. The mail's receipt link opens that order's receipt in the browser
-// that placed it.
+// caught mail with a browser order's confirmation, the latest traces and
+// the browser order's trace, and a problem type's page. The mail's receipt
+// link opens that order's receipt in the browser that placed it.
 func TestOperatorPagesFit(t *testing.T) {
 	sendTo, catcher := apptest.WithMailCatcher(t)
 	h := apptest.New(t, sendTo, func(c *app.Config) { c.MailCatcher = catcher })
@@ -57,6 +57,8 @@ func TestOperatorPagesFit(t *testing.T) {
 	pages := []struct{ name, url, ready, shot string }{
 		{"admin index", admin + "/", `document.querySelector('[data-testid=admin-links]')`, "admin-index.png"},
 		{"caught mail", admin + "/mail", `document.querySelector('[data-testid=mail-receipt]')`, "admin-mail.png"},
+		{"traces", admin + "/traces", `document.querySelector('[data-testid=trace]')`, "admin-traces.png"},
+		{"a trace", admin + "/traces/" + checkoutTrace(t, h), `document.querySelector('[data-testid=spans]')`, "admin-trace.png"},
 		{"problem page", h.URL + "/problems/request-in-progress", `document.querySelector('[data-testid=problem-do]')`, "problem-page.png"},
 	}
 	for _, s := range shopScreens {
@@ -78,4 +80,17 @@ func TestOperatorPagesFit(t *testing.T) {
 	if got := run(t, ctx, "receipt path", chromedp.Evaluate[string](`location.pathname`)); got != receipt {
 		t.Errorf("the mail's receipt link opened %s, want the order's receipt %s", got, receipt)
 	}
+}
+
+// checkoutTrace is the id of the trace of the browser's order, the latest
+// POST /checkout the application keeps.
+func checkoutTrace(t *testing.T, h *apptest.Harness) string {
+	t.Helper()
+	for _, tr := range h.App.Tracing.Recent.Latest(100) {
+		if tr.Root == "POST /checkout" {
+			return tr.ID.String()
+		}
+	}
+	t.Fatal("no trace of POST /checkout kept")
+	return ""
 }

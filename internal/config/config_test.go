@@ -122,3 +122,39 @@ func TestJobsPoolSize(t *testing.T) {
 		}
 	}
 }
+
+// Tracing is on by default, every trace sampled and kept in memory, none
+// exported; OpenTelemetry's own variables change that, and a value that
+// makes no sense stops the start.
+func TestTracing(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://localhost/x")
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := c.Tracing; tr.Off || tr.Endpoint != "" || tr.SampleRatio != 1 || tr.RecentBytes != 16<<20 {
+		t.Errorf("defaults: got %+v, want on, no exporter, all sampled, 16 MiB kept", tr)
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/")
+	t.Setenv("OTEL_TRACES_SAMPLER", "parentbased_traceidratio")
+	t.Setenv("OTEL_TRACES_SAMPLER_ARG", "0.25")
+	t.Setenv("RECENT_TRACES_MIB", "0")
+	t.Setenv("OTEL_SERVICE_NAME", "shop-eu")
+	if c, err = Load(); err != nil {
+		t.Fatal(err)
+	}
+	if tr := c.Tracing; tr.Endpoint != "http://collector:4318" || tr.SampleRatio != 0.25 || tr.RecentBytes != 0 || tr.ServiceName != "shop-eu" {
+		t.Errorf("set: got %+v", tr)
+	}
+	for env, value := range map[string]string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318", "OTEL_TRACES_SAMPLER": "always_on",
+		"OTEL_TRACES_SAMPLER_ARG": "2", "RECENT_TRACES_MIB": "-1", "OTEL_SDK_DISABLED": "maybe",
+	} {
+		t.Run(env, func(t *testing.T) {
+			t.Setenv(env, value)
+			if _, err := Load(); err == nil || !strings.Contains(err.Error(), env) {
+				t.Errorf("%s=%q: got %v, want it refused", env, value, err)
+			}
+		})
+	}
+}
