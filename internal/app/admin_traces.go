@@ -142,5 +142,10 @@ func millis(d time.Duration) string {
 	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
 }
 
-// mebibytes writes n bytes in MiB.
-func mebibytes(n int) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+// mebibytes writes n bytes in MiB, or KiB below one.
+func mebibytes(n int) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d KiB", (n+1<<10-1)>>10)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}

@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"github.com/labstack/echo/v4"
 	"github.com/stripe/stripe-go/v82"
 	"github.com/stripe/stripe-go/v82/webhook"
@@ -40,6 +42,7 @@ import (
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/problem"
+	"exactlyonce/internal/tracing"
 	"exactlyonce/internal/web"
 )
 
@@ -161,6 +164,13 @@ func (h *Handler) Handle(ctx context.Context, ev stripe.Event) (string, error) {
 		}
 		rec.Key, rec.Effect = ch.Metadata["idempotency_key"], EffectRecorded
 		rec.CustomerID, _ = uuid.Parse(ch.Metadata["customer_id"])
+	}
+	span := trace.SpanFromContext(ctx) // the delivery's request span
+	span.SetAttributes(attribute.String("stripe.event", ev.ID), attribute.String("stripe.event_type", string(ev.Type)),
+		tracing.AttrOutcome.String(rec.Effect))
+	if rec.Key != "" && rec.CustomerID != uuid.Nil {
+		// Listed under the key's traces: what Stripe said of its intent.
+		span.SetAttributes(tracing.KeyAttributes(rec.CustomerID.String(), rec.Key)...)
 	}
 	refunded := false
 	err = h.db.InTx(ctx, func(q *db.Queries) error {

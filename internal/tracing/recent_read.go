@@ -45,14 +45,14 @@ func (r *Recent) Key(ref string) []Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []Summary
-	for _, id := range slices.Backward(r.byKey[ref]) {
+	for _, id := range r.byKey[ref] {
 		if t := r.traces[id]; t != nil {
 			s := t.summary()
 			s.Linked = !t.names(ref)
 			out = append(out, s)
 		}
 	}
-	return out
+	return newestFirst(out)
 }
 
 // Latest lists the n traces kept last, newest first.
@@ -65,7 +65,15 @@ func (r *Recent) Latest(n int) []Summary {
 			out = append(out, t.summary())
 		}
 	}
-	return out
+	return newestFirst(out)
+}
+
+// newestFirst orders traces by their start, the latest first: the store
+// meets a trace when its first span ends, which for a long request is
+// after shorter ones that started later.
+func newestFirst(ts []Summary) []Summary {
+	slices.SortStableFunc(ts, func(a, b Summary) int { return b.Start.Compare(a.Start) })
+	return ts
 }
 
 // Trace returns the kept trace id, if it is still kept.
