@@ -229,7 +229,7 @@ func openDatabase(ctx context.Context, cfg config.Config, tr *tracing.Tracing, l
 		log.Info("local PostgreSQL ready", "dir", dir)
 		url = srv.URL("postgres")
 	}
-	opts := database.PoolOptions{MaxConns: int32(cfg.DBMaxConns), QueryMode: cfg.DBQueryMode}
+	opts := database.PoolOptions{MaxConns: int32(cfg.DBMaxConns), QueryMode: cfg.DBQueryMode, RequireSync: cfg.RequireSyncReplica}
 	if !cfg.Tracing.Off {
 		opts.Tracing = tr.Provider
 	}
