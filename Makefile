@@ -231,15 +231,20 @@ deps: ## install the system packages the tests need, when missing (as root)
 # The load test (cmd/loadtest, internal/loadtest): its own throwaway
 # PostgreSQL and shop, pgbench baselines and HTTP load side by side at one
 # client count, a table of rates, ratios, latencies and CPU per request.
+# The table and the web process's CPU profiles of its main legs are saved
+# together in LOADTEST_OUT (a folder per run under .data/loadtest).
 # Not part of make test. PGBOUNCER=1 puts PgBouncer (transaction pooling)
 # in front of PostgreSQL. See docs/performance.md.
 LOADTEST_CLIENTS ?= 16
 LOADTEST_DURATION ?= 5s
+LOADTEST_STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
+LOADTEST_OUT ?= .data/loadtest/$(LOADTEST_STAMP)
 .PHONY: loadtest
-loadtest: ## load test: pgbench baselines vs the shop over HTTP, side by side (PGBOUNCER=1 through PgBouncer)
-	go build -o bin/web ./cmd/web
-	go run ./cmd/loadtest -web bin/web -clients $(LOADTEST_CLIENTS) -duration $(LOADTEST_DURATION) \
-		$(if $(PGBOUNCER),-pgbouncer) $(if $(PROFILE),-profile $(PROFILE))
+loadtest: bin/web ## load test: pgbench baselines (the minimal pattern among them) vs the shop over HTTP, side by side; the table and CPU profiles in LOADTEST_OUT (PGBOUNCER=1 through PgBouncer)
+	@mkdir -p $(LOADTEST_OUT)
+	set -o pipefail; go run ./cmd/loadtest -web bin/web -clients $(LOADTEST_CLIENTS) -duration $(LOADTEST_DURATION) \
+		$(if $(PGBOUNCER),-pgbouncer) -profile $(if $(PROFILE),$(PROFILE),$(LOADTEST_OUT)) | tee $(LOADTEST_OUT)/table.txt
+	@echo "loadtest: the table and the profiles are in $(LOADTEST_OUT)"
 
 # The engine and API tests through PgBouncer 1.18 in transaction pooling
 # (started by cmd/withpgbouncer), the shop's pool in cache_describe mode;

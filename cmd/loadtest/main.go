@@ -38,8 +38,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"exactlyonce/internal/loadtest"
 	"exactlyonce/internal/localpg"
@@ -137,7 +140,7 @@ func run(ctx context.Context, f flags) error {
 	if f.poolSizes == "" {
 		sizes = []string{os.Getenv("DB_MAX_CONNS")}
 	}
-	web, err := startWeb(ctx, f, dir, shopURL, direct, sizes[0])
+	web, err := startWeb(ctx, f, dir, shopURL, direct, sizes[0], false)
 	if err != nil {
 		return err
 	}
@@ -158,6 +161,14 @@ func run(ctx context.Context, f flags) error {
 	orderDefs := map[string]string{"cust": cust, "tokenhash": hex.EncodeToString(sum[:])}
 
 	load0 := loadavg()
+	say("pgbench: the minimal pattern of an exactly-once order (three autocommits)")
+	if err := createMinimal(ctx, direct); err != nil {
+		return err
+	}
+	pgMin, err := pgb.Run(ctx, "pgbench: minimal pattern (claim, charge, fenced finish + order)", "minimal.sql", opts, orderDefs)
+	if err != nil {
+		return err
+	}
 	say("pgbench: the shop's statements of a new order")
 	pgNew, err := pgb.Run(ctx, "pgbench: new order (app's statements)", "neworder.sql", opts, orderDefs)
 	if err != nil {
@@ -249,6 +260,47 @@ func run(ctx context.Context, f flags) error {
 		return err
 	}
 
+	// The shop as `make run` ships it: the outbox's consumers in the web
+	// process (RUN_JOBS=1), no web worker. A fresh process on the same
+	// database, so that nothing of the legs above (a worker, a warm cache
+	// of remembered answers) helps it.
+	worker.stop()
+	web.stop()
+	dweb, err := startWeb(ctx, f, dir, shopURL, direct, sizes[0], true)
+	if err != nil {
+		return err
+	}
+	defer func() { dweb.stop() }()
+	say("the shop as shipped (RUN_JOBS=1) at %s (pid %d)", dweb.base, dweb.cmd.Process.Pid)
+	dshop, err := loadtest.NewShop(dweb.base, f.clients)
+	if err != nil {
+		return err
+	}
+	if err := dshop.Setup(ctx, f.clients); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	say("HTTP: new orders, the shop as shipped (its jobs in the web process)")
+	defNew, err := dweb.measure(ctx, f, "neworders-defaults", func() loadtest.Result {
+		return loadtest.Run(ctx, "app as shipped: new orders (POST, fresh key; jobs in the web process)", opts, dshop.NewOrder)
+	})
+	if err != nil {
+		return err
+	}
+	say("HTTP: replays, the shop as shipped")
+	defReplay, err := dweb.measure(ctx, f, "replays-defaults", func() loadtest.Result {
+		return loadtest.Run(ctx, "app as shipped: replays (POST, same key)", opts, dshop.Replay)
+	})
+	if err != nil {
+		return err
+	}
+	say("HTTP: orders through the pages, the shop as shipped")
+	defBrowser, err := dweb.measure(ctx, f, "browser-orders", func() loadtest.Result {
+		return loadtest.Run(ctx, "app as shipped: browser orders (add to cart, GET /checkout, POST its form, GET the receipt)", opts, dshop.BrowserOrder)
+	})
+	if err != nil {
+		return err
+	}
+
 	label := func(r loadtest.Result, size string) loadtest.Result {
 		if len(sizes) > 1 {
 			r.Name += " [DB_MAX_CONNS=" + orDefault(size) + "]"
@@ -257,6 +309,12 @@ func run(ctx context.Context, f flags) error {
 	}
 	appNew, appReplay, appPage = label(appNew, sizes[0]), label(appReplay, sizes[0]), label(appPage, sizes[0])
 	rows := []loadtest.Row{
+		{Result: pgMin},
+		{Result: appNew, Baseline: &pgMin, Target: "≥ 0.5× (RUN_JOBS=0)"},
+		{Result: defNew, Baseline: &pgMin, Target: "≥ 0.35× (as shipped)"},
+		{Result: defBrowser, Baseline: &pgMin, Target: "— (four requests an order)"},
+		{Result: pgPoint},
+		{Result: defReplay, Baseline: &pgPoint, Target: "≥ 0.6× (as shipped)"},
 		{Result: pgNew},
 		{Result: appNew, Baseline: &pgNew, Target: "≥ 0.6×"},
 		{Result: appNewJobs, Baseline: &pgNew, Target: "— (the order and its 2 jobs)"},
@@ -267,11 +325,12 @@ func run(ctx context.Context, f flags) error {
 		{Result: bare, Baseline: &pgPoint, Target: "— (the floor of a Go server here)"},
 		{Result: appPage, Alone: true},
 	}
-	all := []loadtest.Result{pgNew, appNew, appNewJobs, pgSeed, pgPoint, appReplay, bare, appPage}
-	judged := legs{pgNew: pgNew, appNew: appNew, appNewJobs: appNewJobs, pgSeed: pgSeed, pgPoint: pgPoint, appReplay: appReplay, floor: bare}
+	all := []loadtest.Result{pgMin, pgNew, appNew, appNewJobs, pgSeed, pgPoint, appReplay, bare, appPage, defNew, defReplay, defBrowser}
+	judged := legs{pgNew: pgNew, appNew: appNew, appNewJobs: appNewJobs, pgSeed: pgSeed, pgPoint: pgPoint, appReplay: appReplay, floor: bare,
+		pgMin: pgMin, defNew: defNew, defReplay: defReplay}
 	for _, size := range sizes[1:] {
 		web.stop()
-		if web, err = startWeb(ctx, f, dir, shopURL, direct, size); err != nil {
+		if web, err = startWeb(ctx, f, dir, shopURL, direct, size, false); err != nil {
 			return err
 		}
 		say("shop restarted with DB_MAX_CONNS=%s", orDefault(size))
@@ -418,14 +477,15 @@ func run(ctx context.Context, f flags) error {
 }
 
 type webProc struct {
-	cmd   *exec.Cmd
-	base  string
-	admin string
-	smtp  string // the demo mail catcher's address, for `web worker`
-	done  chan error
+	cmd     *exec.Cmd
+	base    string
+	admin   string
+	smtp    string // the demo mail catcher's address, for `web worker`
+	done    chan error
+	stopped sync.Once
 }
 
-func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string) (*webProc, error) {
+func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string, runJobs bool) (*webProc, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -434,9 +494,10 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string)
 	if err != nil {
 		return nil, err
 	}
-	// The order's jobs (the outbox's consumers) do not run in the web
-	// process (RUN_JOBS=0) but in `web worker` (startWorker), so that the
-	// order path and what it triggers can be measured apart. The mail goes
+	// Without runJobs the order's jobs (the outbox's consumers) do not run
+	// in the web process (RUN_JOBS=0) but in `web worker` (startWorker), so
+	// that the order path and what it triggers can be measured apart; with
+	// it, they run in the web process, as `make run` ships. The mail goes
 	// to the demo's catcher in the web process, so that it is delivered
 	// rather than retried.
 	smtp, err := freeAddr()
@@ -449,7 +510,7 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string)
 	cmd.Env = append(os.Environ(),
 		"DATABASE_URL="+dbURL, "MIGRATE_DATABASE_URL="+direct, "DEMO=1",
 		"ADDR="+addr, "ADMIN_ADDR="+admin, "SESSION_SECRET="+hex.EncodeToString(secret),
-		"MAIL_CATCHER="+smtp, "SMTP_ADDR="+smtp, "RUN_JOBS=0",
+		"MAIL_CATCHER="+smtp, "SMTP_ADDR="+smtp, "RUN_JOBS="+map[bool]string{true: "1", false: "0"}[runJobs],
 		"CUSTOMER_BURST=1000", "CUSTOMERS_PER_MINUTE=1000", "DB_MAX_CONNS="+maxConns,
 		// Its clients are one address sending thousands a second: the
 		// write limits are lifted (handlers.WriteLimits).
@@ -487,6 +548,20 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string)
 			return nil, errors.New("web not ready within 60s")
 		}
 	}
+}
+
+// createMinimal creates the minimal pattern's tables (loadtest.MinimalSchema)
+// in the database pgbench runs on.
+func createMinimal(ctx context.Context, direct string) error {
+	conn, err := pgx.Connect(ctx, direct)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, loadtest.MinimalSchema); err != nil {
+		return fmt.Errorf("the minimal pattern's tables: %w", err)
+	}
+	return nil
 }
 
 // spawn starts cmd, its output appended to logPath, to die with this
@@ -598,14 +673,17 @@ func (w *webProc) profile(ctx context.Context, path string, secs int) error {
 	return err
 }
 
+// stop ends the process and waits for it; stopping it again does nothing.
 func (w *webProc) stop() {
-	_ = w.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-w.done: //nolint:errcheck // stopped on purpose: how it exited says nothing
-	case <-time.After(20 * time.Second):
-		_ = w.cmd.Process.Kill()
-		<-w.done //nolint:errcheck // killed on purpose
-	}
+	w.stopped.Do(func() {
+		_ = w.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-w.done: //nolint:errcheck // stopped on purpose: how it exited says nothing
+		case <-time.After(20 * time.Second):
+			_ = w.cmd.Process.Kill()
+			<-w.done //nolint:errcheck // killed on purpose
+		}
+	})
 }
 
 // libpqEnv turns a localpg URL into pgbench's PG* variables.

@@ -12,6 +12,9 @@ import (
 // legs are the results the targets are judged on.
 type legs struct {
 	pgNew, appNew, appNewJobs, pgSeed, pgPoint, appReplay, floor loadtest.Result
+	// pgMin is the minimal pattern (pgbench/minimal.sql), issue 25's fixed
+	// yardstick; defNew and defReplay are the shop as shipped (RUN_JOBS=1).
+	pgMin, defNew, defReplay loadtest.Result
 	// sweeps are the -sweep rows that carry a p99 target, each with its
 	// baseline.
 	sweeps []loadtest.Row
@@ -44,7 +47,31 @@ func verdicts(l legs) ([]loadtest.Verdict, error) {
 	replays := ratio(l.appReplay, l.pgPoint)
 	cpu, floor := l.appReplay.CPUPerRequest(), l.floor.CPUPerRequest()
 
+	vsMin := ratio(l.appNew, l.pgMin)
+	defVsMin := ratio(l.defNew, l.pgMin)
+	defReplays := ratio(l.defReplay, l.pgPoint)
 	vs := []loadtest.Verdict{{
+		Target:   "new orders ≥ 0.5× the minimal pattern, RUN_JOBS=0",
+		Measured: fmt.Sprintf("%.2f× (%s web CPU per order)", vsMin, loadtest.FormatDuration(l.appNew.CPUPerRequest())),
+		Met:      vsMin >= 0.5,
+		Why: fmt.Sprintf("the minimal pattern is %d statements; the app's order is %d to PostgreSQL plus four HTTP exchanges in the web process "+
+			"(the order, the fake Stripe's create and confirm, and its webhook), which took %.2f of a core during the leg, and the load generator %.2f: "+
+			"on %d cores that CPU is PostgreSQL's. Next: make loadtest PROFILE=… and the largest item in the neworders profile",
+			minStatements(), app, cores(l.appNew.CPU, l.appNew.Elapsed), cores(l.appNew.ClientCPU, l.appNew.Elapsed), runtime.NumCPU()),
+	}, {
+		Target:   "new orders ≥ 0.35× the minimal pattern, as shipped (jobs in the web process)",
+		Measured: fmt.Sprintf("%.2f× (%s web CPU per order, its jobs included)", defVsMin, loadtest.FormatDuration(l.defNew.CPUPerRequest())),
+		Met:      defVsMin >= 0.35,
+		Why: fmt.Sprintf("as RUN_JOBS=0's, plus each order's two jobs in the same process (River's fetch and completion, the loyalty award, the mail's SMTP exchange and its record): "+
+			"%s web CPU per order against %s without them. Next: the neworders-defaults profile",
+			loadtest.FormatDuration(l.defNew.CPUPerRequest()), loadtest.FormatDuration(l.appNew.CPUPerRequest())),
+	}, {
+		Target:   "replays ≥ 0.6× pgbench point select, as shipped",
+		Measured: fmt.Sprintf("%.2f× (%s web CPU per replay)", defReplays, loadtest.FormatDuration(l.defReplay.CPUPerRequest())),
+		Met:      defReplays >= 0.6,
+		Why: fmt.Sprintf("a bare net/http server answering the same request ran at %.2f× here, with %s CPU per request: the floor of any Go server on this machine. "+
+			"Next: the replays-defaults profile", ratio(l.floor, l.pgPoint), loadtest.FormatDuration(floor)),
+	}, {
 		Target:   "new orders ≥ 0.6× pgbench of the app's statements",
 		Measured: fmt.Sprintf("%.2f× for the order path (%.2f× with its jobs done during the leg by web worker)", newOrders, withJobs),
 		Met:      newOrders >= 0.6,
@@ -94,6 +121,15 @@ func sweepWhy(name string) string {
 	}
 	return "batched deletes take CPU and WAL the claims need, for minutes, where dropping a day's partition takes about a second (the partition rows of -sweep-by). " +
 		"Next: docs/partition-notes.md — partitioning the key table costs every claim and needs a lock and a lookup to stay exactly-once, so it waits for a backlog that matters"
+}
+
+// minStatements is how many statements the minimal pattern sends.
+func minStatements() int {
+	n, err := loadtest.Statements("minimal.sql")
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // cores is how many cores cpu time over elapsed wall time kept busy.

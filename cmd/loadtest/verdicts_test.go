@@ -18,6 +18,7 @@ func TestVerdicts(t *testing.T) {
 		pgNew: leg(1000, 0), appNew: leg(610, time.Millisecond), appNewJobs: leg(350, 3*time.Millisecond),
 		pgSeed: leg(1200, 0), pgPoint: leg(30000, 0),
 		appReplay: leg(15000, 64*time.Microsecond), floor: leg(24000, 34*time.Microsecond),
+		pgMin: leg(2400, 0), defNew: leg(960, 2*time.Millisecond), defReplay: leg(18000, 70*time.Microsecond),
 		sweeps: []loadtest.Row{{Result: busy, Baseline: &quiet}},
 	})
 	if err != nil {
@@ -27,6 +28,9 @@ func TestVerdicts(t *testing.T) {
 		met  bool
 		says []string
 	}{
+		{false, []string{"0.25×", "1.00 ms web CPU per order", "the minimal pattern is 3 statements", "to PostgreSQL plus four HTTP exchanges"}},
+		{true, []string{"0.40×", "2.00 ms web CPU per order, its jobs included", "against 1.00 ms without them"}},
+		{true, []string{"0.60×", "70 µs web CPU per replay", "ran at 0.80× here, with 34 µs"}},
 		{true, []string{"0.61×", "0.35×", "took 0.61 of a core"}},
 		{false, []string{"0.51×", "18 statements to the app's 16", "at most 1.12×", "1.20×"}},
 		{true, []string{"0.50×"}},

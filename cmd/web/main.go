@@ -206,7 +206,8 @@ func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*pg
 		log.Info("local PostgreSQL ready", "dir", dir)
 		url = srv.URL("postgres")
 	}
-	pool, err := database.OpenWith(ctx, url, database.PoolOptions{MaxConns: int32(cfg.DBMaxConns), QueryMode: cfg.DBQueryMode})
+	pool, err := database.OpenWith(ctx, url, database.PoolOptions{MaxConns: int32(cfg.DBMaxConns), QueryMode: cfg.DBQueryMode,
+		RequireSync: cfg.RequireSyncReplica})
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/database"
 	"exactlyonce/internal/pgtest"
 	"exactlyonce/internal/readiness"
 )
@@ -101,17 +102,35 @@ func TestReadinessReportsDurability(t *testing.T) {
 	})
 	t.Run("REQUIRE_SYNC_REPLICA on a single server", func(t *testing.T) {
 		t.Parallel()
-		h := durableHarness(t, func(c *app.Config) { c.RequireSyncReplica = true })
+		pool, err := database.OpenWith(t.Context(), pgtest.NewDatabaseSetting(t, "synchronous_commit", "on"),
+			database.PoolOptions{RequireSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+		h := apptest.NewOnPool(t, pool, func(c *app.Config) { c.RequireSyncReplica = true })
 		_, checks := readyz(t, h, http.StatusOK)
 		if c := checks["durability"]; c.Status != readiness.Fail || !strings.Contains(c.Detail, "single server") {
 			t.Errorf("got %+v, want a failing check that says single server", c)
 		}
-		err := app.CheckDurability(t.Context(), h.DB, true, slog.New(slog.DiscardHandler))
-		if err == nil || !strings.Contains(err.Error(), "REQUIRE_SYNC_REPLICA") {
-			t.Errorf("start-up check: got %v, want a refusal naming REQUIRE_SYNC_REPLICA", err)
+		if err := app.CheckDurability(t.Context(), h.DB, true, slog.New(slog.DiscardHandler)); err != nil {
+			t.Errorf("start-up check: got %v, want nil (the shop starts; its writes are refused)", err)
 		}
 		if n := h.Metric(t, "exactlyonce_db_synchronous_standby"); n != 0 {
 			t.Errorf("exactlyonce_db_synchronous_standby = %v, want 0", n)
+		}
+		// No synchronous standby: the database refuses to write the key,
+		// and the shop answers as for an outage, storing nothing.
+		c := h.NewCustomer(t)
+		r := h.PlaceOrder(t, c, "needs-a-standby", `{"items": [{"sku": "mug-espresso", "quantity": 1}]}`)
+		if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
+			t.Errorf("order without a synchronous standby: got %d (Retry-After %q) %s, want 503 with Retry-After",
+				r.Status, r.Header.Get("Retry-After"), r.Body)
+		}
+		h.WantStats(t, 0, 0)
+		var keys int
+		if err := h.DB.Pool.QueryRow(t.Context(), `SELECT count(*) FROM idem_keys`).Scan(&keys); err != nil || keys != 0 {
+			t.Errorf("got %d keys (%v), want none written", keys, err)
 		}
 	})
 }

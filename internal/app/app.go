@@ -118,8 +118,9 @@ type Config struct {
 	// (`web worker`). Tests that work jobs start Jobs themselves.
 	RunJobs bool
 	// RequireSyncReplica makes /readyz's durability check fail without a
-	// synchronous standby (REQUIRE_SYNC_REPLICA; CheckDurability refuses
-	// to start then).
+	// synchronous standby (REQUIRE_SYNC_REPLICA). The writes themselves are
+	// refused by the database, on the pool's connections
+	// (database.PoolOptions.RequireSync).
 	RequireSyncReplica bool
 	// Jobs configures the consumers.
 	Jobs JobsConfig

@@ -111,9 +111,12 @@ func durabilityFault(r database.Replication, requireSync bool) error {
 }
 
 // CheckDurability is the start-up's look at the database: it logs where
-// the server stands, warns when a failover or a crash could lose a key the
-// shop acknowledged, and refuses to start when requireSync
-// (REQUIRE_SYNC_REPLICA) finds no synchronous standby.
+// the server stands, and warns when a failover or a crash could lose a key
+// the shop acknowledged. With requireSync (REQUIRE_SYNC_REPLICA) and no
+// synchronous standby, it says that writes are refused until one confirms
+// commits: the database refuses them (migration 00070), so the shop starts
+// and serves reads, pages and replays meanwhile, and takes orders again by
+// itself once the standby is back.
 func CheckDurability(ctx context.Context, d *database.DB, requireSync bool, log *slog.Logger) error {
 	r, err := d.ReplicationState(ctx)
 	if err != nil {
@@ -121,9 +124,10 @@ func CheckDurability(ctx context.Context, d *database.DB, requireSync bool, log 
 	}
 	switch {
 	case requireSync && !r.Synchronous():
-		return fmt.Errorf("REQUIRE_SYNC_REPLICA is set and there is no synchronous standby: %s", r.Describe())
+		log.Error("REQUIRE_SYNC_REPLICA is set and no synchronous standby confirms commits: writes are refused (503) until one does",
+			"state", r.Describe())
 	case r.Risk() != "":
-		log.Warn("the database could lose a key the shop acknowledged; REQUIRE_SYNC_REPLICA=1 refuses to start so",
+		log.Warn("the database could lose a key the shop acknowledged; REQUIRE_SYNC_REPLICA=1 refuses such writes",
 			"why", r.Risk())
 	default:
 		log.Info("database durability", "state", r.Describe())

@@ -227,6 +227,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for _, ex := range logged.errors500 {
 		rep.violate(violServerErrorLog, ex)
 	}
+	if cl.ha != nil {
+		cl.writeMonitorEvents(ctx, began, logf)
+	}
 	rep.Seconds = time.Since(began).Seconds()
 	if rep.Passed() && !keep {
 		cl.removeDir = true

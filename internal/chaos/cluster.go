@@ -172,6 +172,13 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		// health checks and the provider's webhooks name in their Host
 		// header.
 		shopEnv = append(shopEnv, "ALLOWED_HOSTS="+front)
+		if !cfg.Async {
+			// The configuration a synchronous standby is run with: no key
+			// is written while the primary commits alone
+			// (pg_auto_failover's wait_primary), which its own switchover
+			// can do for a moment (docs/ha.md).
+			shopEnv = append(shopEnv, "REQUIRE_SYNC_REPLICA=1")
+		}
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, cfg.Instances)

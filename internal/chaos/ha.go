@@ -3,7 +3,9 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"exactlyonce/internal/hapg"
@@ -204,4 +206,22 @@ func (cl *cluster) healFormation(ctx context.Context) error {
 	stable, cancel := context.WithTimeout(ctx, haStable)
 	defer cancel()
 	return cl.ha.WaitStable(stable)
+}
+
+// writeMonitorEvents keeps the monitor's events of the run in the run's
+// folder (monitor-events.txt), beside the processes' logs: what the
+// formation went through, and why, to read when a run failed.
+func (cl *cluster) writeMonitorEvents(ctx context.Context, since time.Time, logf func(string, ...any)) {
+	events, err := cl.ha.Events(ctx, since)
+	if err != nil {
+		logf("no monitor events: %v", err)
+		return
+	}
+	var b strings.Builder
+	for _, e := range events {
+		b.WriteString(e.String() + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(cl.dir, "monitor-events.txt"), []byte(b.String()), 0o644); err != nil {
+		logf("no monitor events: %v", err)
+	}
 }

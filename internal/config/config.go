@@ -140,10 +140,11 @@ type Config struct {
 	// in the web process (RUN_JOBS, default on); turn it off when `web
 	// worker` processes do the work.
 	RunJobs bool
-	// RequireSyncReplica refuses to start, and fails /readyz's durability
-	// check, when no synchronous standby confirms the database's commits
-	// (REQUIRE_SYNC_REPLICA, default off: a single server is fine for
-	// development, and the shop only warns when standbys are asynchronous).
+	// RequireSyncReplica refuses every write of a key, and fails /readyz's
+	// durability check, while no synchronous standby confirms the
+	// database's commits (REQUIRE_SYNC_REPLICA, default off: a single
+	// server is fine for development, and the shop only warns when
+	// standbys are asynchronous).
 	RequireSyncReplica bool
 	// SMTPAddr is the SMTP server confirmation mail goes to (SMTP_ADDR,
 	// default 127.0.0.1:1025, a local mail catcher's port).

@@ -1,21 +1,6 @@
 package hapg
 
-import (
-	"fmt"
-	"os"
-	"os/exec"
-	"sync"
-	"syscall"
-)
-
-// watchdogs holds the write ends of the watchdogs' pipes. They are never
-// closed: the kernel closes them when this process exits, and the end of
-// file that follows is the watchdogs' signal. Holding them here also keeps
-// the garbage collector from closing them earlier.
-var watchdogs struct {
-	sync.Mutex
-	pipes []*os.File
-}
+import "exactlyonce/internal/localpg"
 
 // watchdogScript waits for the end of its input, then stops whatever runs
 // in formation folder $1 at that moment: each keeper and each postmaster
@@ -46,29 +31,7 @@ rm -rf "$1"
 `
 
 // watch starts a process that stops the formation in dir and deletes it
-// once this process has exited. It is a separate process because a
-// panicking test, os.Exit or SIGKILL skip every deferred call in this one.
+// once this process has exited (localpg.AtExit).
 func watch(dir string) error {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("watchdog: %w", err)
-	}
-	defer r.Close()
-	cmd := exec.Command("/bin/sh", "-c", watchdogScript, "hapg-watchdog", dir)
-	cmd.Stdin = r
-	cmd.Dir = "/"
-	// A process group of its own, because Ctrl-C at a terminal signals the
-	// whole foreground group and the watchdog must outlive what it watches.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		w.Close()
-		return fmt.Errorf("watchdog: %w", err)
-	}
-	// It outlives us; init reaps it.
-	cmd.Process.Release()
-
-	watchdogs.Lock()
-	defer watchdogs.Unlock()
-	watchdogs.pipes = append(watchdogs.pipes, w)
-	return nil
+	return localpg.AtExit("hapg-watchdog", watchdogScript, dir)
 }

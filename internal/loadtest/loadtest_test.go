@@ -100,7 +100,8 @@ func TestTinyRun(t *testing.T) {
 	for _, leg := range []struct {
 		name string
 		do   func(context.Context, int) error
-	}{{"new orders", shop.NewOrder}, {"replays", shop.Replay}, {"checkout page", shop.CheckoutPage}} {
+	}{{"new orders", shop.NewOrder}, {"replays", shop.Replay}, {"checkout page", shop.CheckoutPage},
+		{"browser orders", shop.BrowserOrder}} {
 		r := loadtest.Run(ctx, leg.name, opts, leg.do)
 		if r.N != 6 || r.Errors != 0 {
 			t.Errorf("%s: %d ok and %d errors (first: %v), want 6 and 0", leg.name, r.N, r.Errors, r.FirstErr)
@@ -109,21 +110,25 @@ func TestTinyRun(t *testing.T) {
 			t.Errorf("%s: p50 %s, p99 %s", leg.name, r.P50, r.P99)
 		}
 	}
-	// Setup placed one order per worker, the new-order leg six; replays
-	// and pages charge nothing.
-	h.WantStats(t, 8, 8)
+	// Setup placed one order per worker, the new-order leg six and the
+	// browser-order leg six; replays and pages charge nothing.
+	h.WantStats(t, 14, 14)
 
 	if _, err := exec.LookPath("pgbench"); err != nil {
 		t.Skip("pgbench is not installed")
 	}
 	pgb := loadtest.Pgbench{Env: libpqEnv(t, h.DB.Pool.Config().ConnString()), Mode: "prepared", Dir: t.TempDir()}
+	if _, err := h.DB.Pool.Exec(ctx, loadtest.MinimalSchema); err != nil {
+		t.Fatal(err)
+	}
 	cust, token, key := shop.Customer(0)
 	sum := sha256.Sum256([]byte(token))
 	defs := map[string]string{"cust": cust, "tokenhash": hex.EncodeToString(sum[:])}
 	for _, s := range []struct {
 		script string
 		defs   map[string]string
-	}{{"neworder.sql", defs}, {"seed.sql", defs}, {"claim.sql", defs}, {"pointselect.sql", map[string]string{"cust": cust, "key": key}}} {
+	}{{"neworder.sql", defs}, {"seed.sql", defs}, {"claim.sql", defs}, {"pointselect.sql", map[string]string{"cust": cust, "key": key}},
+		{"minimal.sql", defs}} {
 		r, err := pgb.Run(ctx, s.script, s.script, loadtest.Options{Clients: 2, Duration: time.Second, Max: 4}, s.defs)
 		if err != nil {
 			t.Fatal(err)
@@ -165,6 +170,17 @@ func TestTinyRun(t *testing.T) {
 	}
 	if intents != 8 || answers != 16 || stored != 4 {
 		t.Errorf("pgbench scripts left %d succeeded intents, %d stored answers, %d intents in key rows, want 8, 16 and 4", intents, answers, stored)
+	}
+	// minimal.sql: per transaction a finished key, a charge and an order,
+	// the order written by the fenced finish.
+	var minKeys, minCharges, minOrders int
+	if err := h.DB.Pool.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM minimal_keys WHERE status = 'finished' AND response_status = 201),
+			(SELECT count(*) FROM minimal_charges), (SELECT count(*) FROM minimal_orders)`).Scan(&minKeys, &minCharges, &minOrders); err != nil {
+		t.Fatal(err)
+	}
+	if minKeys != 4 || minCharges != 4 || minOrders != 4 {
+		t.Errorf("minimal.sql left %d finished keys, %d charges, %d orders, want 4 of each", minKeys, minCharges, minOrders)
 	}
 }
 

@@ -28,6 +28,15 @@ type Shop struct {
 	customers []string
 	replayKey []string
 	shoppers  []*http.Client
+	buyers    []buyer
+}
+
+// buyer is a browser without JavaScript that buys through the pages: the
+// catalog's add-to-cart form (its values kept from the first visit), the
+// checkout page, its pay form, the receipt.
+type buyer struct {
+	client *http.Client
+	add    url.Values
 }
 
 // Customer is an API customer made for a run.
@@ -87,11 +96,16 @@ func (s *Shop) Setup(ctx context.Context, workers int) error {
 			return fmt.Errorf("first order of the replay key: %w", err)
 		}
 		s.replayKey = append(s.replayKey, key)
-		shopper, err := s.newShopper(ctx)
+		shopper, _, err := s.newShopper(ctx)
 		if err != nil {
 			return err
 		}
 		s.shoppers = append(s.shoppers, shopper)
+		client, add, err := s.newShopper(ctx)
+		if err != nil {
+			return err
+		}
+		s.buyers = append(s.buyers, buyer{client: client, add: add})
 	}
 	return nil
 }
@@ -173,43 +187,110 @@ func (s *Shop) CheckoutPage(ctx context.Context, w int) error {
 	return nil
 }
 
-// newShopper is a browser without JavaScript that put the product in its
-// cart through the catalog's add-to-cart form.
-func (s *Shop) newShopper(ctx context.Context) (*http.Client, error) {
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Transport: s.client.Transport, Timeout: s.client.Timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/", nil)
+// BrowserOrder is one purchase through the pages, as worker w's buyer: the
+// product into the cart (the catalog's form), the checkout page rendered
+// with its idempotency key, its pay form submitted with the test card, and
+// the redirect followed to the receipt.
+func (s *Shop) BrowserOrder(ctx context.Context, w int) error {
+	b := s.buyers[w]
+	if err := s.addToCart(ctx, b.client, b.add); err != nil {
+		return err
+	}
+	page, err := s.page(ctx, b.client, "/checkout")
+	if err != nil {
+		return err
+	}
+	form := page.Find(`form[data-testid=checkout-form]`).First()
+	if form.Length() == 0 {
+		return errors.New("GET /checkout: no checkout form")
+	}
+	values := formValues(form)
+	values.Set("card", "4242 4242 4242 4242")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/checkout", strings.NewReader(values.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, resp.Body) //nolint:errcheck // the redirect is the answer
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/orders/") {
+		return fmt.Errorf("POST /checkout: %s to %q, want 303 to a receipt", resp.Status, loc)
+	}
+	receipt, err := s.page(ctx, b.client, loc)
+	if err != nil {
+		return err
+	}
+	if receipt.Find(`[data-testid=receipt]`).Length() == 0 {
+		return fmt.Errorf("GET %s: no receipt", loc)
+	}
+	return nil
+}
+
+// page GETs path with c and parses it; 200 expected.
+func (s *Shop) page(ctx context.Context, c *http.Client, path string) (*goquery.Document, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+path, nil)
 	resp, err := c.Do(req)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, err
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", path, resp.Status)
 	}
-	form := doc.Find(`form[data-testid=add-to-cart]`).First()
-	if form.Length() == 0 {
-		return nil, errors.New("loadtest: the catalog page has no add-to-cart form")
-	}
+	return goquery.NewDocumentFromReader(resp.Body)
+}
+
+// formValues are the values a browser would send for form's named inputs
+// and buttons (the first of each name; the pay form names sku and quantity
+// once per line, and the catalog's forms hold one line).
+func formValues(form *goquery.Selection) url.Values {
 	values := url.Values{}
 	form.Find("input[name], button[name]").Each(func(_ int, in *goquery.Selection) {
 		name, _ := in.Attr("name")
 		value, _ := in.Attr("value")
-		values.Set(name, value)
+		values.Add(name, value)
 	})
-	req, _ = http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/cart", strings.NewReader(values.Encode()))
+	return values
+}
+
+// addToCart posts the catalog's add-to-cart form with c: 303 expected.
+func (s *Shop) addToCart(ctx context.Context, c *http.Client, values url.Values) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/cart", strings.NewReader(values.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err = c.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	io.Copy(io.Discard, resp.Body) //nolint:errcheck // the redirect is the answer
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusSeeOther {
-		return nil, fmt.Errorf("add to cart: %s", resp.Status)
+		return fmt.Errorf("add to cart: %s", resp.Status)
 	}
-	return c, nil
+	return nil
+}
+
+// newShopper is a browser without JavaScript that put the product in its
+// cart through the catalog's add-to-cart form; it returns the form's values
+// too, to add again.
+func (s *Shop) newShopper(ctx context.Context) (*http.Client, url.Values, error) {
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Transport: s.client.Transport, Timeout: s.client.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	doc, err := s.page(ctx, c, "/")
+	if err != nil {
+		return nil, nil, err
+	}
+	form := doc.Find(`form[data-testid=add-to-cart]`).First()
+	if form.Length() == 0 {
+		return nil, nil, errors.New("loadtest: the catalog page has no add-to-cart form")
+	}
+	values := formValues(form)
+	if err := s.addToCart(ctx, c, values); err != nil {
+		return nil, nil, err
+	}
+	return c, values, nil
 }
 
 func (s *Shop) getJSON(ctx context.Context, path string, v any) error {

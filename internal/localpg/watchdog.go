@@ -31,15 +31,25 @@ rm -rf "$1" "$1.log" "$1.sock"
 `
 
 // watch starts a process that stops the server on dataDir and deletes its
-// files once this process has exited. It is a separate process because a
-// panicking test, os.Exit or SIGKILL skip every deferred call in this one.
+// files once this process has exited.
 func watch(dataDir string) error {
+	return AtExit("localpg-watchdog", watchdogScript, dataDir)
+}
+
+// AtExit starts a process, named name, that runs the shell script script
+// with args once this process has exited, however it exits: the script
+// first reads its input to the end, which comes when the kernel closes
+// this process's end of the pipe. It is a separate process because a
+// panicking test, os.Exit or SIGKILL skip every deferred call in this one.
+// localpg's watchdog is one; internal/hapg's, for a whole formation,
+// another.
+func AtExit(name, script string, args ...string) error {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("watchdog: %w", err)
 	}
 	defer r.Close()
-	cmd := exec.Command("/bin/sh", "-c", watchdogScript, "localpg-watchdog", dataDir)
+	cmd := exec.Command("/bin/sh", append([]string{"-c", script, name}, args...)...)
 	cmd.Stdin = r
 	cmd.Dir = "/"
 	// A process group of its own, because Ctrl-C at a terminal signals the
