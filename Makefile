@@ -41,7 +41,7 @@ bin/testpg:
 	@go build -o bin/testpg ./cmd/testpg
 
 .PHONY: test
-test: deps verify vet bin/testpg ## everything CI checks: generated code, vet, all tests (-race), browser tests
+test: deps verify vet lint bin/testpg ## everything CI checks: generated code, vet, lint, all tests (-race), browser tests
 	$(TESTPG) $(MAKE) --no-print-directory test/legs
 
 # The legs of make test, one after the other, on make test's one server
@@ -202,6 +202,27 @@ vet: ## go vet and gofmt, of the shop, of the kit's module and of its examples' 
 	cd idem && go vet ./...
 	for d in examples/*/; do (cd $$d && go vet ./...) || exit 1; done
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
+
+# golangci-lint with .golangci.yml (its linters, and why each is on, are
+# there), pinned in a module of its own (tools/lint/go.mod) and built once
+# into bin/; then go.mod and go.sum as go mod tidy leaves them, and the
+# templ files as templ fmt leaves them (it formats them in place and fails,
+# as make verify regenerates and fails). Each module on its own: the shop,
+# the kit (idem/), each example; go mod tidy also on the tools modules.
+GOLANGCI_LINT := $(CURDIR)/bin/golangci-lint
+
+.PHONY: bin/golangci-lint
+bin/golangci-lint:
+	@go build -modfile=tools/lint/go.mod -o bin/golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+.PHONY: lint
+lint: bin/golangci-lint ## golangci-lint, go mod tidy -diff and templ fmt -fail, on the shop's, the kit's and the examples' modules
+	$(GOLANGCI_LINT) run ./...
+	cd idem && $(GOLANGCI_LINT) run ./...
+	for d in examples/*/; do (cd $$d && $(GOLANGCI_LINT) run ./...) || exit 1; done
+	for d in . tools tools/lint idem examples/*/; do (cd $$d && go mod tidy -diff) || { echo "go mod tidy: $$d needs it"; exit 1; }; done
+	$(TEMPL) fmt -fail -log-level warn views
+	for d in examples/*/; do if ls $$d*.templ >/dev/null 2>&1; then (cd $$d && GOWORK=off go tool templ fmt -fail -log-level warn .) || exit 1; fi; done
 
 .PHONY: deps
 deps: ## install the system packages the tests need, when missing (as root)

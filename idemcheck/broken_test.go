@@ -49,7 +49,7 @@ func newBrokenServer(tb testing.TB) *httptest.Server {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	json.NewEncoder(w).Encode(v) //nolint:errcheck // the client hung up: nothing to do
 }
 
 func (b *brokenServer) create(w http.ResponseWriter, r *http.Request) {

@@ -697,7 +697,7 @@ func LabResultPanel(r LabResult) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			switch {
+			switch true {
 			case r.Running:
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, "<p class=\"lab-verdict running\" data-testid=\"verdict\"><span class=\"lab-pulse\" aria-hidden=\"true\"></span>Running…</p>")
 				if templ_7745c5c3_Err != nil {
@@ -1282,7 +1282,7 @@ func labAttemptRow(a LabAttempt) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		switch {
+		switch true {
 		case a.Lock != "":
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 118, "<span class=\"lab-lock\" data-testid=\"lock\">")
 			if templ_7745c5c3_Err != nil {

@@ -27,7 +27,7 @@ func Answer(a OrderAnswer) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		switch {
+		switch true {
 		case a.Checkout != nil:
 			templ_7745c5c3_Err = Checkout(*a.Checkout).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {

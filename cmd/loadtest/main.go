@@ -300,7 +300,6 @@ func run(ctx context.Context, f flags) error {
 	if err != nil {
 		return err
 	}
-	load1 := loadavg()
 
 	label := func(r loadtest.Result, size string) loadtest.Result {
 		if len(sizes) > 1 {
@@ -445,7 +444,7 @@ func run(ctx context.Context, f flags) error {
 			}
 		}
 	}
-	load1 = loadavg()
+	load1 := loadavg()
 	via := "directly (pgx cache_statement, pgbench -M prepared)"
 	if f.bouncer {
 		via = "through PgBouncer 1.18, transaction pooling (pgx cache_describe, pgbench -M extended)"
@@ -679,10 +678,10 @@ func (w *webProc) stop() {
 	w.stopped.Do(func() {
 		_ = w.cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-w.done:
+		case <-w.done: //nolint:errcheck // stopped on purpose: how it exited says nothing
 		case <-time.After(20 * time.Second):
 			_ = w.cmd.Process.Kill()
-			<-w.done
+			<-w.done //nolint:errcheck // killed on purpose
 		}
 	})
 }

@@ -213,7 +213,7 @@ func (a *app) lockTransfers() (release func()) {
 	if _, err := tx.Exec(context.Background(), `LOCK TABLE transfers IN SHARE MODE`); err != nil {
 		a.t.Fatal(err)
 	}
-	return func() { tx.Rollback(context.Background()) } //nolint:errcheck
+	return func() { tx.Rollback(context.Background()) } //nolint:errcheck // releasing the lock is all it is for
 }
 
 // waitForBlockedInsert waits until a session waits for the lock.

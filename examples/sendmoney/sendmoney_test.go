@@ -183,7 +183,7 @@ func (a *app) lockTransfers() tableLock {
 	if _, err := tx.Exec(context.Background(), `LOCK TABLE transfers IN SHARE MODE`); err != nil {
 		a.t.Fatal(err)
 	}
-	return tableLock{release: func() { tx.Rollback(context.Background()) }} //nolint:errcheck
+	return tableLock{release: func() { tx.Rollback(context.Background()) }} //nolint:errcheck // releasing the lock is all it is for
 }
 
 // waitForBlockedInsert waits until a session waits for the lock.

@@ -92,7 +92,7 @@ func ExampleForm() {
 			return
 		}
 		fmt.Fprint(w, `<form method="post" action="/send">`)
-		idemhttp.HiddenFields(key).Render(r.Context(), w) //nolint:errcheck
+		idemhttp.HiddenFields(key).Render(r.Context(), w) //nolint:errcheck // its only error is a failed write: the client hung up
 		fmt.Fprint(w, `<input name="amount"><button>Send</button></form>`)
 	})
 	mux.HandleFunc("POST /send", func(w http.ResponseWriter, r *http.Request) {

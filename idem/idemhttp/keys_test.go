@@ -113,7 +113,7 @@ func TestMiddlewareDoesNotSendAnAnswerItCouldNotStore(t *testing.T) {
 			t.Errorf("the retry's takeover: %v", err)
 		}
 		w.WriteHeader(http.StatusCreated)
-		w.Write([]byte(`{"id":1}`)) //nolint:errcheck
+		w.Write([]byte(`{"id":1}`))
 	})))
 	req := httptest.NewRequest(http.MethodPost, "/slow", strings.NewReader(`{}`))
 	req.Header.Set("Idempotency-Key", "k")

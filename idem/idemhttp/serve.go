@@ -81,7 +81,7 @@ func writeResponse(w http.ResponseWriter, resp idem.Response) {
 		w.Header().Set(k, v)
 	}
 	w.WriteHeader(resp.Status)
-	w.Write(resp.Body) //nolint:errcheck // the client went away: nothing to do
+	w.Write(resp.Body) // the client went away: nothing to do
 }
 
 // recorder holds a handler's answer back until it is stored, so that a
@@ -125,5 +125,5 @@ func (r *recorder) flush(w http.ResponseWriter) {
 		h[k] = v
 	}
 	w.WriteHeader(r.status)
-	w.Write(r.body.Bytes()) //nolint:errcheck // the client went away: nothing to do
+	w.Write(r.body.Bytes()) // the client went away: nothing to do
 }

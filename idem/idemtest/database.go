@@ -32,7 +32,7 @@ const errNoServer = `idemtest: TEST_DATABASE_URL is not set, and no PostgreSQL s
 The tests need a PostgreSQL server, 15 or later, on which they may create databases:
 install one (apt-get install postgresql-15, brew install postgresql@15), point PG_BIN
 at the folder holding its initdb and postgres, or set TEST_DATABASE_URL to a
-superuser postgres:// URL of a server of your own.`
+superuser postgres:// URL of a server of your own`
 
 // Main runs a test package whose tests call NewDatabase or NewPool, from its
 // TestMain:

@@ -55,7 +55,7 @@ func TestServerOfItsOwn(t *testing.T) {
 		NewPool(t) // the server serves
 		fmt.Println(local.srv.dir, strings.SplitN(string(pid), "\n", 2)[0])
 		if how == "kill" {
-			syscall.Kill(os.Getpid(), syscall.SIGKILL) //nolint:errcheck
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
 		}
 		return

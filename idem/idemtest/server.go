@@ -150,11 +150,11 @@ func (s *server) ready(ctx context.Context) error {
 // stop shuts the server down (a fast shutdown, which disconnects the
 // sessions tests left open) and deletes its folder.
 func (s *server) stop() {
-	s.cmd.Process.Signal(syscall.SIGINT) //nolint:errcheck // it may have exited already
+	s.cmd.Process.Signal(syscall.SIGINT) // it may have exited already
 	select {
 	case <-s.exited:
 	case <-time.After(30 * time.Second):
-		s.cmd.Process.Kill() //nolint:errcheck
+		s.cmd.Process.Kill()
 		<-s.exited
 	}
 	os.RemoveAll(s.dir)
@@ -269,7 +269,7 @@ func watch(dir string) error {
 		w.Close()
 		return fmt.Errorf("idemtest: watchdog: %w", err)
 	}
-	cmd.Process.Release() //nolint:errcheck // it outlives us; init reaps it
+	cmd.Process.Release() // it outlives us; init reaps it
 	watchdogs.Lock()
 	defer watchdogs.Unlock()
 	watchdogs.pipes = append(watchdogs.pipes, w)

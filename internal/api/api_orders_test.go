@@ -196,5 +196,5 @@ func TestProductsAndCustomers(t *testing.T) {
 	if r := h.Do(t, http.MethodPost, "/api/customers", ""); r.Status != http.StatusCreated {
 		t.Errorf("customer without body: got %d %s, want 201", r.Status, r.Body)
 	}
-	apptest.WantProblem(t, h.Do(t, http.MethodPost, "/api/customers", `{"nmae":"typo"}`), problem.InvalidRequest)
+	apptest.WantProblem(t, h.Do(t, http.MethodPost, "/api/customers", `{"nmae":"typo"}`), problem.InvalidRequest) //nolint:misspell // the typo is the test: an unknown field
 }

@@ -154,5 +154,5 @@ func (a *App) renderAdmin(w http.ResponseWriter, r *http.Request, page templ.Com
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", adminCSP)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Write(buf.Bytes()) //nolint:errcheck // the operator's browser hung up
+	w.Write(buf.Bytes()) // the operator's browser hung up
 }

@@ -41,7 +41,7 @@ func TestRequireSyncRefusesKeysWhileThePrimaryCommitsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.Stop(context.Background()) }) //nolint:errcheck // the watchdog stops it too
+	t.Cleanup(func() { f.Stop(context.Background()) }) // the watchdog stops it too
 	pool, err := database.OpenWith(ctx, f.URL("postgres"), database.PoolOptions{RequireSync: true})
 	if err != nil {
 		t.Fatal(err)

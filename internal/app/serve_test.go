@@ -74,7 +74,9 @@ func serve(t *testing.T, pool *pgxpool.Pool, grace time.Duration, hold chan stru
 	go func() { s.served <- a.Serve(ctx, ln, grace) }()
 	t.Cleanup(func() {
 		stop()
-		<-s.served
+		if err := <-s.served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
 	})
 	return s
 }
@@ -117,7 +119,8 @@ func TestShutdownLetsRequestInFlightFinish(t *testing.T) {
 	if r := <-replied; r.Status != http.StatusCreated {
 		t.Errorf("in-flight order: got %d %s, want 201", r.Status, r.Body)
 	}
-	if _, err := http.Get(s.URL + "/healthz"); err == nil {
+	if resp, err := http.Get(s.URL + "/healthz"); err == nil {
+		resp.Body.Close()
 		t.Error("the server still accepts connections after shutdown")
 	}
 	s.WantStats(t, 1, 1)

@@ -48,7 +48,7 @@ func TestUnfinishedBodyIsCutOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(ln)
+	go srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at the cleanup
 	t.Cleanup(func() { srv.Close() })
 
 	conn, err := net.Dial("tcp", ln.Addr().String())
@@ -89,7 +89,7 @@ func TestSlowBodyIs408(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go srv.Serve(ln)
+	go srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at the cleanup
 	t.Cleanup(func() { srv.Close() })
 	for _, path := range []string{"/api/customers", "/api/orders"} {
 		conn, err := net.Dial("tcp", ln.Addr().String())
@@ -108,6 +108,7 @@ func TestSlowBodyIs408(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: read the answer: %v", path, err)
 		}
+		resp.Body.Close()
 		if path == "/api/customers" && resp.StatusCode != http.StatusRequestTimeout {
 			t.Errorf("%s: got %d, want 408", path, resp.StatusCode)
 		}

@@ -265,7 +265,7 @@ func (cl *cluster) setBehaviour(ctx context.Context, body string) (int, error) {
 		return 0, err
 	}
 	defer resp.Body.Close()
-	io.Copy(io.Discard, resp.Body) //nolint:errcheck
+	io.Copy(io.Discard, resp.Body) //nolint:errcheck // drained for the status only
 	return resp.StatusCode, nil
 }
 
@@ -327,7 +327,7 @@ func (cl *cluster) heal(ctx context.Context) error {
 	}
 	for _, p := range cl.shops {
 		if p.running() {
-			p.resume() //nolint:errcheck
+			p.resume() //nolint:errcheck // it was running a moment ago: the only error is that it exited since
 			continue
 		}
 		if err := p.start(ctx); err != nil {
@@ -432,11 +432,11 @@ func (cl *cluster) stop() {
 	}
 	for _, pg := range []*localpg.Server{cl.pg, cl.providerPG} {
 		if pg != nil {
-			pg.Stop(context.Background()) //nolint:errcheck // the watchdog stops it too
+			pg.Stop(context.Background()) // the watchdog stops it too
 		}
 	}
 	if cl.ha != nil {
-		cl.ha.Stop(context.Background()) //nolint:errcheck // the watchdog stops it too
+		cl.ha.Stop(context.Background()) // the watchdog stops it too
 	}
 	if cl.smtp != nil {
 		cl.smtp.Close()

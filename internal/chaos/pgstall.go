@@ -64,7 +64,7 @@ func (cl *cluster) stallPostgres(ctx context.Context, hold time.Duration, stoppe
 	// not leave a server half-frozen for the rest of the run.
 	defer func() {
 		for i := len(pids) - 1; i >= 0; i-- {
-			syscall.Kill(pids[i], syscall.SIGCONT) //nolint:errcheck // gone already: nothing to resume
+			syscall.Kill(pids[i], syscall.SIGCONT) // gone already: nothing to resume
 		}
 	}()
 	// The postmaster first, and only once it is seen stopped the children:

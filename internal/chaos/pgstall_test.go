@@ -43,10 +43,10 @@ func TestChildrenOfAndWaitStopped(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		for _, pid := range childrenOf(cmd.Process.Pid) {
-			syscall.Kill(pid, syscall.SIGKILL) //nolint:errcheck // the sleeps started here
+			syscall.Kill(pid, syscall.SIGKILL) // the sleeps started here
 		}
-		cmd.Process.Kill() //nolint:errcheck
-		cmd.Wait()         //nolint:errcheck
+		cmd.Process.Kill()
+		cmd.Wait() //nolint:errcheck // killed: its status says only that
 	})
 	var kids []int
 	for deadline := time.Now().Add(5 * time.Second); len(kids) < 2 && time.Now().Before(deadline); {
@@ -65,7 +65,7 @@ func TestChildrenOfAndWaitStopped(t *testing.T) {
 	if err := waitStopped(kids[0], 2*time.Second); err != nil {
 		t.Error(err)
 	}
-	syscall.Kill(kids[0], syscall.SIGCONT) //nolint:errcheck
+	syscall.Kill(kids[0], syscall.SIGCONT)
 }
 
 // TestPostmasterPidRefusesOthers: a pid file naming a process that is not

@@ -117,7 +117,7 @@ func (p *process) kill() {
 	if cmd == nil {
 		return
 	}
-	cmd.Process.Kill() //nolint:errcheck // it may have gone already
+	cmd.Process.Kill() // it may have gone already
 	<-exited
 }
 
@@ -144,8 +144,8 @@ func (p *process) terminate(grace time.Duration) {
 	if cmd == nil {
 		return
 	}
-	cmd.Process.Signal(syscall.SIGCONT) //nolint:errcheck
-	cmd.Process.Signal(syscall.SIGTERM) //nolint:errcheck
+	cmd.Process.Signal(syscall.SIGCONT)
+	cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-exited:
 	case <-time.After(grace):

@@ -32,7 +32,7 @@ func startProxy(t *testing.T) (*smtpProxy, *mailcatcher.Server) {
 // readLine reads one reply line within d, or says it timed out.
 func readLine(t *testing.T, conn net.Conn, r *bufio.Reader, d time.Duration) (string, bool) {
 	t.Helper()
-	conn.SetReadDeadline(time.Now().Add(d)) //nolint:errcheck
+	conn.SetReadDeadline(time.Now().Add(d))
 	line, err := r.ReadString('\n')
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return "", false
@@ -115,7 +115,9 @@ func TestSMTPProxyStallsConversationsInProgress(t *testing.T) {
 		t.Fatal("no greeting before the stall")
 	}
 	p.stall(true)
-	conn.Write([]byte("HELO chaos\r\n")) //nolint:errcheck
+	if _, err := conn.Write([]byte("HELO chaos\r\n")); err != nil {
+		t.Fatal(err)
+	}
 	if line, ok := readLine(t, conn, r, 300*time.Millisecond); ok {
 		t.Fatalf("got %q during the stall, want no reply", line)
 	}
@@ -124,7 +126,10 @@ func TestSMTPProxyStallsConversationsInProgress(t *testing.T) {
 	closed := make(chan error, 1)
 	go func() { closed <- p.Close() }()
 	select {
-	case <-closed:
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not return while stalled with a connection given up")
 	}

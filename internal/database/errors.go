@@ -59,7 +59,7 @@ func (t translating) Exec(ctx context.Context, sql string, args ...any) (pgconn.
 }
 
 func (t translating) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	rows, err := t.DBTX.Query(ctx, sql, args...)
+	rows, err := t.DBTX.Query(ctx, sql, args...) //nolint:rowserrcheck // handed on: the caller reads them and their Err, translated
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -40,11 +40,11 @@ func TestTranslate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := translate(tc.err)
 			// ErrNotFound replaces pgx.ErrNoRows, which says nothing more.
-			if tc.want != ErrNotFound && !errors.Is(got, tc.err) {
+			if !errors.Is(tc.want, ErrNotFound) && !errors.Is(got, tc.err) {
 				t.Errorf("translate(%v) dropped the original error from the chain", tc.err)
 			}
 			for _, e := range []error{ErrNotFound, ErrConflict, ErrSerialization, ErrUnavailable} {
-				if is, want := errors.Is(got, e), e == tc.want; is != want {
+				if is, want := errors.Is(got, e), errors.Is(tc.want, e); is != want {
 					t.Errorf("errors.Is(translate(%T), %v): got %v, want %v", tc.err, e, is, want)
 				}
 			}

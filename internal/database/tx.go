@@ -83,7 +83,7 @@ func (d *DB) inPgxTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		return fmt.Errorf("begin: %w", translate(err))
 	}
 	// Rollback after Commit is a no-op, so this covers every early return.
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // the error that ended fn is the one returned
 
 	if err := fn(tx); err != nil {
 		return err

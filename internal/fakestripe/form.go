@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,25 +90,11 @@ func (p params) hash(prefix string) map[string]string {
 	return out
 }
 
-// list returns an array parameter, sent as name[0]=… or name[]=….
-func (p params) list(name string) []string {
-	var out []string
-	for k, v := range p.form {
-		if k == name+"[]" || arrayIndex.MatchString(strings.TrimPrefix(k, name)) && strings.HasPrefix(k, name+"[") {
-			out = append(out, v...)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-var arrayIndex = regexp.MustCompile(`^\[\d+\]$`)
-
 // requestHash fingerprints a request for the idempotency check: the same
 // key with another method, path or parameter is refused.
 func requestHash(r *http.Request, form url.Values) []byte {
 	h := sha256.New()
-	io.WriteString(h, r.Method+" "+r.URL.Path+"\n")
-	io.WriteString(h, form.Encode()) // Encode sorts by name
+	h.Write([]byte(r.Method + " " + r.URL.Path + "\n"))
+	h.Write([]byte(form.Encode())) // Encode sorts by name
 	return h.Sum(nil)
 }

@@ -84,7 +84,7 @@ func (n *Node) startKeeper(args ...string) error {
 	}
 	k := &keeper{pid: cmd.Process.Pid, done: make(chan struct{})}
 	go func() {
-		cmd.Wait()
+		cmd.Wait() //nolint:errcheck // how it ended is in n's log
 		close(k.done)
 	}()
 	n.mu.Lock()

@@ -177,7 +177,7 @@ func (f *Formation) abandon() {
 	defer cancel()
 	for _, n := range append(f.Nodes(), f.monitor) {
 		if err := n.stop(ctx); err != nil {
-			n.kill()
+			n.kill() //nolint:errcheck // best effort: the caller returns the creation's error; the watchdog stops what is left at exit
 		}
 	}
 	entries, _ := os.ReadDir(f.dir)

@@ -12,7 +12,9 @@ import (
 func TestStartReusesAFormation(t *testing.T) {
 	ctx := t.Context()
 	f := startFormation(t, Options{Sync: false, Fast: true})
-	mustPool(t, f.URL("postgres")).Exec(ctx, "CREATE TABLE kept ()")
+	if _, err := mustPool(t, f.URL("postgres")).Exec(ctx, "CREATE TABLE kept ()"); err != nil {
+		t.Fatal(err)
+	}
 	if err := f.Monitor().StopNode(ctx); err != nil {
 		t.Fatal(err)
 	}

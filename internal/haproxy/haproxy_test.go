@@ -35,7 +35,7 @@ func newInstance(t *testing.T, name string) *instance {
 				w.WriteHeader(http.StatusServiceUnavailable)
 			}
 		case "/order":
-			io.Copy(io.Discard, r.Body) //nolint:errcheck
+			io.Copy(io.Discard, r.Body) //nolint:errcheck // drained: the body does not matter
 			in.orders.Add(1)
 			if in.drop.Load() {
 				conn, _, err := w.(http.Hijacker).Hijack()
@@ -44,7 +44,7 @@ func newInstance(t *testing.T, name string) *instance {
 				}
 				return
 			}
-			io.WriteString(w, in.name) //nolint:errcheck
+			io.WriteString(w, in.name) //nolint:errcheck // the client hung up: nothing to do
 		}
 	}))
 	t.Cleanup(in.srv.Close)

@@ -83,11 +83,11 @@ func (p *Proxy) Addr() string { return p.cfg.Listen }
 // Stop ends HAProxy (SIGUSR1 is its graceful stop; SIGKILL after a second)
 // and waits until it has gone.
 func (p *Proxy) Stop() {
-	p.cmd.Process.Signal(syscall.SIGUSR1) //nolint:errcheck // gone already is fine
+	p.cmd.Process.Signal(syscall.SIGUSR1) // gone already is fine
 	select {
 	case <-p.exited:
 	case <-time.After(time.Second):
-		p.cmd.Process.Kill() //nolint:errcheck
+		p.cmd.Process.Kill()
 		<-p.exited
 	}
 }

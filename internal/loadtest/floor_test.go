@@ -42,7 +42,7 @@ func TestFloorAnswersAsAReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	io.Copy(io.Discard, resp.Body)
+	io.Copy(io.Discard, resp.Body) //nolint:errcheck // drained for the status only
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("without a key: got %d, want 400", resp.StatusCode)

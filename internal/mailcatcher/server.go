@@ -112,12 +112,12 @@ func (s *Server) accept() {
 // port, whose body could otherwise be read as SMTP commands and plant a
 // message (a cross-protocol attack); an HTTP request line is never SMTP.
 func (s *Server) session(conn net.Conn) {
-	conn.SetDeadline(time.Now().Add(time.Minute)) //nolint:errcheck
+	conn.SetDeadline(time.Now().Add(time.Minute))
 	r := bufio.NewReaderSize(conn, maxLineBytes+2)
 	w := bufio.NewWriter(conn)
 	reply := func(line string) {
-		w.WriteString(line + "\r\n") //nolint:errcheck
-		w.Flush()                    //nolint:errcheck
+		w.WriteString(line + "\r\n") //nolint:errcheck // Flush returns it
+		w.Flush()                    // a dead connection fails the next read
 	}
 	reply("220 mailcatcher ready")
 	var from string

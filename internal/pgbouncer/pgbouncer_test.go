@@ -82,7 +82,9 @@ func TestTransactionPooling(t *testing.T) {
 	if free {
 		t.Error("another transaction took the advisory lock a transaction holds")
 	}
-	tx.Rollback(ctx)
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
 
 	// The pool mode is transaction: PgBouncer's console says so.
 	cfg, _ := pgx.ParseConfig(strings.Replace(b.URL("pgbouncer"), "cache_describe", "simple_protocol", 1))
@@ -104,6 +106,9 @@ func TestTransactionPooling(t *testing.T) {
 				found = true
 			}
 		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	if !found {
 		t.Error("SHOW POOLS lists no pool in transaction mode")

@@ -145,5 +145,5 @@ func (c *Checker) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	w.Write(append(b, '\n')) //nolint:errcheck // the prober hung up
+	w.Write(append(b, '\n')) // the prober hung up
 }
