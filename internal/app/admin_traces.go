@@ -128,7 +128,7 @@ func spanRow(s tracing.Span, depth int, start time.Time, total time.Duration) vi
 		row.Bar = views.SpanBar{X: x, Width: max(2, min(1000-x, int(1000*s.End.Sub(s.Start)/total)))}
 	}
 	for _, a := range s.Attributes {
-		row.Attributes = append(row.Attributes, views.SpanAttribute{Key: string(a.Key), Value: a.Value.Emit()})
+		row.Attributes = append(row.Attributes, views.SpanAttribute{Key: string(a.Key), Value: a.Value.String()})
 	}
 	slices.SortFunc(row.Attributes, func(a, b views.SpanAttribute) int { return strings.Compare(a.Key, b.Key) })
 	for _, l := range s.Links {

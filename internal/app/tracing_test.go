@@ -115,7 +115,7 @@ func after(t *testing.T, first, second sdktrace.ReadOnlySpan) {
 func attr(sp sdktrace.ReadOnlySpan, key string) string {
 	for _, a := range sp.Attributes() {
 		if string(a.Key) == key {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""
@@ -276,8 +276,8 @@ func TestSpansRedactTheKeyInAPath(t *testing.T) {
 	}
 	for _, sp := range s.spans.Ended() {
 		for _, a := range sp.Attributes() {
-			if strings.Contains(a.Value.Emit(), key) {
-				t.Errorf("span %s: attribute %s holds the whole key: %s", sp.Name(), a.Key, a.Value.Emit())
+			if strings.Contains(a.Value.String(), key) {
+				t.Errorf("span %s: attribute %s holds the whole key: %s", sp.Name(), a.Key, a.Value.String())
 			}
 		}
 	}

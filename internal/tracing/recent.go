@@ -103,7 +103,7 @@ func (r *Recent) OnEnd(s sdktrace.ReadOnlySpan) {
 			refs = append(refs, a.Value.AsString())
 		}
 		span.Attributes[i] = a
-		size += len(a.Key) + len(a.Value.Emit())
+		size += len(a.Key) + len(a.Value.String())
 	}
 	for _, l := range s.Links() {
 		span.Links = append(span.Links, l.SpanContext)

@@ -16,7 +16,11 @@ func newRecent(t *testing.T, budget int) (trace.Tracer, *tracing.Recent) {
 	t.Helper()
 	recent := tracing.NewRecent(budget)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recent))
-	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	t.Cleanup(func() {
+		if err := tp.Shutdown(context.Background()); err != nil {
+			t.Errorf("shut the tracer provider down: %v", err)
+		}
+	})
 	return tp.Tracer("test"), recent
 }
 
