@@ -168,7 +168,6 @@ func run(ctx context.Context, args []string) error {
 		ProviderListener:    providerLn,
 
 		RunJobs:            cfg.RunJobs,
-		RequireSyncReplica: cfg.RequireSyncReplica,
 		Jobs:               jobs,
 		MailCatcher:        catcher,
 		AdminHosts:         cfg.AdminHosts,
@@ -229,7 +228,7 @@ func openDatabase(ctx context.Context, cfg config.Config, tr *tracing.Tracing, l
 		log.Info("local PostgreSQL ready", "dir", dir)
 		url = srv.URL("postgres")
 	}
-	opts := database.PoolOptions{MaxConns: int32(cfg.DBMaxConns), QueryMode: cfg.DBQueryMode, RequireSync: cfg.RequireSyncReplica}
+	opts := database.PoolOptions{MaxConns: int32(cfg.DBMaxConns), QueryMode: cfg.DBQueryMode}
 	if !cfg.Tracing.Off {
 		opts.Tracing = tr.Provider
 	}

@@ -103,34 +103,52 @@ func TestReadinessReportsDurability(t *testing.T) {
 	t.Run("REQUIRE_SYNC_REPLICA on a single server", func(t *testing.T) {
 		t.Parallel()
 		pool, err := database.OpenWith(t.Context(), pgtest.NewDatabaseSetting(t, "synchronous_commit", "on"),
-			database.PoolOptions{RequireSync: true})
+			database.PoolOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(pool.Close)
-		h := apptest.NewOnPool(t, pool, func(c *app.Config) { c.RequireSyncReplica = true })
+		h := apptest.NewOnPool(t, pool)
+		c := h.NewCustomer(t)
+		const order = `{"items": [{"sku": "mug-espresso", "quantity": 1}]}`
+		// The policy is off until a shop asks for it: a single server
+		// takes orders.
+		if r := h.PlaceOrder(t, c, "before-the-policy", order); r.Status != http.StatusCreated {
+			t.Fatalf("order before REQUIRE_SYNC_REPLICA: got %d %s, want 201", r.Status, r.Body)
+		}
+		if _, checks := readyz(t, h, http.StatusOK); checks["durability"].Status != readiness.OK {
+			t.Errorf("durability before REQUIRE_SYNC_REPLICA: got %+v, want ok", checks["durability"])
+		}
+		discard := slog.New(slog.DiscardHandler)
+		if err := app.CheckDurability(t.Context(), h.DB, true, discard); err != nil {
+			t.Errorf("start-up check: got %v, want nil (the shop starts; its writes are refused)", err)
+		}
+		// A shop started later without the flag leaves the policy on.
+		if err := app.CheckDurability(t.Context(), h.DB, false, discard); err != nil {
+			t.Errorf("start-up check without the flag: got %v, want nil", err)
+		}
 		_, checks := readyz(t, h, http.StatusOK)
 		if c := checks["durability"]; c.Status != readiness.Fail || !strings.Contains(c.Detail, "single server") {
 			t.Errorf("got %+v, want a failing check that says single server", c)
-		}
-		if err := app.CheckDurability(t.Context(), h.DB, true, slog.New(slog.DiscardHandler)); err != nil {
-			t.Errorf("start-up check: got %v, want nil (the shop starts; its writes are refused)", err)
 		}
 		if n := h.Metric(t, "exactlyonce_db_synchronous_standby"); n != 0 {
 			t.Errorf("exactlyonce_db_synchronous_standby = %v, want 0", n)
 		}
 		// No synchronous standby: the database refuses to write the key,
-		// and the shop answers as for an outage, storing nothing.
-		c := h.NewCustomer(t)
-		r := h.PlaceOrder(t, c, "needs-a-standby", `{"items": [{"sku": "mug-espresso", "quantity": 1}]}`)
+		// and the shop answers as for an outage, storing nothing; the
+		// order placed before is still replayed.
+		r := h.PlaceOrder(t, c, "needs-a-standby", order)
 		if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
 			t.Errorf("order without a synchronous standby: got %d (Retry-After %q) %s, want 503 with Retry-After",
 				r.Status, r.Header.Get("Retry-After"), r.Body)
 		}
-		h.WantStats(t, 0, 0)
+		if r := h.PlaceOrder(t, c, "before-the-policy", order); r.Status != http.StatusCreated {
+			t.Errorf("replay under the policy: got %d %s, want the stored 201", r.Status, r.Body)
+		}
+		h.WantStats(t, 1, 1)
 		var keys int
-		if err := h.DB.Pool.QueryRow(t.Context(), `SELECT count(*) FROM idem_keys`).Scan(&keys); err != nil || keys != 0 {
-			t.Errorf("got %d keys (%v), want none written", keys, err)
+		if err := h.DB.Pool.QueryRow(t.Context(), `SELECT count(*) FROM idem_keys`).Scan(&keys); err != nil || keys != 1 {
+			t.Errorf("got %d keys (%v), want only the one written before the policy", keys, err)
 		}
 	})
 }

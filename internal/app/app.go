@@ -120,11 +120,6 @@ type Config struct {
 	// in this process while Serve runs; off, another process does
 	// (`web worker`). Tests that work jobs start Jobs themselves.
 	RunJobs bool
-	// RequireSyncReplica makes /readyz's durability check fail without a
-	// synchronous standby (REQUIRE_SYNC_REPLICA). The writes themselves are
-	// refused by the database, on the pool's connections
-	// (database.PoolOptions.RequireSync).
-	RequireSyncReplica bool
 	// Jobs configures the consumers.
 	Jobs JobsConfig
 	// AdminHosts are the Host names the admin listener answers for besides

@@ -58,14 +58,14 @@ func newReadiness(d *database.DB, payments *payment.Client, cfg Config) *readine
 			return fmt.Sprintf("primary, %d standbys streaming", r.Standbys), nil
 		}},
 		// Reported, not gating: taking every instance out of rotation
-		// would not make a standby synchronous. REQUIRE_SYNC_REPLICA
-		// refuses to start without one (CheckDurability).
+		// would not make a standby synchronous. Under REQUIRE_SYNC_REPLICA
+		// the database refuses keys meanwhile (CheckDurability).
 		readiness.Check{Name: "durability", After: "database", Run: func(ctx context.Context) (string, error) {
 			r, err := d.ReplicationState(ctx)
 			if err != nil {
 				return "replication state unreadable", err
 			}
-			return r.Describe(), durabilityFault(r, cfg.RequireSyncReplica)
+			return r.Describe(), durabilityFault(r)
 		}},
 		readiness.Check{Name: "provider", Run: func(ctx context.Context) (string, error) {
 			// Listing one intent is an authenticated read: it answers only
@@ -96,12 +96,12 @@ func newReadiness(d *database.DB, payments *payment.Client, cfg Config) *readine
 }
 
 // durabilityFault is why r could lose a key the shop acknowledged, or why
-// it falls short of REQUIRE_SYNC_REPLICA, or nil.
-func durabilityFault(r database.Replication, requireSync bool) error {
+// it falls short of the database's REQUIRE_SYNC_REPLICA policy, or nil.
+func durabilityFault(r database.Replication) error {
 	switch {
 	case r.Risk() != "":
 		return errors.New(r.Risk())
-	case requireSync && !r.Synchronous():
+	case r.RequireSync && !r.Synchronous():
 		return fmt.Errorf("REQUIRE_SYNC_REPLICA is set and there is no synchronous standby: %s", r.Describe())
 	case r.SyncStandbyNames != "" && !r.Synchronous() && r.SynchronousCommit != "local":
 		// Every commit waits for a standby that is not there.
@@ -110,20 +110,27 @@ func durabilityFault(r database.Replication, requireSync bool) error {
 	return nil
 }
 
-// CheckDurability is the start-up's look at the database: it logs where
-// the server stands, and warns when a failover or a crash could lose a key
-// the shop acknowledged. With requireSync (REQUIRE_SYNC_REPLICA) and no
-// synchronous standby, it says that writes are refused until one confirms
-// commits: the database refuses them (migration 00070), so the shop starts
-// and serves reads, pages and replays meanwhile, and takes orders again by
-// itself once the standby is back.
+// CheckDurability is the start-up's look at the database. With
+// requireSync (REQUIRE_SYNC_REPLICA=1) it first turns the database's
+// policy on, for every client of the database and until turned off in SQL
+// (migration 00070). It logs where the server stands, and warns when a
+// failover or a crash could lose a key the shop acknowledged. Under the
+// policy and without a synchronous standby it says that writes are refused
+// until one confirms commits: the database refuses them, so the shop
+// starts and serves reads, pages and replays meanwhile, and takes orders
+// again by itself once the standby is back.
 func CheckDurability(ctx context.Context, d *database.DB, requireSync bool, log *slog.Logger) error {
+	if requireSync {
+		if err := d.RequireSyncReplica(ctx); err != nil {
+			return fmt.Errorf("REQUIRE_SYNC_REPLICA: turn the database's policy on: %w", err)
+		}
+	}
 	r, err := d.ReplicationState(ctx)
 	if err != nil {
 		return err
 	}
 	switch {
-	case requireSync && !r.Synchronous():
+	case r.RequireSync && !r.Synchronous():
 		log.Error("REQUIRE_SYNC_REPLICA is set and no synchronous standby confirms commits: writes are refused (503) until one does",
 			"state", r.Describe())
 	case r.Risk() != "":

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"os"
 	"testing"
@@ -42,7 +43,7 @@ func TestRequireSyncRefusesKeysWhileThePrimaryCommitsAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Stop(context.Background()) }) // the watchdog stops it too
-	pool, err := database.OpenWith(ctx, f.URL("postgres"), database.PoolOptions{RequireSync: true})
+	pool, err := database.OpenWith(ctx, f.URL("postgres"), database.PoolOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,10 @@ func TestRequireSyncRefusesKeysWhileThePrimaryCommitsAlone(t *testing.T) {
 	if err := fakestripe.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	h := apptest.NewOnPool(t, pool, func(c *app.Config) { c.RequireSyncReplica = true })
+	h := apptest.NewOnPool(t, pool)
+	if err := app.CheckDurability(ctx, h.DB, true, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
 	c := h.NewCustomer(t)
 	const order = `{"items": [{"sku": "mug-espresso", "quantity": 1}]}`
 	if r := h.PlaceOrder(t, c, "before", order); r.Status != http.StatusCreated {

@@ -26,13 +26,6 @@ type PoolOptions struct {
 	// Tracing, when set, makes each statement a span of the trace it runs
 	// in (traceQueries).
 	Tracing trace.TracerProvider
-	// RequireSync sets exactlyonce.require_sync on every connection
-	// (REQUIRE_SYNC_REPLICA): the database then refuses to write a key
-	// while no synchronous standby is named (migration 00070), which the
-	// shop answers as an outage. Sent in the connection's startup packet;
-	// a pooler that refuses unknown startup parameters (PgBouncer) needs
-	// ALTER ROLE … SET exactlyonce.require_sync = on instead.
-	RequireSync bool
 }
 
 // QueryModes are the values DB_QUERY_MODE accepts, pgx's names for its
@@ -86,9 +79,6 @@ func OpenWith(ctx context.Context, url string, opts PoolOptions) (*pgxpool.Pool,
 }
 
 func (o PoolOptions) apply(cfg *pgxpool.Config) error {
-	if o.RequireSync {
-		cfg.ConnConfig.RuntimeParams["exactlyonce.require_sync"] = "on"
-	}
 	if o.MaxConns < 0 {
 		return fmt.Errorf("DB_MAX_CONNS must not be negative, got %d", o.MaxConns)
 	}

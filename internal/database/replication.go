@@ -28,18 +28,23 @@ type Replication struct {
 	// see sync_state (that needs pg_read_all_stats; the rows themselves
 	// are shown to any role).
 	Standbys, SyncStandbys int
+	// RequireSync is the database's REQUIRE_SYNC_REPLICA policy
+	// (durability_policy, migration 00070): while it is on and no
+	// synchronous standby is named, the database refuses to write a key.
+	RequireSync bool
 }
 
-// ReplicationState reads the server's role, its replication settings and
-// its streaming standbys in one statement.
+// ReplicationState reads the server's role, its replication settings, its
+// streaming standbys and the shop's durability policy in one statement.
 func (d *DB) ReplicationState(ctx context.Context) (Replication, error) {
 	var r Replication
 	var hidden bool
 	err := d.Pool.QueryRow(ctx, `SELECT pg_is_in_recovery(), current_setting('synchronous_commit'),
 		current_setting('synchronous_standby_names'), count(*)::int,
-		count(*) FILTER (WHERE sync_state IN ('sync', 'quorum'))::int, coalesce(bool_or(sync_state IS NULL), false)
+		count(*) FILTER (WHERE sync_state IN ('sync', 'quorum'))::int, coalesce(bool_or(sync_state IS NULL), false),
+		coalesce((SELECT require_sync FROM durability_policy), false)
 		FROM pg_stat_replication WHERE state = 'streaming'`).Scan(
-		&r.InRecovery, &r.SynchronousCommit, &r.SyncStandbyNames, &r.Standbys, &r.SyncStandbys, &hidden)
+		&r.InRecovery, &r.SynchronousCommit, &r.SyncStandbyNames, &r.Standbys, &r.SyncStandbys, &hidden, &r.RequireSync)
 	if err != nil {
 		return Replication{}, fmt.Errorf("replication state: %w", err)
 	}
