@@ -301,6 +301,36 @@ func run(ctx context.Context, f flags) error {
 		return err
 	}
 
+	// What tracing costs: the shop as shipped again, with the OpenTelemetry
+	// SDK off (no spans, no recent-traces store), a fresh process too.
+	dweb.stop()
+	nweb, err := startWeb(ctx, f, dir, shopURL, direct, sizes[0], true, "OTEL_SDK_DISABLED=true")
+	if err != nil {
+		return err
+	}
+	defer func() { nweb.stop() }()
+	nshop, err := loadtest.NewShop(nweb.base, f.clients)
+	if err != nil {
+		return err
+	}
+	if err := nshop.Setup(ctx, f.clients); err != nil {
+		return fmt.Errorf("setup: %w", err)
+	}
+	say("HTTP: new orders and replays, the shop as shipped with tracing off (OTEL_SDK_DISABLED=true)")
+	offNew, err := nweb.measure(ctx, f, "", func() loadtest.Result {
+		return loadtest.Run(ctx, "app as shipped, tracing off: new orders", opts, nshop.NewOrder)
+	})
+	if err != nil {
+		return err
+	}
+	offReplay, err := nweb.measure(ctx, f, "", func() loadtest.Result {
+		return loadtest.Run(ctx, "app as shipped, tracing off: replays", opts, nshop.Replay)
+	})
+	if err != nil {
+		return err
+	}
+	nweb.stop()
+
 	label := func(r loadtest.Result, size string) loadtest.Result {
 		if len(sizes) > 1 {
 			r.Name += " [DB_MAX_CONNS=" + orDefault(size) + "]"
@@ -315,6 +345,10 @@ func run(ctx context.Context, f flags) error {
 		{Result: defBrowser, Baseline: &pgMin, Target: "— (four requests an order)"},
 		{Result: pgPoint},
 		{Result: defReplay, Baseline: &pgPoint, Target: "≥ 0.6× (as shipped)"},
+		{Result: defNew},
+		{Result: offNew, Baseline: &defNew, Target: "— (what tracing costs an order)"},
+		{Result: defReplay},
+		{Result: offReplay, Baseline: &defReplay, Target: "— (what tracing costs a replay)"},
 		{Result: pgNew},
 		{Result: appNew, Baseline: &pgNew, Target: "≥ 0.6×"},
 		{Result: appNewJobs, Baseline: &pgNew, Target: "— (the order and its 2 jobs)"},
@@ -325,7 +359,7 @@ func run(ctx context.Context, f flags) error {
 		{Result: bare, Baseline: &pgPoint, Target: "— (the floor of a Go server here)"},
 		{Result: appPage, Alone: true},
 	}
-	all := []loadtest.Result{pgMin, pgNew, appNew, appNewJobs, pgSeed, pgPoint, appReplay, bare, appPage, defNew, defReplay, defBrowser}
+	all := []loadtest.Result{pgMin, pgNew, appNew, appNewJobs, pgSeed, pgPoint, appReplay, bare, appPage, defNew, defReplay, defBrowser, offNew, offReplay}
 	judged := legs{pgNew: pgNew, appNew: appNew, appNewJobs: appNewJobs, pgSeed: pgSeed, pgPoint: pgPoint, appReplay: appReplay, floor: bare,
 		pgMin: pgMin, defNew: defNew, defReplay: defReplay}
 	for _, size := range sizes[1:] {
@@ -485,7 +519,7 @@ type webProc struct {
 	stopped sync.Once
 }
 
-func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string, runJobs bool) (*webProc, error) {
+func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string, runJobs bool, env ...string) (*webProc, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -516,6 +550,7 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string,
 		// write limits are lifted (handlers.WriteLimits).
 		"WRITES_PER_MINUTE=100000000", "WRITE_BURST=100000000", "ADDRESS_WRITES_PER_MINUTE=100000000",
 		"ADDRESS_WRITE_BURST=100000000", "DECLINES_PER_HOUR=100000000", "DECLINE_BURST=100000000", "WRITES_IN_FLIGHT=100000")
+	cmd.Env = append(cmd.Env, env...)
 	logPath := f.logFile
 	if logPath == "" {
 		logPath = filepath.Join(dir, "web.log")
