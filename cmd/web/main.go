@@ -167,13 +167,13 @@ func run(ctx context.Context, args []string) error {
 		StripeWebhookSecret: cfg.StripeWebhookSecret,
 		ProviderListener:    providerLn,
 
-		RunJobs:            cfg.RunJobs,
-		Jobs:               jobs,
-		MailCatcher:        catcher,
-		AdminHosts:         cfg.AdminHosts,
-		AdminToken:         cfg.AdminToken,
-		AdminURL:           listenerURL(adminLn),
-		Tracing:            tr,
+		RunJobs:     cfg.RunJobs,
+		Jobs:        jobs,
+		MailCatcher: catcher,
+		AdminHosts:  cfg.AdminHosts,
+		AdminToken:  cfg.AdminToken,
+		AdminURL:    listenerURL(adminLn),
+		Tracing:     tr,
 	})
 	if adminLn != nil {
 		go func() {
