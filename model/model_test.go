@@ -28,25 +28,30 @@ func TestModelHolds(t *testing.T) {
 	needSpin(t)
 	extra := strings.Fields(os.Getenv("MODEL_DEFINES"))
 	for _, c := range configurations {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			defines := append(append([]string{}, c.defines...), extra...)
-			plain := build(t, defines, "-DNOCLAIM")
-			withClaims := build(t, defines)
-			for _, claim := range claims {
-				v := withClaims
-				name := claim
+		for _, claim := range claims {
+			name := claim
+			if claim == "" {
+				name = "assertions"
+			}
+			// Each search is a subtest of its own, with a verifier of its
+			// own (a failed search writes its trail beside it), so that the
+			// searches share the cores: the largest take some 20 s each.
+			t.Run(c.name+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				defines := append(append([]string{}, c.defines...), extra...)
+				var pan []string // the verifier's own compile flags
 				if claim == "" {
-					v, name = plain, "assertions"
+					pan = []string{"-DNOCLAIM"}
 				}
+				v := build(t, defines, pan...)
 				r := v.search(t, claim)
 				if r.errors != 0 {
 					t.Fatalf("%s, %s: %d error(s); the trail:\n%s\n%s", c.name, name, r.errors, narration(v.replay(t)), r.out)
 				}
 				r.exhaustive(t)
 				t.Logf("%s, %s: no errors; %s", c.name, name, r)
-			}
-		})
+			})
+		}
 	}
 }
 
