@@ -215,6 +215,10 @@ GOLANGCI_LINT := $(CURDIR)/bin/golangci-lint
 bin/golangci-lint:
 	@go build -modfile=tools/lint/go.mod -o bin/golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
+.PHONY: vulncheck
+vulncheck: ## govulncheck on every module (vuln.go.dev, or a database built from golang.org/x/vulndb when out of reach)
+	scripts/vulncheck
+
 .PHONY: lint
 lint: bin/golangci-lint ## golangci-lint, go mod tidy -diff and templ fmt -fail, on the shop's, the kit's and the examples' modules
 	$(GOLANGCI_LINT) run ./...
