@@ -40,7 +40,7 @@ func (n *Node) autoctl(ctx context.Context, args ...string) error {
 		return err
 	}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("pg_autoctl %s: %w: %s", args[0], err, lastLines(out, 10))
+		return fmt.Errorf("pg_autoctl %s: %w: %s", args[0], err, localpg.LastLines(out, 10))
 	}
 	return nil
 }
@@ -181,18 +181,4 @@ func isZombie(pid int) bool {
 }
 
 // logTail returns the end of n's log, where pg_autoctl says why it failed.
-func (n *Node) logTail() string {
-	b, err := os.ReadFile(n.logPath())
-	if err != nil || len(b) == 0 {
-		return ""
-	}
-	return "\n" + n.logPath() + ":\n" + lastLines(b, 20)
-}
-
-func lastLines(b []byte, n int) string {
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func (n *Node) logTail() string { return localpg.LogTail(n.logPath()) }

@@ -143,7 +143,7 @@ func (n *Node) initdb(ctx context.Context) error {
 	}
 	cmd.Env = n.env()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("initdb %s: %w: %s", n.name, err, lastLines(out, 10))
+		return fmt.Errorf("initdb %s: %w: %s", n.name, err, localpg.LastLines(out, 10))
 	}
 	return nil
 }

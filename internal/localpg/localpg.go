@@ -146,7 +146,7 @@ func start(ctx context.Context, opts Options) (*Server, error) {
 	// -l matters beyond logging: without it the server would inherit our
 	// output pipe and the command would never be seen to finish.
 	if err := r.run(ctx, "pg_ctl", "start", "-D", dataDir, "-l", logFile, "-w", "-t", "60", "-s", "-o", settings); err != nil {
-		return nil, fmt.Errorf("%w%s", err, logTail(logFile))
+		return nil, fmt.Errorf("%w%s", err, LogTail(logFile))
 	}
 	logf("started PostgreSQL in %s (log: %s)", dataDir, logFile)
 	return attach(r, dataDir)
@@ -231,18 +231,26 @@ func (s *Server) Stop(ctx context.Context) error {
 	return nil
 }
 
-// logTail returns the end of the server log, where the reason a start failed
-// is written; pg_ctl itself only says that it failed.
-func logTail(path string) string {
+// LogTail returns the last 20 lines of the log at path, after a newline
+// and the path, to append to an error: a server's log says why a start
+// failed, where pg_ctl (or pg_autoctl, in internal/hapg) only says that it
+// failed. It returns "" when the log is missing or empty.
+func LogTail(path string) string {
 	b, err := os.ReadFile(path)
 	if err != nil || len(b) == 0 {
 		return ""
 	}
+	return "\n" + path + ":\n" + LastLines(b, 20)
+}
+
+// LastLines returns the last n lines of a command's output or a log,
+// without the trailing newline.
+func LastLines(b []byte, n int) string {
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > 20 {
-		lines = lines[len(lines)-20:]
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
 	}
-	return "\n" + path + ":\n" + strings.Join(lines, "\n")
+	return strings.Join(lines, "\n")
 }
 
 // shellQuote quotes s as one word for a POSIX shell.
