@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // The exports below let programs built on PostgreSQL's own (such as
@@ -40,14 +39,7 @@ func ServerCommand(ctx context.Context, name string, args ...string) (*exec.Cmd,
 			return nil, fmt.Errorf("find %s: %w", name, err)
 		}
 	}
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Dir = "/"
-	if r.owner != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{
-			Uid: r.owner.uid, Gid: r.owner.gid, Groups: r.owner.groups,
-		}}
-	}
-	return cmd, nil
+	return r.command(ctx, path, args...), nil
 }
 
 // GiveToServer makes paths belong to the OS user the server runs as, so

@@ -66,9 +66,10 @@ func hasServer(dir string) bool {
 	return true
 }
 
-// run runs a server program and returns its output in the error if it fails.
-func (r runner) run(ctx context.Context, name string, args ...string) error {
-	cmd := exec.CommandContext(ctx, filepath.Join(r.bin, name), args...)
+// command returns a command that runs the program at path as the server's
+// user, from /.
+func (r runner) command(ctx context.Context, path string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, path, args...)
 	// The programs locate themselves through the working directory and fail
 	// when the server's user cannot enter it, as with a checkout under /root.
 	cmd.Dir = "/"
@@ -77,6 +78,12 @@ func (r runner) run(ctx context.Context, name string, args ...string) error {
 			Uid: r.owner.uid, Gid: r.owner.gid, Groups: r.owner.groups,
 		}}
 	}
+	return cmd
+}
+
+// run runs a server program and returns its output in the error if it fails.
+func (r runner) run(ctx context.Context, name string, args ...string) error {
+	cmd := r.command(ctx, filepath.Join(r.bin, name), args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s: %w: %s", name, err, bytes.TrimSpace(out))
 	}
