@@ -59,7 +59,7 @@ func findBin() (string, error) {
 
 func hasServer(dir string) bool {
 	for _, name := range []string{"initdb", "pg_ctl", "postgres"} {
-		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Mode()&0o111 == 0 {
+		if !isExecutable(filepath.Join(dir, name)) {
 			return false
 		}
 	}
