@@ -172,7 +172,7 @@ func (cl *cluster) disruptOnce(ctx context.Context, kind string, primary *hapg.N
 		logf("kill -9 the postmaster of the primary %s", primary)
 		return primary.KillPostmaster()
 	case windowStandbyStop:
-		standby := cl.standby(primary)
+		standby := cl.ha.Other(primary)
 		logf("stop the standby %s for %s", standby, cl.cfg.StandbyDown)
 		if err := standby.StopNode(ctx); err != nil {
 			return err
@@ -181,16 +181,6 @@ func (cl *cluster) disruptOnce(ctx context.Context, kind string, primary *hapg.N
 		return standby.StartNode(ctx)
 	}
 	return fmt.Errorf("no failover disruption %q", kind)
-}
-
-// standby is the data node that is not primary.
-func (cl *cluster) standby(primary *hapg.Node) *hapg.Node {
-	for _, n := range cl.ha.Nodes() {
-		if n != primary {
-			return n
-		}
-	}
-	return nil
 }
 
 // healFormation starts every node again and waits for the formation to be

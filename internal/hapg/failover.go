@@ -28,7 +28,7 @@ func (f *Formation) failover(ctx context.Context) (*Node, error) {
 	if err := f.monitor.autoctl(ctx, "perform", "failover", "--pgdata", f.monitor.pgdata()); err != nil {
 		return nil, err
 	}
-	next := f.other(old)
+	next := f.Other(old)
 	if err := f.waitWritable(ctx, next); err != nil {
 		return nil, err
 	}
@@ -36,8 +36,9 @@ func (f *Formation) failover(ctx context.Context) (*Node, error) {
 	return next, nil
 }
 
-// other returns the data node that is not n.
-func (f *Formation) other(n *Node) *Node {
+// Other returns the data node that is not n: the standby of a primary, or
+// the primary of a standby.
+func (f *Formation) Other(n *Node) *Node {
 	if f.nodes[0] == n {
 		return f.nodes[1]
 	}

@@ -56,7 +56,7 @@ func (f *Formation) loseTail(ctx context.Context, lag time.Duration) (*Node, err
 	if err != nil {
 		return nil, err
 	}
-	standby := f.other(primary)
+	standby := f.Other(primary)
 	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
 	receiver, err := standby.waitWALReceiver(wait)
 	cancel()

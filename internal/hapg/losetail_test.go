@@ -72,7 +72,7 @@ func TestFarBehindStandbyIsPromoted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	standby := f.other(primary)
+	standby := f.Other(primary)
 	if _, err := standby.PauseWALReceiver(); err != nil {
 		t.Fatal(err)
 	}

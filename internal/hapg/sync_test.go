@@ -52,10 +52,10 @@ func TestSynchronousFormationKeepsEveryAcknowledgedCommit(t *testing.T) {
 		if err := p.KillNode(); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.waitWritable(ctx, f.other(p)); err != nil {
+		if err := f.waitWritable(ctx, f.Other(p)); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("primary node killed: %s took writes after %s", f.other(p), time.Since(began).Round(time.Millisecond))
+		t.Logf("primary node killed: %s took writes after %s", f.Other(p), time.Since(began).Round(time.Millisecond))
 		began = time.Now()
 		if err := p.StartNode(ctx); err != nil {
 			t.Fatal(err)
@@ -79,7 +79,7 @@ func TestSynchronousFormationKeepsEveryAcknowledgedCommit(t *testing.T) {
 
 	t.Run("standby stopped", func(t *testing.T) {
 		p := primary()
-		s := f.other(p)
+		s := f.Other(p)
 		began := time.Now()
 		if err := s.StopNode(ctx); err != nil {
 			t.Fatal(err)

@@ -39,7 +39,7 @@ func createAckedTable(tb testing.TB, f *Formation) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	standby := mustPool(tb, f.other(p).URL("postgres"))
+	standby := mustPool(tb, f.Other(p).URL("postgres"))
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var ok bool
 		if err := standby.QueryRow(ctx, "SELECT to_regclass('acked') IS NOT NULL").Scan(&ok); err == nil && ok {
