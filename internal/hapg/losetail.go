@@ -3,7 +3,6 @@ package hapg
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"time"
 )
 
@@ -63,23 +62,26 @@ func (f *Formation) loseTail(ctx context.Context, lag time.Duration) (*Node, err
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Kill(receiver, syscall.SIGSTOP); err != nil {
-		return nil, fmt.Errorf("pause WAL receiver of %s: %w", standby.name, err)
+	// The receiver waited for, paused and killed is the one process: not
+	// looked up again, as PauseWALReceiver and KillWALReceiver do.
+	resume, err := standby.pauseWALReceiver(receiver)
+	if err != nil {
+		return nil, err
 	}
 	f.logf("paused the WAL receiver of %s (pid %d) for %s", standby.name, receiver, lag)
 	select {
 	case <-ctx.Done():
-		syscall.Kill(receiver, syscall.SIGCONT)
+		resume() //nolint:errcheck // ctx's error is the one to report
 		return nil, ctx.Err()
 	case <-time.After(lag):
 	}
 	if err := primary.KillNode(); err != nil {
-		syscall.Kill(receiver, syscall.SIGCONT)
+		resume() //nolint:errcheck // KillNode's error is the one to report
 		return nil, err
 	}
 	killed := time.Now()
-	if err := syscall.Kill(receiver, syscall.SIGKILL); err != nil {
-		return nil, fmt.Errorf("kill WAL receiver of %s: %w", standby.name, err)
+	if err := standby.killWALReceiver(receiver); err != nil {
+		return nil, err
 	}
 	f.logf("killed the paused WAL receiver of %s (pid %d)", standby.name, receiver)
 	if err := f.waitWritable(ctx, standby); err != nil {

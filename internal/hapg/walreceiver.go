@@ -21,10 +21,19 @@ func (n *Node) PauseWALReceiver() (resume func() error, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("pause WAL receiver of %s: %w", n.name, err)
 	}
+	if resume, err = n.pauseWALReceiver(pid); err != nil {
+		return nil, err
+	}
+	n.f.logf("paused the WAL receiver of %s (pid %d)", n.name, pid)
+	return resume, nil
+}
+
+// pauseWALReceiver stops (SIGSTOP) pid, the WAL receiver of this node, and
+// returns what continues it (SIGCONT; gone already is fine).
+func (n *Node) pauseWALReceiver(pid int) (resume func() error, err error) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		return nil, fmt.Errorf("pause WAL receiver of %s: %w", n.name, err)
 	}
-	n.f.logf("paused the WAL receiver of %s (pid %d)", n.name, pid)
 	return func() error {
 		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
 			return fmt.Errorf("resume WAL receiver of %s: %w", n.name, err)
@@ -44,10 +53,18 @@ func (n *Node) KillWALReceiver() error {
 	if err != nil {
 		return fmt.Errorf("kill WAL receiver of %s: %w", n.name, err)
 	}
+	if err := n.killWALReceiver(pid); err != nil {
+		return err
+	}
+	n.f.logf("killed the WAL receiver of %s (pid %d)", n.name, pid)
+	return nil
+}
+
+// killWALReceiver kills (SIGKILL) pid, the WAL receiver of this node.
+func (n *Node) killWALReceiver(pid int) error {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		return fmt.Errorf("kill WAL receiver of %s: %w", n.name, err)
 	}
-	n.f.logf("killed the WAL receiver of %s (pid %d)", n.name, pid)
 	return nil
 }
 
