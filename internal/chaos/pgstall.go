@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"exactlyonce/internal/procfs"
 )
 
 // stallPostgresOnce is one PostgreSQL stall of the drive, recorded in t.
@@ -113,12 +115,12 @@ func postmasterPid(dataDir string) (int, error) {
 	if err != nil || pid <= 1 {
 		return 0, fmt.Errorf("postmaster pid: bad first line %q", line)
 	}
-	st, err := readStat(pid)
+	st, err := procfs.ReadStat(pid)
 	if err != nil {
 		return 0, fmt.Errorf("postmaster pid %d: %w", pid, err)
 	}
-	if st.comm != "postgres" {
-		return 0, fmt.Errorf("postmaster pid %d is %q, not postgres", pid, st.comm)
+	if st.Comm != "postgres" {
+		return 0, fmt.Errorf("postmaster pid %d is %q, not postgres", pid, st.Comm)
 	}
 	return pid, nil
 }
@@ -128,15 +130,15 @@ func postmasterPid(dataDir string) (int, error) {
 func waitStopped(pid int, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for {
-		st, err := readStat(pid)
+		st, err := procfs.ReadStat(pid)
 		if err != nil {
 			return fmt.Errorf("wait for %d to stop: %w", pid, err)
 		}
-		if st.state == 'T' || st.state == 't' {
+		if st.State == 'T' || st.State == 't' {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d not stopped after %s (state %c)", pid, limit, st.state)
+			return fmt.Errorf("%d not stopped after %s (state %c)", pid, limit, st.State)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -154,42 +156,9 @@ func childrenOf(ppid int) []int {
 		if err != nil {
 			continue
 		}
-		if st, err := readStat(pid); err == nil && st.ppid == ppid {
+		if st, err := procfs.ReadStat(pid); err == nil && st.PPID == ppid {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
-}
-
-// procStat is what the harness needs of /proc/<pid>/stat.
-type procStat struct {
-	comm  string
-	state byte
-	ppid  int
-}
-
-func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procStat{}, err
-	}
-	return parseStat(b)
-}
-
-// parseStat reads "pid (comm) state ppid …". The command name may hold
-// spaces and parentheses itself, so it runs to the last ')'.
-func parseStat(b []byte) (procStat, error) {
-	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if open < 0 || end < open {
-		return procStat{}, errors.New("stat: no command name")
-	}
-	fields := bytes.Fields(b[end+1:])
-	if len(fields) < 2 || len(fields[0]) != 1 {
-		return procStat{}, errors.New("stat: no state and parent")
-	}
-	ppid, err := strconv.Atoi(string(fields[1]))
-	if err != nil {
-		return procStat{}, fmt.Errorf("stat: parent: %w", err)
-	}
-	return procStat{comm: string(b[open+1 : end]), state: fields[0][0], ppid: ppid}, nil
 }

@@ -11,28 +11,6 @@ import (
 	"time"
 )
 
-func TestParseStat(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		in   string
-		want procStat
-	}{
-		{"4242 (postgres) S 4200 4242 4242 0 -1", procStat{comm: "postgres", state: 'S', ppid: 4200}},
-		// A command name may hold spaces and parentheses.
-		{"7 (a) b (c)) T 1 7 7", procStat{comm: "a) b (c)", state: 'T', ppid: 1}},
-	} {
-		got, err := parseStat([]byte(tc.in))
-		if err != nil || got != tc.want {
-			t.Errorf("parseStat(%q): got %+v, %v; want %+v", tc.in, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{"", "1 postgres S 1", "1 (x)", "1 (x) S y"} {
-		if _, err := parseStat([]byte(bad)); err == nil {
-			t.Errorf("parseStat(%q): no error", bad)
-		}
-	}
-}
-
 // TestChildrenOfAndWaitStopped: the children of a process started here are
 // found through /proc, and a SIGSTOP is seen to take effect.
 func TestChildrenOfAndWaitStopped(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"exactlyonce/internal/localpg"
+	"exactlyonce/internal/procfs"
 )
 
 // env is the whole environment of n's pg_autoctl commands. It is built,
@@ -170,14 +171,8 @@ func waitGone(ctx context.Context, pids ...int) error {
 // isZombie reports whether pid has exited and waits for its parent to reap
 // it; for signals and waiting it is gone.
 func isZombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// The state follows the command name, which is in parentheses and may
-	// hold spaces.
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
+	st, err := procfs.ReadStat(pid)
+	return err == nil && st.State == 'Z'
 }
 
 // logTail returns the end of n's log, where pg_autoctl says why it failed.
