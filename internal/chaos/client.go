@@ -343,7 +343,7 @@ func (s *spread) RoundTrip(req *http.Request) (*http.Response, error) {
 	if order && s.rng.Float64() < s.double {
 		n = 2
 	}
-	targets := s.d.cl.targets()
+	targets := s.d.cl.targets
 	shops := make([]string, n)
 	for i := range shops {
 		shops[i] = targets[s.rng.IntN(len(targets))]

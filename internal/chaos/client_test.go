@@ -64,7 +64,7 @@ func TestSpreadDoublesAndRecordsEveryAnswer(t *testing.T) {
 	shopA, hitsA := fakeShop(t, handle)
 	shopB, hitsB := fakeShop(t, handle)
 	d := &driver{
-		cl: &cluster{shops: []*process{shopA, shopB}}, base: http.DefaultTransport,
+		cl: &cluster{shops: []*process{shopA, shopB}, targets: []string{shopA.addr, shopB.addr}}, base: http.DefaultTransport,
 		res: newClients(), seen: map[string]outcome{}, logf: t.Logf,
 	}
 	c := client.New(anyShop, "tok", client.NewFileStore(filepath.Join(t.TempDir(), "keys.json")))

@@ -51,8 +51,11 @@ type cluster struct {
 	secret     string
 	// webhooks is the run's webhook faults as the provider's behaviour
 	// spells them, carried by every behaviour the run sets (setBehaviour).
-	webhooks  map[string]any
-	shops     []*process
+	webhooks map[string]any
+	shops    []*process
+	// targets are the addresses the clients send to: HAProxy's, or every
+	// shop's, one picked per request as a load balancer would.
+	targets   []string
 	removeDir bool
 	// mail is the SMTP server the shops' confirmations end up in; smtp is
 	// the proxy they are sent through, which the SMTP stalls stall.
@@ -202,10 +205,12 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		}
 	}
 	logf("%d shop instances ready", cfg.Instances)
+	cl.targets = addrs
 	if cfg.HA {
-		if err := cl.startFront(ctx, front, logf); err != nil {
+		if err := cl.startFront(ctx, front, addrs, logf); err != nil {
 			return nil, err
 		}
+		cl.targets = []string{cl.front.Addr()}
 	}
 	return cl, nil
 }
@@ -225,19 +230,6 @@ func (cl *cluster) startShopDatabase(ctx context.Context, logf func(string, ...a
 	}
 	logf("PostgreSQL ready in %s", cl.pgOpts.DataDir)
 	return cl.pg.URL("postgres"), nil
-}
-
-// targets are the addresses the clients send to: HAProxy's, or every
-// shop's, one picked per request as a load balancer would.
-func (cl *cluster) targets() []string {
-	if cl.front != nil {
-		return []string{cl.front.Addr()}
-	}
-	addrs := make([]string, len(cl.shops))
-	for i, p := range cl.shops {
-		addrs[i] = p.addr
-	}
-	return addrs
 }
 
 // setBehaviour sets the provider's behaviour through its demo control,

@@ -75,13 +75,9 @@ func (cl *cluster) startFormation(ctx context.Context, logf func(string, ...any)
 	return cl.ha.URL("postgres"), nil
 }
 
-// startFront starts HAProxy in front of the shops, on the address the
-// shops were told to answer for (ALLOWED_HOSTS).
-func (cl *cluster) startFront(ctx context.Context, addr string, logf func(string, ...any)) error {
-	servers := make([]string, len(cl.shops))
-	for i, p := range cl.shops {
-		servers[i] = p.addr
-	}
+// startFront starts HAProxy in front of the shops at servers, on the
+// address the shops were told to answer for (ALLOWED_HOSTS).
+func (cl *cluster) startFront(ctx context.Context, addr string, servers []string, logf func(string, ...any)) error {
 	var err error
 	if cl.front, err = haproxy.Start(ctx, haproxy.Config{Listen: addr, Servers: servers}, cl.dir); err != nil {
 		return err
