@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -68,7 +69,7 @@ func (f *Formation) create(ctx context.Context) (err error) {
 		return err
 	}
 	if err := f.monitor.startKeeper("create", "monitor", "--run",
-		"--pgdata", f.monitor.pgdata(), "--pgport", itoa(f.monitor.port),
+		"--pgdata", f.monitor.pgdata(), "--pgport", strconv.Itoa(f.monitor.port),
 		"--listen", "127.0.0.1", "--hostname", "127.0.0.1",
 		"--auth", "trust", "--no-ssl", "--pgctl", filepath.Join(f.bin, "pg_ctl")); err != nil {
 		return err
@@ -106,7 +107,7 @@ func (f *Formation) create(ctx context.Context) (err error) {
 func (f *Formation) createNode(ctx context.Context, n *Node) error {
 	f.logf("creating %s", n.name)
 	return n.startKeeper("create", "postgres", "--run",
-		"--pgdata", n.pgdata(), "--pgport", itoa(n.port), "--name", n.name,
+		"--pgdata", n.pgdata(), "--pgport", strconv.Itoa(n.port), "--name", n.name,
 		"--listen", "127.0.0.1", "--hostname", "127.0.0.1",
 		"--username", "postgres", "--dbname", "postgres",
 		"--auth", "trust", "--no-ssl", "--pgctl", filepath.Join(f.bin, "pg_ctl"),

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -140,8 +141,10 @@ func (f *Formation) Stop(ctx context.Context) error {
 		return fmt.Errorf("stop formation: %w", err)
 	}
 	if f.opts.Throwaway && f.created {
-		if err := removeAll(f.dir); err != nil {
-			return fmt.Errorf("stop formation: %w", err)
+		// Files of the servers belong to user postgres, but we are root
+		// whenever they do.
+		if err := os.RemoveAll(f.dir); err != nil {
+			return fmt.Errorf("stop formation: remove %s: %w", f.dir, err)
 		}
 	}
 	f.logf("stopped the formation in %s", f.dir)

@@ -1,6 +1,7 @@
 package hapg
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -15,9 +16,9 @@ func TestURLReachesEitherNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hosts := []string{cfg.Host + ":" + itoa(int(cfg.Port))}
+	hosts := []string{cfg.Host + ":" + strconv.Itoa(int(cfg.Port))}
 	for _, fb := range cfg.Fallbacks {
-		hosts = append(hosts, fb.Host+":"+itoa(int(fb.Port)))
+		hosts = append(hosts, fb.Host+":"+strconv.Itoa(int(fb.Port)))
 	}
 	if got, want := len(hosts), 2; got != want || hosts[0] != "127.0.0.1:20001" || hosts[1] != "127.0.0.1:20002" {
 		t.Errorf("got hosts %v, want 127.0.0.1:20001 and 127.0.0.1:20002", hosts)

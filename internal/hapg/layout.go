@@ -79,12 +79,3 @@ func freePorts(n int) ([]int, error) {
 }
 
 const minPort, maxPort = 20000, 32000
-
-// removeAll deletes dir. Files of the servers belong to user postgres, but
-// we are root whenever they do.
-func removeAll(dir string) error {
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("remove %s: %w", dir, err)
-	}
-	return nil
-}

@@ -167,5 +167,3 @@ func (n *Node) exited() bool {
 		return false
 	}
 }
-
-func itoa(i int) string { return fmt.Sprint(i) }
