@@ -140,7 +140,7 @@ func run(ctx context.Context, f flags) error {
 	if f.poolSizes == "" {
 		sizes = []string{os.Getenv("DB_MAX_CONNS")}
 	}
-	web, err := startWeb(ctx, f, dir, shopURL, direct, sizes[0], false)
+	web, err := startWeb(ctx, f, dir, shopURL, direct, sizes[0])
 	if err != nil {
 		return err
 	}
@@ -266,7 +266,7 @@ func run(ctx context.Context, f flags) error {
 	// of remembered answers) helps it.
 	worker.stop()
 	web.stop()
-	dweb, err := startWeb(ctx, f, dir, shopURL, direct, sizes[0], true)
+	dweb, err := startWeb(ctx, f, dir, shopURL, direct, sizes[0], "RUN_JOBS=1")
 	if err != nil {
 		return err
 	}
@@ -304,7 +304,7 @@ func run(ctx context.Context, f flags) error {
 	// What tracing costs: the shop as shipped again, with the OpenTelemetry
 	// SDK off (no spans, no recent-traces store), a fresh process too.
 	dweb.stop()
-	nweb, err := startWeb(ctx, f, dir, shopURL, direct, sizes[0], true, "OTEL_SDK_DISABLED=true")
+	nweb, err := startWeb(ctx, f, dir, shopURL, direct, sizes[0], "RUN_JOBS=1", "OTEL_SDK_DISABLED=true")
 	if err != nil {
 		return err
 	}
@@ -364,7 +364,7 @@ func run(ctx context.Context, f flags) error {
 		pgMin: pgMin, defNew: defNew, defReplay: defReplay}
 	for _, size := range sizes[1:] {
 		web.stop()
-		if web, err = startWeb(ctx, f, dir, shopURL, direct, size, false); err != nil {
+		if web, err = startWeb(ctx, f, dir, shopURL, direct, size); err != nil {
 			return err
 		}
 		say("shop restarted with DB_MAX_CONNS=%s", orDefault(size))
@@ -519,7 +519,11 @@ type webProc struct {
 	stopped sync.Once
 }
 
-func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string, runJobs bool, env ...string) (*webProc, error) {
+// startWeb starts the shop's binary on dbURL and waits until it is ready.
+// env is added after its own settings, so that a variable set in both takes
+// env's value (os/exec keeps the last of a duplicated key): "RUN_JOBS=1",
+// say, runs the order's jobs in the web process.
+func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string, env ...string) (*webProc, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -528,12 +532,12 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string,
 	if err != nil {
 		return nil, err
 	}
-	// Without runJobs the order's jobs (the outbox's consumers) do not run
-	// in the web process (RUN_JOBS=0) but in `web worker` (startWorker), so
+	// By default the order's jobs (the outbox's consumers) do not run in
+	// the web process (RUN_JOBS=0) but in `web worker` (startWorker), so
 	// that the order path and what it triggers can be measured apart; with
-	// it, they run in the web process, as `make run` ships. The mail goes
-	// to the demo's catcher in the web process, so that it is delivered
-	// rather than retried.
+	// RUN_JOBS=1 in env, they run in the web process, as `make run` ships.
+	// The mail goes to the demo's catcher in the web process, so that it is
+	// delivered rather than retried.
 	smtp, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -544,7 +548,7 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string,
 	cmd.Env = append(os.Environ(),
 		"DATABASE_URL="+dbURL, "MIGRATE_DATABASE_URL="+direct, "DEMO=1",
 		"ADDR="+addr, "ADMIN_ADDR="+admin, "SESSION_SECRET="+hex.EncodeToString(secret),
-		"MAIL_CATCHER="+smtp, "SMTP_ADDR="+smtp, "RUN_JOBS="+map[bool]string{true: "1", false: "0"}[runJobs],
+		"MAIL_CATCHER="+smtp, "SMTP_ADDR="+smtp, "RUN_JOBS=0",
 		"CUSTOMER_BURST=1000", "CUSTOMERS_PER_MINUTE=1000", "DB_MAX_CONNS="+maxConns,
 		// Its clients are one address sending thousands a second: the
 		// write limits are lifted (handlers.WriteLimits).
