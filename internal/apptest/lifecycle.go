@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/db"
 )
 
@@ -21,13 +20,6 @@ func (h *Harness) Key(tb testing.TB, c Customer, key string) db.GetKeyRow {
 		tb.Fatalf("get key %q: %v", key, err)
 	}
 	return k
-}
-
-// ProviderKey is the idempotency key the shop sends the provider for the
-// current operation of key.
-func (h *Harness) ProviderKey(tb testing.TB, c Customer, key string) string {
-	tb.Helper()
-	return checkout.ProviderKey(c.ID, key, h.Key(tb, c, key).OperationID)
 }
 
 // Intent returns the PaymentIntent the key's current operation created at
