@@ -224,7 +224,7 @@ func (h *Harness) Stats(tb testing.TB) Stats {
 	if err != nil {
 		tb.Fatalf("stats: %v", err)
 	}
-	charges, err := fakestripe.Succeeded(context.Background(), h.DB)
+	charges, err := h.fake().Succeeded(context.Background())
 	if err != nil {
 		tb.Fatalf("stats: %v", err)
 	}
