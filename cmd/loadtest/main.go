@@ -140,20 +140,13 @@ func run(ctx context.Context, f flags) error {
 	if f.poolSizes == "" {
 		sizes = []string{os.Getenv("DB_MAX_CONNS")}
 	}
-	web, err := startWeb(ctx, f, dir, shopURL, direct, sizes[0], false)
+	web, shop, err := startShop(ctx, f, dir, shopURL, direct, sizes[0], func(w *webProc) {
+		say("shop at %s (pid %d), admin at %s, DB_MAX_CONNS=%s", w.base, w.cmd.Process.Pid, w.admin, orDefault(sizes[0]))
+	})
 	if err != nil {
 		return err
 	}
 	defer func() { web.stop() }()
-	say("shop at %s (pid %d), admin at %s, DB_MAX_CONNS=%s", web.base, web.cmd.Process.Pid, web.admin, orDefault(sizes[0]))
-
-	shop, err := loadtest.NewShop(web.base, f.clients)
-	if err != nil {
-		return err
-	}
-	if err := shop.Setup(ctx, f.clients); err != nil {
-		return fmt.Errorf("setup: %w", err)
-	}
 	cust, token, replayKey := shop.Customer(0)
 	sum := sha256.Sum256([]byte(token))
 	pgb := loadtest.Pgbench{Env: pgEnv, Mode: mode, Dir: dir}
@@ -266,19 +259,13 @@ func run(ctx context.Context, f flags) error {
 	// of remembered answers) helps it.
 	worker.stop()
 	web.stop()
-	dweb, err := startWeb(ctx, f, dir, shopURL, direct, sizes[0], true)
+	dweb, dshop, err := startShop(ctx, f, dir, shopURL, direct, sizes[0], func(w *webProc) {
+		say("the shop as shipped (RUN_JOBS=1) at %s (pid %d)", w.base, w.cmd.Process.Pid)
+	}, "RUN_JOBS=1")
 	if err != nil {
 		return err
 	}
 	defer func() { dweb.stop() }()
-	say("the shop as shipped (RUN_JOBS=1) at %s (pid %d)", dweb.base, dweb.cmd.Process.Pid)
-	dshop, err := loadtest.NewShop(dweb.base, f.clients)
-	if err != nil {
-		return err
-	}
-	if err := dshop.Setup(ctx, f.clients); err != nil {
-		return fmt.Errorf("setup: %w", err)
-	}
 	say("HTTP: new orders, the shop as shipped (its jobs in the web process)")
 	defNew, err := dweb.measure(ctx, f, "neworders-defaults", func() loadtest.Result {
 		return loadtest.Run(ctx, "app as shipped: new orders (POST, fresh key; jobs in the web process)", opts, dshop.NewOrder)
@@ -304,18 +291,11 @@ func run(ctx context.Context, f flags) error {
 	// What tracing costs: the shop as shipped again, with the OpenTelemetry
 	// SDK off (no spans, no recent-traces store), a fresh process too.
 	dweb.stop()
-	nweb, err := startWeb(ctx, f, dir, shopURL, direct, sizes[0], true, "OTEL_SDK_DISABLED=true")
+	nweb, nshop, err := startShop(ctx, f, dir, shopURL, direct, sizes[0], nil, "RUN_JOBS=1", "OTEL_SDK_DISABLED=true")
 	if err != nil {
 		return err
 	}
 	defer func() { nweb.stop() }()
-	nshop, err := loadtest.NewShop(nweb.base, f.clients)
-	if err != nil {
-		return err
-	}
-	if err := nshop.Setup(ctx, f.clients); err != nil {
-		return fmt.Errorf("setup: %w", err)
-	}
 	say("HTTP: new orders and replays, the shop as shipped with tracing off (OTEL_SDK_DISABLED=true)")
 	offNew, err := nweb.measure(ctx, f, "", func() loadtest.Result {
 		return loadtest.Run(ctx, "app as shipped, tracing off: new orders", opts, nshop.NewOrder)
@@ -364,16 +344,15 @@ func run(ctx context.Context, f flags) error {
 		pgMin: pgMin, defNew: defNew, defReplay: defReplay}
 	for _, size := range sizes[1:] {
 		web.stop()
-		if web, err = startWeb(ctx, f, dir, shopURL, direct, size, false); err != nil {
+		// Into web only once started: on an error web stays the stopped
+		// process, whose deferred stop is a no-op, rather than nil.
+		w, s, err := startShop(ctx, f, dir, shopURL, direct, size, func(*webProc) {
+			say("shop restarted with DB_MAX_CONNS=%s", orDefault(size))
+		})
+		if err != nil {
 			return err
 		}
-		say("shop restarted with DB_MAX_CONNS=%s", orDefault(size))
-		if shop, err = loadtest.NewShop(web.base, f.clients); err != nil {
-			return err
-		}
-		if err := shop.Setup(ctx, f.clients); err != nil {
-			return fmt.Errorf("setup: %w", err)
-		}
+		web, shop = w, s
 		legs := []struct {
 			name, profile string
 			do            func(context.Context, int) error
@@ -519,7 +498,34 @@ type webProc struct {
 	stopped sync.Once
 }
 
-func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string, runJobs bool, env ...string) (*webProc, error) {
+// startShop starts the shop's binary (startWeb, with env), calls started (if
+// not nil) once it is ready, and sets up a loadtest.Shop of it for f.clients
+// workers. If the shop cannot be set up, it stops the process.
+func startShop(ctx context.Context, f flags, dir, dbURL, direct, maxConns string, started func(*webProc), env ...string) (*webProc, *loadtest.Shop, error) {
+	w, err := startWeb(ctx, f, dir, dbURL, direct, maxConns, env...)
+	if err != nil {
+		return nil, nil, err
+	}
+	if started != nil {
+		started(w)
+	}
+	shop, err := loadtest.NewShop(w.base, f.clients)
+	if err != nil {
+		w.stop()
+		return nil, nil, err
+	}
+	if err := shop.Setup(ctx, f.clients); err != nil {
+		w.stop()
+		return nil, nil, fmt.Errorf("setup: %w", err)
+	}
+	return w, shop, nil
+}
+
+// startWeb starts the shop's binary on dbURL and waits until it is ready.
+// env is added after its own settings, so that a variable set in both takes
+// env's value (os/exec keeps the last of a duplicated key): "RUN_JOBS=1",
+// say, runs the order's jobs in the web process.
+func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string, env ...string) (*webProc, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -528,12 +534,12 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string,
 	if err != nil {
 		return nil, err
 	}
-	// Without runJobs the order's jobs (the outbox's consumers) do not run
-	// in the web process (RUN_JOBS=0) but in `web worker` (startWorker), so
+	// By default the order's jobs (the outbox's consumers) do not run in
+	// the web process (RUN_JOBS=0) but in `web worker` (startWorker), so
 	// that the order path and what it triggers can be measured apart; with
-	// it, they run in the web process, as `make run` ships. The mail goes
-	// to the demo's catcher in the web process, so that it is delivered
-	// rather than retried.
+	// RUN_JOBS=1 in env, they run in the web process, as `make run` ships.
+	// The mail goes to the demo's catcher in the web process, so that it is
+	// delivered rather than retried.
 	smtp, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -544,7 +550,7 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string,
 	cmd.Env = append(os.Environ(),
 		"DATABASE_URL="+dbURL, "MIGRATE_DATABASE_URL="+direct, "DEMO=1",
 		"ADDR="+addr, "ADMIN_ADDR="+admin, "SESSION_SECRET="+hex.EncodeToString(secret),
-		"MAIL_CATCHER="+smtp, "SMTP_ADDR="+smtp, "RUN_JOBS="+map[bool]string{true: "1", false: "0"}[runJobs],
+		"MAIL_CATCHER="+smtp, "SMTP_ADDR="+smtp, "RUN_JOBS=0",
 		"CUSTOMER_BURST=1000", "CUSTOMERS_PER_MINUTE=1000", "DB_MAX_CONNS="+maxConns,
 		// Its clients are one address sending thousands a second: the
 		// write limits are lifted (handlers.WriteLimits).

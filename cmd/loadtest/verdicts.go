@@ -34,6 +34,10 @@ func verdicts(l legs) ([]loadtest.Verdict, error) {
 	if err != nil {
 		return nil, err
 	}
+	minimal, err := loadtest.Statements("minimal.sql")
+	if err != nil {
+		return nil, err
+	}
 	ratio := func(r, base loadtest.Result) float64 {
 		if base.Rate() == 0 {
 			return 0
@@ -57,7 +61,7 @@ func verdicts(l legs) ([]loadtest.Verdict, error) {
 		Why: fmt.Sprintf("the minimal pattern is %d statements; the app's order is %d to PostgreSQL plus four HTTP exchanges in the web process "+
 			"(the order, the fake Stripe's create and confirm, and its webhook), which took %.2f of a core during the leg, and the load generator %.2f: "+
 			"on %d cores that CPU is PostgreSQL's. Next: make loadtest PROFILE=… and the largest item in the neworders profile",
-			minStatements(), app, cores(l.appNew.CPU, l.appNew.Elapsed), cores(l.appNew.ClientCPU, l.appNew.Elapsed), runtime.NumCPU()),
+			minimal, app, cores(l.appNew.CPU, l.appNew.Elapsed), cores(l.appNew.ClientCPU, l.appNew.Elapsed), runtime.NumCPU()),
 	}, {
 		Target:   "new orders ≥ 0.35× the minimal pattern, as shipped (jobs in the web process)",
 		Measured: fmt.Sprintf("%.2f× (%s web CPU per order, its jobs included)", defVsMin, loadtest.FormatDuration(l.defNew.CPUPerRequest())),
@@ -121,15 +125,6 @@ func sweepWhy(name string) string {
 	}
 	return "batched deletes take CPU and WAL the claims need, for minutes, where dropping a day's partition takes about a second (the partition rows of -sweep-by). " +
 		"Next: docs/partition-notes.md — partitioning the key table costs every claim and needs a lock and a lookup to stay exactly-once, so it waits for a backlog that matters"
-}
-
-// minStatements is how many statements the minimal pattern sends.
-func minStatements() int {
-	n, err := loadtest.Statements("minimal.sql")
-	if err != nil {
-		return 0
-	}
-	return n
 }
 
 // cores is how many cores cpu time over elapsed wall time kept busy.

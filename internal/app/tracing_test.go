@@ -20,10 +20,7 @@ import (
 
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
-	"exactlyonce/internal/catalog"
-	"exactlyonce/internal/database"
 	"exactlyonce/internal/logging"
-	"exactlyonce/internal/pgtest"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/tracing"
 )
@@ -41,25 +38,13 @@ type tracedShop struct {
 func newTracedShop(t *testing.T, opts ...apptest.Option) tracedShop {
 	t.Helper()
 	spans := tracetest.NewSpanRecorder()
-	tr, err := tracing.New(t.Context(), tracing.Config{SampleRatio: 1, RecentBytes: tracing.DefaultRecentBytes,
-		Processors: []sdktrace.SpanProcessor{spans}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := database.OpenWith(t.Context(), pgtest.NewDatabase(t), database.PoolOptions{Tracing: tr.Provider})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := catalog.Seed(t.Context(), database.New(pool).Queries); err != nil {
-		t.Fatal(err)
-	}
+	cfg := apptest.DefaultTracing()
+	cfg.Processors = []sdktrace.SpanProcessor{spans}
 	logs := &logBuffer{}
 	opts = append(opts, func(cfg *app.Config) {
-		cfg.Tracing = tr
 		cfg.Log = logging.New(logs, "json", -4) // debug: the claim's line too
 	})
-	return tracedShop{Harness: apptest.NewOnPool(t, pool, opts...), spans: spans, logs: logs}
+	return tracedShop{Harness: apptest.NewTraced(t, cfg, opts...), spans: spans, logs: logs}
 }
 
 // span waits up to 10 s for an ended span named name of which match (if

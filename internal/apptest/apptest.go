@@ -46,6 +46,33 @@ func New(tb testing.TB, opts ...Option) *Harness {
 	return NewOnPool(tb, pgtest.NewPool(tb), opts...)
 }
 
+// DefaultTracing is the tracing `web` runs with by default: every trace
+// sampled, kept in memory, exported nowhere. A Harness has it unless an
+// option sets another.
+func DefaultTracing() tracing.Config {
+	return tracing.Config{SampleRatio: 1, RecentBytes: tracing.DefaultRecentBytes}
+}
+
+// NewTraced is New traced as `web` is: the tracing made from cfg (such as
+// DefaultTracing, with a test's span recorder among its Processors) both
+// for the application and for a pool of its own database whose statements
+// are spans too, so that a trace shows them under the phases that sent
+// them. The pool is closed when the test ends.
+func NewTraced(tb testing.TB, cfg tracing.Config, opts ...Option) *Harness {
+	tb.Helper()
+	tr, err := tracing.New(tb.Context(), cfg)
+	if err != nil {
+		tb.Fatalf("tracing: %v", err)
+	}
+	pool, err := database.OpenWith(tb.Context(), pgtest.NewDatabase(tb), database.PoolOptions{Tracing: tr.Provider})
+	if err != nil {
+		tb.Fatalf("open traced pool: %v", err)
+	}
+	tb.Cleanup(pool.Close)
+	opts = append(opts[:len(opts):len(opts)], func(c *app.Config) { c.Tracing = tr })
+	return NewOnPool(tb, pool, opts...)
+}
+
 // NewOnPool is New on a database the test already has, such as one another
 // Harness used: a second process, or the same one restarted.
 func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
@@ -73,9 +100,7 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 		opt(&cfg)
 	}
 	if cfg.Tracing == nil {
-		// As `web` runs by default: every trace sampled, kept in memory,
-		// exported nowhere.
-		tr, err := tracing.New(context.Background(), tracing.Config{SampleRatio: 1, RecentBytes: tracing.DefaultRecentBytes})
+		tr, err := tracing.New(context.Background(), DefaultTracing())
 		if err != nil {
 			tb.Fatalf("tracing: %v", err)
 		}
@@ -224,7 +249,7 @@ func (h *Harness) Stats(tb testing.TB) Stats {
 	if err != nil {
 		tb.Fatalf("stats: %v", err)
 	}
-	charges, err := fakestripe.Succeeded(context.Background(), h.DB)
+	charges, err := h.fake().Succeeded(context.Background())
 	if err != nil {
 		tb.Fatalf("stats: %v", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/db"
 )
 
@@ -23,21 +22,13 @@ func (h *Harness) Key(tb testing.TB, c Customer, key string) db.GetKeyRow {
 	return k
 }
 
-// ProviderKey is the idempotency key the shop sends the provider for the
-// current operation of key.
-func (h *Harness) ProviderKey(tb testing.TB, c Customer, key string) string {
-	tb.Helper()
-	return checkout.ProviderKey(c.ID, key, h.Key(tb, c, key).OperationID)
-}
-
 // Intent returns the PaymentIntent the key's current operation created at
 // the fake (found by the metadata the shop writes on it), or an error when
 // there is none.
 func (h *Harness) Intent(tb testing.TB, c Customer, key string) (fakestripe.Intent, error) {
 	tb.Helper()
 	op := h.Key(tb, c, key).OperationID.String()
-	p := fakestripe.New(h.DB, "") // a reader of the fake's tables, whoever serves them
-	intents, err := p.IntentsByMetadata(context.Background(), map[string]string{"operation_id": op})
+	intents, err := h.fake().IntentsByMetadata(context.Background(), map[string]string{"operation_id": op})
 	if err != nil {
 		return fakestripe.Intent{}, err
 	}
@@ -46,6 +37,10 @@ func (h *Harness) Intent(tb testing.TB, c Customer, key string) (fakestripe.Inte
 	}
 	return intents[0], nil
 }
+
+// fake reads the fake Stripe's tables in the shop's database, whoever
+// serves them (this process's provider or another's).
+func (h *Harness) fake() *fakestripe.Provider { return fakestripe.New(h.DB, "") }
 
 // Backdate moves a key's creation and finish, and its audit events, back by d, as if
 // it had been made that long ago. Tests of expiry use it instead of waiting

@@ -10,9 +10,6 @@ import (
 
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
-	"exactlyonce/internal/database"
-	"exactlyonce/internal/pgtest"
-	"exactlyonce/internal/tracing"
 )
 
 // serveAdmin serves h's admin listener on loopback until the test ends and
@@ -43,16 +40,7 @@ func TestOperatorPagesFit(t *testing.T) {
 	sendTo, catcher := apptest.WithMailCatcher(t)
 	// Traced as `web` is: its statements are spans too, so the order's
 	// trace shows them under the phases that sent them.
-	tr, err := tracing.New(t.Context(), tracing.Config{SampleRatio: 1, RecentBytes: tracing.DefaultRecentBytes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool, err := database.OpenWith(t.Context(), pgtest.NewDatabase(t), database.PoolOptions{Tracing: tr.Provider})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	h := apptest.NewOnPool(t, pool, sendTo, func(c *app.Config) { c.MailCatcher = catcher; c.Tracing = tr })
+	h := apptest.NewTraced(t, apptest.DefaultTracing(), sendTo, func(c *app.Config) { c.MailCatcher = catcher })
 	h.StartJobs(t)
 	admin := serveAdmin(t, h)
 	ctx := newBrowser(t)

@@ -50,13 +50,9 @@ func (p *Provider) IntentsByMetadata(ctx context.Context, match map[string]strin
 
 // Succeeded counts the succeeded PaymentIntents: the charges, for the demo
 // totals.
-func (p *Provider) Succeeded(ctx context.Context) (int64, error) { return Succeeded(ctx, p.db) }
-
-// Succeeded counts the succeeded PaymentIntents of the fake whose state is
-// in d.
-func Succeeded(ctx context.Context, d *database.DB) (int64, error) {
+func (p *Provider) Succeeded(ctx context.Context) (int64, error) {
 	var n int64
-	err := d.Conn().QueryRow(ctx, `SELECT count(*) FROM fakestripe.payment_intents WHERE status = 'succeeded'`).Scan(&n)
+	err := p.db.Conn().QueryRow(ctx, `SELECT count(*) FROM fakestripe.payment_intents WHERE status = 'succeeded'`).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count succeeded intents: %w", err)
 	}

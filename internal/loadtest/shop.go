@@ -206,17 +206,12 @@ func (s *Shop) BrowserOrder(ctx context.Context, w int) error {
 	}
 	values := formValues(form)
 	values.Set("card", "4242 4242 4242 4242")
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/checkout", strings.NewReader(values.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := b.client.Do(req)
+	code, status, loc, err := s.postForm(ctx, b.client, "/checkout", values)
 	if err != nil {
 		return err
 	}
-	io.Copy(io.Discard, resp.Body) //nolint:errcheck // the redirect is the answer
-	resp.Body.Close()
-	loc := resp.Header.Get("Location")
-	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, "/orders/") {
-		return fmt.Errorf("POST /checkout: %s to %q, want 303 to a receipt", resp.Status, loc)
+	if code != http.StatusSeeOther || !strings.HasPrefix(loc, "/orders/") {
+		return fmt.Errorf("POST /checkout: %s to %q, want 303 to a receipt", status, loc)
 	}
 	receipt, err := s.page(ctx, b.client, loc)
 	if err != nil {
@@ -255,18 +250,29 @@ func formValues(form *goquery.Selection) url.Values {
 	return values
 }
 
-// addToCart posts the catalog's add-to-cart form with c: 303 expected.
-func (s *Shop) addToCart(ctx context.Context, c *http.Client, values url.Values) error {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/cart", strings.NewReader(values.Encode()))
+// postForm posts values to path with c, as a browser submits a form, and
+// returns the answer's status code, status line and Location: the forms
+// answer with a redirect, whose body is read and dropped.
+func (s *Shop) postForm(ctx context.Context, c *http.Client, path string, values url.Values) (code int, status, location string, err error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.base+path, strings.NewReader(values.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := c.Do(req)
 	if err != nil {
-		return err
+		return 0, "", "", err
 	}
 	io.Copy(io.Discard, resp.Body) //nolint:errcheck // the redirect is the answer
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther {
-		return fmt.Errorf("add to cart: %s", resp.Status)
+	return resp.StatusCode, resp.Status, resp.Header.Get("Location"), nil
+}
+
+// addToCart posts the catalog's add-to-cart form with c: 303 expected.
+func (s *Shop) addToCart(ctx context.Context, c *http.Client, values url.Values) error {
+	code, status, _, err := s.postForm(ctx, c, "/cart", values)
+	if err != nil {
+		return err
+	}
+	if code != http.StatusSeeOther {
+		return fmt.Errorf("add to cart: %s", status)
 	}
 	return nil
 }
