@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,6 +15,7 @@ import (
 
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/mail"
+	"exactlyonce/internal/web"
 	"exactlyonce/static"
 	"exactlyonce/views"
 )
@@ -88,21 +88,11 @@ func (a *App) adminMail(w http.ResponseWriter, r *http.Request) {
 // BaseURL is http://[::]:8080, no address a browser opens), then the host
 // the operator reached this listener by, with the shop's port.
 func (a *App) shopURL(r *http.Request) string {
-	u, err := url.Parse(a.cfg.BaseURL)
+	shop, err := web.ReachableURL(a.cfg.BaseURL, r)
 	if err != nil {
 		return strings.TrimRight(a.cfg.BaseURL, "/")
 	}
-	if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsUnspecified() {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(r.Host); err == nil {
-			host = h
-		}
-		if strings.Contains(host, ":") { // an IPv6 literal
-			host = "[" + strings.Trim(host, "[]") + "]"
-		}
-		u.Host = host + ":" + u.Port()
-	}
-	return strings.TrimRight(u.String(), "/")
+	return shop
 }
 
 // labShoppers says which customers are lab runs' shoppers, asking the lab

@@ -250,11 +250,19 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, Keys: keys, Readiness: ready,
 		Tracing: cfg.Tracing, cfg: cfg,
 	}
+	mounted := false // the in-process provider is served under /v1
+	switch {
+	case provider == nil:
+	case cfg.ProviderListener != nil:
+		a.providerHandler = tracing.Server(newProviderEcho(provider), tp, nil)
+	default:
+		provider.Register(e.Group("/v1"))
+		mounted = true
+	}
 	// The shop's listener serves strangers: each request starts a trace of
 	// its own, linked to the caller's. Only the in-process provider's calls,
 	// when it is mounted here under /v1 (tests), come from the shop itself
 	// and join its trace, as on a listener of their own.
-	mounted := provider != nil && cfg.ProviderListener == nil
 	a.handler = tracing.Server(e, tp, func(r *http.Request) bool {
 		return !mounted || !strings.HasPrefix(r.URL.Path, "/v1/")
 	})
@@ -266,13 +274,6 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	}
 	if pool != nil {
 		a.Jobs, a.jobsErr = newJobClient(pool, cfg.Jobs, true)
-	}
-	switch {
-	case provider == nil:
-	case cfg.ProviderListener != nil:
-		a.providerHandler = tracing.Server(newProviderEcho(provider), tp, nil)
-	default:
-		provider.Register(e.Group("/v1"))
 	}
 	return a
 }

@@ -8,6 +8,22 @@ import (
 	"exactlyonce/internal/logging"
 )
 
+// loggedPathKey is where requestPath keeps a request's loggedPath in its
+// Echo context.
+const loggedPathKey = "exactlyonce.logged_path"
+
+// requestPath is the request's loggedPath, made once per request and kept
+// in its Echo context: the same string is its span's url.path
+// (tracing.Route) and its access-log line's path.
+func requestPath(c echo.Context) string {
+	if p, ok := c.Get(loggedPathKey).(string); ok {
+		return p
+	}
+	p := loggedPath(c)
+	c.Set(loggedPathKey, p)
+	return p
+}
+
 // loggedPath is the request path for the access log with the idempotency
 // key a route carries (/api/keys/:key/events) redacted: the key lets whoever
 // reads the log replay its operation's answer. It is rebuilt from the route

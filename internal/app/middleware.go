@@ -16,14 +16,16 @@ import (
 
 // useMiddleware installs what every request goes through: the name of its
 // span (the server span comes from App.Handler, around Echo) and the path
-// it records, redacted as the log's (loggedPath), a request id, also carried in the request's context for the lines other packages
-// log, a latency metric, one access-log line, and recovery from panics into
-// the error handler. The log line names the route, never headers or bodies,
-// so tokens and card numbers cannot reach it, and its path has any key
-// redacted (loggedPath). A client's request id is kept only if it is plain
-// (dropOddRequestID).
+// it records, redacted as the log's (requestPath, the same string), a
+// request id, also carried in the request's context for the lines other
+// packages log, a latency metric, one access-log line, and recovery from
+// panics into the error handler. The log line names the route, never
+// headers or bodies, so tokens and card numbers cannot reach it, and its
+// path has any key redacted (loggedPath). A client's request id is kept
+// only if it is plain (dropOddRequestID); the log line takes it from the
+// request's context.
 func useMiddleware(e *echo.Echo, log *slog.Logger, m *metrics.Metrics) {
-	e.Use(tracing.Route(loggedPath))
+	e.Use(tracing.Route(requestPath))
 	e.Use(dropOddRequestID)
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{
 		RequestIDHandler: func(c echo.Context, id string) {
@@ -34,7 +36,7 @@ func useMiddleware(e *echo.Echo, log *slog.Logger, m *metrics.Metrics) {
 	// by the time this reads the status.
 	e.Use(observeLatency(m))
 	e.Use(middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
-		LogStatus: true, LogLatency: true, LogMethod: true, LogURIPath: true, LogRequestID: true, LogRoutePath: true,
+		LogStatus: true, LogLatency: true, LogMethod: true, LogRoutePath: true,
 		HandleError: true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
 			level := slog.LevelInfo
@@ -43,7 +45,7 @@ func useMiddleware(e *echo.Echo, log *slog.Logger, m *metrics.Metrics) {
 			}
 			// The request's context adds the request id and the trace.
 			log.LogAttrs(c.Request().Context(), level, "request", slog.String("method", v.Method),
-				slog.String("path", loggedPath(c)), slog.String("route", v.RoutePath),
+				slog.String("path", requestPath(c)), slog.String("route", v.RoutePath),
 				slog.Int("status", v.Status), slog.Duration("latency", v.Latency))
 			return nil
 		},

@@ -99,7 +99,6 @@ func (c claim) token() uuid.UUID { return uuid.MustParse(c.lock.Token) }
 // was charged.
 func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced, refusal error) (c claim, replay *Result, err error) {
 	ctx, span := e.tracer.Start(ctx, spanClaim)
-	defer func() { e.endClaim(span, c, replay, err) }()
 	var run idem.ClaimStatement
 	if refusal == nil {
 		run = func(ctx context.Context, operation, token string) (bool, idem.Key, error) {
@@ -109,7 +108,7 @@ func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced,
 	kc, err := e.keys.ClaimWith(ctx, idem.Request{Scope: a.CustomerID.String(), Key: a.Key,
 		Fingerprint: a.Fingerprint, Accept: a.AcceptFingerprints, Lease: a.LockFor}, run)
 	c, replay, err = e.claimed(a, kc, err, refusal)
-	e.countClaim(ctx, a, c, replay, err)
+	e.endClaim(ctx, span, a, c, replay, err)
 	return c, replay, err
 }
 
@@ -270,21 +269,14 @@ func claimOutcome(c claim, replay *Result, err error) (string, slog.Level) {
 	return metrics.ClaimNew, slog.LevelDebug
 }
 
-// countClaim records a claim's outcome in the metrics and the log.
-func (e *Engine) countClaim(ctx context.Context, a Attempt, c claim, replay *Result, err error) {
+// endClaim records what a claim came to, in the metrics, the log and the
+// claim's span, and ends the span. A refusal the claim makes (a reused key,
+// one in progress) is its answer, not a failure.
+func (e *Engine) endClaim(ctx context.Context, span trace.Span, a Attempt, c claim, replay *Result, err error) {
 	outcome, level := claimOutcome(c, replay, err)
-	if outcome == "" {
-		return
-	}
-	e.metrics.Claims.WithLabelValues(outcome).Inc()
-	e.log.Log(ctx, level, "claim", "outcome", outcome, logging.Key(a.Key), "customer_id", a.CustomerID)
-}
-
-// endClaim ends the claim's span with its outcome. A refusal the claim
-// makes (a reused key, one in progress) is its answer, not a failure.
-func (e *Engine) endClaim(span trace.Span, c claim, replay *Result, err error) {
-	outcome, _ := claimOutcome(c, replay, err)
 	if outcome != "" {
+		e.metrics.Claims.WithLabelValues(outcome).Inc()
+		e.log.Log(ctx, level, "claim", "outcome", outcome, logging.Key(a.Key), "customer_id", a.CustomerID)
 		span.SetAttributes(attrOutcome.String(outcome))
 		err = nil
 	}

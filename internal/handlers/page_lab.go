@@ -3,11 +3,9 @@ package handlers
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -197,18 +195,14 @@ func (h *Handler) labInspection(c echo.Context, in lab.Inspection) views.LabInsp
 // the host the browser reached this page by, with the admin port; "" when
 // there is no admin listener.
 func (h *Handler) adminBase(r *http.Request) string {
-	u, err := url.Parse(h.adminURL)
-	if err != nil || h.adminURL == "" {
+	if h.adminURL == "" {
 		return ""
 	}
-	if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsUnspecified() {
-		host := r.Host
-		if hn, _, err := net.SplitHostPort(r.Host); err == nil {
-			host = hn
-		}
-		u.Host = net.JoinHostPort(strings.Trim(host, "[]"), u.Port())
+	base, err := web.ReachableURL(h.adminURL, r)
+	if err != nil {
+		return ""
 	}
-	return strings.TrimRight(u.String(), "/")
+	return base
 }
 
 // setLabProvider is POST /lab/provider, the fault panel's form.

@@ -294,7 +294,10 @@ func (r *Reconciler) startRefund(ctx context.Context, in payment.Intent, result 
 	ctx, span := r.tracer.Start(ctx, "reconciler.refund", trace.WithAttributes(
 		tracing.AttrPaymentIntent.String(in.ID), tracing.AttrOutcome.String(result)))
 	customer, err := uuid.Parse(in.Metadata.CustomerID)
-	if err != nil || in.Metadata.Key == "" {
+	if err != nil || in.Metadata.Key == "" || !span.IsRecording() {
+		// No key to name the span for; or a span that keeps nothing
+		// (tracing off, the pass not sampled), whose link is not worth
+		// a round trip.
 		return ctx, span
 	}
 	span.SetAttributes(tracing.KeyAttributes(in.Metadata.CustomerID, in.Metadata.Key)...)

@@ -73,8 +73,10 @@ type storedTrace struct {
 	spans   []Span
 	size    int
 	dropped int
-	// keys are the key references the trace names, or links to.
-	keys []string
+	// keys are the key references the trace names, or links to; named
+	// those its kept spans carry themselves (AttrKeyRef).
+	keys  []string
+	named []string
 	// linkedFrom are later traces that link to this one.
 	linkedFrom []trace.TraceID
 }
@@ -127,6 +129,9 @@ func (r *Recent) OnEnd(s sdktrace.ReadOnlySpan) {
 	t.size += size
 	r.used += size
 	for _, ref := range refs {
+		if !slices.Contains(t.named, ref) {
+			t.named = append(t.named, ref)
+		}
 		r.index(t, ref)
 	}
 	for _, l := range span.Links {

@@ -48,7 +48,7 @@ func (r *Recent) Key(ref string) []Summary {
 	for _, id := range r.byKey[ref] {
 		if t := r.traces[id]; t != nil {
 			s := t.summary()
-			s.Linked = !t.names(ref)
+			s.Linked = !slices.Contains(t.named, ref)
 			out = append(out, s)
 		}
 	}
@@ -103,40 +103,31 @@ func (r *Recent) Usage() Usage {
 
 // summary is t in a list. Its root is its earliest span whose parent is
 // not in the trace: the trace's own root, or, for a trace joined from
-// another process, the first span of this one.
+// another process, the first span of this one. It starts with its earliest
+// span, the root or not.
 func (t *storedTrace) summary() Summary {
 	s := Summary{ID: t.id, Spans: len(t.spans) + t.dropped}
 	ids := make(map[trace.SpanID]bool, len(t.spans))
 	for _, sp := range t.spans {
 		ids[sp.SpanID] = true
 	}
-	var end time.Time
-	for _, sp := range t.spans {
-		if !ids[sp.Parent] && (s.Root == "" || sp.Start.Before(s.Start)) {
-			s.Root, s.Start = sp.Name, sp.Start
+	var rootStart, earliest, end time.Time
+	for i, sp := range t.spans {
+		if !ids[sp.Parent] && (s.Root == "" || sp.Start.Before(rootStart)) {
+			s.Root, rootStart = sp.Name, sp.Start
+		}
+		if i == 0 || sp.Start.Before(earliest) {
+			earliest = sp.Start
 		}
 		if sp.End.After(end) {
 			end = sp.End
 		}
 		s.Failed = s.Failed || sp.Status == codes.Error
 	}
-	for _, sp := range t.spans {
-		if sp.Start.Before(s.Start) {
-			s.Start = sp.Start
-		}
+	s.Start = rootStart
+	if earliest.Before(s.Start) {
+		s.Start = earliest
 	}
 	s.Duration = end.Sub(s.Start)
 	return s
-}
-
-// names reports whether a span of t carries the key ref itself.
-func (t *storedTrace) names(ref string) bool {
-	for _, sp := range t.spans {
-		for _, a := range sp.Attributes {
-			if a.Key == AttrKeyRef && a.Value.AsString() == ref {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -62,6 +62,42 @@ func TestRecentListsAKeysTracesAndThoseLinkedToThem(t *testing.T) {
 	}
 }
 
+// A trace is listed under a key as linked unless a span it keeps names the
+// key itself: one naming the key after it linked to the key's trace is not
+// linked; one whose span naming the key was dropped past the bound is.
+func TestRecentTellsATraceNamingAKeyFromOneLinkedToIt(t *testing.T) {
+	tracer, recent := newRecent(t, 64<<20)
+	finish := request(tracer, "alice", "k")
+	turn := func(name string, fill int) trace.TraceID {
+		ctx, root := tracer.Start(context.Background(), name)
+		_, link := tracer.Start(ctx, "checkout.settle", trace.WithLinks(trace.Link{SpanContext: finish}))
+		link.End()
+		for range fill {
+			_, s := tracer.Start(ctx, "query SELECT")
+			s.End()
+		}
+		root.SetAttributes(tracing.KeyAttributes("alice", "k")...)
+		root.End()
+		return root.SpanContext().TraceID()
+	}
+	named := turn("completer.turn", 0)
+	dropped := turn("reconciler.pass", 1000)
+
+	got := recent.Key(tracing.KeyRef("alice", "k"))
+	if len(got) != 3 {
+		t.Fatalf("got %d traces of alice's k, want 3: %+v", len(got), got)
+	}
+	if got[0].ID != dropped || !got[0].Linked {
+		t.Errorf("newest: got %+v, want the pass whose span naming the key was dropped, listed as linked", got[0])
+	}
+	if got[1].ID != named || got[1].Linked {
+		t.Errorf("second: got %+v, want the turn that names the key, not listed as linked", got[1])
+	}
+	if got[2].ID != finish.TraceID() || got[2].Linked {
+		t.Errorf("oldest: got %+v, want the request's trace, named for the key", got[2])
+	}
+}
+
 // The store keeps to its budget by dropping the oldest traces whole, and
 // their place under their keys with them.
 func TestRecentDropsTheOldestTracesPastItsBudget(t *testing.T) {
