@@ -128,6 +128,7 @@ const (
 	reconciledOrphan       = "orphan"
 	reconciledLostKey      = "lost_key"
 	reconciledRefundFailed = "refund_failed"
+	reconciledRefundLater  = "refund_later"
 )
 
 // Reconciled is what one pass did.
@@ -180,8 +181,7 @@ func (r *Reconciler) Pass(ctx context.Context) (out Reconciled, err error) {
 			out.Refunded++
 		}
 		r.metrics.Reconciled.WithLabelValues(result).Inc()
-		if result == reconciledPending || result == reconciledUnknownKey || result == reconciledRefundFailed ||
-			time.Since(in.Created) < r.cfg.Lag {
+		if holdsCursor(result) || time.Since(in.Created) < r.cfg.Lag {
 			held = true
 		}
 		if !held {
@@ -191,6 +191,17 @@ func (r *Reconciler) Pass(ctx context.Context) (out Reconciled, err error) {
 		}
 	}
 	return out, nil
+}
+
+// holdsCursor reports whether an intent examined with result must be
+// examined again by the next pass: its order may still come, its key may
+// still turn up, or its refund is still to be made.
+func holdsCursor(result string) bool {
+	switch result {
+	case reconciledPending, reconciledUnknownKey, reconciledRefundFailed, reconciledRefundLater:
+		return true
+	}
+	return false
 }
 
 // reconcile examines one intent and refunds it if it is an orphan.
@@ -251,6 +262,15 @@ func (r *Reconciler) refund(ctx context.Context, in payment.Intent, lost bool) (
 	}
 	refundID, err := RefundIntent(ctx, r.provider, in)
 	var refused *payment.ProviderError
+	if errors.As(err, &refused) && refused.Transient() {
+		// A refusal that passes: chiefly the refund's key in use by
+		// another refund of this intent (the webhook handler's, another
+		// reconciler's), or our rate. The next pass asks again; the
+		// cursor stays before the intent until then.
+		r.log.InfoContext(ctx, "reconciler: the provider asked for the refund of a payment intent to be sent again later",
+			"payment_intent", in.ID, "err", err)
+		return reconciledRefundLater, nil
+	}
 	if errors.As(err, &refused) {
 		// Asking again will not change the answer; an operator must look.
 		// The cursor stays before the intent, so it is not forgotten.

@@ -294,3 +294,39 @@ func TestReconcilerRefundsTheChargeOfALostKey(t *testing.T) {
 		t.Errorf("got last event %+v, want refunded, of a lost operation", last)
 	}
 }
+
+// TestRefundKeyInUseIsAskedAgain: a pass whose refund finds the refund's
+// key in use at the provider (the webhook handler, or another reconciler,
+// refunding the same intent that moment; Stripe answers 409 with
+// Stripe-Should-Retry: true) neither fails nor calls for an operator: it
+// counts refund_later, not refund_failed, and the next pass refunds it.
+func TestRefundKeyInUseIsAskedAgain(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, apptest.WithoutWebhooks)
+	c := h.NewCustomer(t)
+	orphan(t, h, c, "orphan")
+	in, err := h.Intent(t, c, "orphan")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	release, err := h.App.Provider.HoldKey(context.Background(), lifecycle.RefundKey(in.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.App.Reconciler.Pass(context.Background())
+	release()
+	if err != nil || got.Refunded != 0 {
+		t.Fatalf("while the refund key is in use: got %+v, %v, want nothing refunded and no error", got, err)
+	}
+	if n := h.Metric(t, "exactlyonce_reconciler_charges_total", "result", "refund_later"); n != 1 {
+		t.Errorf("got %v refund_later, want 1", n)
+	}
+	if n := h.Metric(t, "exactlyonce_reconciler_charges_total", "result", "refund_failed"); n != 0 {
+		t.Errorf("got %v refund_failed (a refusal for an operator), want 0", n)
+	}
+
+	if got, err := h.App.Reconciler.Pass(context.Background()); err != nil || got.Refunded != 1 {
+		t.Errorf("next pass: got %+v, %v, want the intent refunded", got, err)
+	}
+}

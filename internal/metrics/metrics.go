@@ -91,7 +91,7 @@ func New() *Metrics {
 		}),
 		Reconciled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "exactlyonce_reconciler_charges_total",
-			Help: "Provider charges the reconciler examined, by result: matched (an order holds it), not_succeeded, refunded (already), pending (its key is still started), parked (its key was parked for an operator), unknown_key (no key claims it: held, refunded as lost_key if it stays so), lost_key (refunded now: its key was lost), orphan (refunded now), refund_failed (the provider refused).",
+			Help: "Provider charges the reconciler examined, by result: matched (an order holds it), not_succeeded, refunded (already), pending (its key is still started), parked (its key was parked for an operator), unknown_key (no key claims it: held, refunded as lost_key if it stays so), lost_key (refunded now: its key was lost), orphan (refunded now), refund_failed (the provider refused), refund_later (the provider asked for the refund again later: its key in use by another refund of the intent, or our rate).",
 		}, []string{"result"}),
 		Refunds: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "exactlyonce_reconciler_refunds_total",

@@ -86,8 +86,11 @@ func (h *Handler) Register(e *echo.Echo) {
 // statuses and the logs are the shop's: a delivery that is not Stripe's
 // is a 400 (delivering it again will not make it so, and nothing is
 // stored), an outage of the database a 503 with Retry-After, a provider
-// out of reach for a refund a 503 too, a Stripe that hung up a 499, and
-// anything else a 500, a fault of ours.
+// out of reach for a refund a 503 too, and so is one that refuses it for a
+// reason that passes (payment.ProviderError.Transient: chiefly the refund's
+// key in use by another refund of the same intent, from a duplicate
+// delivery at another shop or the reconciler), a Stripe that hung up a
+// 499, and anything else a 500, a fault of ours.
 func (h *Handler) receive(c echo.Context) error {
 	r := c.Request()
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, maxBodyBytes))
@@ -100,9 +103,12 @@ func (h *Handler) receive(c echo.Context) error {
 		return web.Fail(problem.InvalidRequest, "bad or stale Stripe-Signature: "+err.Error())
 	}
 	effect, err := h.Handle(r.Context(), ev)
-	var unavailable *payment.UnavailableError
+	var (
+		unavailable *payment.UnavailableError
+		refused     *payment.ProviderError
+	)
 	switch {
-	case errors.As(err, &unavailable):
+	case errors.As(err, &unavailable), errors.As(err, &refused) && refused.Transient():
 		return &web.Failure{Kind: problem.ProviderUnavailable, RetryAfter: providerRetryAfter,
 			Detail: fmt.Sprintf("stripe event %s (%s): %v", ev.ID, ev.Type, err)}
 	case err != nil:
