@@ -37,11 +37,15 @@ func (cl *cluster) readShopLogs() (loggedFailures, error) {
 }
 
 // read counts the 5xx request lines of one shop's JSON log (LOG_FORMAT=json:
-// the request logger's line, msg "request", carries the status). Lines that
-// are not JSON (a panic's trace) are skipped.
+// the request logger's line, msg "request", carries the status), and names
+// each 500 with the error the error handler logged for it just before
+// (msg "request failed", the same request id), so that a 500 a CI run
+// meets can be read from its report alone. Lines that are not JSON (a
+// panic's trace) are skipped.
 func (lf *loggedFailures) read(r io.Reader, shop string) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	failed := map[string]string{} // a 500's error, by request id, until its request line
 	for sc.Scan() {
 		var line struct {
 			Msg       string `json:"msg"`
@@ -50,13 +54,23 @@ func (lf *loggedFailures) read(r io.Reader, shop string) error {
 			Path      string `json:"path"`
 			RequestID string `json:"request_id"`
 			Time      string `json:"time"`
+			Err       string `json:"err"`
 		}
-		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Msg != "request" || line.Status < 500 {
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Status < 500 {
+			continue
+		}
+		switch {
+		case line.Msg == "request failed" && line.Status == 500:
+			failed[line.RequestID] = line.Err
+			continue
+		case line.Msg != "request":
 			continue
 		}
 		lf.statuses[strconv.Itoa(line.Status)]++
 		if line.Status == 500 {
-			lf.errors500 = append(lf.errors500, fmt.Sprintf("%s at %s: %s %s (request %s)", shop, line.Time, line.Method, line.Path, line.RequestID))
+			lf.errors500 = append(lf.errors500, fmt.Sprintf("%s at %s: %s %s (request %s): %s",
+				shop, line.Time, line.Method, line.Path, line.RequestID, failed[line.RequestID]))
+			delete(failed, line.RequestID)
 		}
 	}
 	return sc.Err()
