@@ -110,20 +110,20 @@ const keyLockClass = 1717660011
 // runs, and keeps it until release is called: a request with key meanwhile
 // is answered as Stripe answers one concurrent with another, 409
 // idempotency_error with Stripe-Should-Retry. For tests, which cannot
-// otherwise keep a request inside its transaction.
+// otherwise keep a request inside its transaction. The lock is taken, as
+// a request takes it, inside a transaction left open until release: a
+// pooler in transaction mode (PgBouncer) keeps a transaction on its server
+// connection, but not a session's lock.
 func (p *Provider) HoldKey(ctx context.Context, key string) (release func(), err error) {
-	conn, err := p.db.Pool.Acquire(ctx)
+	tx, err := p.db.Pool.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("hold key: %w", err)
 	}
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, hashtext($2))`, keyLockClass, key); err != nil {
-		conn.Release()
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, keyLockClass, key); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("hold key: %w", err)
 	}
-	return func() {
-		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1, hashtext($2))`, keyLockClass, key)
-		conn.Release()
-	}, nil
+	return func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }, nil
 }
 
 var errKeyInUse = &apiError{
