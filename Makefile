@@ -136,7 +136,7 @@ chaos: bin/web ## chaos harness, long: 10,000 checkouts under kills, stalls, DB 
 
 .PHONY: chaos/short
 chaos/short: bin/web ## chaos harness in under a minute (part of make test)
-	go run ./cmd/chaos -web bin/web -instances 3 -clients 16 -checkouts 250 -duration 30s -drain 8s -settle 15s \
+	go run ./cmd/chaos -web bin/web -instances 3 -clients 16 -checkouts 250 -duration 30s -drain 8s -settle 30s \
 		-kills 2 -stalls 2 -db-crashes 1 -db-stalls 1 -row-locks 1 -smtp-stalls 1 -smtp-stall 5s $(WEBHOOK_FAULTS)
 
 # The failover runs (internal/chaos/ha.go, docs/failure-model.md): the

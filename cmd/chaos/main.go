@@ -54,7 +54,7 @@ func main() {
 	flag.Float64Var(&cfg.WebhookReorder, "webhook-reorder", 0, "share of the provider's webhook events (0 to 1) held back so that later ones overtake them")
 	flag.DurationVar(&cfg.WebhookDelay, "webhook-delay", 0, "how long the provider waits before each webhook delivery")
 	flag.DurationVar(&cfg.LockTimeout, "lock-timeout", 0, "the shops' LOCK_TIMEOUT (default 3s)")
-	flag.DurationVar(&cfg.CompleterGrace, "completer-grace", 0, "the shops' COMPLETER_GRACE (default 2s)")
+	flag.DurationVar(&cfg.CompleterGrace, "completer-grace", 0, "the shops' COMPLETER_GRACE (default 12s, longer than a client's longest silence between two asks; shorter, a 402 not completed to a client still retrying is counted, not a violation)")
 	flag.DurationVar(&cfg.RequestTimeout, "request-timeout", 0, "how long a client waits for an answer (default 5s)")
 	flag.StringVar(&cfg.Dir, "dir", "", "folder for logs and the database (default: a temporary one, deleted after a pass)")
 	verbose := flag.Bool("v", false, "log each step to stderr")
@@ -74,7 +74,8 @@ func main() {
 	fmt.Println(string(rep.JSON()))
 	if *expectLoss {
 		found, other := rep.Loss()
-		fmt.Printf("chaos: acknowledged writes lost: %d violations that show it, %d of other kinds\n", found, other)
+		fmt.Printf("chaos: acknowledged writes lost: %d violations that show it, %d that the run's evidence shows they caused, %d that they do not explain\n",
+			found, rep.LostWriteEffects(), other)
 		if found == 0 || other > 0 {
 			os.Exit(1)
 		}

@@ -11,6 +11,8 @@ import (
 
 	"exactlyonce/internal/chaos/chaosdb"
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/mail"
+	"exactlyonce/internal/mailcatcher"
 )
 
 // The invariants a run checks. Each broken one is reported under its name.
@@ -39,9 +41,10 @@ const (
 	violNoWebhooks           = "no webhook reached the shops"
 )
 
-// check runs the invariants in SQL and against what the clients were told,
-// after the run has settled, and adds what broke to rep.
-func check(ctx context.Context, cfg Config, conn, provider *database.DB, rep *Report) error {
+// check runs the invariants in SQL and against what the clients were told
+// and the mail server received (mails), after the run has settled, and
+// adds what broke to rep.
+func check(ctx context.Context, cfg Config, conn, provider *database.DB, mails []mailcatcher.Message, rep *Report) error {
 	q := chaosdb.New(conn.Conn())
 	add := func(kind, example string) { rep.violate(kind, example) }
 	for _, v := range rep.Clients.violations {
@@ -115,8 +118,22 @@ func check(ctx context.Context, cfg Config, conn, provider *database.DB, rep *Re
 	if err != nil {
 		return err
 	}
+	mailed := make(map[uuid.UUID]bool, len(mails))
+	for _, m := range mails {
+		if order, ok := mail.OrderOfMessageID(m.MessageID); ok {
+			mailed[order] = true
+		}
+	}
 	for _, r := range noMail {
-		add(violOrderNoMail, fmt.Sprintf("order %s", r.ID))
+		// The worker records a mail in the transaction that completes its
+		// job, after sending it: an order whose confirmation the mail
+		// server holds, with no record, had that record acknowledged and
+		// then lost. With no mail received, nothing explains it.
+		if ex := fmt.Sprintf("order %s", r.ID); mailed[r.ID] {
+			rep.lostWrite(violOrderNoMail, ex+": its confirmation was received, its record is gone")
+		} else {
+			add(violOrderNoMail, ex)
+		}
 	}
 	if left := rep.Outbox.Left; left != 0 {
 		detail, err := q.ChaosJobsLeftDetail(ctx)
@@ -166,18 +183,47 @@ func check(ctx context.Context, cfg Config, conn, provider *database.DB, rep *Re
 			stored[ck{k.CustomerID, k.Key}] = *k.ResponseStatus
 		}
 	}
+	// recorded reports whether the database holds a final answer a client
+	// was given for k: its order, or its stored 402. An answer whose
+	// record is gone was acknowledged and then lost.
+	recorded := func(k ck, o outcome) bool {
+		if o.status == http.StatusCreated {
+			return orderOf[k] == o.orderID
+		}
+		return stored[k] == http.StatusPaymentRequired
+	}
+	customerOf := make(map[string]uuid.UUID, len(rep.Clients.outcomes))
 	for _, o := range rep.Clients.outcomes {
-		id, ordered := orderOf[ck{o.customer, o.key}]
+		customerOf[o.key] = o.customer
+		k := ck{o.customer, o.key}
+		id, ordered := orderOf[k]
 		switch o.status {
 		case http.StatusCreated:
-			if !ordered || id != o.orderID {
+			if !recorded(k, o) {
 				add(violSeen201Missing, fmt.Sprintf("key %s: client saw order %s, database has %s", o.key, o.orderID, id))
 			}
 		case http.StatusPaymentRequired:
-			if ordered || stored[ck{o.customer, o.key}] != http.StatusPaymentRequired {
-				add(violSeen402HasOrder, fmt.Sprintf("key %s: client saw 402 %s, database has order %s, stored %d",
-					o.key, o.problem, id, stored[ck{o.customer, o.key}]))
+			if ordered || !recorded(k, o) {
+				ex := fmt.Sprintf("key %s: client saw 402 %s, database has order %s, stored %d", o.key, o.problem, id, stored[k])
+				if recorded(k, o) {
+					add(violSeen402HasOrder, ex)
+				} else {
+					rep.lostWrite(violSeen402HasOrder, ex+": the stored 402 is gone")
+				}
 			}
+		}
+	}
+	// A key answered twice differently: a lost write explains it only when
+	// the first answer's record is gone (a client saw order A, the
+	// failover lost it, the retry ran anew and made order B); two answers
+	// that the database holds both, or a first one it still holds, are a
+	// broken promise.
+	for _, c := range rep.Clients.contradictions {
+		ex := fmt.Sprintf("key %s: %s, then %s", c.key, c.first.answer(), c.then.answer())
+		if recorded(ck{customerOf[c.key], c.key}, c.first) {
+			add(violContradiction, ex)
+		} else {
+			rep.lostWrite(violContradiction, ex+": the first answer's record is gone")
 		}
 	}
 

@@ -87,6 +87,10 @@ type Clients struct {
 
 	outcomes   []outcome
 	violations []violation
+	// contradictions are the keys whose final answers disagreed, judged
+	// after the run against the database (check), which can tell whether
+	// the first answer's record is gone.
+	contradictions []contradiction
 	// answers is every answer to an order, and when it came.
 	answers []answered
 	// began is when the drive began; created are the moments the 201s to
@@ -468,18 +472,26 @@ func (d *driver) saw(req *http.Request, sh shot) {
 	}
 }
 
+// contradiction is a key given two final answers that disagree.
+type contradiction struct {
+	key         string
+	first, then outcome
+}
+
 // final holds a final answer for key against the key's first one: one
-// order id, and never both a 201 and a 402.
+// order id, and never both a 201 and a 402. A disagreement is kept for
+// check, which reports it.
 func (d *driver) final(key string, status int, orderID uuid.UUID, problem string) {
-	this := outcome{status: status, orderID: orderID, problem: problem}
+	this := outcome{key: key, status: status, orderID: orderID, problem: problem}
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	first, ok := d.seen[key]
 	if !ok {
 		d.seen[key] = this
+		return
 	}
-	d.mu.Unlock()
-	if ok && (first.status != status || first.orderID != orderID) {
-		d.violate(violContradiction, fmt.Sprintf("key %s: %s, then %s", key, first.answer(), this.answer()))
+	if first.status != status || first.orderID != orderID {
+		d.res.contradictions = append(d.res.contradictions, contradiction{key: key, first: first, then: this})
 	}
 }
 
