@@ -137,7 +137,9 @@ func (r *Report) violate(kind, example string) { r.add(kind, example, false) }
 // of acknowledged writes a failover lost: its example says what showed it.
 // It is still a violation (a synchronous run fails on it); only the
 // asynchronous counterexample's verdict (Loss) expects it.
-func (r *Report) lostWrite(kind, example string) { r.add(kind, example+" (a lost write explains it)", true) }
+func (r *Report) lostWrite(kind, example string) {
+	r.add(kind, example+" (a lost write explains it)", true)
+}
 
 func (r *Report) add(kind, example string, lost bool) {
 	i := slices.IndexFunc(r.Violations, func(v Violation) bool { return v.Kind == kind })
