@@ -2,6 +2,13 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
+# Every module needs Go 1.27.3 (go.mod): the machines' Go 1.26.8 has 14
+# standard-library advisories that reach the shop (make vulncheck). Go
+# fetches that toolchain through the module proxy the first time (about
+# 10 s). Exported here so that every recipe, and every go it starts, uses
+# it; a shell of your own needs the same export (README).
+export GOTOOLCHAIN := go1.27.3
+
 SQLC  := go tool -modfile=tools/go.mod sqlc
 TEMPL := go tool templ
 

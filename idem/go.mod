@@ -1,6 +1,6 @@
 module exactlyonce/idem
 
-go 1.26.0
+go 1.27.3
 
 require (
 	github.com/jackc/pgx/v5 v5.13.0

@@ -1,6 +1,6 @@
 module exactlyonce/tools
 
-go 1.26.8
+go 1.27.3
 
 tool github.com/sqlc-dev/sqlc/cmd/sqlc
 

@@ -1,6 +1,6 @@
 module example.com/echojson
 
-go 1.26.0
+go 1.27.3
 
 require (
 	exactlyonce/idem v0.0.0

@@ -1,6 +1,6 @@
 module example.com/sendmoney
 
-go 1.26.0
+go 1.27.3
 
 tool github.com/a-h/templ/cmd/templ
 
