@@ -69,12 +69,17 @@ type ReconcilerConfig struct {
 // Reconciler is defence in depth behind the engine and the webhook handler:
 // it reads every PaymentIntent the provider holds, from a cursor shared by
 // all instances (a creation time), and matches each succeeded one to an
-// order, by the intent's id, and to the key of its operation, by the
-// intent's metadata (customer, key, operation). A succeeded intent that no
-// order holds, whose key is finished without one, or lost (the row gone, or
-// the key now running another operation), is money taken for nothing: the
+// order and to the key of its operation by the intent's id alone. A
+// succeeded intent that no order holds, whose key is finished without one,
+// or lost (no key row stores it, and its metadata carries this deployment's
+// marker and names one of its customers), is money taken for nothing: the
 // reconciler refunds it, records a "refunded" event on the key's audit
-// trail (saying so when the operation was lost) and counts it.
+// trail (saying so when the operation was lost) and counts it. One that
+// carries no marker of this deployment, or names no customer of it, is
+// someone else's on the same Stripe account (RecordForeign): recorded and
+// never touched. An intent of this deployment that can still succeed is
+// watched by id until it is settled (watch.go), and a refund the provider
+// refuses for good is parked for an operator (ParkRefusedRefund).
 //
 // Several instances may reconcile at once without coordination, and beside
 // the webhook handler: the refund's idempotency key is derived from the

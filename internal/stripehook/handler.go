@@ -10,12 +10,16 @@
 //
 // The one effect beyond the record is a refund: a succeeded PaymentIntent
 // that no order holds, whose key finished without an order (or whose
-// operation was lost: the key row gone, or the key running another
-// operation), is refunded at once, under the refund key the reconciler
-// uses (lifecycle.RefundKey), so the two refund an intent once. An intent
-// whose key is still started is only recorded: the attempt, or the
-// completer, writes its order. The reconciler's list pass stays as the
-// safety net for webhooks that never arrive.
+// operation was lost: no key row stores its id, and its metadata carries
+// this deployment's marker and names one of its customers), is refunded
+// at once, under the refund key the reconciler uses (lifecycle.RefundKey),
+// so the two refund an intent once. The intent is matched to its order and
+// key by its id, never by the event's metadata; one this database did not
+// make is recorded as foreign and never refunded. An intent whose key is
+// still started is only recorded, and watched by the reconciler: the
+// attempt, or the completer, writes its order. The reconciler stays as the
+// safety net for webhooks that never arrive. Without a secret every
+// delivery is refused: the SDK would accept the empty key.
 package stripehook
 
 import (
