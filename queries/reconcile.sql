@@ -12,26 +12,85 @@ SET created_from = @created_from::bigint, updated_at = now()
 WHERE created_from < @created_from::bigint;
 
 -- name: MatchIntent :one
--- What the shop knows of one succeeded PaymentIntent: whether an order
--- holds it, and the key of the operation that made it, found by the
--- intent's metadata (customer, key, operation), if that key still exists
--- and still runs that operation. key_status is '' when it does not: the key
--- row was lost (a failover, a restore), or the key was reused after it
--- expired, for a new operation. key_parked says the completer gave the key
--- up to an operator. refund_recorded tells a refund the reconciler (or the
--- webhook handler) recorded from one made at the provider but not recorded.
--- The order is looked for under the metadata's customer, as the key is: an
--- intent of the shop always carries it, and one without it (an intent
--- created outside the shop) is held by no order.
+-- What the shop knows of one succeeded PaymentIntent, found by the
+-- intent's id alone, never by its metadata (which anyone who can create an
+-- intent on the account, or forge an event, writes): whether an order
+-- holds it (orders.charge_id), and the key whose operation made it (the
+-- key row stores the id, StoreIntent, before the intent is confirmed).
+-- key_status is '' when no key row stores it: the row was lost (a
+-- failover, a restore), or the key was reused after it expired for a new
+-- operation, or the intent is not this database's. key_parked says the
+-- completer gave the key up to an operator. refund_recorded tells a refund
+-- the reconciler (or the webhook handler) recorded from one made at the
+-- provider but not recorded; refund_refused one the provider refused for
+-- good, parked for an operator. ours says the metadata carries this
+-- deployment's marker and names a customer of this database: only such an
+-- intent, when no key row stores it, is taken for a lost operation's.
 SELECT
-    EXISTS (SELECT FROM orders o WHERE o.customer_id::text = @customer_id::text AND o.charge_id = @intent_id::text) AS has_order,
+    EXISTS (SELECT FROM orders o WHERE o.charge_id = @intent_id::text) AS has_order,
     EXISTS (SELECT FROM reconciled_refunds r WHERE r.charge_id = @intent_id::text) AS refund_recorded,
+    EXISTS (SELECT FROM refused_refunds f WHERE f.payment_intent_id = @intent_id::text) AS refund_refused,
     coalesce(k.status, '')::text AS key_status,
-    (k.parked_at IS NOT NULL)::boolean AS key_parked
+    (k.parked_at IS NOT NULL)::boolean AS key_parked,
+    (EXISTS (SELECT FROM deployment d WHERE d.deployment_id::text = @deployment_id::text)
+     AND EXISTS (SELECT FROM customers c WHERE c.id = @customer_id::uuid))::boolean AS ours
 FROM (SELECT 1) AS one
-LEFT JOIN idem_keys k
-    ON k.kind = 'order' AND k.scope = @customer_id::text AND k.key = @key::text
-   AND k.operation_id::text = @operation_id::text;
+LEFT JOIN order_keys ok ON ok.payment_intent_id = @intent_id::text
+LEFT JOIN idem_keys k ON k.kind = 'order' AND k.scope = ok.scope AND k.key = ok.key;
+
+-- name: DeploymentID :one
+-- This deployment's marker, made once by the migration: every instance on
+-- this database writes it on the PaymentIntents it creates.
+SELECT deployment_id::text FROM deployment;
+
+-- name: RecordForeignIntent :one
+-- Records a succeeded PaymentIntent this database did not make, once. No
+-- row means it was recorded before (by the other source, or an earlier
+-- pass): the caller does not count it again.
+INSERT INTO foreign_intents (payment_intent_id, source, amount, currency, deployment_id, customer_id, created)
+VALUES (@payment_intent_id, @source, @amount, @currency, @deployment_id, @customer_id, @created)
+ON CONFLICT (payment_intent_id) DO NOTHING
+RETURNING payment_intent_id;
+
+-- name: ForeignIntents :many
+-- The latest foreign intents, for the operator's page.
+SELECT payment_intent_id, source, amount, currency, deployment_id, customer_id, created, first_seen
+FROM foreign_intents ORDER BY first_seen DESC, payment_intent_id LIMIT @max_rows;
+
+-- name: WatchIntent :exec
+-- Puts an intent of this deployment that can still succeed (or succeeded
+-- while its key was started) on the reconciler's watch list.
+INSERT INTO reconciler_watched_intents (payment_intent_id) VALUES (@payment_intent_id)
+ON CONFLICT (payment_intent_id) DO NOTHING;
+
+-- name: WatchedIntents :many
+-- The watched intents a pass reads again, the least recently read first,
+-- at most max_rows of them, with how long ago each was first watched.
+SELECT payment_intent_id, extract(epoch FROM now() - first_seen)::double precision AS watched_for_seconds
+FROM reconciler_watched_intents ORDER BY checked_at, payment_intent_id LIMIT @max_rows;
+
+-- name: CheckedWatchedIntent :exec
+-- Notes that a pass read a watched intent and keeps watching it.
+UPDATE reconciler_watched_intents SET checked_at = now() WHERE payment_intent_id = @payment_intent_id;
+
+-- name: UnwatchIntent :exec
+-- Takes a settled intent off the watch list.
+DELETE FROM reconciler_watched_intents WHERE payment_intent_id = @payment_intent_id;
+
+-- name: RecordRefusedRefund :one
+-- Parks an intent whose refund the provider refused for good, once, for an
+-- operator. No row means it was parked before.
+INSERT INTO refused_refunds (payment_intent_id, amount, currency, customer_id, key, reason)
+VALUES (@payment_intent_id, @amount, @currency, nullif(@customer_id::uuid, '00000000-0000-0000-0000-000000000000'),
+        nullif(@key::text, ''), @reason)
+ON CONFLICT (payment_intent_id) DO NOTHING
+RETURNING payment_intent_id;
+
+-- name: RefusedRefunds :many
+-- The latest parked refunds, for the operator's page.
+SELECT payment_intent_id, amount, currency, coalesce(customer_id::text, '')::text AS customer_id,
+       coalesce(key, '')::text AS key, reason, at
+FROM refused_refunds ORDER BY at DESC, payment_intent_id LIMIT @max_rows;
 
 -- name: RecordRefund :one
 -- Records a refund of a PaymentIntent (charge_id holds the intent) made by

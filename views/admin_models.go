@@ -126,3 +126,25 @@ type SpanAttribute struct{ Key, Value string }
 type SpanLink struct {
 	TraceID, Href string
 }
+
+// AdminPayments is the admin listener's /payments: the PaymentIntents the
+// shop leaves to an operator.
+type AdminPayments struct {
+	// Deployment is this database's marker, which the shop writes on every
+	// intent it creates (metadata deployment_id).
+	Deployment string
+	Foreign    []ForeignIntent
+	Refused    []RefusedRefund
+}
+
+// ForeignIntent is a succeeded intent this database did not make, never
+// refunded.
+type ForeignIntent struct {
+	ID, Amount, Source, Deployment, Customer, Created, FirstSeen string
+}
+
+// RefusedRefund is an intent no order holds whose refund the provider
+// refused for good.
+type RefusedRefund struct {
+	ID, Amount, Customer, Key, Reason, At string
+}

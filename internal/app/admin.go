@@ -12,7 +12,8 @@ import (
 // Admin is the operations handler: an index of the operator's pages at /,
 // the readiness report at /readyz (as on the shop's listener), Prometheus
 // metrics at /metrics, the Go profiler under /debug/pprof/, the recent
-// traces under /traces, and, when the demo's mail catcher runs in this
+// traces under /traces, the PaymentIntents left to an operator (foreign
+// ones, refunds refused for good) at /payments, and, when the demo's mail catcher runs in this
 // process, the caught mail at /mail.
 // ServeAdmin adds River UI. It is served only on ADMIN_ADDR, apart
 // from the shop: the metrics tell anyone who reads them how busy the shop
@@ -32,6 +33,7 @@ func (a *App) Admin() http.Handler {
 	if a.cfg.MailCatcher != nil {
 		mux.HandleFunc("GET /mail", a.adminMail)
 	}
+	mux.HandleFunc("GET /payments", a.adminPayments)
 	mux.HandleFunc("GET /traces", a.adminTraces)
 	mux.HandleFunc("GET /traces/{id}", a.adminTrace)
 	return mux

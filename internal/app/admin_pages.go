@@ -35,6 +35,8 @@ func (a *App) adminIndex(w http.ResponseWriter, r *http.Request) {
 			About: "Each check (database, migrations, replication, provider, jobs) with its status and latency, as JSON; 503 when a check that gates fails. The shop listener answers the same at " + shop + "/readyz, for load balancers."},
 		{Title: "Metrics", Href: "/metrics", Listener: admin, About: "Prometheus metrics: claims, finishes, the completer, the reconciler, the provider's latency, HTTP latency."},
 	}
+	links = append(links, views.AdminLink{Title: "Payments for an operator", Href: "/payments", Listener: admin,
+		About: "This database's deployment id; succeeded PaymentIntents on the account that this database did not make (never refunded); refunds the provider refused for good (parked)."})
 	if a.Jobs != nil {
 		links = append(links, views.AdminLink{Title: "River UI", Href: riverUIPrefix + "/", Listener: admin,
 			About: "The outbox's jobs (loyalty points, confirmation mail) by state, with their attempts and errors. Read-only without ADMIN_TOKEN."})

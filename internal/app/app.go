@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -171,6 +172,10 @@ type App struct {
 	Jobs *river.Client[pgx.Tx]
 	// jobsErr is why Jobs could not be built; Serve returns it.
 	jobsErr error
+	// deploymentErr is why this deployment's marker could not be read;
+	// Serve returns it: intents created without it would be taken for
+	// someone else's.
+	deploymentErr error
 	// Tracing is Config.Tracing, or tracing off.
 	Tracing *tracing.Tracing
 	// handler is Echo behind its server spans (Handler).
@@ -182,6 +187,10 @@ type App struct {
 	// runs elsewhere.
 	providerHandler http.Handler
 }
+
+// deploymentReadTimeout bounds the read of the deployment's marker at
+// start.
+const deploymentReadTimeout = 10 * time.Second
 
 // catalogMaxAge is how stale the in-memory catalog may get.
 const catalogMaxAge = 5 * time.Second
@@ -198,7 +207,21 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	}
 	tp := cfg.Tracing.Provider
 
-	provider, payments, webhookSecret := paymentProvider(d, cfg)
+	// This deployment's marker, written on every PaymentIntent the shop
+	// creates, so that the reconciler and the webhook handler refund no
+	// intent this database did not make. Serve refuses to start without
+	// it.
+	var deployment string
+	var deploymentErr error
+	if pool != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), deploymentReadTimeout)
+		deployment, deploymentErr = d.DeploymentID(ctx)
+		cancel()
+		if deploymentErr != nil {
+			deploymentErr = fmt.Errorf("read deployment id: %w", deploymentErr)
+		}
+	}
+	provider, payments, webhookSecret := paymentProvider(d, cfg, deployment)
 	if cfg.KeyRetention <= 0 {
 		cfg.KeyRetention = DefaultKeyRetention
 	}
@@ -248,7 +271,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	a := &App{
 		Echo: e, DB: d, Checkout: engine, Provider: provider, Payments: payments,
 		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, Keys: keys, Readiness: ready,
-		Tracing: cfg.Tracing, cfg: cfg,
+		Tracing: cfg.Tracing, cfg: cfg, deploymentErr: deploymentErr,
 	}
 	mounted := false // the in-process provider is served under /v1
 	switch {

@@ -23,12 +23,14 @@ import (
 // fake Stripe runs in this process, the fake itself (nil otherwise), with
 // the webhook secret the shop verifies. The in-process fake keeps its state
 // in its own schema of the shop's database (fakestripe.Migrate, applied
-// before New), and sends its webhooks to this server.
-func paymentProvider(d *database.DB, cfg Config) (*fakestripe.Provider, *payment.Client, string) {
+// before New), and sends its webhooks to this server. The client writes
+// deployment, this database's marker, on every intent it creates.
+func paymentProvider(d *database.DB, cfg Config, deployment string) (*fakestripe.Provider, *payment.Client, string) {
 	tp := cfg.Tracing.Provider
 	if cfg.StripeAPIBase != "" {
 		return nil, payment.NewClient(payment.Config{SecretKey: cfg.StripeSecretKey, APIBase: cfg.StripeAPIBase,
-			Timeout: cfg.ProviderTimeout, MaxNetworkRetries: payment.NetworkRetries, Tracing: tp}), cfg.StripeWebhookSecret
+			Timeout: cfg.ProviderTimeout, MaxNetworkRetries: payment.NetworkRetries, Deployment: deployment,
+			Tracing: tp}), cfg.StripeWebhookSecret
 	}
 	// The fake and its client share a secret key made fresh for each
 	// process, and so the webhook secret unless one is given: nothing
@@ -45,7 +47,7 @@ func paymentProvider(d *database.DB, cfg Config) (*fakestripe.Provider, *payment
 		base = "http://" + cfg.ProviderListener.Addr().String()
 	}
 	return provider, payment.NewClient(payment.Config{SecretKey: secret, APIBase: base, Timeout: cfg.ProviderTimeout,
-		MaxNetworkRetries: payment.NetworkRetries, Tracing: tp}), hookSecret
+		MaxNetworkRetries: payment.NetworkRetries, Deployment: deployment, Tracing: tp}), hookSecret
 }
 
 // newProviderEcho serves a fake's API under /v1, at the root as the SDK

@@ -63,6 +63,9 @@ func (a *App) StartWorkers(ctx context.Context) *idem.Maintainer {
 //
 // The caller closes the pool after Serve returns, when nothing uses it.
 func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	if a.deploymentErr != nil {
+		return a.deploymentErr
+	}
 	if a.providerHandler != nil {
 		stop := serveInternal(a.providerHandler, a.cfg.ProviderListener)
 		defer stop()

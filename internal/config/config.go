@@ -425,5 +425,12 @@ func (c *Config) checkStripe() error {
 	if c.StripeAPIBase != "" && c.StripeSecretKey == "" {
 		return fmt.Errorf("STRIPE_API_BASE is set but STRIPE_SECRET_KEY is not: set it to the key `web provider` was started with")
 	}
+	if c.StripeAPIBase != "" && c.StripeWebhookSecret == "" {
+		// The shop mounts POST /webhooks/stripe, and Stripe's SDK verifies
+		// a signature against an empty key, which anyone can make: a
+		// forged payment_intent.succeeded would be believed. Only the
+		// in-process fake (no STRIPE_API_BASE) makes a secret of its own.
+		return fmt.Errorf("STRIPE_API_BASE is set but STRIPE_WEBHOOK_SECRET is not: POST /webhooks/stripe would accept events signed with an empty key; set it to the secret the provider signs with (`web provider`'s STRIPE_WEBHOOK_SECRET, or whsec_… from Stripe)")
+	}
 	return nil
 }

@@ -158,3 +158,29 @@ func TestTracing(t *testing.T) {
 		})
 	}
 }
+
+// TestWebhookSecretRequiredWithAProviderElsewhere: with STRIPE_API_BASE set
+// (the fake as a process of its own, or Stripe) and no
+// STRIPE_WEBHOOK_SECRET, the shop would mount POST /webhooks/stripe and
+// verify signatures against an empty key, which anyone can sign with
+// (issue 33): it refuses to start, naming the variable.
+func TestWebhookSecretRequiredWithAProviderElsewhere(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://localhost/x")
+	t.Setenv("STRIPE_API_BASE", "http://127.0.0.1:8081")
+	t.Setenv("STRIPE_SECRET_KEY", "sk_test_provider")
+	t.Setenv("STRIPE_WEBHOOK_SECRET", "")
+	if _, err := Load(); err == nil || !strings.Contains(err.Error(), "STRIPE_WEBHOOK_SECRET") {
+		t.Errorf("got %v, want an error naming STRIPE_WEBHOOK_SECRET", err)
+	}
+	t.Setenv("STRIPE_WEBHOOK_SECRET", "whsec_0123456789")
+	if _, err := Load(); err != nil {
+		t.Errorf("with the secret: got %v, want it accepted", err)
+	}
+	// The in-process fake makes a secret of its own.
+	t.Setenv("STRIPE_API_BASE", "")
+	t.Setenv("STRIPE_SECRET_KEY", "")
+	t.Setenv("STRIPE_WEBHOOK_SECRET", "")
+	if _, err := Load(); err != nil {
+		t.Errorf("the in-process fake: got %v, want it accepted", err)
+	}
+}

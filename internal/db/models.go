@@ -11,6 +11,17 @@ import (
 	"github.com/google/uuid"
 )
 
+type ForeignIntent struct {
+	PaymentIntentID string
+	Source          string
+	Amount          int64
+	Currency        string
+	DeploymentID    string
+	CustomerID      string
+	Created         int64
+	FirstSeen       time.Time
+}
+
 type Order struct {
 	CustomerID     uuid.UUID
 	ID             uuid.UUID

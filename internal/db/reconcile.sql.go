@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -50,6 +51,64 @@ func (q *Queries) ChargeHasOrder(ctx context.Context, arg ChargeHasOrderParams) 
 	return i, err
 }
 
+const checkedWatchedIntent = `-- name: CheckedWatchedIntent :exec
+UPDATE reconciler_watched_intents SET checked_at = now() WHERE payment_intent_id = $1
+`
+
+// Notes that a pass read a watched intent and keeps watching it.
+func (q *Queries) CheckedWatchedIntent(ctx context.Context, paymentIntentID string) error {
+	_, err := q.db.Exec(ctx, checkedWatchedIntent, paymentIntentID)
+	return err
+}
+
+const deploymentID = `-- name: DeploymentID :one
+SELECT deployment_id::text FROM deployment
+`
+
+// This deployment's marker, made once by the migration: every instance on
+// this database writes it on the PaymentIntents it creates.
+func (q *Queries) DeploymentID(ctx context.Context) (string, error) {
+	row := q.db.QueryRow(ctx, deploymentID)
+	var deployment_id string
+	err := row.Scan(&deployment_id)
+	return deployment_id, err
+}
+
+const foreignIntents = `-- name: ForeignIntents :many
+SELECT payment_intent_id, source, amount, currency, deployment_id, customer_id, created, first_seen
+FROM foreign_intents ORDER BY first_seen DESC, payment_intent_id LIMIT $1
+`
+
+// The latest foreign intents, for the operator's page.
+func (q *Queries) ForeignIntents(ctx context.Context, maxRows int32) ([]ForeignIntent, error) {
+	rows, err := q.db.Query(ctx, foreignIntents, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ForeignIntent
+	for rows.Next() {
+		var i ForeignIntent
+		if err := rows.Scan(
+			&i.PaymentIntentID,
+			&i.Source,
+			&i.Amount,
+			&i.Currency,
+			&i.DeploymentID,
+			&i.CustomerID,
+			&i.Created,
+			&i.FirstSeen,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const intentRefundEvents = `-- name: IntentRefundEvents :one
 SELECT EXISTS (SELECT FROM stripe_events WHERE payment_intent_id = $1 AND type = 'charge.refunded')
 `
@@ -66,54 +125,57 @@ func (q *Queries) IntentRefundEvents(ctx context.Context, paymentIntentID string
 
 const matchIntent = `-- name: MatchIntent :one
 SELECT
-    EXISTS (SELECT FROM orders o WHERE o.customer_id::text = $1::text AND o.charge_id = $2::text) AS has_order,
-    EXISTS (SELECT FROM reconciled_refunds r WHERE r.charge_id = $2::text) AS refund_recorded,
+    EXISTS (SELECT FROM orders o WHERE o.charge_id = $1::text) AS has_order,
+    EXISTS (SELECT FROM reconciled_refunds r WHERE r.charge_id = $1::text) AS refund_recorded,
+    EXISTS (SELECT FROM refused_refunds f WHERE f.payment_intent_id = $1::text) AS refund_refused,
     coalesce(k.status, '')::text AS key_status,
-    (k.parked_at IS NOT NULL)::boolean AS key_parked
+    (k.parked_at IS NOT NULL)::boolean AS key_parked,
+    (EXISTS (SELECT FROM deployment d WHERE d.deployment_id::text = $2::text)
+     AND EXISTS (SELECT FROM customers c WHERE c.id = $3::uuid))::boolean AS ours
 FROM (SELECT 1) AS one
-LEFT JOIN idem_keys k
-    ON k.kind = 'order' AND k.scope = $1::text AND k.key = $3::text
-   AND k.operation_id::text = $4::text
+LEFT JOIN order_keys ok ON ok.payment_intent_id = $1::text
+LEFT JOIN idem_keys k ON k.kind = 'order' AND k.scope = ok.scope AND k.key = ok.key
 `
 
 type MatchIntentParams struct {
-	CustomerID  string
-	IntentID    string
-	Key         string
-	OperationID string
+	IntentID     string
+	DeploymentID string
+	CustomerID   uuid.UUID
 }
 
 type MatchIntentRow struct {
 	HasOrder       bool
 	RefundRecorded bool
+	RefundRefused  bool
 	KeyStatus      string
 	KeyParked      bool
+	Ours           bool
 }
 
-// What the shop knows of one succeeded PaymentIntent: whether an order
-// holds it, and the key of the operation that made it, found by the
-// intent's metadata (customer, key, operation), if that key still exists
-// and still runs that operation. key_status is ” when it does not: the key
-// row was lost (a failover, a restore), or the key was reused after it
-// expired, for a new operation. key_parked says the completer gave the key
-// up to an operator. refund_recorded tells a refund the reconciler (or the
-// webhook handler) recorded from one made at the provider but not recorded.
-// The order is looked for under the metadata's customer, as the key is: an
-// intent of the shop always carries it, and one without it (an intent
-// created outside the shop) is held by no order.
+// What the shop knows of one succeeded PaymentIntent, found by the
+// intent's id alone, never by its metadata (which anyone who can create an
+// intent on the account, or forge an event, writes): whether an order
+// holds it (orders.charge_id), and the key whose operation made it (the
+// key row stores the id, StoreIntent, before the intent is confirmed).
+// key_status is ” when no key row stores it: the row was lost (a
+// failover, a restore), or the key was reused after it expired for a new
+// operation, or the intent is not this database's. key_parked says the
+// completer gave the key up to an operator. refund_recorded tells a refund
+// the reconciler (or the webhook handler) recorded from one made at the
+// provider but not recorded; refund_refused one the provider refused for
+// good, parked for an operator. ours says the metadata carries this
+// deployment's marker and names a customer of this database: only such an
+// intent, when no key row stores it, is taken for a lost operation's.
 func (q *Queries) MatchIntent(ctx context.Context, arg MatchIntentParams) (MatchIntentRow, error) {
-	row := q.db.QueryRow(ctx, matchIntent,
-		arg.CustomerID,
-		arg.IntentID,
-		arg.Key,
-		arg.OperationID,
-	)
+	row := q.db.QueryRow(ctx, matchIntent, arg.IntentID, arg.DeploymentID, arg.CustomerID)
 	var i MatchIntentRow
 	err := row.Scan(
 		&i.HasOrder,
 		&i.RefundRecorded,
+		&i.RefundRefused,
 		&i.KeyStatus,
 		&i.KeyParked,
+		&i.Ours,
 	)
 	return i, err
 }
@@ -130,6 +192,41 @@ func (q *Queries) ReconcilerCursor(ctx context.Context) (int64, error) {
 	var created_from int64
 	err := row.Scan(&created_from)
 	return created_from, err
+}
+
+const recordForeignIntent = `-- name: RecordForeignIntent :one
+INSERT INTO foreign_intents (payment_intent_id, source, amount, currency, deployment_id, customer_id, created)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (payment_intent_id) DO NOTHING
+RETURNING payment_intent_id
+`
+
+type RecordForeignIntentParams struct {
+	PaymentIntentID string
+	Source          string
+	Amount          int64
+	Currency        string
+	DeploymentID    string
+	CustomerID      string
+	Created         int64
+}
+
+// Records a succeeded PaymentIntent this database did not make, once. No
+// row means it was recorded before (by the other source, or an earlier
+// pass): the caller does not count it again.
+func (q *Queries) RecordForeignIntent(ctx context.Context, arg RecordForeignIntentParams) (string, error) {
+	row := q.db.QueryRow(ctx, recordForeignIntent,
+		arg.PaymentIntentID,
+		arg.Source,
+		arg.Amount,
+		arg.Currency,
+		arg.DeploymentID,
+		arg.CustomerID,
+		arg.Created,
+	)
+	var payment_intent_id string
+	err := row.Scan(&payment_intent_id)
+	return payment_intent_id, err
 }
 
 const recordRefund = `-- name: RecordRefund :one
@@ -184,6 +281,39 @@ func (q *Queries) RecordRefund(ctx context.Context, arg RecordRefundParams) (str
 	return charge_id, err
 }
 
+const recordRefusedRefund = `-- name: RecordRefusedRefund :one
+INSERT INTO refused_refunds (payment_intent_id, amount, currency, customer_id, key, reason)
+VALUES ($1, $2, $3, nullif($4::uuid, '00000000-0000-0000-0000-000000000000'),
+        nullif($5::text, ''), $6)
+ON CONFLICT (payment_intent_id) DO NOTHING
+RETURNING payment_intent_id
+`
+
+type RecordRefusedRefundParams struct {
+	PaymentIntentID string
+	Amount          int64
+	Currency        string
+	CustomerID      uuid.UUID
+	Key             string
+	Reason          string
+}
+
+// Parks an intent whose refund the provider refused for good, once, for an
+// operator. No row means it was parked before.
+func (q *Queries) RecordRefusedRefund(ctx context.Context, arg RecordRefusedRefundParams) (string, error) {
+	row := q.db.QueryRow(ctx, recordRefusedRefund,
+		arg.PaymentIntentID,
+		arg.Amount,
+		arg.Currency,
+		arg.CustomerID,
+		arg.Key,
+		arg.Reason,
+	)
+	var payment_intent_id string
+	err := row.Scan(&payment_intent_id)
+	return payment_intent_id, err
+}
+
 const recordStripeEvent = `-- name: RecordStripeEvent :one
 INSERT INTO stripe_events (event_id, type, payment_intent_id, customer_id, key, effect, created)
 VALUES ($1, $2, $3, nullif($4::uuid, '00000000-0000-0000-0000-000000000000'),
@@ -220,6 +350,51 @@ func (q *Queries) RecordStripeEvent(ctx context.Context, arg RecordStripeEventPa
 	return event_id, err
 }
 
+const refusedRefunds = `-- name: RefusedRefunds :many
+SELECT payment_intent_id, amount, currency, coalesce(customer_id::text, '')::text AS customer_id,
+       coalesce(key, '')::text AS key, reason, at
+FROM refused_refunds ORDER BY at DESC, payment_intent_id LIMIT $1
+`
+
+type RefusedRefundsRow struct {
+	PaymentIntentID string
+	Amount          int64
+	Currency        string
+	CustomerID      string
+	Key             string
+	Reason          string
+	At              time.Time
+}
+
+// The latest parked refunds, for the operator's page.
+func (q *Queries) RefusedRefunds(ctx context.Context, maxRows int32) ([]RefusedRefundsRow, error) {
+	rows, err := q.db.Query(ctx, refusedRefunds, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []RefusedRefundsRow
+	for rows.Next() {
+		var i RefusedRefundsRow
+		if err := rows.Scan(
+			&i.PaymentIntentID,
+			&i.Amount,
+			&i.Currency,
+			&i.CustomerID,
+			&i.Key,
+			&i.Reason,
+			&i.At,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const seeUnclaimedCharge = `-- name: SeeUnclaimedCharge :one
 INSERT INTO reconciler_unclaimed_charges (charge_id) VALUES ($1)
 ON CONFLICT (charge_id) DO UPDATE SET charge_id = EXCLUDED.charge_id
@@ -246,4 +421,58 @@ func (q *Queries) StripeEventSeen(ctx context.Context, eventID string) (bool, er
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
+}
+
+const unwatchIntent = `-- name: UnwatchIntent :exec
+DELETE FROM reconciler_watched_intents WHERE payment_intent_id = $1
+`
+
+// Takes a settled intent off the watch list.
+func (q *Queries) UnwatchIntent(ctx context.Context, paymentIntentID string) error {
+	_, err := q.db.Exec(ctx, unwatchIntent, paymentIntentID)
+	return err
+}
+
+const watchIntent = `-- name: WatchIntent :exec
+INSERT INTO reconciler_watched_intents (payment_intent_id) VALUES ($1)
+ON CONFLICT (payment_intent_id) DO NOTHING
+`
+
+// Puts an intent of this deployment that can still succeed (or succeeded
+// while its key was started) on the reconciler's watch list.
+func (q *Queries) WatchIntent(ctx context.Context, paymentIntentID string) error {
+	_, err := q.db.Exec(ctx, watchIntent, paymentIntentID)
+	return err
+}
+
+const watchedIntents = `-- name: WatchedIntents :many
+SELECT payment_intent_id, extract(epoch FROM now() - first_seen)::double precision AS watched_for_seconds
+FROM reconciler_watched_intents ORDER BY checked_at, payment_intent_id LIMIT $1
+`
+
+type WatchedIntentsRow struct {
+	PaymentIntentID   string
+	WatchedForSeconds float64
+}
+
+// The watched intents a pass reads again, the least recently read first,
+// at most max_rows of them, with how long ago each was first watched.
+func (q *Queries) WatchedIntents(ctx context.Context, maxRows int32) ([]WatchedIntentsRow, error) {
+	rows, err := q.db.Query(ctx, watchedIntents, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WatchedIntentsRow
+	for rows.Next() {
+		var i WatchedIntentsRow
+		if err := rows.Scan(&i.PaymentIntentID, &i.WatchedForSeconds); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

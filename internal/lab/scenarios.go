@@ -153,7 +153,7 @@ var Scenarios = []Scenario{
 		Setup: "The provider delivers payment_intent.succeeded, then answers the confirm",
 		Explanation: "Stripe sends its events on its own schedule: the webhook saying a PaymentIntent succeeded can reach the shop " +
 			"while the call that confirmed it is still on its way back. Here the provider delivers it first, and waits for the shop " +
-			"to take it. The webhook handler checks the signature, then looks the intent up by its metadata: no order holds it yet, " +
+			"to take it. The webhook handler checks the signature, then looks the intent up by its id: no order holds it yet, " +
 			"and its key is still started, held by the attempt waiting for this very answer. So the handler writes no order and " +
 			"refunds nothing; it records the event in its inbox as pending, in one transaction with its id, and answers 200. Then the " +
 			"confirm's answer arrives and the attempt writes the order, fenced by its lock token. One charge, one order, the event " +

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"time"
 
@@ -23,7 +24,10 @@ import (
 // Provider is the part of the payment provider the reconciler uses.
 // *payment.Client satisfies it.
 type Provider interface {
-	ListIntents(ctx context.Context, from int64, limit int64) ([]payment.Intent, error)
+	// Intents yields the intents created from a time on, newest first,
+	// a page at a time.
+	Intents(ctx context.Context, from int64, limit int64) iter.Seq2[payment.Intent, error]
+	RetrieveIntent(ctx context.Context, id string) (payment.Intent, error)
 	Refund(ctx context.Context, idempotencyKey, intentID string) (payment.Refund, error)
 }
 
@@ -65,12 +69,17 @@ type ReconcilerConfig struct {
 // Reconciler is defence in depth behind the engine and the webhook handler:
 // it reads every PaymentIntent the provider holds, from a cursor shared by
 // all instances (a creation time), and matches each succeeded one to an
-// order, by the intent's id, and to the key of its operation, by the
-// intent's metadata (customer, key, operation). A succeeded intent that no
-// order holds, whose key is finished without one, or lost (the row gone, or
-// the key now running another operation), is money taken for nothing: the
+// order and to the key of its operation by the intent's id alone. A
+// succeeded intent that no order holds, whose key is finished without one,
+// or lost (no key row stores it, and its metadata carries this deployment's
+// marker and names one of its customers), is money taken for nothing: the
 // reconciler refunds it, records a "refunded" event on the key's audit
-// trail (saying so when the operation was lost) and counts it.
+// trail (saying so when the operation was lost) and counts it. One that
+// carries no marker of this deployment, or names no customer of it, is
+// someone else's on the same Stripe account (RecordForeign): recorded and
+// never touched. An intent of this deployment that can still succeed is
+// watched by id until it is settled (watch.go), and a refund the provider
+// refuses for good is parked for an operator (ParkRefusedRefund).
 //
 // Several instances may reconcile at once without coordination, and beside
 // the webhook handler: the refund's idempotency key is derived from the
@@ -129,6 +138,8 @@ const (
 	reconciledLostKey      = "lost_key"
 	reconciledRefundFailed = "refund_failed"
 	reconciledRefundLater  = "refund_later"
+	reconciledForeign      = "foreign"
+	reconciledWatched      = "watched"
 )
 
 // Reconciled is what one pass did.
@@ -141,11 +152,17 @@ type Reconciled struct {
 }
 
 // Pass reads the provider's intents created from the cursor on (Stripe's
-// list, newest first, paged with starting_after while has_more), settles
-// each oldest first, and moves the cursor to the creation time of the first
-// it cannot settle yet (its key is still started, its refund was refused,
-// or it is younger than Lag), so that a later pass reads it again; the pass
-// itself reads on to the end, so an orphan after it is refunded now.
+// list, newest first, a page at a time with starting_after while has_more,
+// so a pass holds one page in memory however far behind its cursor is),
+// settles each, and moves the cursor to the creation time of the newest
+// intent older than the oldest one it cannot settle yet (its key is still
+// started, its key is not found yet, its refund is to be asked again, or it
+// is younger than Lag), so that a later pass reads that one again; the pass
+// itself reads on to the end, so an orphan after it is refunded now. An
+// intent of this deployment that can still succeed does not hold the
+// cursor: it goes on the watch list, which each pass then reads again by id
+// (passWatched) until it is settled. A refund the provider refuses for good
+// is parked for an operator (refused_refunds) and does not hold it either.
 func (r *Reconciler) Pass(ctx context.Context) (out Reconciled, err error) {
 	ctx, span := r.tracer.Start(ctx, "reconciler.pass", trace.WithNewRoot())
 	defer func() {
@@ -158,39 +175,63 @@ func (r *Reconciler) Pass(ctx context.Context) (out Reconciled, err error) {
 		return out, fmt.Errorf("reconciler cursor: %w", err)
 	}
 	out.Cursor = start
-	defer func() {
-		if out.Cursor == start {
-			return
-		}
-		if err := r.db.AdvanceReconcilerCursor(context.WithoutCancel(ctx), out.Cursor); err != nil {
-			r.log.WarnContext(ctx, "reconciler: save cursor", "err", err)
-		}
-	}()
-	intents, err := r.provider.ListIntents(ctx, start, int64(r.cfg.PageSize))
+	deployment, err := r.db.DeploymentID(ctx)
 	if err != nil {
-		return out, fmt.Errorf("reconciler: %w", err)
+		return out, fmt.Errorf("reconciler: deployment: %w", err)
 	}
-	held := false
-	for _, in := range intents {
-		result, err := r.reconcile(ctx, in)
+	// Newest first: the cursor may go to the newest intent when none is
+	// held, else to the newest settled intent older than the oldest held
+	// one (since, the first settled intent after the last held one seen).
+	var (
+		held          bool
+		newest, since int64 = -1, -1
+	)
+	for in, err := range r.provider.Intents(ctx, start, int64(r.cfg.PageSize)) {
+		if err != nil {
+			return out, fmt.Errorf("reconciler: %w", err)
+		}
+		result, err := r.reconcile(ctx, in, deployment)
 		if err != nil {
 			return out, fmt.Errorf("reconcile payment intent %s: %w", in.ID, err)
 		}
-		out.Examined++
-		if result == reconciledOrphan || result == reconciledLostKey {
-			out.Refunded++
+		r.count(&out, result)
+		created := in.Created.Unix()
+		if newest < 0 {
+			newest = created
 		}
-		r.metrics.Reconciled.WithLabelValues(result).Inc()
-		if holdsCursor(result) || time.Since(in.Created) < r.cfg.Lag {
-			held = true
-		}
-		if !held {
+		switch {
+		case holdsCursor(result) || time.Since(in.Created) < r.cfg.Lag:
+			held, since = true, -1
+		case held && since < 0:
 			// Intents of the same second as this one are read again by
 			// the next pass; reading one twice is harmless.
-			out.Cursor = in.Created.Unix()
+			since = created
 		}
 	}
+	switch {
+	case !held && newest >= 0:
+		out.Cursor = newest
+	case held && since >= 0:
+		out.Cursor = since
+	}
+	if out.Cursor > start {
+		if err := r.db.AdvanceReconcilerCursor(ctx, out.Cursor); err != nil {
+			return out, fmt.Errorf("reconciler: save cursor: %w", err)
+		}
+	}
+	if err := r.passWatched(ctx, &out, deployment); err != nil {
+		return out, err
+	}
 	return out, nil
+}
+
+// count adds one examined intent's result to the pass and the metric.
+func (r *Reconciler) count(out *Reconciled, result string) {
+	out.Examined++
+	if result == reconciledOrphan || result == reconciledLostKey {
+		out.Refunded++
+	}
+	r.metrics.Reconciled.WithLabelValues(result).Inc()
 }
 
 // holdsCursor reports whether an intent examined with result must be
@@ -198,19 +239,23 @@ func (r *Reconciler) Pass(ctx context.Context) (out Reconciled, err error) {
 // still turn up, or its refund is still to be made.
 func holdsCursor(result string) bool {
 	switch result {
-	case reconciledPending, reconciledUnknownKey, reconciledRefundFailed, reconciledRefundLater:
+	case reconciledPending, reconciledUnknownKey, reconciledRefundLater:
 		return true
 	}
 	return false
 }
 
 // reconcile examines one intent and refunds it if it is an orphan.
-func (r *Reconciler) reconcile(ctx context.Context, in payment.Intent) (string, error) {
-	if in.Status != payment.StatusSucceeded {
+// deployment is this database's marker.
+func (r *Reconciler) reconcile(ctx context.Context, in payment.Intent, deployment string) (string, error) {
+	switch {
+	case in.Status == payment.StatusSucceeded:
+	case payment.CanStillSucceed(in.Status) && in.Metadata.Deployment == deployment:
+		return r.watch(ctx, in)
+	default:
 		return reconciledNotSucceeded, nil
 	}
-	m, err := r.db.MatchIntent(ctx, db.MatchIntentParams{IntentID: in.ID, CustomerID: in.Metadata.CustomerID,
-		Key: in.Metadata.Key, OperationID: in.Metadata.OperationID})
+	m, err := r.db.MatchIntent(ctx, MatchParams(in))
 	if err != nil {
 		return "", fmt.Errorf("match intent: %w", err)
 	}
@@ -219,6 +264,19 @@ func (r *Reconciler) reconcile(ctx context.Context, in payment.Intent) (string, 
 		return reconciledRefunded, nil
 	case m.HasOrder:
 		return reconciledMatched, nil
+	case m.RefundRefused:
+		// Parked for an operator by an earlier pass: asking again would
+		// be refused again.
+		return reconciledRefundFailed, nil
+	case m.KeyStatus == "" && !m.Ours:
+		// No key row of this database stores it, and its metadata does
+		// not name this deployment and a customer of it: a Payment Link,
+		// an invoice, the dashboard, another app or another shop on the
+		// same account. Never ours to refund.
+		if err := RecordForeign(ctx, r.db, r.metrics, r.log, in, SourceReconciler); err != nil {
+			return "", err
+		}
+		return reconciledForeign, nil
 	case m.KeyStatus == "started" && m.KeyParked:
 		// The completer parked the key for an operator: no order will
 		// come by itself, and holding the cursor for it would hold it for
@@ -231,12 +289,13 @@ func (r *Reconciler) reconcile(ctx context.Context, in payment.Intent) (string, 
 	case m.KeyStatus == "started":
 		return reconciledPending, nil
 	case m.KeyStatus == "":
-		// No key runs this operation. Its row was committed before the
-		// intent was created, so it was lost (a failover to a standby
-		// that had not received it, a restore) or the key was reused for
-		// a new operation, and the client's retry, if any, was charged
-		// by an operation of its own. Seen so for LostAfter, it is
-		// refunded; until then it holds the cursor.
+		// No key runs this operation, and the intent carries this
+		// deployment's marker and names one of its customers. Its row was
+		// committed before the intent was created, so it was lost (a
+		// failover to a standby that had not received it, a restore) or
+		// the key was reused for a new operation, and the client's retry,
+		// if any, was charged by an operation of its own. Seen so for
+		// LostAfter, it is refunded; until then it holds the cursor.
 		seenFor, err := r.db.SeeUnclaimedCharge(ctx, in.ID)
 		if err != nil {
 			return "", fmt.Errorf("note unclaimed intent: %w", err)
@@ -246,6 +305,14 @@ func (r *Reconciler) reconcile(ctx context.Context, in payment.Intent) (string, 
 		}
 	}
 	return r.refund(ctx, in, m.KeyStatus == "")
+}
+
+// MatchParams asks MatchIntent about an intent: by its id, with the
+// metadata's marker and customer only to tell whether it is this
+// deployment's.
+func MatchParams(in payment.Intent) db.MatchIntentParams {
+	customer, _ := uuid.Parse(in.Metadata.CustomerID) // the nil id, which names no customer, when it is not one
+	return db.MatchIntentParams{IntentID: in.ID, DeploymentID: in.Metadata.Deployment, CustomerID: customer}
 }
 
 // refund refunds an intent that no order holds, of a key finished without
@@ -273,10 +340,13 @@ func (r *Reconciler) refund(ctx context.Context, in payment.Intent, lost bool) (
 	}
 	if errors.As(err, &refused) {
 		// Asking again will not change the answer; an operator must look.
-		// The cursor stays before the intent, so it is not forgotten.
-		r.log.ErrorContext(ctx, "reconciler: the provider refused to refund a payment intent that no order holds",
-			"payment_intent", in.ID, "amount", in.Amount, "currency", in.Currency, "err", err)
+		// The intent is parked for them (refused_refunds, the admin
+		// listener's /payments), so the cursor need not stay before it,
+		// which would read it and every later intent on every pass.
 		span.SetStatus(codes.Error, err.Error())
+		if err := ParkRefusedRefund(ctx, r.db, r.metrics, r.log, in, refused); err != nil {
+			return "", err
+		}
 		return reconciledRefundFailed, nil
 	}
 	if err != nil {

@@ -50,6 +50,13 @@ type Metrics struct {
 	// Refunds counts charges the reconciler refunded (once per charge,
 	// whichever instance refunded it).
 	Refunds prometheus.Counter
+	// ForeignIntents counts succeeded PaymentIntents this database did not
+	// make, once each, by where they were first met (webhook, reconciler):
+	// left alone, listed on the admin listener's /payments.
+	ForeignIntents *prometheus.CounterVec
+	// RefusedRefunds counts refunds the provider refused for good, once per
+	// intent: parked for an operator, listed on /payments.
+	RefusedRefunds prometheus.Counter
 	// SweptKeys and SweptEvents count rows the sweeper deleted.
 	SweptKeys   prometheus.Counter
 	SweptEvents prometheus.Counter
@@ -91,11 +98,19 @@ func New() *Metrics {
 		}),
 		Reconciled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "exactlyonce_reconciler_charges_total",
-			Help: "Provider charges the reconciler examined, by result: matched (an order holds it), not_succeeded, refunded (already), pending (its key is still started), parked (its key was parked for an operator), unknown_key (no key claims it: held, refunded as lost_key if it stays so), lost_key (refunded now: its key was lost), orphan (refunded now), refund_failed (the provider refused), refund_later (the provider asked for the refund again later: its key in use by another refund of the intent, or our rate).",
+			Help: "Provider charges the reconciler examined, by result: matched (an order holds it), not_succeeded, refunded (already), pending (its key is still started), parked (its key was parked for an operator), unknown_key (no key claims it: held, refunded as lost_key if it stays so), lost_key (refunded now: its key was lost), orphan (refunded now), refund_failed (the provider refused for good: parked for an operator), foreign (not this database's: left alone), watched (this deployment's, not succeeded yet: read again by id until settled), refund_later (the provider asked for the refund again later: its key in use by another refund of the intent, or our rate).",
 		}, []string{"result"}),
 		Refunds: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "exactlyonce_reconciler_refunds_total",
 			Help: "Orphan charges (succeeded, no order, key finished without one) the reconciler refunded.",
+		}),
+		ForeignIntents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "exactlyonce_foreign_intents_total",
+			Help: "Succeeded PaymentIntents this database did not make (no order or key of its own, and their metadata names another deployment, none, or no customer of it), once each, by where first met: webhook, reconciler. Never refunded; listed on the admin listener's /payments.",
+		}, []string{"source"}),
+		RefusedRefunds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "exactlyonce_refused_refunds_total",
+			Help: "Refunds of intents no order holds that the provider refused for good, once per intent: parked for an operator, listed on the admin listener's /payments.",
 		}),
 		SweptKeys: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "exactlyonce_sweeper_deleted_keys_total",
@@ -127,7 +142,7 @@ func New() *Metrics {
 	m.registry.MustRegister(
 		m.WaitingSubmits, m.Throttled,
 		m.Claims, m.FinishesLost, m.LeaseRenewals, m.Recoveries, m.SweptKeys, m.SweptEvents,
-		m.OrphanCharges, m.Reconciled, m.Refunds,
+		m.OrphanCharges, m.Reconciled, m.Refunds, m.ForeignIntents, m.RefusedRefunds,
 		m.ProviderCalls, m.HTTPRequests,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

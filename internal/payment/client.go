@@ -37,6 +37,11 @@ type Config struct {
 	// and honouring Stripe-Should-Retry. The shop sets 0 (see
 	// NetworkRetries): its engine retries by itself.
 	MaxNetworkRetries int64
+	// Deployment is this deployment's marker (the database's, see
+	// database.DB.DeploymentID), written on every PaymentIntent the client
+	// creates; empty writes none (tools and tests that make intents the
+	// shop must take for someone else's).
+	Deployment string
 	// Tracing, when set, makes each HTTP request a client span of the
 	// caller's trace and sends its traceparent along, so that the fake
 	// Stripe's server span joins the trace (Stripe ignores the header).
@@ -57,7 +62,8 @@ const NetworkRetries = 0
 // concurrent use and holds a pool of keep-alive connections, so one Client
 // should serve the whole process.
 type Client struct {
-	sc *stripe.Client
+	sc         *stripe.Client
+	deployment string
 }
 
 // NewClient returns a client configured by cfg.
@@ -91,5 +97,5 @@ func NewClient(cfg Config) *Client {
 		LeveledLogger: &stripe.LeveledLogger{Level: stripe.LevelNull},
 	})
 	backends := &stripe.Backends{API: backend, Connect: backend, Uploads: backend, MeterEvents: backend}
-	return &Client{sc: stripe.NewClient(cfg.SecretKey, stripe.WithBackends(backends))}
+	return &Client{sc: stripe.NewClient(cfg.SecretKey, stripe.WithBackends(backends)), deployment: cfg.Deployment}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"time"
 
@@ -22,26 +23,39 @@ const (
 
 // Metadata is what the shop writes on each PaymentIntent: whose operation
 // it is, so that an intent whose key row was lost can still be explained
-// (and its refund recorded on that key's audit trail).
+// (and its refund recorded on that key's audit trail), and which
+// deployment made it, so that the shop never refunds an intent it did not
+// make (one Stripe account holds Payment Links, invoices, other apps, a
+// staging and a production shop).
 type Metadata struct {
 	CustomerID  string // the customer's id
 	Key         string // the client's idempotency key
 	OperationID string // the key's operation, one per life of the key
+	// Deployment is the marker of the database whose shop created the
+	// intent. A Client made with Config.Deployment writes its own on every
+	// create, whatever the request says.
+	Deployment string
 }
 
 // The metadata's names at the provider.
 const (
-	metaCustomer  = "customer_id"
-	metaKey       = "idempotency_key"
-	metaOperation = "operation_id"
+	metaCustomer   = "customer_id"
+	metaKey        = "idempotency_key"
+	metaOperation  = "operation_id"
+	metaDeployment = "deployment_id"
 )
 
 func (m Metadata) params() map[string]string {
-	return map[string]string{metaCustomer: m.CustomerID, metaKey: m.Key, metaOperation: m.OperationID}
+	p := map[string]string{metaCustomer: m.CustomerID, metaKey: m.Key, metaOperation: m.OperationID}
+	if m.Deployment != "" {
+		p[metaDeployment] = m.Deployment
+	}
+	return p
 }
 
 func metadataOf(md map[string]string) Metadata {
-	return Metadata{CustomerID: md[metaCustomer], Key: md[metaKey], OperationID: md[metaOperation]}
+	return Metadata{CustomerID: md[metaCustomer], Key: md[metaKey], OperationID: md[metaOperation],
+		Deployment: md[metaDeployment]}
 }
 
 // Intent is a PaymentIntent as the shop reads it.
@@ -107,7 +121,14 @@ func (c *Client) CreateIntent(ctx context.Context, req IntentRequest) (Intent, e
 		Description:        stripe.String(req.Description),
 		PaymentMethodTypes: []*string{stripe.String("card")},
 	}
-	p.Metadata = req.Metadata.params()
+	md := req.Metadata
+	if c.deployment != "" {
+		// Constant for the process (and the database), so the request is
+		// still derived from the key row alone: the completer's create,
+		// sent again to learn a lost id, is the same request.
+		md.Deployment = c.deployment
+	}
+	p.Metadata = md.params()
 	p.SetIdempotencyKey(req.IdempotencyKey)
 	p.Context = ctx
 	if req.PaymentMethod != "" {
@@ -198,18 +219,48 @@ func (c *Client) CancelIntent(ctx context.Context, id, idempotencyKey string) (I
 // with starting_after while has_more, as the SDK's iterator does; limit is
 // the page size.
 func (c *Client) ListIntents(ctx context.Context, from int64, limit int64) ([]Intent, error) {
-	p := &stripe.PaymentIntentListParams{CreatedRange: &stripe.RangeQueryParams{GreaterThanOrEqual: from}}
-	p.Limit = stripe.Int64(limit)
-	p.Context = ctx
 	var out []Intent
-	for pi, err := range c.sc.V1PaymentIntents.List(ctx, p) {
+	for in, err := range c.Intents(ctx, from, limit) {
 		if err != nil {
-			return nil, fmt.Errorf("list intents: %w", classify(ctx, err))
+			return nil, err
 		}
-		out = append(out, intentOf(pi))
+		out = append(out, in)
 	}
 	slices.Reverse(out)
 	return out, nil
+}
+
+// Intents yields every intent created at or after from (Unix seconds),
+// newest first, as Stripe lists them, reading page by page (limit a page)
+// with starting_after while has_more: a caller that reads them one at a
+// time holds one page in memory, however many intents there are. It stops
+// at the first error, which it yields.
+func (c *Client) Intents(ctx context.Context, from int64, limit int64) iter.Seq2[Intent, error] {
+	return func(yield func(Intent, error) bool) {
+		p := &stripe.PaymentIntentListParams{CreatedRange: &stripe.RangeQueryParams{GreaterThanOrEqual: from}}
+		p.Limit = stripe.Int64(limit)
+		p.Context = ctx
+		for pi, err := range c.sc.V1PaymentIntents.List(ctx, p) {
+			if err != nil {
+				yield(Intent{}, fmt.Errorf("list intents: %w", classify(ctx, err)))
+				return
+			}
+			if !yield(intentOf(pi), nil) {
+				return
+			}
+		}
+	}
+}
+
+// CanStillSucceed reports whether an intent in status may still end
+// succeeded: it is neither succeeded nor canceled (requires_payment_method,
+// requires_confirmation, requires_action, processing).
+func CanStillSucceed(status string) bool {
+	switch status {
+	case StatusRequiresPaymentMethod, StatusRequiresConfirmation, StatusRequiresAction, StatusProcessing:
+		return true
+	}
+	return false
 }
 
 // Ping lists one intent: an authenticated read that answers only when the

@@ -10,12 +10,16 @@
 //
 // The one effect beyond the record is a refund: a succeeded PaymentIntent
 // that no order holds, whose key finished without an order (or whose
-// operation was lost: the key row gone, or the key running another
-// operation), is refunded at once, under the refund key the reconciler
-// uses (lifecycle.RefundKey), so the two refund an intent once. An intent
-// whose key is still started is only recorded: the attempt, or the
-// completer, writes its order. The reconciler's list pass stays as the
-// safety net for webhooks that never arrive.
+// operation was lost: no key row stores its id, and its metadata carries
+// this deployment's marker and names one of its customers), is refunded
+// at once, under the refund key the reconciler uses (lifecycle.RefundKey),
+// so the two refund an intent once. The intent is matched to its order and
+// key by its id, never by the event's metadata; one this database did not
+// make is recorded as foreign and never refunded. An intent whose key is
+// still started is only recorded, and watched by the reconciler: the
+// attempt, or the completer, writes its order. The reconciler stays as the
+// safety net for webhooks that never arrive. Without a secret every
+// delivery is refused: the SDK would accept the empty key.
 package stripehook
 
 import (
@@ -97,6 +101,12 @@ func (h *Handler) receive(c echo.Context) error {
 	if err != nil {
 		return web.Fail(problem.InvalidRequest, "the body could not be read whole")
 	}
+	if h.secret == "" {
+		// The SDK would verify against an empty key, which anyone can
+		// sign with. The configuration refuses to start so (config:
+		// STRIPE_WEBHOOK_SECRET); this is the last line.
+		return errors.New("stripe webhook: no webhook secret configured: every delivery is refused")
+	}
 	ev, err := webhook.ConstructEventWithOptions(body, r.Header.Get("Stripe-Signature"), h.secret,
 		webhook.ConstructEventOptions{Tolerance: Tolerance})
 	if err != nil {
@@ -126,10 +136,14 @@ const providerRetryAfter = 2 * time.Second
 const (
 	EffectDuplicate = "duplicate" // handled before: nothing done (never stored)
 	EffectRecorded  = "recorded"  // nothing to do beyond the record
-	EffectPending   = "pending"   // its key is still started: its attempt or the completer finishes it
+	EffectPending   = "pending"   // its key is still started: its attempt or the completer finishes it; the reconciler watches it
 	EffectMatched   = "matched"   // an order holds the intent
 	EffectRefunded  = "refunded"  // refunded now: no order holds it and none will
 	EffectIgnored   = "ignored"   // a type the shop does not handle
+	EffectForeign   = "foreign"   // an intent this database did not make: recorded, never refunded
+	// EffectRefundRefused: the provider refused the refund for good; the
+	// intent is parked for an operator (refused_refunds).
+	EffectRefundRefused = "refund_refused"
 )
 
 // errDuplicate rolls back a transaction whose event is in the inbox already.
@@ -181,6 +195,14 @@ func (h *Handler) Handle(ctx context.Context, ev stripe.Event) (string, error) {
 	refunded := false
 	err = h.db.InTx(ctx, func(q *db.Queries) error {
 		refunded = false
+		if rec.Effect == EffectPending {
+			// Pending is not the end: should the key be lost before its
+			// order is written, the reconciler, which watches the intent
+			// by id, refunds it.
+			if err := q.WatchIntent(ctx, rec.PaymentIntentID); err != nil {
+				return fmt.Errorf("watch intent: %w", err)
+			}
+		}
 		if refund != nil {
 			_, err := q.RecordRefund(ctx, *refund)
 			switch {
@@ -213,21 +235,40 @@ func (h *Handler) Handle(ctx context.Context, ev stripe.Event) (string, error) {
 
 // succeeded decides what a succeeded intent needs, and refunds it at the
 // provider when no order holds it and none will; the record of the refund
-// is returned, to be written with the event.
+// is returned, to be written with the event. The intent is matched to an
+// order and a key by its id alone (MatchIntent), never by the event's
+// metadata: a paid order's intent is matched whatever the metadata says.
+// Only an intent no key row stores, whose metadata carries this
+// deployment's marker and names one of its customers, is taken for a lost
+// operation's; any other is foreign, recorded for an operator and left
+// alone.
 func (h *Handler) succeeded(ctx context.Context, in payment.Intent) (string, *db.RecordRefundParams, error) {
-	m, err := h.db.MatchIntent(ctx, db.MatchIntentParams{IntentID: in.ID, CustomerID: in.Metadata.CustomerID,
-		Key: in.Metadata.Key, OperationID: in.Metadata.OperationID})
+	m, err := h.db.MatchIntent(ctx, lifecycle.MatchParams(in))
 	switch {
 	case err != nil:
 		return "", nil, fmt.Errorf("match intent: %w", err)
 	case m.HasOrder:
 		return EffectMatched, nil, nil
-	case m.RefundRecorded:
+	case m.RefundRecorded, m.RefundRefused:
 		return EffectRecorded, nil, nil
+	case m.KeyStatus == "" && !m.Ours:
+		if err := lifecycle.RecordForeign(ctx, h.db, h.metrics, h.log, in, lifecycle.SourceWebhook); err != nil {
+			return "", nil, err
+		}
+		return EffectForeign, nil, nil
 	case m.KeyStatus == "started":
 		return EffectPending, nil, nil
 	}
 	refundID, err := lifecycle.RefundIntent(ctx, h.refunder, in)
+	var refused *payment.ProviderError
+	if errors.As(err, &refused) && !refused.Transient() {
+		// Asking again would be refused again: parked for an operator,
+		// as the reconciler parks it, and answered so that Stripe stops.
+		if err := lifecycle.ParkRefusedRefund(ctx, h.db, h.metrics, h.log, in, refused); err != nil {
+			return "", nil, err
+		}
+		return EffectRefundRefused, nil, nil
+	}
 	if err != nil {
 		return "", nil, fmt.Errorf("refund: %w", err)
 	}

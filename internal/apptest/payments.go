@@ -1,0 +1,35 @@
+package apptest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"exactlyonce/internal/fakestripe/stripetest"
+	"exactlyonce/internal/payment"
+)
+
+// PaidElsewhere makes a succeeded PaymentIntent at the fake Stripe that the
+// shop did not make, with md as its metadata, as a Payment Link, an
+// invoice, another app or another shop on the same account would: through
+// a fake of its own served on the shop's database (the in-process fake's
+// state), with a client that writes no deployment marker of its own, and
+// sending no webhooks (a test posts what it wants the shop to receive).
+func (h *Harness) PaidElsewhere(tb testing.TB, md payment.Metadata) payment.Intent {
+	tb.Helper()
+	ctx := context.Background()
+	c := stripetest.StartOn(tb, h.DB.Pool).Client(5 * time.Second)
+	key := "elsewhere_" + uuid.NewString()
+	in, err := c.CreateIntent(ctx, payment.IntentRequest{IdempotencyKey: key, Amount: 1234, Currency: "eur",
+		Description: "paid elsewhere", Metadata: md})
+	if err != nil {
+		tb.Fatalf("create an intent elsewhere: %v", err)
+	}
+	pm, _ := payment.PaymentMethod("4242424242424242")
+	if in, err = c.ConfirmIntent(ctx, in.ID, key+"/confirm", pm); err != nil || in.Status != payment.StatusSucceeded {
+		tb.Fatalf("confirm an intent elsewhere: got %+v, %v, want it succeeded", in, err)
+	}
+	return in
+}
