@@ -358,8 +358,12 @@ func (lim *Limits) Writes(who func(c echo.Context) string, orders bool, key func
 				}
 				a = l.admitRetry(customer, address, shared)
 			}
-			err := next(c)
-			l.done(a, !storedNothing(c, err), orders && freshDecline(c), time.Now())
+			// Deferred, so that a handler's panic still ends the
+			// admission: a shared one left behind would admit every later
+			// request of its key without a token.
+			var err error
+			defer func() { l.done(a, !storedNothing(c, err), orders && freshDecline(c), time.Now()) }()
+			err = next(c)
 			return err
 		}
 	}
