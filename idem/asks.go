@@ -3,6 +3,7 @@ package idem
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,6 +119,20 @@ func (s *Store) asked(ctx context.Context, r Request, err error) {
 	_ = s.flushAsks(ctx) // what it could not write stays pending
 }
 
+// Ask records that a client asked about its key and was told to retry
+// before any claim was made (a rate limit refused the request, say), as a
+// claim told the key is in progress is recorded: the completer leaves the
+// key to its client for a Grace from now. Every answer that tells a client
+// to retry must count as an ask, or a client that obeys it can find its
+// key settled "not completed" by the time its retry gets through. A key
+// that does not exist, is finished, parked, or too old to be resumed is
+// left as it is (see Asked). An ask the database cannot take now is kept
+// for the next flush, as a claim's is.
+func (s *Store) Ask(ctx context.Context, scope, key string) error {
+	s.asks.note(scope, key, false)
+	return s.flushAsks(ctx)
+}
+
 // flushAsks writes the pending asks, in one statement: each key's asked_at
 // becomes the database's now() less the ask's age, if that is later than
 // what it holds. A key finished or gone meanwhile is left as it is.
@@ -141,7 +156,13 @@ func isInProgress(err error) bool { return errors.Is(err, ErrInProgress) }
 // isOutage reports whether err means the database was away: unreachable,
 // restarting, read-only after a failover. A statement that only ran out of
 // time is not one: a slow moment must not hold the completer off for a
-// whole Grace (its ask is still kept).
+// whole Grace (its ask is still kept). Nor is a transaction the database
+// rolled back (SQLSTATE class 40: a deadlock, a serialization failure):
+// the database answered.
 func isOutage(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "40") {
+		return false
+	}
 	return IsUnavailable(err) && !errors.Is(err, context.DeadlineExceeded) && !pgconn.Timeout(err)
 }

@@ -31,7 +31,7 @@ func TestCompleterGraceCountsFromTheLastAsk(t *testing.T) {
 	s, pool := newStore(t)
 	r := request("asked", "a")
 	claimLock(t, s, r)
-	age(t, pool, "created_at", "asked", "1 hour") // claimed long ago
+	age(t, pool, "created_at", "asked", "5 minutes") // claimed a while ago (asks count for the lease and ten graces)
 
 	// The client asks again while the lease runs: 409, and its ask counts.
 	if _, err := s.Claim(ctx, r); !errors.Is(err, idem.ErrInProgress) {
@@ -50,5 +50,85 @@ func TestCompleterGraceCountsFromTheLastAsk(t *testing.T) {
 	age(t, pool, "asked_at", "asked", "2 minutes")
 	if n, err := c.Pass(ctx); err != nil || n != 1 || settled != 1 {
 		t.Fatalf("pass after the grace: got %d keys (%d settled), %v, want 1", n, settled, err)
+	}
+}
+
+// A client that asks again and again about a key no retry of its can take
+// over (too old to resume, the database away, refused by a rate limit)
+// would keep the completer away for ever if every ask extended the grace:
+// the key stays started, and the client is told to retry for ever. Asks
+// stop counting once the key is older than its lease and ten graces
+// (Completer.AsksFor); past that, the completer settles it a grace after its lease ran
+// out, however recently its client asked.
+func TestAsksStopExtendingTheGraceOfAnOldKey(t *testing.T) {
+	ctx := context.Background()
+	s, pool := newStore(t)
+	r := request("asked-for-ever", "a")
+	claimLock(t, s, r)
+	idemtest.ExpireLock(t, pool, "alice", "asked-for-ever")
+	c := &idem.Completer{Store: s, Grace: time.Minute, Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) {
+		return "released", l.Release(ctx)
+	})}
+	// Young, and asked about a moment ago: the client's.
+	age(t, pool, "created_at", "asked-for-ever", "2 minutes")
+	if err := s.Ask(ctx, "alice", "asked-for-ever"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Pass(ctx); err != nil || n != 0 {
+		t.Fatalf("pass over a young key asked about a moment ago: got %d keys, %v, want 0", n, err)
+	}
+	// Old, and asked about a moment ago again: the completer's.
+	age(t, pool, "created_at", "asked-for-ever", "1 hour")
+	if err := s.Ask(ctx, "alice", "asked-for-ever"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Pass(ctx); err != nil || n != 1 {
+		t.Fatalf("pass over a key asked about for an hour: got %d keys, %v, want 1: asks must not hold it off for ever", n, err)
+	}
+}
+
+// Ask records the ask of a client refused before any claim (a rate limit):
+// the completer's grace counts from it, as from a claim told 409.
+func TestAskBeforeAClaimCounts(t *testing.T) {
+	ctx := context.Background()
+	s, pool := newStore(t)
+	r := request("asked-early", "a")
+	claimLock(t, s, r)
+	idemtest.ExpireLock(t, pool, "alice", "asked-early")
+	age(t, pool, "created_at", "asked-early", "2 minutes")
+	c := &idem.Completer{Store: s, Grace: time.Minute, Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) {
+		return "released", l.Release(ctx)
+	})}
+	if err := s.Ask(ctx, "alice", "asked-early"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Pass(ctx); err != nil || n != 0 {
+		t.Fatalf("pass a moment after the client was refused: got %d keys, %v, want 0", n, err)
+	}
+}
+
+// A parked key was given up by the completer (its settling failed with a
+// poison error MaxAttempts times) and is left to an operator: a retry must
+// not take it over and write what the completer refused.
+func TestParkedKeyIsNeverTakenOver(t *testing.T) {
+	ctx := context.Background()
+	s, pool := newStore(t)
+	r := request("parked", "a")
+	claimLock(t, s, r)
+	idemtest.ExpireLock(t, pool, "alice", "parked")
+	c := &idem.Completer{Store: s, MaxAttempts: 1, Settler: idem.SettlerFunc(func(context.Context, *idem.Lock) (string, error) {
+		return "", idem.Poison(errors.New("refused by the provider"))
+	})}
+	if n, err := c.Pass(ctx); err != nil || n != 1 {
+		t.Fatalf("completer pass: got %d keys, %v, want 1", n, err)
+	}
+	idemtest.ExpireLock(t, pool, "alice", "parked")
+	claim, err := s.Claim(ctx, r)
+	if claim.Lock != nil || !errors.Is(err, idem.ErrInProgress) {
+		t.Fatalf("retry of a parked key: got %+v, %v, want in progress and no lock", claim, err)
+	}
+	var parked bool
+	if err := pool.QueryRow(ctx, `SELECT parked_at IS NOT NULL FROM idem_keys WHERE scope = 'alice' AND key = 'parked'`).Scan(&parked); err != nil || !parked {
+		t.Fatalf("got parked %v, %v, want the key still parked", parked, err)
 	}
 }

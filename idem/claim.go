@@ -180,6 +180,7 @@ func (s *Store) resume(ctx context.Context, r Request) (Claim, error) {
 		if err != nil {
 			return err
 		}
+		k.Parked = row.Parked
 		if v := s.verdict(k, r); v != VerdictTakeOver {
 			s.remember(r, k)
 			c, err = s.answer(v, k)
@@ -187,6 +188,12 @@ func (s *Store) resume(ctx context.Context, r Request) (Claim, error) {
 		}
 		token := NewID()
 		taken, err := q.TakeOver(ctx, idemdb.TakeOverParams{Scope: r.Scope, Key: r.Key, LockToken: token, Lease: s.leaseOf(r)})
+		if errors.Is(err, pgx.ErrNoRows) {
+			// Parked after all (the statement checks it again): an
+			// operator's, never a retry's.
+			c, err = s.answer(VerdictParked, k)
+			return err
+		}
 		if err != nil {
 			return storeError("take over key", err)
 		}
@@ -206,6 +213,11 @@ type Key struct {
 	LeaseLeft time.Duration
 	// Age is how long ago the key was first claimed, by the database clock.
 	Age time.Duration
+	// Parked reports that the completer gave the key up (a poison key, see
+	// Completer.MaxAttempts) and left it, started, to an operator. Only the
+	// claim's locked read (before a takeover) reads it: no claim may take a
+	// parked key over and write what the completer refused.
+	Parked bool
 	// Answer is the stored response of a finished key.
 	Answer Response
 }
@@ -230,7 +242,11 @@ func KeyOf(fingerprint []byte, status string, leaseLeft, age float64, respStatus
 // the completer.
 func (s *Store) verdict(k Key, r Request) Verdict {
 	v := Judge(k.Fingerprint, r.fingerprintFor(k.Fingerprint), k.Finished, k.LeaseLeft > 0)
-	if v == VerdictTakeOver && s.resumeWithin > 0 && k.Age >= s.resumeWithin {
+	switch {
+	case v != VerdictTakeOver:
+	case k.Parked:
+		return VerdictParked
+	case s.resumeWithin > 0 && k.Age >= s.resumeWithin:
 		return VerdictTooOld
 	}
 	return v
@@ -245,8 +261,9 @@ func (s *Store) answer(v Verdict, k Key) (Claim, error) {
 	case VerdictReplay:
 		resp := k.Answer
 		return Claim{Replay: &resp}, nil
-	case VerdictTooOld:
-		// Left to the completer, which settles it within its next passes.
+	case VerdictTooOld, VerdictParked:
+		// Left to the completer, which settles it within its next passes,
+		// or, parked, to an operator.
 		return Claim{}, &InProgressError{RetryAfter: maxRetryAfter}
 	}
 	return Claim{}, &InProgressError{RetryAfter: retryAfter(k), Held: true}

@@ -59,6 +59,10 @@ type Settled struct {
 	Parked bool
 }
 
+// maxAskedGraces is how many Graces past its lease a key's asks hold the
+// completer off, by default (Completer.AsksFor).
+const maxAskedGraces = 10
+
 // Completer finds started keys of its Store's kind whose lease ran out and whose client has had
 // Grace to retry, and has a Settler settle them, one by one. Several completers (one per instance) never wait for each
 // other: each takes a different key (SKIP LOCKED).
@@ -72,6 +76,21 @@ type Completer struct {
 	// key for a Grace: the asks other instances kept through the outage
 	// reach the database first.
 	Grace time.Duration
+	// AsksFor is how long after a key's claim its client's asks hold the
+	// completer off; default the store's Lease plus ten Graces, or its
+	// ResumeWithin when that is shorter. Past it, the completer takes the
+	// key a Grace after the key's lease ran out, however recently its
+	// client asked. An ask matters while the client's next retry can take
+	// the key over and get its own outcome: the database comes back, a
+	// rate limit lets the retry through, the holder's lease runs out. A
+	// client asking for longer than that is asking about a key no retry of
+	// its gets (too old to resume, a limit that never lets it through, an
+	// outage of ten graces), and its asks, each answered "retry", would
+	// otherwise keep the key started, and the client retrying, for ever.
+	// Counting the grace from the first ask instead would settle a client's
+	// key under it while it retried through any outage longer than a
+	// Grace, which the asks exist to prevent.
+	AsksFor time.Duration
 	// Max bounds the keys of one pass; default 100.
 	Max int
 	// MaxAttempts is how many takeovers ending in a Poison error park a
@@ -105,11 +124,19 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 	if c.Store.asks.downWithin(c.Grace) {
 		return 0, nil
 	}
+	asksFor := c.AsksFor
+	if asksFor <= 0 {
+		asksFor = c.Store.lease + maxAskedGraces*c.Grace
+		if r := c.Store.resumeWithin; r > 0 && r < asksFor {
+			asksFor = r
+		}
+	}
 	n := 0
 	for ; n < limit; n++ {
 		sent := time.Now()
 		token := NewID()
-		row, err := c.Store.q.TakeStuck(ctx, idemdb.TakeStuckParams{LockToken: token, Lease: c.Store.lease, Grace: c.Grace, Kind: c.Store.kind})
+		row, err := c.Store.q.TakeStuck(ctx, idemdb.TakeStuckParams{LockToken: token, Lease: c.Store.lease, Grace: c.Grace,
+			Kind: c.Store.kind, AsksFor: asksFor})
 		if errors.Is(err, pgx.ErrNoRows) {
 			break
 		}

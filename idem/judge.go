@@ -20,6 +20,10 @@ const (
 	// store's ResumeWithin, so a claim leaves it to the completer
 	// (ErrInProgress).
 	VerdictTooOld
+	// VerdictParked: as VerdictTakeOver, but the completer parked the key
+	// (Key.Parked): it is left to an operator, and a claim is told it is in
+	// progress (ErrInProgress).
+	VerdictParked
 )
 
 // Judge is the one rule a claim applies to a key that exists: stored is the

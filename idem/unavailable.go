@@ -59,17 +59,7 @@ func IsUnavailable(err error) bool {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "57P01", // admin_shutdown: pg_ctl stop -m fast
-			"57P02", // crash_shutdown: another backend crashed, or -m immediate
-			"57P03", // cannot_connect_now: starting up, shutting down, recovering
-			"53300", // too_many_connections
-			"57014", // query_canceled: statement_timeout
-			"55P03", // lock_not_available: lock_timeout
-			"25006": // read_only_sql_transaction: a primary that has just become a standby
-			return true
-		}
-		return len(pgErr.Code) == 5 && pgErr.Code[:2] == "08" // connection_exception class
+		return passingSQLState(pgErr.Code)
 	}
 	var connectErr *pgconn.ConnectError
 	var netErr *net.OpError
@@ -77,4 +67,42 @@ func IsUnavailable(err error) bool {
 		errors.Is(err, pgconn.ErrConnClosed) || // the pool handed out a connection that then died
 		errors.As(err, &netErr) || // the socket failed mid-statement
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) // the server hung up
+}
+
+// passingSQLState reports whether a statement refused with SQLSTATE code
+// failed for a reason that passes by itself, so that running it again, as a
+// client's retry with the same key does, may succeed. It goes by
+// PostgreSQL's classes where a whole class is such a reason, so that a
+// code of the class not named here (a new one, or one never seen in a
+// test) is a 503 with Retry-After and not a 500:
+//
+//   - 08 connection exception: the connection failed or was refused;
+//   - 40 transaction rollback: a serialization failure, a deadlock
+//     (40P01), a statement whose completion is unknown; the database
+//     rolled the transaction back, and the same transaction may pass;
+//   - 53 insufficient resources: disk full (53100), out of memory (53200),
+//     too many connections (53300), a configuration limit (53400);
+//   - 57 operator intervention: a statement cancelled or timed out
+//     (57014), the server shutting down or crashed (57P01, 57P02), not yet
+//     accepting connections (57P03), an idle session ended (57P05).
+//
+// And three codes of classes that hold mistakes too: 25P03, a session
+// ended for idling in its transaction (a stalled process, whose retry
+// starts afresh); 55P03, a lock not available within lock_timeout; 25006,
+// a write sent to a primary that has just become a standby.
+func passingSQLState(code string) bool {
+	switch code {
+	case "25P03", // idle_in_transaction_session_timeout
+		"55P03", // lock_not_available: lock_timeout
+		"25006": // read_only_sql_transaction: a primary that has just become a standby
+		return true
+	}
+	if len(code) != 5 {
+		return false
+	}
+	switch code[:2] {
+	case "08", "40", "53", "57":
+		return true
+	}
+	return false
 }

@@ -555,7 +555,7 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string,
 		// Its clients are one address sending thousands a second: the
 		// write limits are lifted (handlers.WriteLimits).
 		"WRITES_PER_MINUTE=100000000", "WRITE_BURST=100000000", "ADDRESS_WRITES_PER_MINUTE=100000000",
-		"ADDRESS_WRITE_BURST=100000000", "DECLINES_PER_HOUR=100000000", "DECLINE_BURST=100000000", "WRITES_IN_FLIGHT=100000")
+		"ADDRESS_WRITE_BURST=100000000", "DECLINES_PER_HOUR=100000000", "DECLINE_BURST=100000000", "WRITES_IN_FLIGHT=100000", "ADDRESS_WRITES_IN_FLIGHT=100000")
 	cmd.Env = append(cmd.Env, env...)
 	logPath := f.logFile
 	if logPath == "" {

@@ -158,6 +158,7 @@ func run(ctx context.Context, args []string) error {
 			PerCustomerPerMinute: cfg.WritesPerMinute, PerCustomerBurst: cfg.WriteBurst,
 			PerAddressPerMinute: cfg.AddressWritesPerMinute, PerAddressBurst: cfg.AddressWriteBurst,
 			DeclinesPerHour: cfg.DeclinesPerHour, DeclineBurst: cfg.DeclineBurst, InFlight: cfg.WritesInFlight,
+			AddressInFlight: cfg.AddressWritesInFlight,
 		},
 		RememberedAnswers: remembered,
 		ReconcileInterval: cfg.ReconcileInterval,

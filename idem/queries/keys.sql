@@ -23,26 +23,31 @@ WHERE NOT claimed.inserted AND k.scope = @scope::text AND k.key = @key::text;
 
 -- name: LockKey :one
 -- An existing key, locked for the rest of the transaction, with the
--- database's verdict on whether its holder's lease still runs.
+-- database's verdict on whether its holder's lease still runs, and whether
+-- the completer parked it (then no claim may take it over).
 SELECT fingerprint, status, operation_id, request, response_status, response_headers, response_body,
        extract(epoch FROM locked_until - now())::double precision AS lease_left_seconds,
-       extract(epoch FROM now() - created_at)::double precision AS age_seconds
+       extract(epoch FROM now() - created_at)::double precision AS age_seconds,
+       (parked_at IS NOT NULL)::boolean AS parked
 FROM idem_keys
 WHERE scope = @scope AND key = @key
 FOR UPDATE;
 
 -- name: TakeOver :one
 -- Hands a started key whose lease has run out to a new attempt. The caller
--- holds the row lock (LockKey) and has checked that the lease ran out.
+-- holds the row lock (LockKey) and has checked that the lease ran out and
+-- that the key is not parked; the statement checks the latter again, so
+-- that a parked key is never taken over, whatever its caller checked.
 UPDATE idem_keys
 SET lock_token = @lock_token::uuid, locked_until = now() + @lease::interval, asked_at = now()
-WHERE scope = @scope AND key = @key AND status = 'started'
+WHERE scope = @scope AND key = @key AND status = 'started' AND parked_at IS NULL
 RETURNING operation_id, request;
 
 -- name: TakeStuck :one
 -- The completer's takeover: the oldest started key whose lease has run out
 -- and whose client has had @grace to retry since it last asked (its claim,
--- or its last ask: see Asked), skipping parked keys and rows
+-- or its last ask: see Asked), or that is older than @asks_for (past which
+-- asks no longer hold the completer off), skipping parked keys and rows
 -- another completer or a retry is deciding about at this moment (the
 -- re-check of the WHERE clause on the locked row drops a key taken over
 -- meanwhile). settle_attempts counts the takeovers. The pick is a CTE, run
@@ -51,7 +56,8 @@ RETURNING operation_id, request;
 WITH stuck AS MATERIALIZED (
     SELECT s.scope, s.key FROM idem_keys AS s
     WHERE s.kind = @kind::text AND s.status = 'started' AND s.parked_at IS NULL AND s.locked_until <= now()
-      AND coalesce(s.asked_at, s.created_at) <= now() - @grace::interval
+      AND (coalesce(s.asked_at, s.created_at) <= now() - @grace::interval
+           OR s.created_at <= now() - @asks_for::interval)
     ORDER BY s.locked_until
     LIMIT 1
     FOR UPDATE SKIP LOCKED

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/web"
 )
 
@@ -19,7 +20,8 @@ func (h *Handler) Register(e *echo.Echo) {
 	api.Add(http.MethodGet, "/api/customers/me", h.getMe, h.requireCustomer)
 	api.Add(http.MethodGet, "/api/products", h.listProducts)
 
-	orders, writes := h.limits.Writes(limitedCustomer, true), h.limits.Writes(limitedCustomer, false)
+	orders := h.limits.Writes(limitedCustomer, true, h.writeKey(h.checkout.Keys()))
+	writes := h.limits.Writes(limitedCustomer, false, nil)
 	api.Add(http.MethodPost, "/api/orders", h.placeOrder, h.requireCustomer, orders)
 	api.Add(http.MethodGet, "/api/orders", h.listOrders, h.requireCustomer)
 	api.Add(http.MethodGet, "/api/orders/:id", h.getOrder, h.requireCustomer)
@@ -30,7 +32,8 @@ func (h *Handler) Register(e *echo.Echo) {
 	api.Add(http.MethodDelete, "/api/carts/:id/items/:sku", h.deleteCartItem, h.requireCustomer)
 	api.Add(http.MethodPost, "/api/carts/:id/order", h.orderCart, h.requireCustomer, orders)
 
-	api.Add(http.MethodPost, "/api/pickups", h.reservePickupAPI, h.requireCustomer, writes, h.keyed())
+	pickups := h.limits.Writes(limitedCustomer, false, h.writeKey(h.pickupKeys))
+	api.Add(http.MethodPost, "/api/pickups", h.reservePickupAPI, h.requireCustomer, pickups, h.keyed())
 	api.Add(http.MethodGet, "/api/pickups/:id", h.getPickupAPI, h.requireCustomer)
 
 	api.Add(http.MethodGet, "/api/idempotency-policy", h.idempotencyPolicy)
@@ -54,6 +57,20 @@ func (h *Handler) Register(e *echo.Echo) {
 // limitedCustomer names the API customer of a request, for the write
 // limits (web.Limits.Writes).
 func limitedCustomer(c echo.Context) string { return "customer:" + customerID(c).String() }
+
+// writeKey names the Idempotency-Key of an API request as keys holds it,
+// scoped to the customer, for the write limits (web.Limits.Writes): a retry
+// of a key that exists is never refused by a limit on new writes. A
+// request without a well-formed key names none; its handler refuses it.
+func (h *Handler) writeKey(keys *idem.Store) func(c echo.Context) web.WriteKey {
+	return func(c echo.Context) web.WriteKey {
+		key, err := parseIdempotencyKey(c.Request().Header.Values("Idempotency-Key"))
+		if err != nil {
+			return web.WriteKey{}
+		}
+		return web.WriteKey{Store: keys, Scope: customerID(c).String(), Key: key}
+	}
+}
 
 // notFound answers a path no route serves; the route group's error mapping
 // words it for its audience.

@@ -145,7 +145,7 @@ func testLogger() *slog.Logger {
 // Unlimited are write limits no test reaches (web.WriteLimits).
 var Unlimited = web.WriteLimits{
 	PerCustomerPerMinute: 1e6, PerCustomerBurst: 1e6, PerAddressPerMinute: 1e6, PerAddressBurst: 1e6,
-	DeclinesPerHour: 1e6, DeclineBurst: 1e6, InFlight: 1e6,
+	DeclinesPerHour: 1e6, DeclineBurst: 1e6, InFlight: 1e6, AddressInFlight: 1e6,
 }
 
 // Response is an HTTP response read whole.

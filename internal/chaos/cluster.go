@@ -121,7 +121,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		// All the harness's clients send from loopback, far faster than a
 		// person: the write limits are lifted, as the load test does.
 		"WRITES_PER_MINUTE=1000000", "WRITE_BURST=1000000", "ADDRESS_WRITES_PER_MINUTE=1000000",
-		"ADDRESS_WRITE_BURST=1000000", "DECLINES_PER_HOUR=1000000", "DECLINE_BURST=1000000", "WRITES_IN_FLIGHT=10000",
+		"ADDRESS_WRITE_BURST=1000000", "DECLINES_PER_HOUR=1000000", "DECLINE_BURST=1000000", "WRITES_IN_FLIGHT=10000", "ADDRESS_WRITES_IN_FLIGHT=10000",
 	}
 	if v := os.Getenv("PG_BIN"); v != "" {
 		env = append(env, "PG_BIN="+v)

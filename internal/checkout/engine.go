@@ -145,6 +145,11 @@ const DefaultProviderKeyWindow = 24 * time.Hour
 // the order completer and sweeper take only these.
 const KeyKind = "order"
 
+// Keys is the kit's store of the order keys, for whoever must ask about a
+// key without placing an order: the write limits, which admit a retry of a
+// key that exists, and record the ask of one they refuse.
+func (e *Engine) Keys() *idem.Store { return e.keys }
+
 // Engine runs the order flow. It is safe for concurrent use.
 type Engine struct {
 	db       *database.DB

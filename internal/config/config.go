@@ -86,9 +86,10 @@ type Config struct {
 	// carts per customer (WRITES_PER_MINUTE, WRITE_BURST) and per client
 	// address (ADDRESS_WRITES_PER_MINUTE, ADDRESS_WRITE_BURST), declined
 	// payments per customer (DECLINES_PER_HOUR, DECLINE_BURST), and writes
-	// of one customer at once (WRITES_IN_FLIGHT). Zero means the default.
-	WritesPerMinute, AddressWritesPerMinute, DeclinesPerHour    float64
-	WriteBurst, AddressWriteBurst, DeclineBurst, WritesInFlight int
+	// of one customer and of one address at once (WRITES_IN_FLIGHT,
+	// ADDRESS_WRITES_IN_FLIGHT). Zero means the default.
+	WritesPerMinute, AddressWritesPerMinute, DeclinesPerHour                           float64
+	WriteBurst, AddressWriteBurst, DeclineBurst, WritesInFlight, AddressWritesInFlight int
 	// RememberedAnswers is how many finished keys' answers each process
 	// keeps in memory, for a minute, so that a replay costs no database
 	// round trip (REMEMBERED_ANSWERS, default 10000; 0 remembers none).
@@ -255,7 +256,7 @@ func Load() (Config, error) {
 		}
 	}
 	for key, v := range map[string]*int{"WRITE_BURST": &c.WriteBurst, "ADDRESS_WRITE_BURST": &c.AddressWriteBurst,
-		"DECLINE_BURST": &c.DeclineBurst, "WRITES_IN_FLIGHT": &c.WritesInFlight} {
+		"DECLINE_BURST": &c.DeclineBurst, "WRITES_IN_FLIGHT": &c.WritesInFlight, "ADDRESS_WRITES_IN_FLIGHT": &c.AddressWritesInFlight} {
 		if *v, err = count(key, 0); err != nil {
 			return c, err
 		}

@@ -29,6 +29,17 @@ func TestTranslate(t *testing.T) {
 		{"cannot connect now", pg("57P03"), ErrUnavailable},
 		{"connection failure", pg("08006"), ErrUnavailable},
 		{"too many connections", pg("53300"), ErrUnavailable},
+		// Translated by class (idem's passingSQLState): codes no test
+		// named before answered 500.
+		{"deadlock detected", pg("40P01"), ErrUnavailable},
+		{"statement completion unknown", pg("40003"), ErrUnavailable},
+		{"disk full", pg("53100"), ErrUnavailable},
+		{"out of memory", pg("53200"), ErrUnavailable},
+		{"configuration limit exceeded", pg("53400"), ErrUnavailable},
+		{"idle session timeout", pg("57P05"), ErrUnavailable},
+		{"operator intervention", pg("57000"), ErrUnavailable},
+		{"idle in transaction session timeout", pg("25P03"), ErrUnavailable},
+		{"invalid transaction state", pg("25000"), nil},
 		{"connect error", &pgconn.ConnectError{}, ErrUnavailable},
 		{"connection refused", &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, ErrUnavailable},
 		{"connection closed", fmt.Errorf("acquire: %w", pgconn.ErrConnClosed), ErrUnavailable},

@@ -21,8 +21,8 @@ const maxFormBytes = "64K"
 func (h *Handler) Register(e *echo.Echo) {
 	p := web.NewRouteSet(e, h.errors.Page)
 	mw := []echo.MiddlewareFunc{middleware.BodyLimit(maxFormBytes), h.loadShopper, h.csrfProtection(), h.pageChrome}
-	orders := append(slices.Clone(mw), h.limits.Writes(limitedShopper, true))
-	writes := append(slices.Clone(mw), h.limits.Writes(limitedShopper, false))
+	orders := append(slices.Clone(mw), h.limits.Writes(limitedShopper, true, nil))
+	writes := append(slices.Clone(mw), h.limits.Writes(limitedShopper, false, nil))
 	p.Add(http.MethodGet, "/", h.catalogPage, mw...)
 	p.Add(http.MethodGet, "/cart", h.cartPage, mw...)
 	p.Add(http.MethodPost, "/cart", h.setCartQuantity, writes...)

@@ -1,6 +1,10 @@
 package handlers
 
-import "time"
+import (
+	"time"
+
+	"exactlyonce/internal/web"
+)
 
 // finishBudget covers what a request does after its provider call: the
 // finish statement (the engine bounds it at 10 s by default) and the
@@ -9,11 +13,12 @@ import "time"
 const finishBudget = 15 * time.Second
 
 // LongestRequest is how long the slowest legitimate request may run once
-// its body is read, for a provider timeout: a browser submit may wait
-// holdFor for the attempt it joined, then run its own up to claimTimeout
-// before the claim, the provider call, and the finish. The server's write
+// its body is read, for a provider timeout: a new order may wait
+// web.DeclineWait for a decline token, a browser submit holdFor for the
+// attempt it joined, then run its own up to claimTimeout before the
+// claim, the provider call, and the finish. The server's write
 // timeout must be above it, or a slow but healthy payment is cut off and
 // the shopper sees an error for an order that went through.
 func LongestRequest(providerTimeout time.Duration) time.Duration {
-	return holdFor + claimTimeout + providerTimeout + finishBudget
+	return web.DeclineWait + holdFor + claimTimeout + providerTimeout + finishBudget
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/idem"
@@ -29,6 +30,12 @@ func TestDatabaseErrorsAreUnavailable(t *testing.T) {
 	for _, err := range []error{
 		fmt.Errorf("claim: %w", database.ErrUnavailable),
 		fmt.Errorf("take over: %w", errors.Join(database.ErrSerialization, errors.New("SQLSTATE 40001"))),
+		// SQLSTATEs answered 500 before they were translated by class.
+		fmt.Errorf("claim: %w", database.Translate(&pgconn.PgError{Code: "40P01"})),
+		fmt.Errorf("claim: %w", database.Translate(&pgconn.PgError{Code: "53100"})),
+		fmt.Errorf("claim: %w", database.Translate(&pgconn.PgError{Code: "53200"})),
+		fmt.Errorf("claim: %w", database.Translate(&pgconn.PgError{Code: "57P05"})),
+		fmt.Errorf("claim: %w", database.Translate(&pgconn.PgError{Code: "25P03"})),
 	} {
 		if f := Classify(err); f.Kind.Status != http.StatusServiceUnavailable || f.RetryAfter <= 0 {
 			t.Errorf("%v: got %d with Retry-After %s, want 503 with Retry-After", err, f.Kind.Status, f.RetryAfter)

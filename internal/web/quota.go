@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"golang.org/x/time/rate"
 
 	"exactlyonce/internal/problem"
 )
@@ -45,76 +44,88 @@ func newAddressQuota(q CustomerQuota) *addressQuota {
 // take spends one token of addr's bucket, or says how long until there is
 // one. Nothing is spent when the answer is no.
 func (q *addressQuota) take(addr string, now time.Time) (ok bool, retryAfter time.Duration) {
-	r, wait := q.buckets.reserve(quotaAddress(addr), now)
-	return r != nil, wait
+	return q.buckets.take(quotaAddress(addr), now)
 }
 
 // buckets is a token bucket per key (a client address, a customer), at most
 // maxQuotaClients of them, the most recently seen first in order.
+//
+// They are written by hand rather than with golang.org/x/time/rate, which
+// the module used before: a write limit takes a token when it admits a
+// request and gives it back when the request stored nothing, and rate's
+// Reservation.CancelAt gives nothing back once the reservation's time to
+// act has passed, which for a request admitted at once is the moment it was
+// admitted. Checking for a token without taking it (rate's TokensAt) and
+// spending it afterwards is what let every request in flight through on
+// one token. A bucket is a count and a time; taking and giving back under
+// one mutex is all it needs.
 type buckets struct {
-	limit rate.Limit
-	burst int
-	max   int
+	perSecond float64
+	burst     float64
+	max       int
 
 	mu      sync.Mutex
 	clients map[string]*list.Element // of *bucket
 	order   *list.List
 }
 
+// bucket is one key's tokens as of last.
 type bucket struct {
-	key string
-	lim *rate.Limiter
+	key    string
+	tokens float64
+	last   time.Time
 }
 
 // newBuckets returns buckets of perSecond tokens a second, burst at most.
 func newBuckets(perSecond float64, burst int) *buckets {
-	return &buckets{limit: rate.Limit(perSecond), burst: burst, max: maxQuotaClients,
+	return &buckets{perSecond: perSecond, burst: float64(burst), max: maxQuotaClients,
 		clients: map[string]*list.Element{}, order: list.New()}
 }
 
-// of returns key's bucket, making it (and forgetting the least recently
-// seen one past max) when there is none.
-func (q *buckets) of(key string) *rate.Limiter {
-	q.mu.Lock()
-	defer q.mu.Unlock()
+// of returns key's bucket refilled up to now, making it full (and
+// forgetting the least recently seen one past max) when there is none. The
+// caller holds mu.
+func (q *buckets) of(key string, now time.Time) *bucket {
 	if e, found := q.clients[key]; found {
 		q.order.MoveToFront(e)
-		return e.Value.(*bucket).lim
+		b := e.Value.(*bucket)
+		if now.After(b.last) {
+			b.tokens = min(q.burst, b.tokens+now.Sub(b.last).Seconds()*q.perSecond)
+			b.last = now
+		}
+		return b
 	}
 	if q.order.Len() >= q.max {
 		oldest := q.order.Back()
 		q.order.Remove(oldest)
 		delete(q.clients, oldest.Value.(*bucket).key)
 	}
-	b := &bucket{key: key, lim: rate.NewLimiter(q.limit, q.burst)}
+	b := &bucket{key: key, tokens: q.burst, last: now}
 	q.clients[key] = q.order.PushFront(b)
-	return b.lim
+	return b
 }
 
-// reserve spends one of key's tokens and returns the reservation; or nil
-// and how long until there is one, having spent nothing.
-func (q *buckets) reserve(key string, now time.Time) (*rate.Reservation, time.Duration) {
-	r := q.of(key).ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return nil, d
-	}
-	return r, 0
-}
-
-// admits reports whether key's bucket has a token now, spending nothing,
-// or how long until it will.
-func (q *buckets) admits(key string, now time.Time) (bool, time.Duration) {
-	lim := q.of(key)
-	tokens := lim.TokensAt(now)
-	if tokens >= 1 {
+// take spends one of key's tokens; or, having spent nothing, says how long
+// until there is one.
+func (q *buckets) take(key string, now time.Time) (bool, time.Duration) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	b := q.of(key, now)
+	if b.tokens >= 1 {
+		b.tokens--
 		return true, 0
 	}
-	return false, time.Duration(float64(time.Second) * (1 - tokens) / float64(lim.Limit()))
+	return false, time.Duration(float64(time.Second) * (1 - b.tokens) / q.perSecond)
 }
 
-// spend takes one of key's tokens, if it has one.
-func (q *buckets) spend(key string, now time.Time) { q.of(key).AllowN(now, 1) }
+// giveBack returns a token take spent, for a request that turned out to
+// store nothing. A bucket forgotten meanwhile is full again anyway.
+func (q *buckets) giveBack(key string, now time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	b := q.of(key, now)
+	b.tokens = min(q.burst, b.tokens+1)
+}
 
 // quotaAddress is the bucket of a client address: an IPv6 address stands
 // for its /64, which one host or customer line usually holds whole, so that

@@ -237,7 +237,8 @@ func (q *Queries) Heartbeat(ctx context.Context, arg HeartbeatParams) (time.Time
 const lockKey = `-- name: LockKey :one
 SELECT fingerprint, status, operation_id, request, response_status, response_headers, response_body,
        extract(epoch FROM locked_until - now())::double precision AS lease_left_seconds,
-       extract(epoch FROM now() - created_at)::double precision AS age_seconds
+       extract(epoch FROM now() - created_at)::double precision AS age_seconds,
+       (parked_at IS NOT NULL)::boolean AS parked
 FROM idem_keys
 WHERE scope = $1 AND key = $2
 FOR UPDATE
@@ -258,10 +259,12 @@ type LockKeyRow struct {
 	ResponseBody     []byte
 	LeaseLeftSeconds float64
 	AgeSeconds       float64
+	Parked           bool
 }
 
 // An existing key, locked for the rest of the transaction, with the
-// database's verdict on whether its holder's lease still runs.
+// database's verdict on whether its holder's lease still runs, and whether
+// the completer parked it (then no claim may take it over).
 func (q *Queries) LockKey(ctx context.Context, arg LockKeyParams) (LockKeyRow, error) {
 	row := q.db.QueryRow(ctx, lockKey, arg.Scope, arg.Key)
 	var i LockKeyRow
@@ -275,6 +278,7 @@ func (q *Queries) LockKey(ctx context.Context, arg LockKeyParams) (LockKeyRow, e
 		&i.ResponseBody,
 		&i.LeaseLeftSeconds,
 		&i.AgeSeconds,
+		&i.Parked,
 	)
 	return i, err
 }
@@ -378,7 +382,7 @@ func (q *Queries) Sweep(ctx context.Context, arg SweepParams) ([]SweepRow, error
 const takeOver = `-- name: TakeOver :one
 UPDATE idem_keys
 SET lock_token = $1::uuid, locked_until = now() + $2::interval, asked_at = now()
-WHERE scope = $3 AND key = $4 AND status = 'started'
+WHERE scope = $3 AND key = $4 AND status = 'started' AND parked_at IS NULL
 RETURNING operation_id, request
 `
 
@@ -395,7 +399,9 @@ type TakeOverRow struct {
 }
 
 // Hands a started key whose lease has run out to a new attempt. The caller
-// holds the row lock (LockKey) and has checked that the lease ran out.
+// holds the row lock (LockKey) and has checked that the lease ran out and
+// that the key is not parked; the statement checks the latter again, so
+// that a parked key is never taken over, whatever its caller checked.
 func (q *Queries) TakeOver(ctx context.Context, arg TakeOverParams) (TakeOverRow, error) {
 	row := q.db.QueryRow(ctx, takeOver,
 		arg.LockToken,
@@ -412,7 +418,8 @@ const takeStuck = `-- name: TakeStuck :one
 WITH stuck AS MATERIALIZED (
     SELECT s.scope, s.key FROM idem_keys AS s
     WHERE s.kind = $3::text AND s.status = 'started' AND s.parked_at IS NULL AND s.locked_until <= now()
-      AND coalesce(s.asked_at, s.created_at) <= now() - $4::interval
+      AND (coalesce(s.asked_at, s.created_at) <= now() - $4::interval
+           OR s.created_at <= now() - $5::interval)
     ORDER BY s.locked_until
     LIMIT 1
     FOR UPDATE SKIP LOCKED
@@ -430,6 +437,7 @@ type TakeStuckParams struct {
 	Lease     time.Duration
 	Kind      string
 	Grace     time.Duration
+	AsksFor   time.Duration
 }
 
 type TakeStuckRow struct {
@@ -442,7 +450,8 @@ type TakeStuckRow struct {
 
 // The completer's takeover: the oldest started key whose lease has run out
 // and whose client has had @grace to retry since it last asked (its claim,
-// or its last ask: see Asked), skipping parked keys and rows
+// or its last ask: see Asked), or that is older than @asks_for (past which
+// asks no longer hold the completer off), skipping parked keys and rows
 // another completer or a retry is deciding about at this moment (the
 // re-check of the WHERE clause on the locked row drops a key taken over
 // meanwhile). settle_attempts counts the takeovers. The pick is a CTE, run
@@ -454,6 +463,7 @@ func (q *Queries) TakeStuck(ctx context.Context, arg TakeStuckParams) (TakeStuck
 		arg.Lease,
 		arg.Kind,
 		arg.Grace,
+		arg.AsksFor,
 	)
 	var i TakeStuckRow
 	err := row.Scan(
