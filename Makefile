@@ -13,7 +13,7 @@ help: ## list the targets
 run: ## serve on http://127.0.0.1:8080 (local PostgreSQL unless DATABASE_URL is set); metrics, pprof, River UI (/riverui/) and caught mail (/mail) on 127.0.0.1:9090
 	@mkdir -p .data && test -s .data/session-secret || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > .data/session-secret)
 	LOCAL_DB="$(CURDIR)/.data/postgres" DEMO="$${DEMO:-1}" ADMIN_ADDR="$${ADMIN_ADDR-127.0.0.1:9090}" \
-		MAIL_CATCHER="$${MAIL_CATCHER-127.0.0.1:1025}" \
+		MAIL_CATCHER="$${MAIL_CATCHER-auto}" \
 		SESSION_SECRET="$${SESSION_SECRET:-$$(cat .data/session-secret)}" go run ./cmd/web
 
 # A highly available PostgreSQL (cmd/ha, internal/hapg; docs/ha.md): a
