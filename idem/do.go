@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"exactlyonce/idem/internal/idemdb"
 )
 
 // Work is the caller's operation under a key: it writes in tx and returns
@@ -73,17 +75,29 @@ func (l *Lock) Do(ctx context.Context, work Work) (Response, error) {
 	held, stop := l.Keep(bounded)
 	defer stop()
 	var resp Response
+	finishRan := false
 	err := l.store.inTx(held, "idempotent work", func(tx pgx.Tx) error {
 		var err error
 		if resp, err = work(held, tx); err != nil {
 			return err
 		}
-		return l.FinishTx(held, tx, resp)
+		if err := l.finish(held, idemdb.New(tx), resp); err != nil {
+			return err
+		}
+		finishRan = true
+		return nil
 	})
 	if err != nil {
 		if cause := context.Cause(held); errors.Is(cause, ErrLockLost) || errors.Is(cause, ErrLeaseLapsing) {
 			// Fenced: another attempt has the key, or may have it soon.
 			err = ErrLockLost
+		}
+		if finishRan && !errors.Is(err, ErrLockLost) && !IsUnavailable(err) {
+			// Every statement went through and COMMIT refused them (a
+			// deferred constraint, a serialization failure): nothing was
+			// stored. An outage at COMMIT is not this: whether it
+			// committed is not known, and ErrUnavailable says so.
+			err = fmt.Errorf("%w: %w", ErrNotCommitted, err)
 		}
 		if !errors.Is(err, ErrLockLost) {
 			// Rolled back: nothing was written, so the key may be retried.
@@ -91,6 +105,7 @@ func (l *Lock) Do(ctx context.Context, work Work) (Response, error) {
 		}
 		return Response{}, fmt.Errorf("idempotent work: %w", err)
 	}
+	l.finished = true // committed
 	return resp, nil
 }
 

@@ -32,6 +32,16 @@ var (
 	// middleware reads for a fingerprint: nothing was claimed (413).
 	// idemhttp.TooLargeError, which names the limit, is one.
 	ErrBodyTooLarge = errors.New("the request body is larger than the route accepts")
+	// ErrNotCommitted means the transaction that finished the key did not
+	// commit (COMMIT itself failed: a deferred constraint, a serialization
+	// failure): nothing was stored, the key is not finished, and the kit
+	// has freed it, so the client retries with the same key (503, with
+	// Retry-After).
+	ErrNotCommitted = errors.New("the transaction that finished the idempotency key did not commit")
+	// ErrNoResponse means a handler under the middleware returned without
+	// writing any answer and without an error: nothing is stored, the key
+	// is freed, and the client is told so (500), since a retry is safe.
+	ErrNoResponse = errors.New("the handler wrote no response; the key is freed, retry is safe")
 )
 
 // InProgressError is ErrInProgress with how long the client should wait

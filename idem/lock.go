@@ -39,21 +39,39 @@ type Lock struct {
 	// ByCompleter marks the Completer's locks (handed to a Settler).
 	ByCompleter bool
 
-	finished bool          // set once Finish or FinishTx stored the answer
-	lease    time.Duration // how long each claim or heartbeat holds the key
-	sent     time.Time     // when the claim was sent, by this process's clock
+	// finished is set once the answer is known to be stored: Finish, a Do
+	// whose transaction committed, or a FinishTx whose commit Stored saw.
+	// finishedInTx is set by FinishTx, whose transaction the caller
+	// commits: until Stored asks, nobody here knows whether it did. A
+	// FinishTx alone never sets finished, since a COMMIT that fails
+	// afterwards stores nothing.
+	finished     bool
+	finishedInTx bool
+	answer       Response      // what the finish stored, or will once committed
+	lease        time.Duration // how long each claim or heartbeat holds the key
+	sent         time.Time     // when the claim was sent, by this process's clock
 }
 
 // Finish stores resp as the key's answer, if this attempt still holds it.
 func (l *Lock) Finish(ctx context.Context, resp Response) error {
-	return l.finish(ctx, l.store.q, resp)
+	if err := l.finish(ctx, l.store.q, resp); err != nil {
+		return err
+	}
+	l.finished = true // a statement of its own: committed when it returns
+	return nil
 }
 
 // FinishTx is Finish inside the caller's transaction, after the caller's own
 // writes: when it fails with ErrLockLost the caller rolls back, so its
-// write and the stored answer land together or not at all.
+// write and the stored answer land together or not at all. The answer is
+// stored only when the caller's COMMIT succeeds, so the lock does not count
+// itself finished until Stored has seen that commit (the middleware asks).
 func (l *Lock) FinishTx(ctx context.Context, tx pgx.Tx, resp Response) error {
-	return l.finish(ctx, idemdb.New(tx), resp)
+	if err := l.finish(ctx, idemdb.New(tx), resp); err != nil {
+		return err
+	}
+	l.finishedInTx = true
+	return nil
 }
 
 func (l *Lock) finish(ctx context.Context, q *idemdb.Queries, resp Response) error {
@@ -74,9 +92,37 @@ func (l *Lock) finish(ctx context.Context, q *idemdb.Queries, resp Response) err
 	if !ok {
 		return ErrLockLost
 	}
-	l.finished = true
+	l.answer = resp
 	return nil
 }
+
+// Stored reports whether this attempt's answer is stored: at once after
+// Finish or a Do that returned it (no round trip), and after FinishTx by
+// asking the database whether the caller's transaction committed. When it
+// did not (it rolled back, or its COMMIT failed after the finish) the key is
+// still this attempt's and started, and Stored fails with ErrNotCommitted;
+// with ErrLockLost when the key is no longer this attempt's. The
+// middleware calls it once the handler has returned.
+func (l *Lock) Stored(ctx context.Context) (bool, error) {
+	if l.finished || !l.finishedInTx {
+		return l.finished, nil
+	}
+	status, err := l.store.q.StatusUnderToken(ctx, idemdb.StatusUnderTokenParams{Scope: l.Scope, Key: l.Key, LockToken: l.Token})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, ErrLockLost
+	case err != nil:
+		return false, storeError("look at key", err)
+	case status != "finished":
+		return false, ErrNotCommitted
+	}
+	l.finished = true
+	return true, nil
+}
+
+// Answer is the response this attempt finished the key with, once Stored
+// (or Finished) reports it stored.
+func (l *Lock) Answer() Response { return l.answer }
 
 // Release gives the key up when nothing was done under it (the request was
 // refused before any write), so that the client's retry starts afresh.
@@ -135,7 +181,10 @@ func (l *Lock) Keep(ctx context.Context) (held context.Context, stop func()) {
 	return held, func() { _ = stopKeeping() }
 }
 
-// Finished reports whether Finish or FinishTx stored the key's answer.
+// Finished reports whether this attempt's answer is known to be stored:
+// Finish, or Do, returned it, or Stored saw a FinishTx's transaction
+// commit. A FinishTx whose transaction has not been looked at by Stored is
+// not finished yet.
 func (l *Lock) Finished() bool { return l.finished }
 
 // Lease is how long each claim or heartbeat of this lock holds the key.

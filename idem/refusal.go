@@ -57,6 +57,12 @@ func RefusalOf(err error) (Refusal, bool) {
 	case errors.Is(err, ErrIncompleteBody):
 		return Refusal{http.StatusRequestTimeout, "request-timeout", "Request timeout",
 			"the body did not arrive whole; send the request again", 0}, true
+	case errors.Is(err, ErrNotCommitted):
+		return Refusal{http.StatusServiceUnavailable, "not-committed", "Not committed",
+			"the write did not commit and nothing was stored; retry with the same key after Retry-After seconds", minRetryAfter}, true
+	case errors.Is(err, ErrNoResponse):
+		return Refusal{http.StatusInternalServerError, "no-response", "No response",
+			"the server wrote no response and stored nothing; the key is freed, so a retry with the same key is safe", 0}, true
 	case errors.Is(err, ErrUnavailable):
 		return Refusal{http.StatusServiceUnavailable, "service-unavailable", "Service unavailable",
 			"the database did not answer; retry with the same key after Retry-After seconds", 2 * time.Second}, true

@@ -121,12 +121,13 @@ func run(ctx context.Context, args []string) error {
 	}
 	var catcher *mailcatcher.Server
 	if cfg.MailCatcher != "" {
-		if catcher, err = mailcatcher.Listen(cfg.MailCatcher); err != nil {
+		if catcher, jobs.SMTPAddr, err = startMailCatcher(cfg.MailCatcher, cfg.SMTPAddr); err != nil {
 			return err
 		}
 		defer catcher.Close()
 		catcher.SetLimit(demoMailKept)
-		log.Info("catching mail (demo)", "smtp", catcher.Addr())
+		log.Info("catching mail (demo)", "smtp", catcher.Addr(), "confirmations_to", jobs.SMTPAddr)
+		fmt.Fprintf(os.Stderr, "mail catcher (demo): SMTP on %s, caught mail at /mail on ADMIN_ADDR\n", catcher.Addr())
 	}
 	remembered := cfg.RememberedAnswers
 	if remembered == 0 {
@@ -308,3 +309,22 @@ const demoMailKept = 1000
 // (logging.Buffered): short enough to follow a log live, long enough to
 // batch thousands of access lines into a few writes.
 const logFlushEvery = 200 * time.Millisecond
+
+// startMailCatcher starts the demo's mail catcher on addr (MAIL_CATCHER;
+// "auto", make run's default, is a free loopback port, so that nothing
+// needs port 1025 and a second shop or a Mailpit holding it is no reason
+// to stop) and returns it with where the confirmations go: smtpAddr
+// (SMTP_ADDR) when it is set, else the catcher's own address.
+func startMailCatcher(addr, smtpAddr string) (*mailcatcher.Server, string, error) {
+	if addr == "auto" {
+		addr = "127.0.0.1:0"
+	}
+	c, err := mailcatcher.Listen(addr)
+	if err != nil {
+		return nil, "", err
+	}
+	if smtpAddr == "" {
+		smtpAddr = c.Addr()
+	}
+	return c, smtpAddr, nil
+}

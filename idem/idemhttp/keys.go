@@ -106,11 +106,14 @@ func Do(w http.ResponseWriter, r *http.Request, work idem.Work) error {
 // Middleware protects next, for a handler that writes in a transaction of
 // its own: it finishes the key in that transaction with Do (or
 // LockOf(ctx).FinishTx), so that its write and the stored answer land
-// together. Whatever else it answers is stored as the key's answer when it
-// is 2xx to 4xx; a 5xx, or a handler that panics or writes nothing, frees
-// the key so that a retry runs it again. An answer is sent only once it is
-// stored: if another request took the key over meanwhile, the client is
-// told 409 (idem.ErrLockLost) instead.
+// together; the key counts as finished only once that transaction
+// committed (Lock.Stored), and a COMMIT that failed frees the key and is
+// refused with idem.ErrNotCommitted (503). Whatever else it answers is
+// stored as the key's answer when it is 2xx to 4xx; a 5xx, or a handler
+// that panics or writes nothing, frees the key so that a retry runs it
+// again (one that writes nothing is refused with idem.ErrNoResponse, 500).
+// An answer is sent only once it is stored: if another request took the
+// key over meanwhile, the client is told 409 (idem.ErrLockLost) instead.
 func (k *Keys) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, protected, err := k.Read(w, r)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -35,7 +36,8 @@ func Serve(w http.ResponseWriter, r *http.Request, store *idem.Store, req idem.R
 	defer func() {
 		// A handler that panics has answered nothing, as one that failed
 		// with a 5xx: free the key for a retry, then let the panic go on
-		// to the server's recovery.
+		// to the server's recovery. Release frees only a key still
+		// started, so an answer whose transaction did commit stays.
 		if p := recover(); p != nil {
 			if !lock.Finished() {
 				lock.Release(background) //nolint:errcheck // lost: another attempt has the key
@@ -45,12 +47,39 @@ func Serve(w http.ResponseWriter, r *http.Request, store *idem.Store, req idem.R
 	}()
 	rec := &recorder{header: w.Header().Clone()}
 	err = next(rec, r.WithContext(WithLock(held, lock)))
+	// Whether the handler's own transaction stored an answer (FinishTx) is
+	// known only once it committed: ask, rather than believe the finish
+	// statement, whose COMMIT may have failed after it.
+	stored, storedErr := lock.Stored(background)
 	switch {
-	case lock.Finished():
+	case errors.Is(storedErr, idem.ErrNotCommitted):
+		// The handler finished the key in its transaction, which did not
+		// commit: nothing was stored, whatever the handler answered, and
+		// the client retries with the key, freed.
+		lock.Release(background) //nolint:errcheck // lost: another attempt has the key
+		if err != nil {
+			return fmt.Errorf("%w: %w", storedErr, err)
+		}
+		return storedErr
+	case storedErr != nil:
+		// ErrLockLost: another attempt has the key, and its answer is the
+		// one a retry gets. Or the database is away (503).
+		return storedErr
+	case stored && rec.status == 0:
+		// Stored, then nothing written (or an error after the commit): the
+		// client gets what its retry would get.
+		writeResponse(w, lock.Answer())
+		return nil
+	case stored:
 	case err != nil || rec.status >= 500 || rec.status == 0:
-		// Nothing worth replaying: let a retry run the handler again.
+		// Nothing stored, nothing worth replaying: let a retry run the
+		// handler again. A handler that wrote nothing at all is answered
+		// for it (ErrNoResponse), never with an empty answer.
 		if relErr := lock.Release(background); relErr != nil && !errors.Is(relErr, idem.ErrLockLost) && err == nil {
 			err = relErr
+		}
+		if err == nil && rec.status == 0 {
+			err = idem.ErrNoResponse
 		}
 		if err != nil {
 			return err

@@ -149,3 +149,10 @@ UPDATE idem_keys AS k
 SET asked_at = greatest(k.asked_at, now() - make_interval(secs => free.ago))
 FROM free
 WHERE k.scope = free.scope AND k.key = free.key;
+
+-- name: StatusUnderToken :one
+-- The key's status when lock_token is still its attempt's: 'finished' once
+-- a finish under it committed, 'started' while it did not. No row back
+-- means another attempt took the key over, or it is gone.
+SELECT status FROM idem_keys
+WHERE scope = @scope AND key = @key AND lock_token = @lock_token::uuid;

@@ -40,6 +40,12 @@ func (h *Handler) createCustomer(c echo.Context) error {
 	if strings.ContainsFunc(req.Name, unicode.IsControl) {
 		return web.Fail(problem.InvalidRequest, "name must not contain control characters")
 	}
+	// Nor a bidirectional control (U+202E and its kin, format characters
+	// IsControl misses): it reorders what an operator's screen or a log
+	// line shows after it.
+	if strings.ContainsFunc(req.Name, func(r rune) bool { return unicode.Is(unicode.Bidi_Control, r) }) {
+		return web.Fail(problem.InvalidRequest, "name must not contain bidirectional controls (such as U+202E)")
+	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return fmt.Errorf("customer id: %w", err)

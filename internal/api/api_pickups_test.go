@@ -1,11 +1,13 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"sync"
 	"testing"
 
 	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/problem"
 )
 
 // The pickup endpoint is protected by the kit's middleware alone: these
@@ -76,5 +78,47 @@ func TestPickupAPI(t *testing.T) {
 				t.Fatalf("got %d %s, want %d %s", r.Status, p.Type, tc.status, tc.problem)
 			}
 		})
+	}
+}
+
+// A reservation whose COMMIT fails after the kit's finish went through in
+// its transaction stored nothing: the client is told 503 with Retry-After
+// (not a panic and no answer), the key is freed, and the retry with the same
+// key reserves. The failure is a deferred constraint trigger, which runs at
+// COMMIT, after every statement succeeded.
+func TestPickupAPIAnswers503WhenTheCommitFails(t *testing.T) {
+	h := apptest.New(t)
+	c := h.NewCustomer(t)
+	if _, err := h.DB.Pool.Exec(context.Background(), `
+CREATE TABLE refuse_commits (refuse boolean);
+INSERT INTO refuse_commits VALUES (true);
+CREATE FUNCTION refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT FROM refuse_commits) THEN
+        RAISE EXCEPTION 'refused at commit' USING ERRCODE = '23514';
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER refuse_at_commit AFTER INSERT ON pickup_reservations
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_at_commit();`); err != nil {
+		t.Fatal(err)
+	}
+	reserve := func() apptest.Response {
+		return h.Do(t, http.MethodPost, "/api/pickups", `{"slot": "mon-am", "name": "Ada"}`,
+			"Authorization", "Bearer "+c.Token, "Idempotency-Key", `"commit-1"`)
+	}
+	got := reserve()
+	apptest.WantProblem(t, got, problem.Unavailable)
+	if got.Header.Get("Retry-After") == "" {
+		t.Errorf("got no Retry-After, want one")
+	}
+	if n := h.Count(t, `SELECT count(*) FROM idem_keys WHERE key = '"commit-1"'`); n != 0 {
+		t.Fatalf("got %d keys after the failed commit, want the key freed", n)
+	}
+	if _, err := h.DB.Pool.Exec(context.Background(), `DELETE FROM refuse_commits`); err != nil {
+		t.Fatal(err)
+	}
+	if again := reserve(); again.Status != http.StatusCreated || again.Header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("the retry: got %d %s, want a fresh 201", again.Status, again.Body)
 	}
 }

@@ -18,7 +18,14 @@ import (
 //   - cross-origin protection on every unsafe method (net/http's
 //     CrossOriginProtection: Sec-Fetch-Site, or Origin against Host), so a
 //     page of another site cannot send a "simple" text/plain POST that needs
-//     no preflight, with or without the operator's cached credentials;
+//     no preflight, with or without the operator's cached credentials; and
+//     on every GET that does something (sideEffects: the profiler, whose
+//     CPU profile and execution trace run for seconds and whose heap
+//     profile may force a GC), which an <img> on any page could send;
+//   - no framing, on every answer (River UI's and the refusals too):
+//     X-Frame-Options and CSP frame-ancestors, so that no page can overlay
+//     the operator's buttons (the admin pages set a stricter CSP of their
+//     own, with the same frame-ancestors);
 //   - River UI behind the operator's credential (ADMIN_TOKEN) when there is
 //     one, and read-only when there is none;
 //   - outbox jobs are never deleted or cancelled through River UI, token or
@@ -39,6 +46,11 @@ func (a *App) guardAdmin(next http.Handler, ln net.Listener) http.Handler {
 	sameOrigin := http.NewCrossOriginProtection()
 	token := a.cfg.AdminToken
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
 		unsafe := r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions
 		switch {
 		case !allowed.Allows(r.Host):
@@ -46,6 +58,9 @@ func (a *App) guardAdmin(next http.Handler, ln net.Listener) http.Handler {
 			return
 		case unsafe && sameOrigin.Check(r) != nil:
 			http.Error(w, "forbidden: a cross-origin request may not change anything here", http.StatusForbidden)
+			return
+		case !unsafe && sideEffects(r.URL.Path) && sameOrigin.Check(asWrite(r)) != nil:
+			http.Error(w, "forbidden: a cross-origin request may not run the profiler", http.StatusForbidden)
 			return
 		}
 		if !strings.HasPrefix(r.URL.Path, riverUIPrefix+"/") {
@@ -86,4 +101,22 @@ func removesJobs(path string) bool {
 		return true
 	}
 	return false
+}
+
+// sideEffects reports whether a GET of path does something beyond reading:
+// the profiler's (a CPU profile or trace runs for ?seconds=, a heap
+// profile may run a GC with ?gc=1; its index and symbols go with them, a
+// page of another site has no business there).
+func sideEffects(path string) bool {
+	return strings.HasPrefix(path, "/debug/pprof/")
+}
+
+// asWrite is r as a POST, for CrossOriginProtection, which lets every GET
+// through: the same Sec-Fetch-Site and Origin rules then judge a GET with
+// side effects. A request without either header (curl, go tool pprof)
+// passes, as a write does.
+func asWrite(r *http.Request) *http.Request {
+	w := r.WithContext(r.Context())
+	w.Method = http.MethodPost
+	return w
 }

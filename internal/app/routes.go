@@ -41,8 +41,10 @@ func register(e *echo.Echo, d *database.DB, cfg Config, r routes) {
 	errs := &web.Errors{Log: cfg.Log}
 	limits := web.NewLimits(cfg.CustomerQuota, cfg.WriteLimits, r.metrics)
 	e.HTTPErrorHandler = errs.Handle
-	e.Use(web.HostAllowList(append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))))
+	// The security headers first, so that the Host allow-list's 421
+	// carries them too.
 	e.Use(web.SecurityHeaders())
+	e.Use(web.HostAllowList(append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))))
 
 	carts, pickups := cart.New(d, r.catalog), pickup.NewStore(d)
 	demo := cfg.Demo && r.provider != nil

@@ -41,9 +41,29 @@ type Option func(*app.Config)
 
 // New starts the application on a database of its own and stops it when the
 // test ends. Demo mode is on; logs go to stderr only when TEST_LOG is set.
+//
+// TEST_DB_QUERY_MODE, when set, is the pool's query exec mode
+// (DB_QUERY_MODE's values), so that the whole suite can run in a mode the
+// shop offers: make test/querymodes.
 func New(tb testing.TB, opts ...Option) *Harness {
 	tb.Helper()
+	if mode := os.Getenv("TEST_DB_QUERY_MODE"); mode != "" {
+		return NewInQueryMode(tb, mode, opts...)
+	}
 	return NewOnPool(tb, pgtest.NewPool(tb), opts...)
+}
+
+// NewInQueryMode is New with its pool in pgx's query exec mode named mode
+// (DB_QUERY_MODE's values: exec and simple_protocol send every parameter
+// as text, typed from its Go type, as PgBouncer setups may).
+func NewInQueryMode(tb testing.TB, mode string, opts ...Option) *Harness {
+	tb.Helper()
+	pool, err := database.OpenWith(tb.Context(), pgtest.NewDatabase(tb), database.PoolOptions{QueryMode: mode})
+	if err != nil {
+		tb.Fatalf("open pool in query mode %q: %v", mode, err)
+	}
+	tb.Cleanup(pool.Close)
+	return NewOnPool(tb, pool, opts...)
 }
 
 // DefaultTracing is the tracing `web` runs with by default: every trace

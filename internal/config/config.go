@@ -149,7 +149,8 @@ type Config struct {
 	// standbys are asynchronous).
 	RequireSyncReplica bool
 	// SMTPAddr is the SMTP server confirmation mail goes to (SMTP_ADDR,
-	// default 127.0.0.1:1025, a local mail catcher's port).
+	// default 127.0.0.1:1025, a local mail catcher's port; with
+	// MailCatcher and no SMTP_ADDR it is empty: the catcher's address).
 	SMTPAddr string
 	// MailFrom is the confirmations' sender (MAIL_FROM).
 	MailFrom string
@@ -158,9 +159,10 @@ type Config struct {
 	// (outbox.RescuerInterval) (JOB_RESCUE_AFTER, default 1m); the chaos
 	// harness shortens it to see its kills' jobs rerun.
 	JobRescueAfter time.Duration
-	// MailCatcher, when set (MAIL_CATCHER, such as 127.0.0.1:1025, which
-	// make run sets), starts the demo's in-memory SMTP server there; the
-	// admin listener shows its mail at /mail. Point SMTP_ADDR at it. It is
+	// MailCatcher, when set (MAIL_CATCHER, such as 127.0.0.1:1025, or
+	// "auto", a free loopback port, which make run sets), starts the
+	// demo's in-memory SMTP server there; the admin listener shows its
+	// mail at /mail. Without SMTP_ADDR the confirmations go to it. It is
 	// refused without DEMO.
 	MailCatcher string
 	// Tracing is how spans are made, kept and exported (tracing.go):
@@ -306,9 +308,14 @@ func Load() (Config, error) {
 	if c.RequireSyncReplica, err = boolean("REQUIRE_SYNC_REPLICA", false); err != nil {
 		return c, err
 	}
-	c.SMTPAddr = getenv("SMTP_ADDR", "127.0.0.1:1025")
 	c.MailFrom = getenv("MAIL_FROM", "shop@exactlyonce.test")
 	c.MailCatcher = os.Getenv("MAIL_CATCHER")
+	c.SMTPAddr = os.Getenv("SMTP_ADDR")
+	if c.SMTPAddr == "" && c.MailCatcher == "" {
+		// With a catcher and no SMTP_ADDR, the mail goes to the
+		// catcher, wherever it listens (cmd/web).
+		c.SMTPAddr = "127.0.0.1:1025"
+	}
 	if c.MailCatcher != "" && !c.Demo {
 		return c, fmt.Errorf("MAIL_CATCHER is set but DEMO is not: the catcher keeps mail in the shop's memory and shows it to anyone who reaches the admin listener, so it runs only in the demo (DEMO=1); in production point SMTP_ADDR at a real mail server")
 	}

@@ -43,7 +43,8 @@ var QueryModes = map[string]pgx.QueryExecMode{
 	// transaction pooler (the two may reach different server connections).
 	"describe_exec": pgx.QueryExecModeDescribeExec,
 	// Text parameters typed from the Go values, one round trip. Works with
-	// PgBouncer; no test suite runs in this mode (prefer cache_describe).
+	// PgBouncer. A []byte travels as bytea text here, so JSON goes as a
+	// string cast to jsonb. make test/querymodes runs the API suite in it.
 	"exec": pgx.QueryExecModeExec,
 	// The simple protocol with client-side interpolation; as exec.
 	"simple_protocol": pgx.QueryExecModeSimpleProtocol,

@@ -72,8 +72,11 @@ func (p *Provider) createIntent(c echo.Context) error {
 	}
 	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, conn db.DBTX) (answer, error) {
 		row := conn.QueryRow(ctx, `INSERT INTO fakestripe.payment_intents (id, amount, currency, description, metadata, status, payment_method)
-			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq, created`,
-			in.ID, in.Amount, in.Currency, in.Description, mustJSON(in.Metadata), in.Status, in.PaymentMethod)
+			VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7) RETURNING seq, created`,
+			// The metadata as text, cast: in the exec and simple_protocol
+			// query modes a []byte travels as bytea text (\x7b…), which
+			// jsonb refuses (22P02).
+			in.ID, in.Amount, in.Currency, in.Description, string(mustJSON(in.Metadata)), in.Status, in.PaymentMethod)
 		if err := row.Scan(&in.Seq, &in.Created); err != nil {
 			return answer{}, fmt.Errorf("insert intent: %w", err)
 		}

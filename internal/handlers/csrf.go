@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"exactlyonce/internal/problem"
 	"exactlyonce/internal/session"
 	"exactlyonce/internal/web"
 	"exactlyonce/views"
@@ -40,6 +41,9 @@ func (h *Handler) csrfProtection() echo.MiddlewareFunc {
 					Message: "This form was sent from another site, so it was refused. Nothing was changed.",
 					Action:  views.Link{Href: "/", Label: "Go to the shop"}, Err: err}
 			}
+			if err := readForm(r); err != nil {
+				return err
+			}
 			token := c.FormValue("csrf_token")
 			err := h.sessions.CheckCSRF(r, token)
 			switch {
@@ -57,4 +61,23 @@ func (h *Handler) csrfProtection() echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// readForm reads the form's body before anything looks into it: FormValue
+// swallows a read that failed and answers "", which would make a body cut
+// off by the server's read timeout (a client too slow to send it) look like
+// a form without its token (400). That is the client's slowness: 408, a
+// warning, as for a JSON body (web.ReadBody). A body over the limit stays
+// the BodyLimit middleware's 413.
+func readForm(r *http.Request) error {
+	err := r.ParseForm()
+	var tooLarge *http.MaxBytesError
+	var he *echo.HTTPError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &tooLarge), errors.As(err, &he):
+		return err
+	}
+	return &web.Failure{Kind: problem.RequestTimeout, Detail: "the form did not arrive whole in time; send it again"}
 }

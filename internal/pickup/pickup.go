@@ -56,7 +56,9 @@ const MaxNameLength = 100
 // written, and returns the name as it is stored (trimmed). A name is 1 to
 // MaxNameLength characters of valid UTF-8 without control characters:
 // PostgreSQL's text cannot hold NUL, and a CR, LF or ESC in a name shown on
-// a receipt, in a log line or in a mail header only ever means mischief.
+// a receipt, in a log line or in a mail header only ever means mischief; so
+// does a bidirectional control (U+202E and its kin), which reorders what is
+// shown after it ("Ada\u202Egnp.exe" reads "Adaexe.png").
 func Validate(slotID, name string) (string, error) {
 	if _, ok := slot(slotID); !ok {
 		return "", &InvalidError{Field: "slot", Reason: "choose one of the slots offered"}
@@ -67,6 +69,8 @@ func Validate(slotID, name string) (string, error) {
 		return "", &InvalidError{Field: "name", Reason: "the name must be text (valid UTF-8)"}
 	case strings.ContainsFunc(name, unicode.IsControl):
 		return "", &InvalidError{Field: "name", Reason: "the name must not contain control characters (such as NUL, line breaks or ESC)"}
+	case strings.ContainsFunc(name, isBidiControl):
+		return "", &InvalidError{Field: "name", Reason: "the name must not contain bidirectional controls (such as U+202E RIGHT-TO-LEFT OVERRIDE)"}
 	case name == "" || utf8.RuneCountInString(name) > MaxNameLength:
 		return "", &InvalidError{Field: "name", Reason: fmt.Sprintf("the name must be 1 to %d characters", MaxNameLength)}
 	}
@@ -167,3 +171,9 @@ func (s *Store) ReserveFinishing(ctx context.Context, l *idem.Lock, visitor, slo
 	})
 	return resp, err
 }
+
+// isBidiControl reports the characters that reorder the text shown after
+// them (Unicode's Bidi_Control: U+061C, U+200E–U+200F, U+202A–U+202E,
+// U+2066–U+2069). unicode.IsControl does not cover them: they are format
+// characters.
+func isBidiControl(r rune) bool { return unicode.Is(unicode.Bidi_Control, r) }

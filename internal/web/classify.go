@@ -78,6 +78,12 @@ func Classify(err error) *Failure {
 			wait = inProgress.RetryAfter
 		}
 		return &Failure{Kind: problem.KeyInUse, Detail: "an earlier request with this Idempotency-Key has not finished yet", RetryAfter: wait}
+	case errors.Is(err, idem.ErrNotCommitted):
+		// The write's COMMIT failed after the key was finished in it:
+		// nothing was stored and the kit freed the key.
+		return &Failure{Kind: problem.Unavailable, Detail: "the write did not commit and nothing was stored; retry with the same key", RetryAfter: time.Second}
+	case errors.Is(err, idem.ErrNoResponse):
+		return Fail(problem.Internal, "the handler wrote no response; the key is freed, retry is safe")
 	case errors.Is(err, idem.ErrLockLost):
 		return &Failure{Kind: problem.LockLost, Detail: "a newer attempt with this Idempotency-Key took the operation over", RetryAfter: time.Second}
 	case errors.As(err, &abandoned):

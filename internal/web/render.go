@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 
@@ -15,7 +16,9 @@ import (
 // token, and some hold a shopper's order.
 func Render(c echo.Context, status int, page templ.Component) error {
 	var buf bytes.Buffer
-	if err := page.Render(c.Request().Context(), &buf); err != nil {
+	// Not cut short by the request's end: a request whose body read failed
+	// (the read timeout) has its context cancelled, and still gets its page.
+	if err := page.Render(context.WithoutCancel(c.Request().Context()), &buf); err != nil {
 		return fmt.Errorf("render page: %w", err)
 	}
 	h := c.Response().Header()

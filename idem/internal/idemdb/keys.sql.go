@@ -326,6 +326,27 @@ func (q *Queries) Release(ctx context.Context, arg ReleaseParams) (int64, error)
 	return result.RowsAffected(), nil
 }
 
+const statusUnderToken = `-- name: StatusUnderToken :one
+SELECT status FROM idem_keys
+WHERE scope = $1 AND key = $2 AND lock_token = $3::uuid
+`
+
+type StatusUnderTokenParams struct {
+	Scope     string
+	Key       string
+	LockToken string
+}
+
+// The key's status when lock_token is still its attempt's: 'finished' once
+// a finish under it committed, 'started' while it did not. No row back
+// means another attempt took the key over, or it is gone.
+func (q *Queries) StatusUnderToken(ctx context.Context, arg StatusUnderTokenParams) (string, error) {
+	row := q.db.QueryRow(ctx, statusUnderToken, arg.Scope, arg.Key, arg.LockToken)
+	var status string
+	err := row.Scan(&status)
+	return status, err
+}
+
 const sweep = `-- name: Sweep :many
 DELETE FROM idem_keys
 WHERE (scope, key) IN (
