@@ -121,7 +121,7 @@ func (e *Engine) settleConfirmed(ctx context.Context, a Attempt, c *claim, in pa
 	case in.Status == payment.StatusSucceeded:
 		return in, nil
 	case in.Status == payment.StatusCanceled:
-		return payment.Intent{}, &notChargedError{Status: left}
+		return payment.Intent{}, &notChargedError{IntentID: in.ID, Status: left}
 	}
 	return payment.Intent{}, stillProcessing(a, in)
 }
@@ -137,7 +137,7 @@ func stillProcessing(a Attempt, in payment.Intent) error {
 // charge (Status, requires_action above all), which the attempt then
 // canceled at the provider: nothing was charged, and nothing will be. It is
 // payment.ErrCanceled, with the status for the answer's detail.
-type notChargedError struct{ Status string }
+type notChargedError struct{ IntentID, Status string }
 
 func (e *notChargedError) Error() string {
 	return "payment intent " + e.Status + " after its confirm, canceled: " + payment.ErrCanceled.Error()

@@ -240,7 +240,7 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 		_, err = e.finishDeclined(ctx, a, c, &payment.DeclinedError{IntentID: in.ID, Message: in.Declined})
 	default:
 		outcome = outcomeNotCompleted
-		_, err = e.finishNotCompleted(ctx, a, c, "")
+		_, err = e.finishNotCompleted(ctx, a, c, "", "")
 	}
 	switch {
 	case errors.Is(err, ErrLockLost):

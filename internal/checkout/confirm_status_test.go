@@ -58,12 +58,15 @@ func TestAConfirmThatAsksForAuthenticationIsNotAnOrder(t *testing.T) {
 			h.SetProvider(t, 0, setup.fault)
 
 			r := h.PlaceOrder(t, c, "k", mugWith(setup.card))
-			apptest.WantProblem(t, r, problem.PaymentNotCompleted)
+			p := apptest.WantProblem(t, r, problem.PaymentNotCompleted)
 			if k := h.Key(t, c, "k"); k.Status != "finished" {
 				t.Errorf("got key %s, want finished (settled as not charged)", k.Status)
 			}
 			// Canceled at the provider: no later confirm can charge it.
-			wantIntentStatus(t, h, c, "k", fakestripe.StatusCanceled)
+			in := wantIntentStatus(t, h, c, "k", fakestripe.StatusCanceled)
+			if p.ChargeID != in.ID {
+				t.Errorf("got charge_id %q, want the canceled intent %s", p.ChargeID, in.ID)
+			}
 			wantReplay(t, h.PlaceOrder(t, c, "k", mugWith(setup.card)), http.StatusPaymentRequired)
 			h.WantStats(t, 0, 0)
 		})

@@ -83,12 +83,17 @@ func (e *Engine) finishDeclined(ctx context.Context, a Attempt, c claim, decline
 // the key never charged, and now never will. The key is closed with a final answer
 // rather than left for a client that may never return; a retry is told to
 // start a new operation with a new key. detail is the answer's detail, ""
-// for an interrupted request's.
-func (e *Engine) finishNotCompleted(ctx context.Context, a Attempt, c claim, detail string) (Result, error) {
+// for an interrupted request's; intentID, when set, names the PaymentIntent
+// the request's own attempt found not charged (charge_id in the answer):
+// the answer is then the request's verdict on its own payment, not the
+// completer's on an interrupted one.
+func (e *Engine) finishNotCompleted(ctx context.Context, a Attempt, c claim, detail, intentID string) (Result, error) {
 	if detail == "" {
 		detail = "the request that started this payment was interrupted before anything was charged"
 	}
-	return e.finishWithProblem(ctx, a, c, problem.PaymentNotCompleted.New(detail), outcomeNotCompleted)
+	p := problem.PaymentNotCompleted.New(detail)
+	p.ChargeID = intentID
+	return e.finishWithProblem(ctx, a, c, p, outcomeNotCompleted)
 }
 
 // detail is the answer to a confirm that charged nothing and was canceled.

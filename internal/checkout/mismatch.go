@@ -10,7 +10,6 @@ import (
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/payment"
-	"exactlyonce/internal/problem"
 )
 
 // mismatchDetail is the answer to an order whose intent charged another
@@ -38,7 +37,7 @@ func (e *Engine) finishMismatch(ctx context.Context, payments Payments, a Attemp
 	log := e.log.With(logging.Key(a.Key), "customer_id", a.CustomerID, "payment_intent", in.ID)
 	log.ErrorContext(ctx, "payment intent charged another amount than its order's: no order written, the charge is refunded",
 		"charged", in.Amount, "charged_currency", in.Currency, "order_amount", priced.Amount, "order_currency", priced.Currency)
-	res, err := e.finishWithProblem(ctx, a, c, problem.PaymentNotCompleted.New(mismatchDetail), outcomeNotCompleted)
+	res, err := e.finishNotCompleted(ctx, a, c, mismatchDetail, in.ID)
 	if err != nil {
 		return res, err
 	}

@@ -164,13 +164,13 @@ func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claime
 		// (requires_action: 3-D Secure, which this shop cannot take its
 		// shopper through), and this attempt canceled it: settled as not
 		// charged, finally, until 3-D Secure has a flow of its own.
-		return e.finishNotCompleted(ctx, a, c, notCharged.detail())
+		return e.finishNotCompleted(ctx, a, c, notCharged.detail(), notCharged.IntentID)
 	case canceled:
 		// The completer canceled the operation at the provider: nothing
 		// was or will be charged under it. Usually the completer holds the
 		// key and has stored that answer, and this finish loses; if this
 		// attempt took the key back meanwhile, it stores the same answer.
-		return e.finishNotCompleted(ctx, a, c, "")
+		return e.finishNotCompleted(ctx, a, c, "", "")
 	case declined != nil:
 		return e.finishDeclined(ctx, a, c, declined)
 	case in.Status != payment.StatusSucceeded:
