@@ -75,9 +75,9 @@
 mtype = {
 	IDLE, CREATING, LEASED, FINISHING,
 	NOANSWER, CREATED, DECLINED, NOT_COMPLETED,
-	NOCHARGE, SUCCEEDED, DECLINED_CHARGE, CANCELED,
+	NOCHARGE, SUCCEEDED, DECLINED_CHARGE, CANCELED, ACTION,
 	ONE_ORDER_PER_KEY, ONE_CHARGE_PER_PURCHASE, CHARGE_HAS_ORDER_OR_REFUND,
-	CREATED_NAMES_AN_ORDER, NO_CHARGE_IS_FINAL, NEVER_SWEPT_STARTED
+	CREATED_NAMES_AN_ORDER, NO_CHARGE_IS_FINAL, NEVER_SWEPT_STARTED, ORDER_HAS_CHARGE
 };
 
 /* The key row (idem_keys with its order_keys row), judged by the database clock. */
@@ -102,11 +102,16 @@ byte opgen[3];    /* the purchase whose request created each operation */
 
 /* The provider: each operation's intent, decided once by its first confirm
  * (succeeded, or declined by the bank; a confirm again replays it), or
- * canceled first, after which a confirm charges nothing; refunds. Whether
+ * canceled first, after which a confirm charges nothing; refunds. A first
+ * confirm may also leave the intent requires_action (p_action: the bank
+ * asks for 3-D Secure), answered as a success is (HTTP 200) but charging
+ * nothing; a confirm again replays that, and only a cancel ends it (the
+ * shop has no Stripe.js to let the shopper authenticate). Whether
  * the intent exists is not kept: creating one charges nothing, and a
  * confirm is sent only for an intent whose create was answered. */
 mtype p_charge[3] = NOCHARGE;
 bool p_canceled[3];
+bool p_action[3];
 bool p_refunded[3];
 
 /* The shop's orders, counted by the operation whose charge each holds. */
@@ -160,7 +165,7 @@ inline check(cond, inv) {
  * has an answer can make.) */
 #define ON_WIRE(j, o) (wire[j] && wireop[j] == o)
 #define PENDING(o) ANY_REQ2(ON_WIRE, o)
-#define CAN_LAND(o) (p_charge[o] == SUCCEEDED || (p_charge[o] == NOCHARGE && !p_canceled[o] && PENDING(o)))
+#define CAN_LAND(o) (p_charge[o] == SUCCEEDED || (p_charge[o] == NOCHARGE && !p_canceled[o] && !p_action[o] && PENDING(o)))
 #define CAN_LAND_FOR(g) ((opgen[1] == g && CAN_LAND(1)) || (opgen[2] == g && CAN_LAND(2)))
 
 /* A request of purchase gen is answered ans, the outcome of operation ansop:
@@ -245,7 +250,7 @@ end:	do
  * decided (charged, declined or canceled), can change nothing any more when
  * it lands: it is dropped at once, so that the states where it is still on
  * the wire and those where it has landed are one. */
-#define DECIDED(o) (p_charge[o] != NOCHARGE || p_canceled[o])
+#define DECIDED(o) (p_charge[o] != NOCHARGE || p_canceled[o] || p_action[o])
 inline forgetslot(j) {
 	if
 	:: wire[j] && a_phase[j] == IDLE && DECIDED(wireop[j]) -> wire[j] = false; wireop[j] = 0
@@ -260,19 +265,22 @@ inline forget() {
  * confirm key's idempotency and the intent's row lock): a canceled intent
  * charges nothing (payment_intent_unexpected_state); an intent decided
  * before answers that again (the confirm key's replay, or its succeeded
- * state); otherwise the bank succeeds or declines, once per operation. */
+ * state); otherwise the bank succeeds or declines, once per operation, or
+ * asks for 3-D Secure (requires_action, nothing charged). */
 inline land(j) {
 	o = wireop[j];
 	if
 	:: p_canceled[o] -> r = CANCELED
+	:: !p_canceled[o] && p_action[o] -> r = ACTION
 	:: !p_canceled[o] && p_charge[o] != NOCHARGE -> r = p_charge[o]
-	:: !p_canceled[o] && p_charge[o] == NOCHARGE ->
+	:: !p_canceled[o] && !p_action[o] && p_charge[o] == NOCHARGE ->
 		if
 		:: p_charge[o] = SUCCEEDED; chargesof[opgen[o]]++;
-			check(chargesof[opgen[o]] <= 1, ONE_CHARGE_PER_PURCHASE)
-		:: p_charge[o] = DECLINED_CHARGE
-		fi;
-		r = p_charge[o]
+			check(chargesof[opgen[o]] <= 1, ONE_CHARGE_PER_PURCHASE);
+			r = SUCCEEDED
+		:: p_charge[o] = DECLINED_CHARGE; r = DECLINED_CHARGE
+		:: p_action[o] = true; r = ACTION
+		fi
 	fi;
 	printf("MODEL: provider: the confirm of request %d for operation %d lands: %e\n", j, o, r);
 	wire[j] = false; wireop[j] = 0;
@@ -343,7 +351,8 @@ inline finish(i, fgot, role, gen) {
 		:: else -> printf("MODEL: completer finishes the key (operation %d): stores %e\n", k_op, k_ans)
 		fi;
 		if
-		:: fgot == SUCCEEDED -> orders[a_op[i]]++; check(orders[a_op[i]] <= 1, ONE_ORDER_PER_KEY)
+		:: fgot == SUCCEEDED -> orders[a_op[i]]++; check(orders[a_op[i]] <= 1, ONE_ORDER_PER_KEY);
+			check(p_charge[a_op[i]] == SUCCEEDED, ORDER_HAS_CHARGE)
 		:: else -> skip
 		fi;
 		if
@@ -495,6 +504,24 @@ end:	atomic { !over && gen >= purchase && (gen == 1 || swept) && (gen > purchase
 	:: atomic { a_phase[i] == FINISHING ->
 		got = resp[i]; resp[i] = NOCHARGE;
 		printf("MODEL: request %d got %e from the provider\n", i, got);
+		/* A confirm answered 200 that charged nothing (requires_action) is
+		 * canceled at the provider under the operation's cancel key, and
+		 * then finished as what the cancel found (settleConfirmed). The
+		 * cancel and the finish are one step here: a crash between them
+		 * leaves the key started with the intent canceled, which the
+		 * completer settles as it settles a crash before the cancel. The
+		 * mutation takes the 200 for a charge. */
+		if
+		:: got == ACTION ->
+#ifdef MUT_ACTION_PAID
+			got = SUCCEEDED;
+			printf("MODEL: request %d takes operation %d's requires_action for paid\n", i, a_op[i])
+#else
+			cancel(a_op[i], got);
+			printf("MODEL: request %d cancels operation %d's intent, left requires_action: %e\n", i, a_op[i], got)
+#endif
+		:: else -> skip
+		fi;
 		finish(i, got, REQUEST, gen); leave(i); goto gone }
 	:: atomic { a_phase[i] == FINISHING -> printf("MODEL: request %d crashes before its finish\n", i); leave(i); goto gone }
 	:: atomic { WAITING(i) && !a_stalled[i] ->

@@ -87,6 +87,10 @@ var mutations = []struct {
 	// An answer remembered beyond the retention is replayed to the next
 	// purchase under the key, as "nothing charged", while it is charged.
 	{"answers remembered beyond retention", "-DMUT_REMEMBER_LONG", "", "NO_CHARGE_IS_FINAL"},
+	// A request takes a confirm answered 200 with the intent
+	// requires_action (3-D Secure) for a charge: it writes an order that
+	// no succeeded charge pays for.
+	{"requires_action taken for paid", "-DMUT_ACTION_PAID", "", "ORDER_HAS_CHARGE"},
 }
 
 // TestMutationsBreakTheModel checks that every safeguard the model relies

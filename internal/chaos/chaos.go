@@ -78,6 +78,13 @@ type Config struct {
 	// back to windows), "windows" (one fault at a time, for a moment), or
 	// "off".
 	ProviderFaults string
+	// With "rates", the shares of confirms (0 to 1) the provider answers
+	// requires_action (nothing charged: the shop cancels and answers
+	// payment-not-completed) and processing (the outcome unknown until the
+	// intent moves on, ProcessingFor later); zero means the default, 2 %
+	// each, a negative share none.
+	RequiresAction, Processing float64
+	ProcessingFor              time.Duration
 	// The provider's webhook faults, for the whole run: the shares of
 	// events (0 to 1) delivered twice, and held back so that later ones
 	// overtake them, and a delay before every delivery. The webhooks go to
@@ -117,6 +124,15 @@ func (c Config) withDefaults() Config {
 	set(&c.SMTPStall, 12*time.Second)
 	set(&c.TailLag, 1500*time.Millisecond)
 	set(&c.StandbyDown, 5*time.Second)
+	set(&c.ProcessingFor, 1500*time.Millisecond)
+	for _, share := range []*float64{&c.RequiresAction, &c.Processing} {
+		switch {
+		case *share == 0:
+			*share = 0.02
+		case *share < 0:
+			*share = 0
+		}
+	}
 	if c.RowLockKeys <= 0 {
 		c.RowLockKeys = 4
 	}
@@ -163,6 +179,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if !(share >= 0 && share <= 1) {
 			return nil, errors.New("webhook duplicates and reordering are shares of the events, from 0 to 1")
 		}
+	}
+	if !(cfg.RequiresAction <= 1 && cfg.Processing <= 1) {
+		return nil, errors.New("the requires_action and processing rates are shares of the confirms, from 0 to 1")
 	}
 	began := time.Now()
 	dir, keep := cfg.Dir, true

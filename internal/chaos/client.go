@@ -433,8 +433,12 @@ func (d *driver) saw(req *http.Request, sh shot) {
 	var out struct {
 		OrderID uuid.UUID `json:"order_id"`
 		Type    string    `json:"type"`
+		// ChargeID on a payment-not-completed names the intent the
+		// request's own attempt found not charged (requires_action,
+		// canceled): its verdict, not the completer's.
+		ChargeID string `json:"charge_id"`
 	}
-	json.Unmarshal(sh.body, &out) //nolint:errcheck // a body that is not JSON leaves both empty
+	json.Unmarshal(sh.body, &out) //nolint:errcheck // a body that is not JSON leaves them empty
 	if status == http.StatusInternalServerError {
 		d.violate(violServerError, strings.TrimSpace(fmt.Sprintf("%s %s %s %s", req.Method, req.URL.Path, key, out.Type)))
 		return
@@ -454,7 +458,10 @@ func (d *driver) saw(req *http.Request, sh shot) {
 		d.res.created = append(d.res.created, now)
 	}
 	d.mu.Unlock()
-	if status == http.StatusPaymentRequired && out.Type == notCompleted && time.Now().Before(d.giveUp) {
+	// The completer's promise (gracePromised) is about its own verdict;
+	// a request that finds its own payment not charged (the provider's
+	// requires_action rate) may say so at once.
+	if status == http.StatusPaymentRequired && out.Type == notCompleted && out.ChargeID == "" && time.Now().Before(d.giveUp) {
 		d.mu.Lock()
 		d.res.NotCompletedWhileRetrying++
 		d.mu.Unlock()

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -45,9 +46,14 @@ type Disruptions struct {
 	windows []window
 }
 
-// faultRates is the issue's example of provider fault rates: every call
-// meets a fault with these probabilities.
-const faultRates = `{"delay_ms":0,"fail":"none","rates":{"after_charge":0.1,"timeout":0.05,"before_charge":0.05,"decline":0.02}}`
+// faultRates are the provider's fault rates: the issue's example (every
+// call meets a fault with these probabilities), and the shares of confirms
+// answered requires_action and processing (Config), processing intents
+// moving on after Config.ProcessingFor.
+func (c Config) faultRates() string {
+	return fmt.Sprintf(`{"delay_ms":0,"fail":"none","processing_ms":%d,"rates":{"after_charge":0.1,"timeout":0.05,"before_charge":0.05,"decline":0.02,"requires_action":%g,"processing":%g}}`,
+		c.ProcessingFor.Milliseconds(), c.RequiresAction, c.Processing)
+}
 
 // windowFaults are the faults a provider without rates is set to, one at a
 // time, for short windows.
@@ -281,9 +287,10 @@ func (cl *cluster) crashPostgresOnce(ctx context.Context, rng *lockedRand, t *ta
 // of one fault at a time in the background.
 func (cl *cluster) provideFaults(ctx context.Context, rng *lockedRand, wg *sync.WaitGroup, t *tally, logf func(string, ...any)) string {
 	if cl.cfg.ProviderFaults == "rates" {
-		status, err := cl.setBehaviour(ctx, faultRates)
+		rates := cl.cfg.faultRates()
+		status, err := cl.setBehaviour(ctx, rates)
 		if err == nil && status == http.StatusOK {
-			logf("provider fault rates on: %s", faultRates)
+			logf("provider fault rates on: %s", rates)
 			return "rates"
 		}
 		logf("the provider does not take fault rates (status %d, %v); using fault windows", status, err)

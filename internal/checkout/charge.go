@@ -29,13 +29,16 @@ import (
 //     and can never charge, and no confirm is sent outside a lease;
 //  3. confirm it with the card's PaymentMethod, under a provider key of its
 //     own (ConfirmKey): every attempt of the operation confirms with the
-//     same key, so a retry of a confirm that happened replays it.
+//     same key, so a retry of a confirm that happened replays it;
+//  4. judge what the confirm left (settleConfirmed): only a succeeded
+//     intent is returned.
 //
-// Its error is a *OutcomeUnknownError when the outcome is unknown, a
-// *payment.DeclinedError when it is a definite no, payment.ErrCanceled when
-// the completer canceled the intent before this confirm reached it (a
-// definite "no charge" too), and ErrLockLost when a newer attempt owns the
-// key.
+// Its error is a *OutcomeUnknownError when the outcome is unknown (also an
+// intent still processing), a *payment.DeclinedError when it is a definite
+// no, payment.ErrCanceled when the intent was canceled before this confirm
+// reached it or was left in a status that is no charge and canceled now
+// (*notChargedError) — a definite "no charge" too — and ErrLockLost when a
+// newer attempt owns the key.
 func (e *Engine) pay(ctx context.Context, a Attempt, c *claim, priced catalog.Priced) (payment.Intent, error) {
 	if c.intentID == "" {
 		in, err := e.createIntent(ctx, e.payments, a, c, priced)
@@ -65,7 +68,86 @@ func (e *Engine) pay(ctx context.Context, a Attempt, c *claim, priced catalog.Pr
 	if err != nil {
 		return payment.Intent{}, unknownOutcome(a, err)
 	}
-	return in, nil
+	return e.settleConfirmed(ctx, a, c, in)
+}
+
+// settleConfirmed judges the intent a confirm answered without an error.
+// Stripe answers 200 for more than a charge: requires_action (the bank asks
+// the shopper for 3-D Secure, in the browser, through Stripe.js, which this
+// shop does not have) and processing (the money is on its way, and may
+// still not come) charged nothing yet. Only succeeded is returned as it is;
+// the caller still checks its amount and currency against the order's.
+//
+//   - processing: the confirm's answer may be a replay of the first one, so
+//     the intent is retrieved as it is now; one still processing is an
+//     unknown outcome, the key handed back: the client's retry, or the
+//     completer, asks again until it succeeds or fails. It is not canceled:
+//     Stripe cancels a processing intent only in rare cases, and a refused
+//     cancel stored under the cancel key would be replayed to the
+//     completer's cancel of the same key after the intent has failed.
+//   - declined (requires_payment_method with its error) is the decline.
+//   - canceled is payment.ErrCanceled, as when the confirm is refused.
+//   - any other status (requires_action, above all) is canceled at the
+//     provider under the completer's cancel key, so that nothing can charge
+//     it any more, and is a *notChargedError; unless the cancel finds it
+//     succeeded (or processing) meanwhile, which is judged as above.
+func (e *Engine) settleConfirmed(ctx context.Context, a Attempt, c *claim, in payment.Intent) (payment.Intent, error) {
+	if in.Status == payment.StatusProcessing {
+		now, err := e.callProvider(ctx, "retrieve", func(ctx context.Context) (payment.Intent, error) {
+			return e.payments.RetrieveIntent(ctx, in.ID)
+		})
+		if err != nil {
+			return payment.Intent{}, unknownOutcome(a, err)
+		}
+		in = now
+	}
+	switch {
+	case in.Status == payment.StatusSucceeded:
+		return in, nil
+	case in.Status == payment.StatusProcessing:
+		return payment.Intent{}, stillProcessing(a, in)
+	case in.Status == payment.StatusCanceled:
+		return payment.Intent{}, payment.ErrCanceled
+	case in.Declined != "" && in.Status == payment.StatusRequiresPaymentMethod:
+		return payment.Intent{}, &payment.DeclinedError{IntentID: in.ID, Message: in.Declined}
+	}
+	left := in.Status
+	in, err := e.callProvider(ctx, "cancel", func(ctx context.Context) (payment.Intent, error) {
+		return e.payments.CancelIntent(ctx, in.ID, cancelKey(c.providerKey))
+	})
+	switch {
+	case err != nil:
+		return payment.Intent{}, unknownOutcome(a, err)
+	case in.Status == payment.StatusSucceeded:
+		return in, nil
+	case in.Status == payment.StatusCanceled:
+		return payment.Intent{}, &notChargedError{IntentID: in.ID, Status: left}
+	}
+	return payment.Intent{}, stillProcessing(a, in)
+}
+
+// stillProcessing is the unknown outcome of an intent that is processing:
+// it will succeed or fail, and the key waits for it, started.
+func stillProcessing(a Attempt, in payment.Intent) error {
+	return &OutcomeUnknownError{Reason: payment.ReasonFailed, RetryAfter: a.LockFor,
+		Err: fmt.Errorf("payment intent %s: %w", in.ID, errProcessing)}
+}
+
+// notChargedError is a confirm that left the intent in a status that is no
+// charge (Status, requires_action above all), which the attempt then
+// canceled at the provider: nothing was charged, and nothing will be. It is
+// payment.ErrCanceled, with the status for the answer's detail.
+type notChargedError struct{ IntentID, Status string }
+
+func (e *notChargedError) Error() string {
+	return "payment intent " + e.Status + " after its confirm, canceled: " + payment.ErrCanceled.Error()
+}
+func (e *notChargedError) Unwrap() error { return payment.ErrCanceled }
+
+// sameMoney reports whether the succeeded intent in charged what the order
+// costs: its amount and currency. Only then is it the order's charge.
+func sameMoney(in payment.Intent, priced catalog.Priced) bool {
+	return in.Amount == priced.Amount && in.Currency == priced.Currency
 }
 
 // createIntent sends the create of the operation's PaymentIntent. The

@@ -63,8 +63,7 @@ const DefaultMaxSettleAttempts = 5
 //
 // A key it has taken over MaxAttempts times whose settling then fails for a
 // reason retrying cannot cure (a poison key: its stored request is
-// unreadable, the provider refuses the cancel, the charge does not match the
-// order; idem.Poison) is parked by the kit: it stays started, is no longer
+// unreadable, the provider refuses the cancel; idem.Poison) is parked by the kit: it stays started, is no longer
 // taken over, and is recorded as "parked" in the audit trail, the metrics
 // and the lab for an operator to look at. An outage of the provider or the
 // database parks nothing.
@@ -112,8 +111,8 @@ func (p *Completer) Pass(ctx context.Context) (int, error) { return p.kit.Pass(c
 
 // settleKey is the Settler: it settles one key the kit took over and names
 // the outcome for observe. A failure retrying cannot cure (an unreadable
-// request, the provider refusing the cancel, a charge that does not match
-// the order) is marked idem.Poison, so the kit parks the key in the end.
+// request, the provider refusing the cancel) is marked idem.Poison, so the
+// kit parks the key in the end.
 func (p *Completer) settleKey(ctx context.Context, l *idem.Lock) (string, error) {
 	customer, err := uuid.Parse(l.Scope)
 	if err != nil {
@@ -161,10 +160,13 @@ func (p *Completer) observe(ctx context.Context, s idem.Settled) {
 }
 
 // settle finishes a key the completer holds, and names the outcome. With
-// the intent's id stored, it retrieves the intent: succeeded → the order;
-// canceled → not completed (or the decline it had); processing → left for
-// a later pass; any state that can still be confirmed → canceled
-// (idempotently), and then whatever the cancel found. Without a stored id,
+// the intent's id stored, it retrieves the intent: succeeded → the order,
+// if it charged the order's amount and currency (otherwise it is refunded
+// and the key not completed, finishMismatch); canceled → not completed (or
+// the decline it had); processing → left for a later pass, until it
+// succeeds or fails; any state that can still be confirmed (requires_action
+// among them) → canceled (idempotently), and then whatever the cancel
+// found. Without a stored id,
 // while the key is younger than the provider's key window, it sends the
 // operation's create again (the same key and parameters, replayed) to learn
 // the intent's id and cancel it, tidily: nothing would confirm it, but
@@ -209,11 +211,6 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 			err = idem.Poison(err)
 		}
 		return "error", err
-	case in.Status == payment.StatusSucceeded && (in.Amount != priced.Amount || in.Currency != priced.Currency):
-		// The provider key is derived from this operation alone, so this
-		// is a bug: writing an order for an amount nobody was charged
-		// would hide it.
-		return "error", idem.Poison(fmt.Errorf("payment intent %s is for %d %s, the order for %d %s", in.ID, in.Amount, in.Currency, priced.Amount, priced.Currency))
 	}
 
 	if h := e.cfg.Hooks.BeforeFinish; h != nil {
@@ -224,17 +221,26 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 	// asking the provider again.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.FinishTimeout)
 	defer cancel()
+	// The same rule as the request's (chargeAndFinish): only an intent
+	// that succeeded for the order's amount and currency is an order.
 	var outcome string
 	switch {
-	case in.Status == payment.StatusSucceeded:
+	case in.Status == payment.StatusSucceeded && sameMoney(in, priced):
 		outcome = outcomeCharged
 		_, err = e.finishOrder(ctx, a, c, priced, in)
+	case in.Status == payment.StatusSucceeded:
+		outcome = outcomeNotCompleted
+		_, err = e.finishMismatch(ctx, p.payments, a, c, priced, in)
+	case in.Status != payment.StatusCanceled:
+		// settleIntent returns a final intent or an error: anything else
+		// is a bug, and never an order.
+		return "error", fmt.Errorf("payment intent %s is %s, neither succeeded nor canceled", in.ID, in.Status)
 	case in.Declined != "":
 		outcome = outcomeDeclined
 		_, err = e.finishDeclined(ctx, a, c, &payment.DeclinedError{IntentID: in.ID, Message: in.Declined})
 	default:
 		outcome = outcomeNotCompleted
-		_, err = e.finishNotCompleted(ctx, a, c)
+		_, err = e.finishNotCompleted(ctx, a, c, "", "")
 	}
 	switch {
 	case errors.Is(err, ErrLockLost):
@@ -276,9 +282,14 @@ func (p *Completer) settleIntent(ctx context.Context, a Attempt, c *claim, price
 			return payment.Intent{}, errProcessing
 		}
 	}
-	return e.callProvider(ctx, "cancel", func(ctx context.Context) (payment.Intent, error) {
+	in, err := e.callProvider(ctx, "cancel", func(ctx context.Context) (payment.Intent, error) {
 		return p.payments.CancelIntent(ctx, c.intentID, cancelKey(c.providerKey))
 	})
+	if err == nil && in.Status == payment.StatusProcessing {
+		// It went processing since the retrieve, and refused the cancel.
+		return payment.Intent{}, errProcessing
+	}
+	return in, err
 }
 
 // recordEvent appends a parking to the key's audit trail, with the error

@@ -41,13 +41,14 @@ import (
 	"exactlyonce/internal/payment"
 )
 
-// Payments is the part of Stripe's PaymentIntents the engine and the
-// completer use. *payment.Client satisfies it.
+// Payments is the part of Stripe's PaymentIntents and refunds the engine
+// and the completer use. *payment.Client satisfies it.
 type Payments interface {
 	CreateIntent(ctx context.Context, req payment.IntentRequest) (payment.Intent, error)
 	ConfirmIntent(ctx context.Context, id, idempotencyKey, paymentMethod string) (payment.Intent, error)
 	RetrieveIntent(ctx context.Context, id string) (payment.Intent, error)
 	CancelIntent(ctx context.Context, id, idempotencyKey string) (payment.Intent, error)
+	Refund(ctx context.Context, idempotencyKey, intentID string) (payment.Refund, error)
 }
 
 // Hooks let tests force an interleaving of concurrent attempts (a barrier in

@@ -82,10 +82,27 @@ func (e *Engine) finishDeclined(ctx context.Context, a Attempt, c claim, decline
 // was canceled with no charge, or never confirmed (by the completer): the attempt that claimed
 // the key never charged, and now never will. The key is closed with a final answer
 // rather than left for a client that may never return; a retry is told to
-// start a new operation with a new key.
-func (e *Engine) finishNotCompleted(ctx context.Context, a Attempt, c claim) (Result, error) {
-	p := problem.PaymentNotCompleted.New("the request that started this payment was interrupted before anything was charged")
+// start a new operation with a new key. detail is the answer's detail, ""
+// for an interrupted request's; intentID, when set, names the PaymentIntent
+// the request's own attempt found not charged (charge_id in the answer):
+// the answer is then the request's verdict on its own payment, not the
+// completer's on an interrupted one.
+func (e *Engine) finishNotCompleted(ctx context.Context, a Attempt, c claim, detail, intentID string) (Result, error) {
+	if detail == "" {
+		detail = "the request that started this payment was interrupted before anything was charged"
+	}
+	p := problem.PaymentNotCompleted.New(detail)
+	p.ChargeID = intentID
 	return e.finishWithProblem(ctx, a, c, p, outcomeNotCompleted)
+}
+
+// detail is the answer to a confirm that charged nothing and was canceled.
+func (e *notChargedError) detail() string {
+	if e.Status == payment.StatusRequiresAction {
+		return "the card's bank asked the cardholder to authenticate the payment (3-D Secure), which this shop cannot ask for, " +
+			"so the payment was canceled before anything was charged"
+	}
+	return "the payment was left " + e.Status + " by the payment provider, so it was canceled before anything was charged"
 }
 
 // finishWithProblem stores a final answer that wrote no order.

@@ -157,15 +157,28 @@ func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claime
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.FinishTimeout)
 	defer cancel()
+	var notCharged *notChargedError
 	switch {
+	case errors.As(err, &notCharged):
+		// The confirm left the intent in a status that is no charge
+		// (requires_action: 3-D Secure, which this shop cannot take its
+		// shopper through), and this attempt canceled it: settled as not
+		// charged, finally, until 3-D Secure has a flow of its own.
+		return e.finishNotCompleted(ctx, a, c, notCharged.detail(), notCharged.IntentID)
 	case canceled:
 		// The completer canceled the operation at the provider: nothing
 		// was or will be charged under it. Usually the completer holds the
 		// key and has stored that answer, and this finish loses; if this
 		// attempt took the key back meanwhile, it stores the same answer.
-		return e.finishNotCompleted(ctx, a, c)
+		return e.finishNotCompleted(ctx, a, c, "", "")
 	case declined != nil:
 		return e.finishDeclined(ctx, a, c, declined)
+	case in.Status != payment.StatusSucceeded:
+		// pay returns a succeeded intent or an error: anything else is
+		// a bug, and never an order.
+		return Result{}, fmt.Errorf("payment intent %s is %s after its confirm, not succeeded", in.ID, in.Status)
+	case !sameMoney(in, priced):
+		return e.finishMismatch(ctx, e.payments, a, c, priced, in)
 	}
 	return e.finishOrder(ctx, a, c, priced, in)
 }

@@ -20,10 +20,10 @@ func TestCompleterParksPoisonKey(t *testing.T) {
 	})
 	c := h.NewCustomer(t)
 	strand(t, h, c, "k", oneMug, "after_charge")
-	// Poison: the stored order no longer matches the charge (the test's own
-	// SQL, standing for a corrupted row), so every settlement fails.
+	// Poison: the stored request is unreadable (the test's own SQL,
+	// standing for a corrupted row), so every settlement fails.
 	_, err := h.DB.Pool.Exec(context.Background(), `UPDATE idem_keys
-		SET request = jsonb_set(request, '{amount}', '1') WHERE scope = $1::uuid::text AND key = 'k'`, c.ID)
+		SET request = '"unreadable"'::jsonb WHERE scope = $1::uuid::text AND key = 'k'`, c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +70,9 @@ func (p failingPayments) RetrieveIntent(context.Context, string) (payment.Intent
 }
 func (p failingPayments) CancelIntent(context.Context, string, string) (payment.Intent, error) {
 	return payment.Intent{}, p.err
+}
+func (p failingPayments) Refund(context.Context, string, string) (payment.Refund, error) {
+	return payment.Refund{}, p.err
 }
 
 // downProvider answers every call as an unreachable provider would.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,15 +37,28 @@ func (s *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQu
 // instantPayments answers every charge at once, so that what is measured is
 // the engine's own work against the database. It stands in for the provider,
 // not for the database.
-type instantPayments struct{ n atomic.Int64 }
+// It remembers each intent it made, so that the confirm charges the
+// intent's amount, as the provider does.
+type instantPayments struct {
+	n       atomic.Int64
+	intents sync.Map // id → payment.Intent
+}
 
 func (p *instantPayments) CreateIntent(_ context.Context, req payment.IntentRequest) (payment.Intent, error) {
-	return payment.Intent{ID: fmt.Sprintf("pi_%d", p.n.Add(1)), Amount: req.Amount, Currency: req.Currency,
-		Status: payment.StatusRequiresPaymentMethod}, nil
+	in := payment.Intent{ID: fmt.Sprintf("pi_%d", p.n.Add(1)), Amount: req.Amount, Currency: req.Currency,
+		Status: payment.StatusRequiresPaymentMethod}
+	p.intents.Store(in.ID, in)
+	return in, nil
 }
 
 func (p *instantPayments) ConfirmIntent(_ context.Context, id, _, _ string) (payment.Intent, error) {
-	return payment.Intent{ID: id, Amount: 4900, Currency: "eur", Status: payment.StatusSucceeded}, nil
+	v, ok := p.intents.Load(id)
+	if !ok {
+		return payment.Intent{}, fmt.Errorf("no intent %s", id)
+	}
+	in := v.(payment.Intent)
+	in.Status = payment.StatusSucceeded
+	return in, nil
 }
 
 func (p *instantPayments) RetrieveIntent(context.Context, string) (payment.Intent, error) {
@@ -53,6 +67,10 @@ func (p *instantPayments) RetrieveIntent(context.Context, string) (payment.Inten
 
 func (p *instantPayments) CancelIntent(context.Context, string, string) (payment.Intent, error) {
 	return payment.Intent{}, errors.New("not used")
+}
+
+func (p *instantPayments) Refund(context.Context, string, string) (payment.Refund, error) {
+	return payment.Refund{}, errors.New("not used")
 }
 
 // newCountedEngine returns an engine on a fresh database whose pool counts

@@ -27,9 +27,18 @@ const (
 	// FaultTimeout hangs until the client gives up (at most MaxHang), then
 	// charges anyway: a timeout does not mean the call failed.
 	FaultTimeout Fault = "timeout"
+	// FaultRequiresAction answers the confirm 200 with the intent
+	// requires_action, whatever the card: the bank asks for 3-D Secure,
+	// and nothing is charged.
+	FaultRequiresAction Fault = "requires_action"
+	// FaultProcessing answers the confirm 200 with the intent processing,
+	// whatever the card: it moves on later (Behaviour.ProcessingFor, or
+	// MoveOn) to what the card would have done.
+	FaultProcessing Fault = "processing"
 )
 
-var faults = []Fault{FaultNone, FaultBeforeCharge, FaultAfterCharge, FaultDecline, FaultTimeout}
+var faults = []Fault{FaultNone, FaultBeforeCharge, FaultAfterCharge, FaultDecline, FaultTimeout,
+	FaultRequiresAction, FaultProcessing}
 
 // Limits on injected slowness, so that a forgotten setting cannot hold
 // handler goroutines forever.
@@ -39,10 +48,12 @@ const (
 	// MaxHang is how long FaultTimeout waits for the client to give up before
 	// charging and answering normally.
 	MaxHang = 60 * time.Second
+	// MaxProcessing is the longest Behaviour.ProcessingFor accepted.
+	MaxProcessing = 10 * time.Minute
 )
 
 // ParseFault returns the fault named s, one of none, before_charge,
-// after_charge, decline or timeout.
+// after_charge, decline, timeout, requires_action or processing.
 func ParseFault(s string) (Fault, error) {
 	for _, f := range faults {
 		if s == string(f) {
@@ -81,7 +92,7 @@ func (f *Fault) UnmarshalText(text []byte) error {
 // Behaviour is how the provider treats the charging calls it receives
 // until it is changed. The zero value is a healthy provider. In JSON it reads
 // {"delay_ms": 0, "fail": "none"}, the body of the demo API, optionally with
-// "rates": {"after_charge": 0.1, "timeout": 0.05, …}.
+// "rates": {"after_charge": 0.1, "timeout": 0.05, …} and "processing_ms".
 type Behaviour struct {
 	// Delay is waited before each call is processed, stopping early if the
 	// client gives up (in which case nothing is charged).
@@ -96,6 +107,10 @@ type Behaviour struct {
 	Rates Rates
 	// Webhooks are the faults of the provider's webhook deliveries.
 	Webhooks WebhookFaults
+	// ProcessingFor is how long an intent a confirm left processing stays
+	// so before it moves on by itself, when it is next read, confirmed or
+	// canceled; zero keeps it processing until MoveOn.
+	ProcessingFor time.Duration
 }
 
 // WebhookFaults make webhook deliveries arrive as Stripe's may: twice, out
@@ -135,16 +150,18 @@ type webhookFaultsJSON struct {
 // that a charging call meets each fault. The rest of the calls are
 // processed normally.
 type Rates struct {
-	BeforeCharge float64 `json:"before_charge,omitzero"`
-	AfterCharge  float64 `json:"after_charge,omitzero"`
-	Decline      float64 `json:"decline,omitzero"`
-	Timeout      float64 `json:"timeout,omitzero"`
+	BeforeCharge   float64 `json:"before_charge,omitzero"`
+	AfterCharge    float64 `json:"after_charge,omitzero"`
+	Decline        float64 `json:"decline,omitzero"`
+	Timeout        float64 `json:"timeout,omitzero"`
+	RequiresAction float64 `json:"requires_action,omitzero"`
+	Processing     float64 `json:"processing,omitzero"`
 }
 
 // validate reports whether r are probabilities that fit in one draw.
 func (r Rates) validate() error {
 	sum := 0.0
-	for _, v := range []float64{r.BeforeCharge, r.AfterCharge, r.Decline, r.Timeout} {
+	for _, v := range []float64{r.BeforeCharge, r.AfterCharge, r.Decline, r.Timeout, r.RequiresAction, r.Processing} {
 		// Written so that NaN fails too.
 		if !(v >= 0 && v <= 1) {
 			return fmt.Errorf("rates must be between 0 and 1")
@@ -168,6 +185,8 @@ func (r Rates) pick(u float64) Fault {
 		{r.AfterCharge, FaultAfterCharge},
 		{r.Decline, FaultDecline},
 		{r.Timeout, FaultTimeout},
+		{r.RequiresAction, FaultRequiresAction},
+		{r.Processing, FaultProcessing},
 	} {
 		if u < f.rate {
 			return f.fault
@@ -193,6 +212,8 @@ type behaviourJSON struct {
 	Fail    Fault `json:"fail"`
 	Times   int   `json:"times,omitzero"`
 	Rates   Rates `json:"rates,omitzero"`
+	// ProcessingMS is ProcessingFor.
+	ProcessingMS int64 `json:"processing_ms,omitzero"`
 	// Webhooks is a pointer so that an absent object stays absent.
 	Webhooks *webhookFaultsJSON `json:"webhooks,omitempty"`
 }
@@ -204,6 +225,9 @@ func (b Behaviour) Validate() error {
 	}
 	if err := b.Rates.validate(); err != nil {
 		return err
+	}
+	if b.ProcessingFor < 0 || b.ProcessingFor > MaxProcessing {
+		return fmt.Errorf("processing must be between 0 and %d ms", MaxProcessing.Milliseconds())
 	}
 	if err := b.Webhooks.validate(); err != nil {
 		return err
@@ -218,7 +242,8 @@ func (b Behaviour) Validate() error {
 // MarshalJSON encodes b as {"delay_ms": …, "fail": …}, with "times" and
 // "rates" when set.
 func (b Behaviour) MarshalJSON() ([]byte, error) {
-	w := behaviourJSON{DelayMS: b.Delay.Milliseconds(), Fail: b.Fail.normal(), Times: b.Times, Rates: b.Rates}
+	w := behaviourJSON{DelayMS: b.Delay.Milliseconds(), Fail: b.Fail.normal(), Times: b.Times, Rates: b.Rates,
+		ProcessingMS: b.ProcessingFor.Milliseconds()}
 	if b.Webhooks != (WebhookFaults{}) {
 		w.Webhooks = &webhookFaultsJSON{WebhookFaults: b.Webhooks, DelayMS: b.Webhooks.Delay.Milliseconds()}
 	}
@@ -246,6 +271,9 @@ func (b *Behaviour) UnmarshalJSON(data []byte) error {
 	if w.Times < 0 {
 		return fmt.Errorf("behaviour: times must be 0 (every call) or more")
 	}
+	if w.ProcessingMS < 0 || w.ProcessingMS > MaxProcessing.Milliseconds() {
+		return fmt.Errorf("behaviour: processing_ms must be between 0 and %d", MaxProcessing.Milliseconds())
+	}
 	var hooks WebhookFaults
 	if w.Webhooks != nil {
 		if w.Webhooks.DelayMS < 0 || w.Webhooks.DelayMS > MaxDelay.Milliseconds() {
@@ -257,7 +285,8 @@ func (b *Behaviour) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("behaviour: %w", err)
 		}
 	}
-	*b = Behaviour{Delay: time.Duration(w.DelayMS) * time.Millisecond, Fail: w.Fail.normal(), Times: w.Times, Rates: w.Rates, Webhooks: hooks}
+	*b = Behaviour{Delay: time.Duration(w.DelayMS) * time.Millisecond, Fail: w.Fail.normal(), Times: w.Times, Rates: w.Rates,
+		ProcessingFor: time.Duration(w.ProcessingMS) * time.Millisecond, Webhooks: hooks}
 	return nil
 }
 

@@ -10,7 +10,7 @@ import (
 )
 
 func TestParseFault(t *testing.T) {
-	for _, name := range []string{"none", "before_charge", "after_charge", "decline", "timeout"} {
+	for _, name := range []string{"none", "before_charge", "after_charge", "decline", "timeout", "requires_action", "processing"} {
 		f, err := fakestripe.ParseFault(name)
 		if err != nil {
 			t.Errorf("ParseFault(%q): %v", name, err)

@@ -8,14 +8,19 @@ import (
 	"exactlyonce/internal/db"
 )
 
-// PaymentIntent statuses the fake reaches. (Stripe has more: requires_action
-// for 3-D Secure, processing for slow methods, requires_capture for manual
-// capture; the test cards the fake takes need none of them.)
+// PaymentIntent statuses the fake reaches. (Stripe has one more,
+// requires_capture for manual capture, which the shop does not use.)
 const (
 	StatusRequiresPaymentMethod = "requires_payment_method"
 	StatusRequiresConfirmation  = "requires_confirmation"
-	StatusSucceeded             = "succeeded"
-	StatusCanceled              = "canceled"
+	// StatusRequiresAction: the bank asks for 3-D Secure; nothing is
+	// charged unless the shopper authenticates (which the shop, with no
+	// Stripe.js, cannot let them do).
+	StatusRequiresAction = "requires_action"
+	// StatusProcessing: the payment is on its way; it will succeed or fail.
+	StatusProcessing = "processing"
+	StatusSucceeded  = "succeeded"
+	StatusCanceled   = "canceled"
 )
 
 // Intent is a PaymentIntent as the fake stores it.
@@ -33,12 +38,15 @@ type Intent struct {
 	CanceledAt         *int64
 	CancellationReason *string
 	Created            int64
+	// ProcessingUntil is when a processing intent moves on by itself (Unix
+	// milliseconds); nil keeps it processing until MoveOn.
+	ProcessingUntil *int64
 	// Refunded is whether its charge was refunded (read with the intent).
 	Refunded bool
 }
 
 const intentColumns = `i.id, i.seq, i.amount, i.currency, i.description, i.metadata, i.status, i.payment_method,
-	i.latest_charge, i.last_payment_error, i.canceled_at, i.cancellation_reason, i.created,
+	i.latest_charge, i.last_payment_error, i.canceled_at, i.cancellation_reason, i.created, i.processing_until,
 	EXISTS (SELECT FROM fakestripe.refunds r WHERE r.payment_intent_id = i.id)`
 
 type scanner interface{ Scan(dest ...any) error }
@@ -47,7 +55,7 @@ func scanIntent(row scanner) (Intent, error) {
 	var in Intent
 	var metadata []byte
 	err := row.Scan(&in.ID, &in.Seq, &in.Amount, &in.Currency, &in.Description, &metadata, &in.Status, &in.PaymentMethod,
-		&in.LatestCharge, &in.LastPaymentError, &in.CanceledAt, &in.CancellationReason, &in.Created, &in.Refunded)
+		&in.LatestCharge, &in.LastPaymentError, &in.CanceledAt, &in.CancellationReason, &in.Created, &in.ProcessingUntil, &in.Refunded)
 	if err != nil {
 		return Intent{}, err
 	}
@@ -67,9 +75,11 @@ func lockIntent(ctx context.Context, conn db.DBTX, id string) (Intent, error) {
 // saveIntent writes the changeable fields of in back.
 func saveIntent(ctx context.Context, conn db.DBTX, in Intent) error {
 	_, err := conn.Exec(ctx, `UPDATE fakestripe.payment_intents
-		SET status = $2, payment_method = $3, latest_charge = $4, last_payment_error = $5, canceled_at = $6, cancellation_reason = $7
+		SET status = $2, payment_method = $3, latest_charge = $4, last_payment_error = $5, canceled_at = $6, cancellation_reason = $7,
+		    processing_until = $8
 		WHERE id = $1`,
-		in.ID, in.Status, in.PaymentMethod, in.LatestCharge, in.LastPaymentError, in.CanceledAt, in.CancellationReason)
+		in.ID, in.Status, in.PaymentMethod, in.LatestCharge, in.LastPaymentError, in.CanceledAt, in.CancellationReason,
+		in.ProcessingUntil)
 	if err != nil {
 		return fmt.Errorf("save intent: %w", err)
 	}
@@ -95,6 +105,18 @@ func (in Intent) JSON() json.RawMessage {
 	if len(in.LastPaymentError) > 0 {
 		lastError = in.LastPaymentError
 	}
+	// What Stripe shows for the two statuses that wait: the action the
+	// shopper must take in the browser (Stripe.js handles use_stripe_sdk),
+	// and that a card payment is on its way.
+	var nextAction, processing any
+	switch in.Status {
+	case StatusRequiresAction:
+		nextAction = map[string]any{"type": "use_stripe_sdk", "use_stripe_sdk": map[string]any{
+			"type": "three_d_secure_redirect", "stripe_js": "https://hooks.stripe.com/3d_secure_2/hosted?payment_intent=" + in.ID,
+		}}
+	case StatusProcessing:
+		processing = map[string]any{"type": "card", "card": map[string]any{}}
+	}
 	b, err := json.Marshal(map[string]any{
 		"id":                                   in.ID,
 		"object":                               "payment_intent",
@@ -117,13 +139,13 @@ func (in Intent) JSON() json.RawMessage {
 		"latest_charge":                        in.LatestCharge,
 		"livemode":                             false,
 		"metadata":                             metadata,
-		"next_action":                          nil,
+		"next_action":                          nextAction,
 		"on_behalf_of":                         nil,
 		"payment_method":                       paymentMethod,
 		"payment_method_configuration_details": nil,
 		"payment_method_options":               map[string]any{},
 		"payment_method_types":                 []string{"card"},
-		"processing":                           nil,
+		"processing":                           processing,
 		"receipt_email":                        nil,
 		"review":                               nil,
 		"setup_future_usage":                   nil,

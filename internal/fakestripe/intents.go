@@ -118,9 +118,15 @@ func (p *Provider) confirmIntent(c echo.Context) error {
 		if err != nil {
 			return answer{}, fmt.Errorf("read intent: %w", err)
 		}
+		in, events, err := moveOn(ctx, conn, in, nil)
+		if err != nil {
+			return answer{}, err
+		}
 		switch {
-		case in.Status == StatusSucceeded || in.Status == StatusCanceled:
-			return unexpectedState(in, "confirm"), nil
+		case in.Status == StatusSucceeded || in.Status == StatusCanceled || in.Status == StatusProcessing:
+			a := unexpectedState(in, "confirm")
+			a.events = events
+			return a, nil
 		case pm == "" && in.PaymentMethod == nil:
 			return answer{}, invalidRequest("payment_intent_unexpected_state", "payment_method",
 				"You cannot confirm this PaymentIntent because it's missing a payment method.")
@@ -160,22 +166,60 @@ func (p *Provider) beforeCharging(c echo.Context, id string) (Fault, error) {
 // charge confirms in with the payment method pm: it succeeds with a new
 // charge, or is declined (the test card, or the decline fault), which
 // leaves the intent requires_payment_method with its last_payment_error,
-// answered 402 with the intent inside the card error, as Stripe does.
+// answered 402 with the intent inside the card error, as Stripe does. A
+// card that asks for 3-D Secure (or the requires_action fault) leaves it
+// requires_action, charging nothing; a processing card (or fault) leaves it
+// processing, to move on later to what the card does (see moveOn). Both
+// are answered 200, as Stripe answers them: a confirm that returned
+// without an error has not always charged.
 func (p *Provider) charge(ctx context.Context, conn db.DBTX, in Intent, pm string, fault Fault) (answer, error) {
 	card := testPaymentMethods[pm]
 	charge := newID("ch_")
 	in.PaymentMethod, in.LatestCharge = &pm, &charge
-	if card.declineCode == "" && fault != FaultDecline {
-		in.Status = StatusSucceeded
+	switch {
+	case fault == FaultDecline:
+		return declineIntent(ctx, conn, in, "generic_decline")
+	case fault == FaultRequiresAction || card.action && fault != FaultProcessing:
+		// No charge is made before the shopper authenticates.
+		in.Status, in.LatestCharge = StatusRequiresAction, nil
 		if err := saveIntent(ctx, conn, in); err != nil {
 			return answer{}, err
 		}
 		return answer{status: http.StatusOK, body: in.JSON(), save: true,
-			events: []event{{typ: "payment_intent.succeeded", object: in.JSON()}}}, nil
+			events: []event{{typ: "payment_intent.requires_action", object: in.JSON()}}}, nil
+	case fault == FaultProcessing || card.processing:
+		in.Status = StatusProcessing
+		if d := p.Behaviour().ProcessingFor; d > 0 {
+			until := time.Now().Add(d).UnixMilli()
+			in.ProcessingUntil = &until
+		}
+		if err := saveIntent(ctx, conn, in); err != nil {
+			return answer{}, err
+		}
+		return answer{status: http.StatusOK, body: in.JSON(), save: true,
+			events: []event{{typ: "payment_intent.processing", object: in.JSON()}}}, nil
+	case card.declineCode != "":
+		return declineIntent(ctx, conn, in, card.declineCode)
 	}
-	decline := card.declineCode
-	if decline == "" {
-		decline = "generic_decline"
+	return succeedIntent(ctx, conn, in)
+}
+
+// succeedIntent makes in succeeded, its charge made.
+func succeedIntent(ctx context.Context, conn db.DBTX, in Intent) (answer, error) {
+	in.Status, in.ProcessingUntil = StatusSucceeded, nil
+	if err := saveIntent(ctx, conn, in); err != nil {
+		return answer{}, err
+	}
+	return answer{status: http.StatusOK, body: in.JSON(), save: true,
+		events: []event{{typ: "payment_intent.succeeded", object: in.JSON()}}}, nil
+}
+
+// declineIntent declines in's charge with the decline code: the intent is
+// requires_payment_method again, with its last_payment_error.
+func declineIntent(ctx context.Context, conn db.DBTX, in Intent, decline string) (answer, error) {
+	charge := ""
+	if in.LatestCharge != nil {
+		charge = *in.LatestCharge
 	}
 	declined := &apiError{
 		Status: http.StatusPaymentRequired, Type: typeCard, Code: "card_declined", DeclineCode: decline,
@@ -185,13 +229,86 @@ func (p *Provider) charge(ctx context.Context, conn db.DBTX, in Intent, pm strin
 	if err != nil {
 		return answer{}, fmt.Errorf("marshal decline: %w", err)
 	}
-	in.Status, in.LastPaymentError = StatusRequiresPaymentMethod, lastError
+	in.Status, in.LastPaymentError, in.ProcessingUntil = StatusRequiresPaymentMethod, lastError, nil
 	if err := saveIntent(ctx, conn, in); err != nil {
 		return answer{}, err
 	}
 	declined.PaymentIntent = in.JSON()
 	return answer{status: http.StatusPaymentRequired, body: declined.body(), save: true,
 		events: []event{{typ: "payment_intent.payment_failed", object: in.JSON()}}}, nil
+}
+
+// moveOn moves a processing intent on, when its time has come (or at once
+// with succeed set, which also says how): to succeeded, or failed as its
+// card fails (requires_payment_method with the decline). It returns the
+// intent as it is now and the events to send once committed; any other
+// intent comes back as it was.
+func moveOn(ctx context.Context, conn db.DBTX, in Intent, succeed *bool) (Intent, []event, error) {
+	if in.Status != StatusProcessing {
+		return in, nil, nil
+	}
+	if succeed == nil && (in.ProcessingUntil == nil || time.Now().UnixMilli() < *in.ProcessingUntil) {
+		return in, nil, nil
+	}
+	var card testCard
+	if in.PaymentMethod != nil {
+		card = testPaymentMethods[*in.PaymentMethod]
+	}
+	ok := card.declineCode == ""
+	if succeed != nil {
+		ok = *succeed
+	}
+	var (
+		a   answer
+		err error
+	)
+	if ok {
+		a, err = succeedIntent(ctx, conn, in)
+	} else {
+		decline := card.declineCode
+		if decline == "" {
+			decline = "generic_decline"
+		}
+		a, err = declineIntent(ctx, conn, in, decline)
+	}
+	if err != nil {
+		return Intent{}, nil, err
+	}
+	in, err = lockIntent(ctx, conn, in.ID)
+	if err != nil {
+		return Intent{}, nil, fmt.Errorf("read intent: %w", err)
+	}
+	return in, a.events, nil
+}
+
+// MoveOn moves the processing intent id on at once: to succeeded, or to
+// failed (requires_payment_method with a generic decline). An intent that
+// is not processing is left as it is. For tests, and for a person trying
+// the shop, as a bank settling a slow payment.
+func (p *Provider) MoveOn(ctx context.Context, id string, succeed bool) (Intent, error) {
+	return p.advance(ctx, id, &succeed)
+}
+
+// advance is moveOn in a transaction of its own, its events sent once
+// committed.
+func (p *Provider) advance(ctx context.Context, id string, succeed *bool) (Intent, error) {
+	var (
+		in     Intent
+		events []event
+	)
+	err := p.db.InTxConn(ctx, func(conn db.DBTX) error {
+		var err error
+		if in, err = lockIntent(ctx, conn, id); err != nil {
+			return err
+		}
+		in, events, err = moveOn(ctx, conn, in, succeed)
+		return err
+	})
+	if err != nil {
+		return Intent{}, err
+	}
+	p.hooks.send(ctx, events)
+	return in, nil
 }
 
 // finishCharge answers a charging call and sends its events; with the
@@ -211,7 +328,7 @@ func (p *Provider) finishCharge(c echo.Context, a answer, replayed bool, err err
 }
 
 // unexpectedState is Stripe's refusal of a confirm or a cancel of an intent
-// that has succeeded or was canceled, with the intent inside the error: the
+// that has succeeded, was canceled or is processing, with the intent inside the error: the
 // answer a late confirm of a canceled intent gets.
 func unexpectedState(in Intent, action string) answer {
 	e := invalidRequest("payment_intent_unexpected_state", "",
@@ -245,8 +362,16 @@ func (p *Provider) cancelIntent(c echo.Context) error {
 		if err != nil {
 			return answer{}, fmt.Errorf("read intent: %w", err)
 		}
-		if in.Status == StatusSucceeded || in.Status == StatusCanceled {
-			return unexpectedState(in, "cancel"), nil
+		in, events, err := moveOn(ctx, conn, in, nil)
+		if err != nil {
+			return answer{}, err
+		}
+		// Stripe cancels a processing intent only "in rare cases": the
+		// fake never does, so a caller must cope with the refusal.
+		if in.Status == StatusSucceeded || in.Status == StatusCanceled || in.Status == StatusProcessing {
+			a := unexpectedState(in, "cancel")
+			a.events = events
+			return a, nil
 		}
 		now := time.Now().Unix()
 		in.Status, in.CanceledAt = StatusCanceled, &now
@@ -257,7 +382,7 @@ func (p *Provider) cancelIntent(c echo.Context) error {
 			return answer{}, err
 		}
 		return answer{status: http.StatusOK, body: in.JSON(), save: true,
-			events: []event{{typ: "payment_intent.canceled", object: in.JSON()}}}, nil
+			events: append(events, event{typ: "payment_intent.canceled", object: in.JSON()})}, nil
 	})
 	if err != nil {
 		return err
@@ -268,9 +393,14 @@ func (p *Provider) cancelIntent(c echo.Context) error {
 	return reply(c, a)
 }
 
-// retrieveIntent serves GET /v1/payment_intents/:id.
+// retrieveIntent serves GET /v1/payment_intents/:id. A processing intent
+// whose time has come moves on first: the read shows it as it is now.
 func (p *Provider) retrieveIntent(c echo.Context) error {
-	in, err := p.Intent(c.Request().Context(), c.Param("id"))
+	ctx := c.Request().Context()
+	in, err := p.Intent(ctx, c.Param("id"))
+	if err == nil && in.Status == StatusProcessing {
+		in, err = p.advance(ctx, in.ID, nil)
+	}
 	if errors.Is(err, database.ErrNotFound) {
 		return missing("intent", "payment_intent", c.Param("id"))
 	}

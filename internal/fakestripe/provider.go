@@ -7,7 +7,9 @@
 // 400 idempotency_error; a key in use by a concurrent request is a 409 with
 // Stripe-Should-Retry), PaymentIntents (create, confirm, retrieve, cancel by
 // id, list with starting_after and has_more), refunds, the test payment
-// methods (pm_card_visa, pm_card_chargeDeclined, …) and signed webhooks
+// methods (pm_card_visa, pm_card_chargeDeclined, pm_card_authenticationRequired,
+// which leaves the intent requires_action, and the fake's own
+// pm_card_processing, which leaves it processing; cards.go) and signed webhooks
 // (webhooks.go). It keeps its state in PostgreSQL, in a schema of its own
 // with migrations of its own (Migrate), so it outlives a crash of the shop.
 //

@@ -400,10 +400,10 @@ func (r *Reconciler) startRefund(ctx context.Context, in payment.Intent, result 
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// RefundKey is the idempotency key of the refund of a PaymentIntent: the
-// same for every reconciler, every pass and the webhook handler, so the
-// provider refunds an intent once.
-func RefundKey(intentID string) string { return "refund_" + intentID }
+// RefundKey is payment.RefundKey: the same key for every reconciler, every
+// pass, the webhook handler and the engine, so the provider refunds an
+// intent once.
+func RefundKey(intentID string) string { return payment.RefundKey(intentID) }
 
 // Refunder is what RefundIntent calls at the provider.
 type Refunder interface {

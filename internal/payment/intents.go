@@ -149,7 +149,10 @@ func (c *Client) CreateIntent(ctx context.Context, req IntentRequest) (Intent, e
 }
 
 // ConfirmIntent charges the intent id with the payment method, under its
-// own idempotency key. Besides the intent (succeeded), it returns a
+// own idempotency key. It returns the intent in whatever status the confirm
+// left it: succeeded, but also requires_action (the bank asks for 3-D
+// Secure) or processing, which Stripe answers 200 too and which have not
+// charged, so the caller must look at Status. Besides, it returns a
 // *DeclinedError, ErrCanceled (the completer canceled the intent first), an
 // *UnavailableError or a *ProviderError.
 func (c *Client) ConfirmIntent(ctx context.Context, id, idempotencyKey, paymentMethod string) (Intent, error) {
@@ -197,7 +200,9 @@ func (c *Client) RetrieveIntent(ctx context.Context, id string) (Intent, error) 
 // more, and returns it. An intent that succeeded, or was canceled already,
 // cannot be canceled: Stripe refuses with the intent inside its error, and
 // CancelIntent returns that intent, so that canceling is idempotent and
-// its answer is the intent's final state either way.
+// its answer is the intent's final state either way. Nor, mostly, can a
+// processing one: CancelIntent returns it too, still processing, and the
+// caller must wait for it to succeed or fail.
 func (c *Client) CancelIntent(ctx context.Context, id, idempotencyKey string) (Intent, error) {
 	p := &stripe.PaymentIntentCancelParams{CancellationReason: stripe.String("abandoned")}
 	p.SetIdempotencyKey(idempotencyKey)
@@ -206,7 +211,8 @@ func (c *Client) CancelIntent(ctx context.Context, id, idempotencyKey string) (I
 	if err != nil {
 		var se *stripe.Error
 		if errors.As(err, &se) && se.Code == stripe.ErrorCodePaymentIntentUnexpectedState && se.PaymentIntent != nil &&
-			(se.PaymentIntent.Status == stripe.PaymentIntentStatusSucceeded || se.PaymentIntent.Status == stripe.PaymentIntentStatusCanceled) {
+			(se.PaymentIntent.Status == stripe.PaymentIntentStatusSucceeded || se.PaymentIntent.Status == stripe.PaymentIntentStatusCanceled ||
+				se.PaymentIntent.Status == stripe.PaymentIntentStatusProcessing) {
 			return intentOf(se.PaymentIntent), nil
 		}
 		return Intent{}, fmt.Errorf("cancel intent: %w", classify(ctx, err))

@@ -18,6 +18,12 @@ type Refund struct {
 	Replayed bool
 }
 
+// RefundKey is the idempotency key of the refund of a PaymentIntent: the
+// same for the engine (a charge of another amount than its order's), every
+// reconciler, every pass and the webhook handler, so the provider refunds an
+// intent once.
+func RefundKey(intentID string) string { return "refund_" + intentID }
+
 // ErrAlreadyRefunded means the intent was refunded by another refund than
 // the one asked for (another key: an operator in the dashboard).
 var ErrAlreadyRefunded = errors.New("payment intent already refunded")

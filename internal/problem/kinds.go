@@ -53,9 +53,9 @@ var (
 		Page: Page{Heading: "Form not understood",
 			Message: "The form arrived in a format the shop does not read. Nothing was changed.", Next: ToShop}}
 	PaymentNotCompleted = Kind{Slug: "payment-not-completed", Title: "Payment not completed", Status: http.StatusPaymentRequired,
-		About: "The request that started this payment was interrupted (the server stopped, or the payment provider failed) before anything was charged, and no retry came back within the grace period, so the server closed the operation: nothing was charged, and nothing will be under this Idempotency-Key. This outcome is final for the key and is replayed on retries; to try again, start a new operation with a new key.",
+		About: "Nothing was charged, and nothing will be under this Idempotency-Key. Either the request that started this payment was interrupted (the server stopped, or the payment provider failed) before anything was charged, and no retry came back within the grace period, so the server closed the operation; or the card's bank asked the cardholder to authenticate the payment (3-D Secure), which this shop cannot ask for, so the payment was canceled at the provider (charge_id names it); or the provider charged another amount than the order's, and that charge is refunded in full (charge_id names it). This outcome is final for the key and is replayed on retries; to try again, start a new operation with a new key (and, for 3-D Secure, another card).",
 		Page: Page{Heading: "Payment not completed",
-			Message: "Your payment was interrupted before anything was charged, and nothing will be charged for this form. Start a new checkout to try again.", Next: ToCheckout}}
+			Message: "Your payment did not go through and nothing was charged (it was interrupted, or your bank asked for an authentication this shop cannot do), and nothing will be charged for this form. Start a new checkout to try again.", Next: ToCheckout}}
 	// OutcomeUnknown is the payment whose outcome nobody knows yet: the
 	// provider failed after the request may have reached it. Its slug
 	// predates the name and stays, as clients branch on it.

@@ -24,7 +24,11 @@ type Problem struct {
 	// admin listener's /traces page know by the same id. Empty when tracing
 	// is off.
 	Instance string `json:"instance,omitempty"`
-	// ChargeID names the provider's record of a declined payment.
+	// ChargeID names the provider's record of a declined payment, or of
+	// one the request's own attempt found not charged and canceled (or
+	// charged for another amount and refunded): a payment-not-completed
+	// with a charge_id is that request's verdict, not the completer's on
+	// an interrupted request.
 	ChargeID string `json:"charge_id,omitempty"`
 }
 
