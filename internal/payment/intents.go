@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/stripe/stripe-go/v82"
+	"github.com/stripe/stripe-go/v83"
 )
 
 // PaymentIntent statuses the shop acts on.
