@@ -15,7 +15,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/stripe/stripe-go/v83"
+	"github.com/stripe/stripe-go/v84"
 	"go.opentelemetry.io/otel/trace"
 
 	"exactlyonce/internal/tracing"

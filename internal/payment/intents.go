@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/stripe/stripe-go/v83"
+	"github.com/stripe/stripe-go/v84"
 )
 
 // PaymentIntent statuses the shop acts on.

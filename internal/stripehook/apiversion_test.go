@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stripe/stripe-go/v83"
+	"github.com/stripe/stripe-go/v84"
 )
 
 // TestEventsOfAnotherAPIReleaseAreRefused: the SDK's ConstructEvent takes
