@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stripe/stripe-go/v84"
-	"github.com/stripe/stripe-go/v84/webhook"
+	"github.com/stripe/stripe-go/v85"
+	"github.com/stripe/stripe-go/v85/webhook"
 )
 
 // event is an event a request caused: its type and the object it carries.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stripe/stripe-go/v84"
-	"github.com/stripe/stripe-go/v84/webhook"
+	"github.com/stripe/stripe-go/v85"
+	"github.com/stripe/stripe-go/v85/webhook"
 
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
