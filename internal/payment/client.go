@@ -15,7 +15,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/stripe/stripe-go/v82"
+	"github.com/stripe/stripe-go/v85"
 	"go.opentelemetry.io/otel/trace"
 
 	"exactlyonce/internal/tracing"

@@ -209,6 +209,27 @@ func TestUnavailable(t *testing.T) {
 	}
 }
 
+// TestPingAnswersOnlyWhenTheProviderDoes: the readiness report's ping (one
+// list page, read when stripe-go v85's List is called) is nil with the
+// provider up and the key right, and the classified error otherwise.
+func TestPingAnswersOnlyWhenTheProviderDoes(t *testing.T) {
+	t.Parallel()
+	s := stripetest.Start(t)
+	if err := s.Client(5 * time.Second).Ping(t.Context()); err != nil {
+		t.Errorf("provider up: got %v, want nil", err)
+	}
+	wrongKey := payment.NewClient(payment.Config{SecretKey: "sk_test_wrong", APIBase: s.URL, Timeout: 5 * time.Second})
+	var pe *payment.ProviderError
+	if err := wrongKey.Ping(t.Context()); !errors.As(err, &pe) || pe.Status != http.StatusUnauthorized {
+		t.Errorf("wrong secret key: got %v, want a 401 ProviderError", err)
+	}
+	closed := payment.NewClient(payment.Config{SecretKey: stripetest.Secret, APIBase: "http://127.0.0.1:1", Timeout: time.Second})
+	var ue *payment.UnavailableError
+	if err := closed.Ping(t.Context()); !errors.As(err, &ue) || ue.Reason != payment.ReasonUnreachable {
+		t.Errorf("no provider: got %v, want unreachable", err)
+	}
+}
+
 func TestPaymentMethodOfCards(t *testing.T) {
 	for card, want := range map[string]string{
 		"4242424242424242": "pm_card_visa", "4000000000000002": "pm_card_chargeDeclined", "pm_card_mastercard": "pm_card_mastercard",

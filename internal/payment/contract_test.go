@@ -22,7 +22,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
-	"github.com/stripe/stripe-go/v82"
+	"github.com/stripe/stripe-go/v85"
 
 	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/fakestripe/stripetest"
@@ -58,12 +58,13 @@ import (
 // (a PaymentIntent only its id, object, created, livemode and status).
 //
 // The description is of Stripe's API version 2026-08-26.dahlia (the one
-// stripe-mock v0.203.0 embeds, the newest in the module proxy), a year
-// newer than the SDK's pinned 2025-08-27.basil (stripe.APIVersion), which
-// the fake's events name. A change between the two would pass unnoticed
-// here, but none touches what the shop reads: every field of shopReads is
-// in this description (TestShopReadsAreStripes) and in the SDK's types of
-// basil, with which the shop decodes them.
+// stripe-mock v0.203.0 embeds, the newest in the module proxy): of the
+// SDK's release, five months newer than its pinned 2026-03-25.dahlia
+// (stripe.APIVersion), which the fake's events name. Within a release
+// Stripe makes additive changes only, so a request or an answer of the
+// pinned version fits the newer description; every field of shopReads is
+// in it (TestShopReadsAreStripes) and in the SDK's types, with which the
+// shop decodes them.
 func TestContract(t *testing.T) {
 	t.Parallel()
 	spec := loadStripeSpec(t)

@@ -8,7 +8,7 @@ import (
 	"net"
 	"net/http"
 
-	"github.com/stripe/stripe-go/v82"
+	"github.com/stripe/stripe-go/v85"
 )
 
 // ErrCanceled means the PaymentIntent was canceled at the provider (by the

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/stripe/stripe-go/v82"
+	"github.com/stripe/stripe-go/v85"
 )
 
 // PaymentIntent statuses the shop acts on.
@@ -246,7 +246,9 @@ func (c *Client) Intents(ctx context.Context, from int64, limit int64) iter.Seq2
 		p := &stripe.PaymentIntentListParams{CreatedRange: &stripe.RangeQueryParams{GreaterThanOrEqual: from}}
 		p.Limit = stripe.Int64(limit)
 		p.Context = ctx
-		for pi, err := range c.sc.V1PaymentIntents.List(ctx, p) {
+		// List reads the first page as it is called (stripe-go v85); All
+		// yields its intents and reads the next pages while has_more.
+		for pi, err := range c.sc.V1PaymentIntents.List(ctx, p).All(ctx) {
 			if err != nil {
 				yield(Intent{}, fmt.Errorf("list intents: %w", classify(ctx, err)))
 				return
@@ -275,11 +277,10 @@ func (c *Client) Ping(ctx context.Context) error {
 	p := &stripe.PaymentIntentListParams{}
 	p.Limit = stripe.Int64(1)
 	p.Context = ctx
-	for _, err := range c.sc.V1PaymentIntents.List(ctx, p) {
-		if err != nil {
-			return fmt.Errorf("list intents: %w", classify(ctx, err))
-		}
-		break
+	// List reads the first page, and only it, as it is called; Err is that
+	// read's error.
+	if err := c.sc.V1PaymentIntents.List(ctx, p).Err(); err != nil {
+		return fmt.Errorf("list intents: %w", classify(ctx, err))
 	}
 	return nil
 }

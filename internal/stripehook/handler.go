@@ -1,7 +1,9 @@
 // Package stripehook receives Stripe's webhooks at POST /webhooks/stripe.
 // It verifies each delivery's Stripe-Signature with the SDK
 // (webhook.ConstructEventWithOptions, STRIPE_WEBHOOK_SECRET, a five-minute
-// tolerance): a bad or stale signature is a 400 and nothing is stored. It
+// tolerance, and an event of the SDK's API release, see
+// TestEventsOfAnotherAPIReleaseAreRefused): a bad or stale signature, or an
+// event of another release, is a 400 and nothing is stored. It
 // handles payment_intent.succeeded, payment_intent.payment_failed,
 // payment_intent.canceled and charge.refunded through an inbox: each
 // event's effect and its id are written in one transaction (stripe_events,
@@ -34,8 +36,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
-	"github.com/stripe/stripe-go/v82"
-	"github.com/stripe/stripe-go/v82/webhook"
+	"github.com/stripe/stripe-go/v85"
+	"github.com/stripe/stripe-go/v85/webhook"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
@@ -110,7 +112,10 @@ func (h *Handler) receive(c echo.Context) error {
 	ev, err := webhook.ConstructEventWithOptions(body, r.Header.Get("Stripe-Signature"), h.secret,
 		webhook.ConstructEventOptions{Tolerance: Tolerance})
 	if err != nil {
-		return web.Fail(problem.InvalidRequest, "bad or stale Stripe-Signature: "+err.Error())
+		// The SDK's error says which: the signature, its age, or an
+		// api_version of another release than the SDK's (a webhook
+		// endpoint left on the old release after an upgrade of stripe-go).
+		return web.Fail(problem.InvalidRequest, "delivery refused (bad or stale Stripe-Signature, or another API release): "+err.Error())
 	}
 	effect, err := h.Handle(r.Context(), ev)
 	var (

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stripe/stripe-go/v82"
-	"github.com/stripe/stripe-go/v82/webhook"
+	"github.com/stripe/stripe-go/v85"
+	"github.com/stripe/stripe-go/v85/webhook"
 
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
@@ -30,11 +30,18 @@ func newShop(t *testing.T) *apptest.Harness {
 	return apptest.New(t, func(cfg *app.Config) { cfg.StripeWebhookSecret = secret })
 }
 
-// event is a Stripe event of typ carrying object, signed at signedAt.
+// post delivers a Stripe event of typ carrying object, of the SDK's API
+// version, signed at signedAt with key.
 func post(t *testing.T, h *apptest.Harness, id, typ string, object json.RawMessage, signedAt time.Time, key string) apptest.Response {
 	t.Helper()
+	return postVersion(t, h, stripe.APIVersion, id, typ, object, signedAt, key)
+}
+
+// postVersion is post with the event's api_version.
+func postVersion(t *testing.T, h *apptest.Harness, apiVersion, id, typ string, object json.RawMessage, signedAt time.Time, key string) apptest.Response {
+	t.Helper()
 	payload, _ := json.Marshal(map[string]any{
-		"id": id, "object": "event", "api_version": stripe.APIVersion, "created": time.Now().Unix(),
+		"id": id, "object": "event", "api_version": apiVersion, "created": time.Now().Unix(),
 		"data": map[string]any{"object": object}, "livemode": false, "pending_webhooks": 1, "type": typ,
 	})
 	sig := hex.EncodeToString(webhook.ComputeSignature(signedAt, payload, key))
