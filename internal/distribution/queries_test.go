@@ -25,6 +25,11 @@ var crossCustomer = map[string]string{
 	"Asked":          "kit's record of its clients' asks: a batch of the keys, of any customers, one instance was asked about (each by scope and key)",
 	"Sweep":          "kit's sweeper: deletes expired finished keys of every scope, in batches",
 	"SweepKeyEvents": "sweeper: deletes old audit events of every customer, in batches",
+	// Stripe's webhook and the reconciler: an intent's metadata (and so an
+	// event's customer) is written by whoever creates the intent or forges
+	// the event, so the key and order are found by the intent's id alone
+	// (unique on order_keys, indexed on orders): one fan-out per event.
+	"MatchIntent": "webhook and reconciler: find the key and order by the PaymentIntent's id alone, never by the customer its metadata names",
 	// The demo page's counters and the chaos harness's invariant checks:
 	// whole-shop scans, never on a request path.
 	"DemoStats":                "demo stats: counts across the whole shop",
