@@ -26,10 +26,15 @@ run: ## serve on http://127.0.0.1:8080 (local PostgreSQL unless DATABASE_URL is 
 # A highly available PostgreSQL (cmd/ha, internal/hapg; docs/ha.md): a
 # pg_auto_failover monitor and two synchronous data nodes on loopback ports,
 # kept in .data/ha. It prints the DATABASE_URL to start make run with, then
-# the nodes' states as they change, until Ctrl-C.
+# the nodes' states as they change, until Ctrl-C. HA_STANDBYS=2 makes it
+# three data nodes, whose primary keeps a synchronous standby when one is
+# lost (docs/ha.md); a formation keeps the number it was created with, so
+# use another HA_DIR (or delete .data/ha) to change it.
+HA_STANDBYS ?= 1
+HA_DIR ?= .data/ha
 .PHONY: ha
-ha: ## highly available PostgreSQL (pg_auto_failover, two synchronous nodes) in .data/ha; prints the DATABASE_URL for make run
-	go run ./cmd/ha -dir .data/ha
+ha: ## highly available PostgreSQL (pg_auto_failover, two synchronous nodes; HA_STANDBYS=2 for three) in .data/ha; prints the DATABASE_URL for make run
+	go run ./cmd/ha -dir $(HA_DIR) -standbys $(HA_STANDBYS)
 
 .PHONY: idemcheck
 idemcheck: ## check the running shop's idempotency keys (start it with make run first)
@@ -163,6 +168,13 @@ HA_CHAOS := -ha -instances 3 -clients 32 -checkouts 6000 -duration 4m -drain 30s
 .PHONY: chaos/ha
 chaos/ha: bin/web ## chaos harness on a failover formation through HAProxy, long: 4 failovers, 2 switchovers, primary and standby disruptions, 0 violations
 	go run ./cmd/chaos -v -web bin/web $(HA_CHAOS)
+
+# chaos/ha/3 is chaos/ha on three data nodes (-standbys 2, number_sync_standbys
+# 1): a standby stopped, or one leaving for a switchover, leaves the other
+# confirming commits, so the primary never commits alone.
+.PHONY: chaos/ha/3
+chaos/ha/3: bin/web ## chaos/ha on three data nodes (two synchronous standbys), long
+	go run ./cmd/chaos -v -web bin/web $(HA_CHAOS) -standbys 2
 
 .PHONY: chaos/ha/async
 chaos/ha/async: bin/web ## the counterexample, long: chaos/ha with an asynchronous standby; passes when it finds the acknowledged orders the failovers lost

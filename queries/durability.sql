@@ -1,5 +1,5 @@
 -- name: RequireSyncReplica :exec
--- Turns the database's REQUIRE_SYNC_REPLICA policy on (migration 00070):
--- from the next statement, no connection writes a key while no
--- synchronous standby is named.
+-- Turns the database's REQUIRE_SYNC_REPLICA policy on (migrations 00070 and
+-- 00140): from then on, no connection commits a key while no
+-- synchronous standby is named or its synchronous_commit is local or off.
 UPDATE durability_policy SET require_sync = true WHERE NOT require_sync;

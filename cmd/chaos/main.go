@@ -42,6 +42,7 @@ func main() {
 	flag.DurationVar(&cfg.SMTPStall, "smtp-stall", 0, "how long an SMTP stall lasts (default 12s, past the shops' 10 s SMTP timeout)")
 	flag.BoolVar(&cfg.HA, "ha", false, "the shop's database as a pg_auto_failover formation (a primary and a standby), HAProxy in front of the shops")
 	flag.BoolVar(&cfg.Async, "async", false, "with -ha, an asynchronous standby: the counterexample, whose failovers lose acknowledged commits")
+	flag.IntVar(&cfg.Standbys, "standbys", 0, "with -ha, the primary's standbys: 1 (default) or 2 (three data nodes, number_sync_standbys 1)")
 	flag.IntVar(&cfg.Failovers, "failovers", 0, "with -ha, failovers: the primary's node killed just after its standby's WAL receiver was paused for -tail-lag")
 	flag.IntVar(&cfg.Switchovers, "switchovers", 0, "with -ha, pg_autoctl perform failover")
 	flag.IntVar(&cfg.PrimaryKills, "primary-kills", 0, "with -ha, kill -9 of the primary's postmaster (its keeper restarts it)")

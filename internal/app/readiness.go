@@ -113,7 +113,7 @@ func durabilityFault(r database.Replication) error {
 // CheckDurability is the start-up's look at the database. With
 // requireSync (REQUIRE_SYNC_REPLICA=1) it first turns the database's
 // policy on, for every client of the database and until turned off in SQL
-// (migration 00070). It logs where the server stands, and warns when a
+// (migrations 00070 and 00140). It logs where the server stands, and warns when a
 // failover or a crash could lose a key the shop acknowledged. Under the
 // policy and without a synchronous standby it says that writes are refused
 // until one confirms commits: the database refuses them, so the shop

@@ -66,6 +66,11 @@ type Config struct {
 	// front of the shops (see ha.go); the PostgreSQL crashes and stalls of
 	// DBCrashes and DBStalls are for a single server and are refused.
 	HA, Async bool
+	// Standbys, with HA, is how many standbys the primary has: 1 (the
+	// default, for 0) or 2, both synchronous with number_sync_standbys 1
+	// (hapg.Options.Standbys), so that one standby away never leaves the
+	// primary committing alone.
+	Standbys int
 	// The failover disruptions, with HA: Failovers kill the primary's node
 	// TailLag after its standby's WAL receiver was paused; Switchovers are
 	// `pg_autoctl perform failover`; PrimaryKills kill -9 the primary's
@@ -172,8 +177,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.HA && (cfg.DBCrashes > 0 || cfg.DBStalls > 0) {
 		return nil, errors.New("PostgreSQL crashes and stalls are for a single server; with a formation, use failovers, switchovers, primary kills and standby stops")
 	}
-	if !cfg.HA && (cfg.Async || cfg.Failovers+cfg.Switchovers+cfg.PrimaryKills+cfg.StandbyStops > 0) {
-		return nil, errors.New("asynchronous standbys and failover disruptions need a formation (HA)")
+	if !cfg.HA && (cfg.Async || cfg.Standbys > 0 || cfg.Failovers+cfg.Switchovers+cfg.PrimaryKills+cfg.StandbyStops > 0) {
+		return nil, errors.New("standbys, asynchronous or not, and failover disruptions need a formation (HA)")
+	}
+	if cfg.Standbys > 2 {
+		return nil, errors.New("a formation has 1 or 2 standbys")
 	}
 	for _, share := range []float64{cfg.WebhookDuplicates, cfg.WebhookReorder} {
 		if !(share >= 0 && share <= 1) {

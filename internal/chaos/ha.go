@@ -35,8 +35,9 @@ const (
 	// keeper restarts it, usually without a failover.
 	windowPrimaryKill = "primary postmaster kill"
 	// windowStandbyStop is the standby stopped for StandbyDown, then
-	// started again: it falls behind and catches up (synchronous, the
-	// primary commits alone meanwhile).
+	// started again: it falls behind and catches up (synchronous with one
+	// standby, the primary commits alone meanwhile; with two, the other
+	// standby confirms commits, and the primary stays primary).
 	windowStandbyStop = "standby stopped"
 )
 
@@ -63,7 +64,7 @@ const haStable = 2 * time.Minute
 // dir/ha, synchronous unless Async.
 func (cl *cluster) startFormation(ctx context.Context, logf func(string, ...any)) (url string, err error) {
 	cl.ha, err = hapg.Start(ctx, hapg.Options{Dir: filepath.Join(cl.dir, "ha"), Sync: !cl.cfg.Async,
-		Throwaway: true, Fast: true})
+		Throwaway: true, Fast: true, Standbys: cl.cfg.Standbys})
 	if err != nil {
 		return "", err
 	}
@@ -71,7 +72,7 @@ func (cl *cluster) startFormation(ctx context.Context, logf func(string, ...any)
 	if cl.cfg.Async {
 		mode = "asynchronous"
 	}
-	logf("pg_auto_failover formation ready (%s standby) in %s", mode, filepath.Join(cl.dir, "ha"))
+	logf("pg_auto_failover formation ready (%d %s standby(s)) in %s", len(cl.ha.Nodes())-1, mode, filepath.Join(cl.dir, "ha"))
 	return cl.ha.URL("postgres"), nil
 }
 
@@ -180,7 +181,7 @@ func (cl *cluster) disruptFormation(ctx context.Context, kind string, t *tally, 
 func (cl *cluster) disruptOnce(ctx context.Context, kind string, primary *hapg.Node, logf func(string, ...any)) error {
 	switch kind {
 	case windowFailover:
-		logf("failover: pause the standby's WAL receiver for %s, kill the primary %s", cl.cfg.TailLag, primary)
+		logf("failover: pause the standbys' WAL receivers for %s, kill the primary %s", cl.cfg.TailLag, primary)
 		next, err := cl.ha.LoseTail(ctx, cl.cfg.TailLag)
 		if err != nil {
 			return err

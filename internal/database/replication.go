@@ -29,8 +29,9 @@ type Replication struct {
 	// are shown to any role).
 	Standbys, SyncStandbys int
 	// RequireSync is the database's REQUIRE_SYNC_REPLICA policy
-	// (durability_policy, migration 00070): while it is on and no
-	// synchronous standby is named, the database refuses to write a key.
+	// (durability_policy, migrations 00070 and 00140): while it is on, the
+	// database refuses to commit a key when no synchronous standby is
+	// named or the session's synchronous_commit is local or off.
 	RequireSync bool
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,8 +15,9 @@ import (
 )
 
 // create makes a new formation in the empty (or missing) f.dir: the
-// monitor, then node1, which starts as a single primary, then node2, which
-// pg_autoctl clones from node1 with pg_basebackup and makes its standby.
+// monitor, then node1, which starts as a single primary, then node2 (and
+// node3), which pg_autoctl clones from node1 with pg_basebackup and makes
+// its standby.
 // Each pg_autoctl create runs with --run, so that it stays on as the
 // node's keeper instead of stopping the server it made for a later
 // pg_autoctl run to start again.
@@ -34,7 +36,8 @@ func (f *Formation) create(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	ports, err := freePorts(1 + len(nodeNames))
+	names := nodeNames(f.opts.standbys())
+	ports, err := freePorts(1 + len(names))
 	if err != nil {
 		return err
 	}
@@ -49,8 +52,7 @@ func (f *Formation) create(ctx context.Context) (err error) {
 		}
 	}()
 
-	f.logf("creating a formation in %s (monitor :%d, %s :%d, %s :%d)", f.dir,
-		l.MonitorPort, nodeNames[0], l.NodePorts[0], nodeNames[1], l.NodePorts[1])
+	f.logf("creating a formation in %s (monitor :%d, %s)", f.dir, l.MonitorPort, f.describeNodes())
 	for _, n := range append([]*Node{f.monitor}, f.nodes...) {
 		if err := n.makeDirs(); err != nil {
 			return err
@@ -91,11 +93,23 @@ func (f *Formation) create(ctx context.Context) (err error) {
 	if err := f.tuneNode(ctx, first); err != nil {
 		return err
 	}
-	if err := f.createNode(ctx, f.nodes[1]); err != nil {
-		return err
+	// One standby at a time: each clone is a pg_basebackup of the primary,
+	// and the monitor registers one node joining a group at a time.
+	for i, n := range f.nodes[1:] {
+		if i > 0 {
+			if err := f.waitState(ctx, f.nodes[i], "secondary"); err != nil {
+				return err
+			}
+		}
+		if err := f.createNode(ctx, n); err != nil {
+			return err
+		}
 	}
 	f.logf("waiting for a stable formation")
 	if err := f.WaitStable(ctx); err != nil {
+		return err
+	}
+	if err := f.applyNumberSync(ctx); err != nil {
 		return err
 	}
 	return writeLayout(f.dir, l)
@@ -113,6 +127,15 @@ func (f *Formation) createNode(ctx context.Context, n *Node) error {
 		"--auth", "trust", "--no-ssl", "--pgctl", filepath.Join(f.bin, "pg_ctl"),
 		"--monitor", f.MonitorURL(),
 		"--replication-quorum", fmt.Sprint(f.opts.Sync))
+}
+
+// describeNodes lists the data nodes and their ports, for the log.
+func (f *Formation) describeNodes() string {
+	parts := make([]string, len(f.nodes))
+	for i, n := range f.nodes {
+		parts[i] = fmt.Sprintf("%s :%d", n.name, n.port)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // makeDirs creates n's folder for user postgres, who runs its programs.

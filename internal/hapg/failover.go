@@ -28,19 +28,31 @@ func (f *Formation) failover(ctx context.Context) (*Node, error) {
 	if err := f.monitor.autoctl(ctx, "perform", "failover", "--pgdata", f.monitor.pgdata()); err != nil {
 		return nil, err
 	}
-	next := f.Other(old)
-	if err := f.waitWritable(ctx, next); err != nil {
+	next, err := f.waitNewPrimary(ctx, old)
+	if err != nil {
 		return nil, err
 	}
 	f.logf("failed over from %s to %s in %s", old.name, next.name, time.Since(began).Round(time.Millisecond))
 	return next, nil
 }
 
-// Other returns the data node that is not n: the standby of a primary, or
-// the primary of a standby.
+// Other returns the first data node that is not n: of two, the standby of
+// a primary, or the primary of a standby; of three, one of a primary's
+// standbys (Standbys returns both).
 func (f *Formation) Other(n *Node) *Node {
 	if f.nodes[0] == n {
 		return f.nodes[1]
 	}
 	return f.nodes[0]
+}
+
+// Others returns the data nodes that are not n: a primary's standbys.
+func (f *Formation) Others(n *Node) []*Node {
+	var others []*Node
+	for _, o := range f.nodes {
+		if o != n {
+			others = append(others, o)
+		}
+	}
+	return others
 }

@@ -1,5 +1,6 @@
 // Package hapg runs a highly available PostgreSQL on this machine: a
-// pg_auto_failover 2.0 formation of a monitor and two data nodes, each a
+// pg_auto_failover 2.0 formation of a monitor and two data nodes (three
+// with Options.Standbys 2), each a
 // PostgreSQL 15 server with its keeper (pg_autoctl), on loopback ports. It
 // exists so that the exactly-once claim can be tested across a database
 // failover: tests and the chaos harness kill, pause and fail over its nodes
@@ -11,6 +12,16 @@
 // (synchronous_standby_names = 'ANY 1 (...)', synchronous_commit on), so a
 // commit is acknowledged once the standby has flushed it. Asynchronous, the
 // standby is out of the quorum, and LoseTail shows what that costs.
+//
+// Synchronous with one standby is not synchronous all the time: once the
+// monitor takes the standby for failed it empties synchronous_standby_names
+// (wait_primary) and the primary commits alone, and a commit that was
+// already waiting for the standby is then released as committed. With
+// Options.Standbys 2, both in the quorum, the formation's
+// number_sync_standbys is 1 (pg_auto_failover 2.0 accepts it only with at
+// least two standbys): synchronous_standby_names = 'ANY 1 (two standbys)',
+// and one lost standby leaves the other confirming commits, the names
+// untouched (docs/ha.md).
 //
 // Everything runs as the OS user postgres when we are root, as
 // internal/localpg does, and trusts every local connection: it is for local
@@ -55,12 +66,28 @@ type Options struct {
 	// standbys to reconnect to a restarted primary within half a second.
 	// It is applied to a reused formation too.
 	Fast bool
+	// Standbys is how many standbys the primary has: 1 (the default, for
+	// 0) or 2. With 2 and Sync, both are in the replication quorum and the
+	// formation's number_sync_standbys is 1, so a commit waits for either
+	// of them and one standby lost does not make the primary commit alone.
+	// A reused formation keeps the number it was created with; Start
+	// fails if it differs.
+	Standbys int
 	// Log, if not nil, receives a line for each step taken.
 	Log io.Writer
 }
 
+// standbys returns Options.Standbys with its default applied.
+func (o Options) standbys() int {
+	if o.Standbys <= 0 {
+		return 1
+	}
+	return o.Standbys
+}
+
 // Formation is a running pg_auto_failover formation: a monitor and two
-// data nodes. Its methods may be called from several goroutines.
+// data nodes, or three (Options.Standbys). Its methods may be called from
+// several goroutines.
 type Formation struct {
 	opts    Options
 	dir     string // opts.Dir, absolute, symbolic links resolved
@@ -101,7 +128,7 @@ func (f *Formation) MonitorURL() string {
 	return fmt.Sprintf("postgres://autoctl_node@127.0.0.1:%d/pg_auto_failover?sslmode=disable", f.monitor.port)
 }
 
-// Nodes returns the two data nodes, node1 first.
+// Nodes returns the data nodes, node1 first.
 func (f *Formation) Nodes() []*Node {
 	return append([]*Node(nil), f.nodes...)
 }
@@ -120,7 +147,7 @@ func (f *Formation) logf(format string, args ...any) {
 	fmt.Fprintf(f.opts.Log, "hapg: "+format+"\n", args...)
 }
 
-// Stop stops the monitor, then both data nodes, each keeper stopping its
+// Stop stops the monitor, then the data nodes, each keeper stopping its
 // PostgreSQL, and waits until they are gone. The monitor goes first so
 // that it does not see the nodes go one after the other and start a
 // failover on the way down. A throwaway

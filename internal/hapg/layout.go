@@ -23,8 +23,15 @@ type layout struct {
 	NodePorts   []int `json:"node_ports"`
 }
 
-// nodeNames are the data nodes' names, as pg_autoctl registers them.
-var nodeNames = []string{"node1", "node2"}
+// nodeNames are the names of a formation's data nodes, as pg_autoctl
+// registers them: node1, node2 and, with two standbys, node3.
+func nodeNames(standbys int) []string {
+	names := make([]string, 1+standbys)
+	for i := range names {
+		names[i] = "node" + strconv.Itoa(i+1)
+	}
+	return names
+}
 
 func readLayout(dir string) (layout, bool, error) {
 	b, err := os.ReadFile(filepath.Join(dir, layoutFile))
@@ -38,8 +45,8 @@ func readLayout(dir string) (layout, bool, error) {
 	if err := json.Unmarshal(b, &l); err != nil {
 		return layout{}, false, fmt.Errorf("%s: %w", layoutFile, err)
 	}
-	if len(l.NodePorts) != len(nodeNames) {
-		return layout{}, false, fmt.Errorf("%s: %d node ports, want %d", layoutFile, len(l.NodePorts), len(nodeNames))
+	if len(l.NodePorts) < 2 {
+		return layout{}, false, fmt.Errorf("%s: %d node ports, want at least 2", layoutFile, len(l.NodePorts))
 	}
 	return l, true, nil
 }

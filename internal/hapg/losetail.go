@@ -19,7 +19,8 @@ import (
 //
 // The steps, and why each is needed:
 //
-//  1. Pause the standby's WAL receiver (SIGSTOP). From then on what the
+//  1. Pause the standby's WAL receiver (SIGSTOP; every standby's, with
+//     two). From then on what the
 //     primary streams waits unread in the socket's buffers, and the standby
 //     does not write it. Asynchronous, the primary goes on acknowledging
 //     commits; synchronous, they wait for the standby's flush.
@@ -55,38 +56,56 @@ func (f *Formation) loseTail(ctx context.Context, lag time.Duration) (*Node, err
 	if err != nil {
 		return nil, err
 	}
-	standby := f.Other(primary)
-	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
-	receiver, err := standby.waitWALReceiver(wait)
-	cancel()
-	if err != nil {
-		return nil, err
+	// Every standby's receiver, with two standbys: one left streaming would
+	// confirm the tail, and the monitor would promote it.
+	standbys := f.Others(primary)
+	receivers := make([]int, len(standbys))
+	for i, standby := range standbys {
+		wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+		receivers[i], err = standby.waitWALReceiver(wait)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
 	}
-	// The receiver waited for, paused and killed is the one process: not
-	// looked up again, as PauseWALReceiver and KillWALReceiver do.
-	resume, err := standby.pauseWALReceiver(receiver)
-	if err != nil {
-		return nil, err
+	// The receivers waited for, paused and killed are the same processes:
+	// not looked up again, as PauseWALReceiver and KillWALReceiver do.
+	var resumes []func() error
+	resumeAll := func() {
+		for _, resume := range resumes {
+			resume() //nolint:errcheck // the error that stopped LoseTail is the one to report
+		}
 	}
-	f.logf("paused the WAL receiver of %s (pid %d) for %s", standby.name, receiver, lag)
+	for i, standby := range standbys {
+		resume, err := standby.pauseWALReceiver(receivers[i])
+		if err != nil {
+			resumeAll()
+			return nil, err
+		}
+		resumes = append(resumes, resume)
+		f.logf("paused the WAL receiver of %s (pid %d) for %s", standby.name, receivers[i], lag)
+	}
 	select {
 	case <-ctx.Done():
-		resume() //nolint:errcheck // ctx's error is the one to report
+		resumeAll()
 		return nil, ctx.Err()
 	case <-time.After(lag):
 	}
 	if err := primary.KillNode(); err != nil {
-		resume() //nolint:errcheck // KillNode's error is the one to report
+		resumeAll()
 		return nil, err
 	}
 	killed := time.Now()
-	if err := standby.killWALReceiver(receiver); err != nil {
+	for i, standby := range standbys {
+		if err := standby.killWALReceiver(receivers[i]); err != nil {
+			return nil, err
+		}
+		f.logf("killed the paused WAL receiver of %s (pid %d)", standby.name, receivers[i])
+	}
+	next, err := f.waitNewPrimary(ctx, primary)
+	if err != nil {
 		return nil, err
 	}
-	f.logf("killed the paused WAL receiver of %s (pid %d)", standby.name, receiver)
-	if err := f.waitWritable(ctx, standby); err != nil {
-		return nil, err
-	}
-	f.logf("%s took writes %s after %s died", standby.name, time.Since(killed).Round(time.Millisecond), primary.name)
-	return standby, nil
+	f.logf("%s took writes %s after %s died", next.name, time.Since(killed).Round(time.Millisecond), primary.name)
+	return next, nil
 }

@@ -95,7 +95,7 @@ func TestFarBehindStandbyIsPromoted(t *testing.T) {
 	began := time.Now()
 	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := f.waitWritable(wait, standby); err != nil {
+	if _, err := f.waitNewPrimary(wait, primary); err != nil {
 		t.Fatalf("standby %d MB behind: %v", behind>>20, err)
 	}
 	t.Logf("standby %d MB behind promoted in %s", behind>>20, time.Since(began).Round(time.Millisecond))

@@ -10,12 +10,12 @@ import (
 )
 
 // WaitStable waits until the formation is back to normal: one node primary
-// and the other secondary, both reached and assigned, both healthy and
-// running, the primary taking a write, and the standby streaming (in the
+// and the others secondary, all reached and assigned, all healthy and
+// running, the primary taking a write, and every standby streaming (in the
 // quorum, with Sync) and having flushed all the WAL the primary had
 // flushed when the check began. After a failover, that is once the old
 // primary has rejoined as a standby. When it returns, every commit the
-// primary acknowledged before WaitStable was called is on the standby's
+// primary acknowledged before WaitStable was called is on every standby's
 // disk too.
 //
 // That last condition is checked on PostgreSQL itself, not taken from the
@@ -30,12 +30,12 @@ func (f *Formation) WaitStable(ctx context.Context) error {
 		states, err := f.State(ctx)
 		if err == nil {
 			last = states
-			if p := stablePrimary(states); p != "" {
+			if p := stablePrimary(states); p != "" && len(states) == len(f.nodes) {
 				n, err := f.node(p)
 				if err != nil {
 					return err
 				}
-				if lastErr = f.standbyHasWrite(ctx, n); lastErr == nil {
+				if lastErr = f.standbysHaveWrite(ctx, n); lastErr == nil {
 					return nil
 				}
 			}
@@ -50,11 +50,11 @@ func (f *Formation) WaitStable(ctx context.Context) error {
 	}
 }
 
-// standbyHasWrite checks, on primary, that it takes a write and that a
-// standby streams and has flushed all the WAL primary had flushed before
-// the write, where every commit acknowledged until then ends (and, with
-// Sync, counts for the quorum).
-func (f *Formation) standbyHasWrite(ctx context.Context, primary *Node) error {
+// standbysHaveWrite checks, on primary, that it takes a write and that
+// every standby streams and has flushed all the WAL primary had flushed
+// before the write, where every commit acknowledged until then ends (and,
+// with Sync, counts for the quorum).
+func (f *Formation) standbysHaveWrite(ctx context.Context, primary *Node) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, primary.URL("postgres"))
@@ -69,24 +69,24 @@ func (f *Formation) standbyHasWrite(ctx context.Context, primary *Node) error {
 	if err := probeWrite(ctx, conn); err != nil {
 		return fmt.Errorf("write on %s: %w", primary.name, err)
 	}
-	var caughtUp bool
+	var caughtUp int
 	err = conn.QueryRow(ctx, `
-		SELECT EXISTS (SELECT FROM pg_stat_replication
-		                WHERE state = 'streaming' AND flush_lsn >= $1::pg_lsn
-		                  AND (NOT $2 OR sync_state IN ('sync', 'quorum')))`, flushed, f.opts.Sync).Scan(&caughtUp)
+		SELECT count(*) FROM pg_stat_replication
+		 WHERE state = 'streaming' AND flush_lsn >= $1::pg_lsn
+		   AND (NOT $2 OR sync_state IN ('sync', 'quorum'))`, flushed, f.opts.Sync).Scan(&caughtUp)
 	if err != nil {
 		return fmt.Errorf("replication from %s: %w", primary.name, err)
 	}
-	if !caughtUp {
-		return fmt.Errorf("no standby of %s has flushed %s yet", primary.name, flushed)
+	if want := len(f.nodes) - 1; caughtUp < want {
+		return fmt.Errorf("%d of the %d standbys of %s have flushed %s", caughtUp, want, primary.name, flushed)
 	}
 	return nil
 }
 
 // stablePrimary returns the primary's name if states are one stable
-// primary and one stable secondary, and "" otherwise.
+// primary and the others stable secondaries, and "" otherwise.
 func stablePrimary(states []NodeState) string {
-	if len(states) != len(nodeNames) {
+	if len(states) < 2 {
 		return ""
 	}
 	var primary string
@@ -102,7 +102,7 @@ func stablePrimary(states []NodeState) string {
 			secondaries++
 		}
 	}
-	if secondaries != 1 {
+	if secondaries != len(states)-1 {
 		return ""
 	}
 	return primary
@@ -149,25 +149,27 @@ func probeWrite(ctx context.Context, conn *pgx.Conn) error {
 	})
 }
 
-// waitWritable waits until the monitor has n as primary and n takes a
-// write.
-func (f *Formation) waitWritable(ctx context.Context, n *Node) error {
+// waitNewPrimary waits until the monitor has a node other than old as
+// primary and that node takes a write, and returns it. With two standbys
+// the monitor chooses which to promote: the one with the most WAL, or
+// either.
+func (f *Formation) waitNewPrimary(ctx context.Context, old *Node) (*Node, error) {
 	var lastErr error
 	for {
 		p, err := f.Primary(ctx)
 		switch {
 		case err != nil:
 			lastErr = err
-		case p != n:
+		case p == old:
 			lastErr = fmt.Errorf("the monitor has %s as primary", p.name)
 		default:
-			if lastErr = acceptsWrites(ctx, n); lastErr == nil {
-				return nil
+			if lastErr = acceptsWrites(ctx, p); lastErr == nil {
+				return p, nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("wait for %s to take writes: %w (last: %v)", n.name, ctx.Err(), lastErr)
+			return nil, fmt.Errorf("wait for a new primary: %w (last: %v)", ctx.Err(), lastErr)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

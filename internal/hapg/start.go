@@ -14,7 +14,7 @@ import (
 )
 
 // Start makes sure a formation is running in opts.Dir and returns it once
-// it is stable: one primary and one secondary, in sync. It is idempotent: a
+// it is stable: one primary and its secondaries, in sync. It is idempotent: a
 // formation found in Dir is reused, its stopped keepers started again, and
 // only a missing or empty Dir gets a new one. Unless Throwaway, the
 // formation keeps running after this process exits, for the next Start to
@@ -30,6 +30,9 @@ func Start(ctx context.Context, opts Options) (*Formation, error) {
 func start(ctx context.Context, opts Options) (*Formation, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("no Dir")
+	}
+	if opts.Standbys > 2 {
+		return nil, fmt.Errorf("%d standbys: at most 2", opts.Standbys)
 	}
 	dir, err := filepath.Abs(opts.Dir)
 	if err != nil {
@@ -59,6 +62,10 @@ func start(ctx context.Context, opts Options) (*Formation, error) {
 	}
 	began := time.Now()
 	if found {
+		if len(l.NodePorts) != 1+opts.standbys() {
+			return nil, fmt.Errorf("the formation in %s has %d standbys, not %d: delete it to create another",
+				dir, len(l.NodePorts)-1, opts.standbys())
+		}
 		f.logf("reusing the formation in %s", dir)
 		f.place(l)
 		err = f.resume(ctx)
@@ -71,8 +78,8 @@ func start(ctx context.Context, opts Options) (*Formation, error) {
 		}
 		return nil, err
 	}
-	f.logf("formation ready in %s (%s): primary and secondary in sync, %s",
-		dir, time.Since(began).Round(time.Millisecond), f.URL("postgres"))
+	f.logf("formation ready in %s (%s): primary and %d standby(s) in sync, %s",
+		dir, time.Since(began).Round(time.Millisecond), len(f.nodes)-1, f.URL("postgres"))
 	return f, nil
 }
 
@@ -80,7 +87,7 @@ func start(ctx context.Context, opts Options) (*Formation, error) {
 func (f *Formation) place(l layout) {
 	f.monitor = newNode(f, "monitor", l.MonitorPort)
 	f.nodes = nil
-	for i, name := range nodeNames {
+	for i, name := range nodeNames(len(l.NodePorts) - 1) {
 		f.nodes = append(f.nodes, newNode(f, name, l.NodePorts[i]))
 	}
 }
@@ -116,7 +123,10 @@ func (f *Formation) resume(ctx context.Context) error {
 	if err := f.applyQuorum(ctx); err != nil {
 		return err
 	}
-	return f.WaitStable(ctx)
+	if err := f.WaitStable(ctx); err != nil {
+		return err
+	}
+	return f.applyNumberSync(ctx)
 }
 
 // connectMonitor opens the pool on the monitor's database, once the

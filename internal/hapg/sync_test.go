@@ -52,10 +52,11 @@ func TestSynchronousFormationKeepsEveryAcknowledgedCommit(t *testing.T) {
 		if err := p.KillNode(); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.waitWritable(ctx, f.Other(p)); err != nil {
+		next, err := f.waitNewPrimary(ctx, p)
+		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("primary node killed: %s took writes after %s", f.Other(p), time.Since(began).Round(time.Millisecond))
+		t.Logf("primary node killed: %s took writes after %s", next, time.Since(began).Round(time.Millisecond))
 		began = time.Now()
 		if err := p.StartNode(ctx); err != nil {
 			t.Fatal(err)

@@ -159,3 +159,31 @@ func (f *Formation) applyQuorum(ctx context.Context) error {
 	}
 	return nil
 }
+
+// applyNumberSync sets the formation's number_sync_standbys: 1 for a
+// synchronous formation of two standbys, so that a commit waits for either
+// and one standby lost leaves the other in synchronous_standby_names; 0
+// otherwise, the only value pg_auto_failover 2.0 accepts with one standby
+// (it wants number_sync_standbys + 1 standbys that may be promoted). With a
+// second standby in the quorum the monitor sets 1 by itself; setting it
+// here says so, and undoes a 0 left by an asynchronous start of the same
+// formation.
+func (f *Formation) applyNumberSync(ctx context.Context) error {
+	want := 0
+	if f.opts.Sync && len(f.nodes) > 2 {
+		want = 1
+	}
+	var got int
+	if err := f.pool.QueryRow(ctx, "SELECT number_sync_standbys FROM pgautofailover.formation WHERE formationid = $1",
+		formationName).Scan(&got); err != nil {
+		return fmt.Errorf("number_sync_standbys: %w", err)
+	}
+	if got == want {
+		return nil
+	}
+	f.logf("setting number-sync-standbys of the formation to %d (was %d)", want, got)
+	if err := f.monitor.autoctl(ctx, "set", "formation", "number-sync-standbys", "--pgdata", f.monitor.pgdata(), fmt.Sprint(want)); err != nil {
+		return err
+	}
+	return f.WaitStable(ctx)
+}
