@@ -70,13 +70,16 @@ func (h *Handler) csrfProtection() echo.MiddlewareFunc {
 // warning, as for a JSON body (web.ReadBody). A body over the limit stays
 // the BodyLimit middleware's 413.
 func readForm(r *http.Request) error {
-	// ParseMultipartForm parses a urlencoded form as ParseForm does, and a
-	// multipart one (a script's FormData, as the lab's Run buttons send)
-	// too: ParseForm alone leaves a multipart body unread but r.Form set,
-	// so FormValue would never read it and the token would be missing.
-	err := r.ParseMultipartForm(32 << 20)
-	if errors.Is(err, http.ErrNotMultipart) {
-		err = nil
+	// ParseForm alone leaves a multipart body (a script's FormData, as the
+	// lab's Run buttons send) unread but r.Form set, so FormValue would
+	// never read it and the token would be missing: a multipart body is
+	// parsed after it. ParseForm comes first because ParseMultipartForm
+	// answers a urlencoded body's read error with ErrNotMultipart.
+	err := r.ParseForm()
+	if err == nil {
+		if err = r.ParseMultipartForm(32 << 20); errors.Is(err, http.ErrNotMultipart) {
+			err = nil
+		}
 	}
 	var tooLarge *http.MaxBytesError
 	var he *echo.HTTPError
