@@ -3,20 +3,12 @@ package app_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"exactlyonce/internal/app"
-	"exactlyonce/internal/apptest"
-	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakestripe"
-	"exactlyonce/internal/hapg"
 )
 
 // TestRequireSyncJudgesTheCommitsSetting runs the shop with
@@ -34,33 +26,7 @@ func TestRequireSyncJudgesTheCommitsSetting(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	dir, err := os.MkdirTemp("/tmp", "requiresync-commit-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := hapg.Start(ctx, hapg.Options{Dir: dir, Sync: true, Throwaway: true, Fast: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Stop(context.Background()) }) // the watchdog stops it too
-	pool, err := database.OpenWith(ctx, f.URL("postgres"), database.PoolOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := database.Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	if err := fakestripe.Migrate(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
-	h := apptest.NewOnPool(t, pool)
-	if err := app.CheckDurability(ctx, h.DB, true, slog.New(slog.DiscardHandler)); err != nil {
-		t.Fatal(err)
-	}
+	_, h := requireSyncShop(ctx, t, "requiresync-commit-")
 	c := h.NewCustomer(t)
 	const order = `{"items": [{"sku": "mug-espresso", "quantity": 1}]}`
 	if r := h.PlaceOrder(t, c, "first", order); r.Status != http.StatusCreated {
@@ -100,13 +66,13 @@ func TestRequireSyncJudgesTheCommitsSetting(t *testing.T) {
 			return err
 		}},
 	} {
-		err := pgx.BeginFunc(ctx, pool, tc.fn)
+		err := pgx.BeginFunc(ctx, h.DB.Pool, tc.fn)
 		var pgErr *pgconn.PgError
 		if !errors.As(err, &pgErr) || pgErr.Code != "25006" {
 			t.Errorf("%s: got %v, want SQLSTATE 25006 (read_only_sql_transaction), the refusal the shop answers 503", tc.name, err)
 		}
 	}
-	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	if err := pgx.BeginFunc(ctx, h.DB.Pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SET LOCAL synchronous_commit = remote_apply"); err != nil {
 			return err
 		}
@@ -114,7 +80,7 @@ func TestRequireSyncJudgesTheCommitsSetting(t *testing.T) {
 	}); err != nil {
 		t.Errorf("synchronous_commit remote_apply: %v, want the write committed", err)
 	}
-	if err := pgx.BeginFunc(ctx, pool, write); err != nil {
+	if err := pgx.BeginFunc(ctx, h.DB.Pool, write); err != nil {
 		t.Errorf("synchronous_commit on: %v, want the write committed", err)
 	}
 	if r := h.PlaceOrder(t, c, "second", order); r.Status != http.StatusCreated {
