@@ -79,20 +79,9 @@ func TestUnfinishedBodyIsCutOff(t *testing.T) {
 // a slow body is not a 500. The order's key was never claimed.
 func TestSlowBodyIs408(t *testing.T) {
 	t.Parallel()
-	var logs lockedBuffer
-	log := slog.New(slog.NewJSONHandler(&logs, nil))
-	a := New(pgtest.NewPool(t), Config{LockTimeout: 30 * time.Second, ProviderTimeout: 5 * time.Second, Demo: true, Log: log,
-		AllowedHosts: []string{"x"}})
-	srv := newServer(a.Echo, time.Second)
-	srv.ReadTimeout = 300 * time.Millisecond
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at the cleanup
-	t.Cleanup(func() { srv.Close() })
+	addr, logs := serveWithReadTimeout(t)
 	for _, path := range []string{"/api/customers", "/api/orders"} {
-		conn, err := net.Dial("tcp", ln.Addr().String())
+		conn, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,4 +126,24 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// serveWithReadTimeout serves a demo shop on 127.0.0.1 with a 300 ms read
+// timeout, so that a body a client stops sending is cut off quickly, and
+// returns its address and the log it writes (JSON lines).
+func serveWithReadTimeout(t *testing.T) (string, *lockedBuffer) {
+	t.Helper()
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, nil))
+	a := New(pgtest.NewPool(t), Config{LockTimeout: 30 * time.Second, ProviderTimeout: 5 * time.Second, Demo: true, Log: log,
+		AllowedHosts: []string{"x"}})
+	srv := newServer(a.Echo, time.Second)
+	srv.ReadTimeout = 300 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at the cleanup
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String(), logs
 }

@@ -3,14 +3,11 @@ package app
 import (
 	"bufio"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"exactlyonce/internal/pgtest"
 )
 
 // A form whose body stalls, cut off by the read timeout, is the client's
@@ -19,20 +16,9 @@ import (
 // purpose) and never an error in the log.
 func TestStalledFormBodyIs408(t *testing.T) {
 	t.Parallel()
-	var logs lockedBuffer
-	log := slog.New(slog.NewJSONHandler(&logs, nil))
-	a := New(pgtest.NewPool(t), Config{LockTimeout: 30 * time.Second, ProviderTimeout: 5 * time.Second, Demo: true, Log: log,
-		AllowedHosts: []string{"x"}})
-	srv := newServer(a.Echo, time.Second)
-	srv.ReadTimeout = 300 * time.Millisecond
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at the cleanup
-	t.Cleanup(func() { srv.Close() })
+	addr, logs := serveWithReadTimeout(t)
 	for _, path := range []string{"/cart", "/pickup"} {
-		conn, err := net.Dial("tcp", ln.Addr().String())
+		conn, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
