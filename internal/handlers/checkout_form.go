@@ -79,13 +79,16 @@ func (h *Handler) checkFormKey(id uuid.UUID, sub submission) error {
 	}
 }
 
+// formKeyField is the pay form's field that carries its idempotency key.
+const formKeyField = "idempotency_key"
+
 // parseSubmission reads a pay form's fields. It checks their shape only;
 // whether they are the form this server rendered is the signature's to say
 // (checkFormKey).
 func parseSubmission(form url.Values) (submission, error) {
 	var err error
 	s := submission{
-		key:  strings.TrimSpace(form.Get("idempotency_key")),
+		key:  strings.TrimSpace(form.Get(formKeyField)),
 		sig:  form.Get("key_sig"),
 		card: strings.NewReplacer(" ", "", "-", "").Replace(form.Get("card")),
 	}

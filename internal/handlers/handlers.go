@@ -72,6 +72,7 @@ type Handler struct {
 	metrics *metrics.Metrics
 	// pickupFlow and pickups serve the pickup slot form (page_pickup.go).
 	pickupFlow *idemecho.Form
+	pickupKeys *idem.Store
 	pickups    pickups
 	// adminURL is Deps.AdminURL.
 	adminURL string
@@ -120,5 +121,5 @@ func New(d Deps) *Handler {
 	return &Handler{db: d.DB, liveShoppers: newShopperCache(), catalog: d.Catalog, carts: d.Carts, checkout: d.Checkout,
 		provider: d.Provider, log: d.Log, sessions: d.Sessions, formKeys: d.FormKeys, lab: d.Lab,
 		errors: d.Errors, limits: d.Limits, metrics: d.Metrics, pickups: d.Pickups, pickupFlow: newPickupForm(d),
-		adminURL: d.AdminURL}
+		pickupKeys: d.Keys, adminURL: d.AdminURL}
 }

@@ -3,7 +3,9 @@ package handlers
 import (
 	"net/http"
 	"slices"
+	"strings"
 
+	"exactlyonce/idem/idemhttp"
 	"exactlyonce/internal/web"
 
 	"github.com/labstack/echo/v4"
@@ -21,8 +23,9 @@ const maxFormBytes = "64K"
 func (h *Handler) Register(e *echo.Echo) {
 	p := web.NewRouteSet(e, h.errors.Page)
 	mw := []echo.MiddlewareFunc{middleware.BodyLimit(maxFormBytes), h.loadShopper, h.csrfProtection(), h.pageChrome}
-	orders := append(slices.Clone(mw), h.limits.Writes(limitedShopper, true, nil))
+	orders := append(slices.Clone(mw), h.limits.Writes(limitedShopper, true, h.checkoutWriteKey))
 	writes := append(slices.Clone(mw), h.limits.Writes(limitedShopper, false, nil))
+	pickups := append(slices.Clone(mw), h.limits.Writes(limitedShopper, false, h.pickupWriteKey))
 	p.Add(http.MethodGet, "/", h.catalogPage, mw...)
 	p.Add(http.MethodGet, "/cart", h.cartPage, mw...)
 	p.Add(http.MethodPost, "/cart", h.setCartQuantity, writes...)
@@ -33,7 +36,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	p.Add(http.MethodGet, "/orders/:id", h.receiptPage, mw...)
 	p.Add(http.MethodPost, "/signout", h.signOut, mw...)
 	p.Add(http.MethodGet, "/pickup", h.pickupPage, mw...)
-	p.Add(http.MethodPost, "/pickup", h.reservePickup, writes...)
+	p.Add(http.MethodPost, "/pickup", h.reservePickup, pickups...)
 	p.Add(http.MethodGet, "/pickup/status", h.pickupStatus, mw...)
 	p.Add(http.MethodGet, "/pickup/:id", h.pickupReceipt, mw...)
 	p.Add(http.MethodGet, "/static/:name", h.asset)
@@ -60,4 +63,24 @@ func limitedShopper(c echo.Context) string {
 		return "visitor:" + visitor(c)
 	}
 	return "anonymous"
+}
+
+// checkoutWriteKey names the key of a pay form as the checkout engine keeps
+// it, scoped to the shopper, and pickupWriteKey that of a pickup form as
+// the kit keeps it, scoped to the visitor, for the write limits: a form
+// sent again with its key (the outage page's retry, a refresh) is a retry,
+// which a limit on new writes never refuses (issue 33). Neither checks the
+// key's signature: the lookup is scoped to the sender, so a made-up key
+// finds only the sender's own, and the handler checks it before anything
+// is stored.
+func (h *Handler) checkoutWriteKey(c echo.Context) web.WriteKey {
+	id, ok := shopper(c)
+	if !ok {
+		return web.WriteKey{}
+	}
+	return web.WriteKey{Store: h.checkout.Keys(), Scope: id.String(), Key: strings.TrimSpace(c.FormValue(formKeyField))}
+}
+
+func (h *Handler) pickupWriteKey(c echo.Context) web.WriteKey {
+	return web.WriteKey{Store: h.pickupKeys, Scope: visitor(c), Key: idemhttp.FormKeyOf(c.Request()).Key}
 }

@@ -184,3 +184,48 @@ func TestRefusedRetryIsRecordedAsAnAsk(t *testing.T) {
 	}
 	<-done
 }
+
+// The same for a browser: the pay form sent again (the outage page's retry
+// form, with the same key) after the shopper's tokens for new writes are
+// spent is a retry of its key, and gets its order rather than 429 (issue 33:
+// pages were limited like new writes, retries included).
+func TestPageRetryOfAStartedKeyPassesTheLimitOnNewKeys(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, withSecret, withLimits(web.WriteLimits{PerCustomerPerMinute: 1, PerCustomerBurst: 1}),
+		func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	s := newShopper(t, h)
+	s.addToCart(t, "book-retries") // sent before the shopper has a session: a visitor's
+	form := s.checkoutForm(t, goodCard)
+	h.SetProvider(t, 0, "after_charge")
+	if p := s.post(t, "/checkout", form); p.status != http.StatusBadGateway {
+		t.Fatalf("order whose answer was lost: got %d, want the 502 outage page", p.status)
+	}
+	h.SetProvider(t, 0, "none")
+	// The shopper's one token went to the key; a new write is refused now.
+	add := formValues(s.get(t, "/").doc.Find(`form[data-testid=add-to-cart]`).First())
+	if p := s.post(t, "/cart", add); p.status != http.StatusTooManyRequests {
+		t.Fatalf("a new write past the limit: got %d, want 429", p.status)
+	}
+	h.WaitLockExpired(t, apptest.Customer{ID: s.id(t)}, form.Get("idempotency_key"))
+	wantReceipt(t, s.follow(t, s.post(t, "/checkout", form)))
+	h.WantStats(t, 1, 1)
+}
+
+// A pickup form sent again after the visitor's one token went to it is a
+// retry of its key: it is shown its reservation (a replay), not 429.
+func TestPickupFormSentAgainPassesTheLimitOnNewKeys(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, withLimits(web.WriteLimits{PerCustomerPerMinute: 1, PerCustomerBurst: 1}))
+	s := newShopper(t, h)
+	form := s.pickupForm(t, "sat-am", "Ada")
+	first := s.post(t, "/pickup", form)
+	if first.status != http.StatusSeeOther {
+		t.Fatalf("first submit: got %d, want 303", first.status)
+	}
+	if p := s.post(t, "/pickup", s.pickupForm(t, "sat-pm", "Ada")); p.status != http.StatusTooManyRequests {
+		t.Fatalf("a new reservation past the limit: got %d, want 429", p.status)
+	}
+	if again := s.post(t, "/pickup", form); again.header.Get("Location") != first.header.Get("Location")+"?replayed=1" {
+		t.Fatalf("the form sent again: got %d to %q, want its reservation replayed", again.status, again.header.Get("Location"))
+	}
+}

@@ -82,7 +82,7 @@ var (
 	TooManyRequests = Kind{Slug: "too-many-requests", Title: "Too many requests", Status: http.StatusTooManyRequests,
 		About: "Too many requests of this kind came from your address, or for this Idempotency-Key, in a short time. Nothing was stored; retry after the number of seconds in Retry-After.",
 		Page: Page{Heading: "Too many requests",
-			Message: "Too many requests came from your address in a short time. Nothing was changed; try again in a few seconds.", Next: ToShop}}
+			Message: "Too many requests came from you, or from your address, in a short time. Nothing was changed; try again in a few seconds.", Next: ToShop}}
 	RequestTimeout = Kind{Slug: "request-timeout", Title: "Request timeout", Status: http.StatusRequestTimeout,
 		About: "The request's body did not arrive whole in time (the connection was too slow, or the client stopped sending). Nothing was read or stored: send the request again, with the same Idempotency-Key.",
 		Page: Page{Heading: "The form did not arrive",
