@@ -118,3 +118,21 @@ FOR UPDATE OF k SKIP LOCKED;
 -- A delivery of an event handled before is answered and not stored, so
 -- duplicates do not show here.
 SELECT effect, count(*) AS events FROM stripe_events GROUP BY effect ORDER BY effect;
+
+-- name: ChaosKeyTrail :many
+-- One key's row and audit trail, in seconds since the run began, for the
+-- example of a violation about it: when it was made, asked about, taken
+-- over and finished, by whom.
+SELECT 'row' AS event, extract(epoch FROM k.created_at - @began::timestamptz)::double precision AS at,
+       jsonb_strip_nulls(jsonb_build_object(
+           'status', k.status, 'response_status', k.response_status,
+           'asked_at', extract(epoch FROM k.asked_at - @began::timestamptz),
+           'locked_until', extract(epoch FROM k.locked_until - @began::timestamptz),
+           'finished_at', extract(epoch FROM k.finished_at - @began::timestamptz))) AS detail
+FROM idem_keys k JOIN order_keys USING (scope, key)
+WHERE k.key = @key::text
+UNION ALL
+SELECT e.event, extract(epoch FROM e.at - @began::timestamptz)::double precision, e.detail - 'traceparent'
+FROM key_events e
+WHERE e.key = @key::text
+ORDER BY at;

@@ -48,6 +48,11 @@ func check(ctx context.Context, cfg Config, conn, provider *database.DB, mails [
 	q := chaosdb.New(conn.Conn())
 	add := func(kind, example string) { rep.violate(kind, example) }
 	for _, v := range rep.Clients.violations {
+		if v.key != "" && v.kind == violNotCompletedRetrying {
+			// What the database says of the key's asks and its verdict,
+			// beside what its client saw: the one shows the other's gap.
+			v.example += "; its row and trail: " + keyTrail(ctx, q, rep.Clients.began, v.key)
+		}
 		add(v.kind, v.example)
 	}
 	// A failover run proves something only with its failovers made: one
@@ -276,4 +281,21 @@ func check(ctx context.Context, cfg Config, conn, provider *database.DB, mails [
 		rep.Outbox.Slowest = fmt.Sprintf("job %d (%s), %d attempts: %s", j.ID, j.Kind, j.Attempt, j.Errors)
 	}
 	return nil
+}
+
+// keyTrail is one key's row and audit trail, in seconds into the drive,
+// for a violation's example.
+func keyTrail(ctx context.Context, q *chaosdb.Queries, began time.Time, key string) string {
+	rows, err := q.ChaosKeyTrail(ctx, chaosdb.ChaosKeyTrailParams{Began: began, Key: key})
+	if err != nil {
+		return "not read: " + err.Error()
+	}
+	if len(rows) == 0 {
+		return "none (the key is gone)"
+	}
+	lines := make([]string, len(rows))
+	for i, r := range rows {
+		lines[i] = fmt.Sprintf("%.1fs %s %s", r.At, r.Event, r.Detail)
+	}
+	return strings.Join(lines, ", ")
 }

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -130,6 +131,10 @@ type driver struct {
 	// seen is the final answer (201 or 402) each key was first given, to
 	// hold every later answer of the key against it.
 	seen map[string]outcome
+	// tries is each key's order requests as the clients saw them, a line
+	// each (seconds into the drive, the status or the error), for the
+	// example of a violation about the key.
+	tries map[string][]string
 }
 
 // drive runs the clients until every checkout is done or time is up.
@@ -143,7 +148,7 @@ func drive(ctx context.Context, cl *cluster, cfg Config, products []product, rng
 		// still start its checkouts during the first half of the drain.
 		stopNew: now.Add(cfg.Duration + cfg.Drain/2), giveUp: now.Add(cfg.Duration + cfg.Drain),
 		res:  newClients(),
-		seen: map[string]outcome{},
+		seen: map[string]outcome{}, tries: map[string][]string{},
 	}
 	d.res.began = now
 	keys := filepath.Join(cl.dir, "keys")
@@ -454,6 +459,7 @@ func (d *driver) saw(req *http.Request, sh shot) {
 	d.mu.Lock()
 	now := time.Now()
 	d.res.answers = append(d.res.answers, answered{at: now, resp: sh.resp, body: sh.body})
+	d.tries[key] = append(d.tries[key], try(now.Sub(d.began), status, out.Type, sh.err))
 	if status == http.StatusCreated {
 		d.res.created = append(d.res.created, now)
 	}
@@ -466,7 +472,10 @@ func (d *driver) saw(req *http.Request, sh shot) {
 		d.res.NotCompletedWhileRetrying++
 		d.mu.Unlock()
 		if d.cfg.gracePromised() {
-			d.violate(violNotCompletedRetrying, fmt.Sprintf("key %s: 402 %s while its client retried", key, out.Type))
+			d.mu.Lock()
+			tries := strings.Join(d.tries[key], ", ")
+			d.mu.Unlock()
+			d.violateKey(violNotCompletedRetrying, key, fmt.Sprintf("key %s: 402 %s while its client retried; its requests: %s", key, out.Type, tries))
 		}
 	}
 	switch status {
@@ -529,10 +538,27 @@ func (d *driver) count(sh shot) {
 	answerCounts{statuses: d.res.Statuses, problems: d.res.Problems}.add(sh.resp, sh.body)
 }
 
-func (d *driver) violate(kind, example string) {
+func (d *driver) violate(kind, example string) { d.violateKey(kind, "", example) }
+
+// violateKey records a violation about one key, whose row and trail check
+// adds to its example.
+func (d *driver) violateKey(kind, key, example string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.res.violations = append(d.res.violations, violation{kind, example})
+	d.res.violations = append(d.res.violations, violation{kind: kind, example: example, key: key})
+}
+
+// try is one line of a key's requests: when it was answered, seconds into
+// the drive, and with what.
+func try(at time.Duration, status int, problem string, err error) string {
+	what := strconv.Itoa(status)
+	switch {
+	case status == 0 && err != nil:
+		what = "no answer (" + err.Error() + ")"
+	case problem != "":
+		what += " " + path.Base(problem)
+	}
+	return fmt.Sprintf("%.1fs %s", at.Seconds(), what)
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -126,7 +126,10 @@ type Violation struct {
 	Examples   []string `json:"examples"`
 }
 
-type violation struct{ kind, example string }
+type violation struct {
+	kind, example string
+	key           string // the idempotency key it is about, if one
+}
 
 // maxExamples keeps a report readable when an invariant breaks often.
 const maxExamples = 5

@@ -7,6 +7,8 @@ package chaosdb
 
 import (
 	"context"
+	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -128,6 +130,56 @@ func (q *Queries) ChaosJobsLeftDetail(ctx context.Context) ([]ChaosJobsLeftDetai
 			&i.LastError,
 			&i.LastAttemptedBy,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const chaosKeyTrail = `-- name: ChaosKeyTrail :many
+SELECT 'row' AS event, extract(epoch FROM k.created_at - $1::timestamptz)::double precision AS at,
+       jsonb_strip_nulls(jsonb_build_object(
+           'status', k.status, 'response_status', k.response_status,
+           'asked_at', extract(epoch FROM k.asked_at - $1::timestamptz),
+           'locked_until', extract(epoch FROM k.locked_until - $1::timestamptz),
+           'finished_at', extract(epoch FROM k.finished_at - $1::timestamptz))) AS detail
+FROM idem_keys k JOIN order_keys USING (scope, key)
+WHERE k.key = $2::text
+UNION ALL
+SELECT e.event, extract(epoch FROM e.at - $1::timestamptz)::double precision, e.detail - 'traceparent'
+FROM key_events e
+WHERE e.key = $2::text
+ORDER BY at
+`
+
+type ChaosKeyTrailParams struct {
+	Began time.Time
+	Key   string
+}
+
+type ChaosKeyTrailRow struct {
+	Event  string
+	At     float64
+	Detail json.RawMessage
+}
+
+// One key's row and audit trail, in seconds since the run began, for the
+// example of a violation about it: when it was made, asked about, taken
+// over and finished, by whom.
+func (q *Queries) ChaosKeyTrail(ctx context.Context, arg ChaosKeyTrailParams) ([]ChaosKeyTrailRow, error) {
+	rows, err := q.db.Query(ctx, chaosKeyTrail, arg.Began, arg.Key)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChaosKeyTrailRow
+	for rows.Next() {
+		var i ChaosKeyTrailRow
+		if err := rows.Scan(&i.Event, &i.At, &i.Detail); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
