@@ -19,6 +19,16 @@ import (
 // the grace counted from their last ask that reached the database.
 const maxPendingAsks = 10_000
 
+// slowAnswer is how long a database call may take before the completer
+// stops trusting the asks the database holds. A healthy database answers a
+// claim or a takeover in milliseconds; one that took this long was stalled
+// or blocked meanwhile, and the clients that asked during that time wait,
+// in every process, for their own calls to get through: their asks are not
+// in yet. (make chaos, 6 December 2026: a takeover sent during a 12 s stall
+// of PostgreSQL ran when it resumed, before the other instances' asks,
+// and settled keys whose clients were retrying.)
+const slowAnswer = time.Second
+
 // asks is what a store knows of its clients that the database does not
 // yet: the keys clients asked about while the database was away, and when
 // that was by this process's monotonic clock. The completer leaves a key
@@ -103,13 +113,16 @@ func (a *asks) empty() bool { return !a.some.Load() }
 
 // asked records a claim's ask about r's key: a client that is told the key
 // is in progress, or that the database is away, is still there, and the
-// completer's grace counts from now. An ask the database cannot take now
-// is kept for the next flush, which any later claim or completer pass of
-// this store makes.
-func (s *Store) asked(ctx context.Context, r Request, err error) {
+// completer's grace counts from now; so is one that hung up while the
+// claim waited on the database (its own timeout, through a stalled server
+// or a locked row): no answer reached it, but it asked. An ask the database
+// cannot take now is kept for the next flush, which any later claim or
+// completer pass of this store makes. A claim that took slowAnswer or
+// longer to fail counts as an outage for the completer's hold-off.
+func (s *Store) asked(ctx context.Context, r Request, err error, took time.Duration) {
 	switch {
-	case IsUnavailable(err):
-		s.asks.note(r.Scope, r.Key, isOutage(err))
+	case IsUnavailable(err), err != nil && errors.Is(err, context.Canceled):
+		s.asks.note(r.Scope, r.Key, isOutage(err) || took >= slowAnswer)
 		return
 	case isInProgress(err):
 		s.asks.note(r.Scope, r.Key, false)
@@ -135,18 +148,27 @@ func (s *Store) Ask(ctx context.Context, scope, key string) error {
 
 // flushAsks writes the pending asks, in one statement: each key's asked_at
 // becomes the database's now() less the ask's age, if that is later than
-// what it holds. A key finished or gone meanwhile is left as it is.
+// what it holds. A key finished or gone meanwhile is left as it is; one
+// whose row is locked at the moment keeps its ask for the next flush.
 func (s *Store) flushAsks(ctx context.Context) error {
 	p := s.asks.take()
 	if len(p.Keys) == 0 {
 		return nil
 	}
-	if err := s.q.Asked(ctx, p); err != nil {
+	skipped, err := s.q.Asked(ctx, p)
+	if err != nil {
 		s.asks.putBack(p)
 		if isOutage(err) {
 			s.asks.markDown()
 		}
 		return storeError("record asks", err)
+	}
+	if len(skipped) > 0 {
+		var left idemdb.AskedParams
+		for _, k := range skipped {
+			left.Scopes, left.Keys, left.Agos = append(left.Scopes, k.Scope), append(left.Keys, k.Key), append(left.Agos, k.Ago)
+		}
+		s.asks.putBack(left)
 	}
 	return nil
 }

@@ -116,10 +116,12 @@ type ClaimStatement func(ctx context.Context, operation, token string) (inserted
 // answer must not depend on today's refusal.
 //
 // A claim told that the key is in progress, or that the database is away,
-// is recorded as the client's ask (see Completer.Grace).
+// or one the client hung up on, is recorded as the client's ask (see
+// Completer.Grace).
 func (s *Store) ClaimWith(ctx context.Context, r Request, run ClaimStatement) (Claim, error) {
+	began := time.Now()
 	c, err := s.claimWith(ctx, r, run)
-	s.asked(ctx, r, err)
+	s.asked(ctx, r, err, time.Since(began))
 	return c, err
 }
 

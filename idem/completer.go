@@ -118,8 +118,12 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 	if maxAttempts <= 0 {
 		maxAttempts = 5
 	}
+	flushed := time.Now()
 	if err := c.Store.flushAsks(ctx); err != nil {
 		return 0, err
+	}
+	if time.Since(flushed) >= slowAnswer {
+		c.Store.asks.markDown()
 	}
 	if c.Store.asks.downWithin(c.Grace) {
 		return 0, nil
@@ -145,6 +149,17 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 				c.Store.asks.markDown()
 			}
 			return n, storeError("take stuck key", err)
+		}
+		if time.Since(sent) >= slowAnswer {
+			// The database judged the grace when it got round to the
+			// statement, and the asks of that wait are not in yet (see
+			// slowAnswer): give the key back untouched, and hold off.
+			c.Store.asks.markDown()
+			_, err := c.Store.q.GiveBack(ctx, idemdb.GiveBackParams{Scope: row.Scope, Key: row.Key, LockToken: token})
+			if err != nil {
+				return n, storeError("give back stuck key", err)
+			}
+			return n, nil
 		}
 		l := &Lock{store: c.Store, Scope: row.Scope, Key: row.Key, OperationID: row.OperationID,
 			Token: token, Payload: row.Request, TakenOver: true, ByCompleter: true, lease: c.Store.lease, sent: sent}

@@ -91,6 +91,13 @@ UPDATE idem_keys
 SET locked_until = now()
 WHERE scope = @scope AND key = @key AND lock_token = @lock_token::uuid AND status = 'started';
 
+-- name: GiveBack :execrows
+-- The completer gives back a key it took over without acting on it: the
+-- lease ends now and the takeover is not counted as a settle attempt.
+UPDATE idem_keys
+SET locked_until = now(), settle_attempts = greatest(settle_attempts - 1, 0)
+WHERE scope = @scope AND key = @key AND lock_token = @lock_token::uuid AND status = 'started';
+
 -- name: Finish :one
 -- The fenced finish (idem_finish): false means the attempt lost the key.
 SELECT idem_finish(@scope::text, @key::text, @lock_token::uuid, @response_status::integer,
@@ -129,13 +136,14 @@ WHERE (scope, key) IN (
 )
 RETURNING scope, key, response_status, created_at;
 
--- name: Asked :exec
+-- name: Asked :many
 -- Records that clients asked about started keys (told the key is in
--- progress, or that the database was away): each key's asked_at becomes
--- now() less the ask's age in seconds, unless it holds a later ask. The
--- completer's grace counts from it. A row locked at this moment (a finish
--- under way, a stalled session) is skipped rather than waited for: the
--- claim that asked has its answer already and must not wait on the lock.
+-- progress, or that the database was away, or hung up while their claim
+-- waited): each key's asked_at becomes now() less the ask's age in
+-- seconds, unless it holds a later ask. The completer's grace counts from
+-- it. A row locked at this moment (a finish under way, a stalled session,
+-- an abandoned claim's session not yet gone) is skipped rather than waited
+-- for, and returned: its ask is kept for the next flush, not dropped.
 WITH asks AS (
     SELECT unnest(@scopes::text[]) AS scope, unnest(@keys::text[]) AS key, unnest(@agos::float8[]) AS ago
 ),
@@ -144,11 +152,18 @@ free AS (
     FROM idem_keys AS k JOIN asks ON k.scope = asks.scope AND k.key = asks.key
     WHERE k.status = 'started'
     FOR UPDATE OF k SKIP LOCKED
+),
+written AS (
+    UPDATE idem_keys AS k
+    SET asked_at = greatest(k.asked_at, now() - make_interval(secs => free.ago))
+    FROM free
+    WHERE k.scope = free.scope AND k.key = free.key
+    RETURNING k.scope, k.key
 )
-UPDATE idem_keys AS k
-SET asked_at = greatest(k.asked_at, now() - make_interval(secs => free.ago))
-FROM free
-WHERE k.scope = free.scope AND k.key = free.key;
+SELECT asks.scope::text AS scope, asks.key::text AS key, asks.ago::float8 AS ago
+FROM asks JOIN idem_keys AS k ON k.scope = asks.scope AND k.key = asks.key
+WHERE k.status = 'started'
+  AND NOT EXISTS (SELECT FROM free WHERE free.scope = asks.scope AND free.key = asks.key);
 
 -- name: StatusUnderToken :one
 -- The key's status when lock_token is still its attempt's: 'finished' once

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-const asked = `-- name: Asked :exec
+const asked = `-- name: Asked :many
 WITH asks AS (
     SELECT unnest($1::text[]) AS scope, unnest($2::text[]) AS key, unnest($3::float8[]) AS ago
 ),
@@ -20,11 +20,18 @@ free AS (
     FROM idem_keys AS k JOIN asks ON k.scope = asks.scope AND k.key = asks.key
     WHERE k.status = 'started'
     FOR UPDATE OF k SKIP LOCKED
+),
+written AS (
+    UPDATE idem_keys AS k
+    SET asked_at = greatest(k.asked_at, now() - make_interval(secs => free.ago))
+    FROM free
+    WHERE k.scope = free.scope AND k.key = free.key
+    RETURNING k.scope, k.key
 )
-UPDATE idem_keys AS k
-SET asked_at = greatest(k.asked_at, now() - make_interval(secs => free.ago))
-FROM free
-WHERE k.scope = free.scope AND k.key = free.key
+SELECT asks.scope::text AS scope, asks.key::text AS key, asks.ago::float8 AS ago
+FROM asks JOIN idem_keys AS k ON k.scope = asks.scope AND k.key = asks.key
+WHERE k.status = 'started'
+  AND NOT EXISTS (SELECT FROM free WHERE free.scope = asks.scope AND free.key = asks.key)
 `
 
 type AskedParams struct {
@@ -33,15 +40,37 @@ type AskedParams struct {
 	Agos   []float64
 }
 
+type AskedRow struct {
+	Scope string
+	Key   string
+	Ago   float64
+}
+
 // Records that clients asked about started keys (told the key is in
-// progress, or that the database was away): each key's asked_at becomes
-// now() less the ask's age in seconds, unless it holds a later ask. The
-// completer's grace counts from it. A row locked at this moment (a finish
-// under way, a stalled session) is skipped rather than waited for: the
-// claim that asked has its answer already and must not wait on the lock.
-func (q *Queries) Asked(ctx context.Context, arg AskedParams) error {
-	_, err := q.db.Exec(ctx, asked, arg.Scopes, arg.Keys, arg.Agos)
-	return err
+// progress, or that the database was away, or hung up while their claim
+// waited): each key's asked_at becomes now() less the ask's age in
+// seconds, unless it holds a later ask. The completer's grace counts from
+// it. A row locked at this moment (a finish under way, a stalled session,
+// an abandoned claim's session not yet gone) is skipped rather than waited
+// for, and returned: its ask is kept for the next flush, not dropped.
+func (q *Queries) Asked(ctx context.Context, arg AskedParams) ([]AskedRow, error) {
+	rows, err := q.db.Query(ctx, asked, arg.Scopes, arg.Keys, arg.Agos)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AskedRow
+	for rows.Next() {
+		var i AskedRow
+		if err := rows.Scan(&i.Scope, &i.Key, &i.Ago); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const claim = `-- name: Claim :one
@@ -204,6 +233,28 @@ func (q *Queries) GetKey(ctx context.Context, arg GetKeyParams) (GetKeyRow, erro
 		&i.AgeSeconds,
 	)
 	return i, err
+}
+
+const giveBack = `-- name: GiveBack :execrows
+UPDATE idem_keys
+SET locked_until = now(), settle_attempts = greatest(settle_attempts - 1, 0)
+WHERE scope = $1 AND key = $2 AND lock_token = $3::uuid AND status = 'started'
+`
+
+type GiveBackParams struct {
+	Scope     string
+	Key       string
+	LockToken string
+}
+
+// The completer gives back a key it took over without acting on it: the
+// lease ends now and the takeover is not counted as a settle attempt.
+func (q *Queries) GiveBack(ctx context.Context, arg GiveBackParams) (int64, error) {
+	result, err := q.db.Exec(ctx, giveBack, arg.Scope, arg.Key, arg.LockToken)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const heartbeat = `-- name: Heartbeat :one
