@@ -10,7 +10,10 @@
  * id and cancel it, or past the provider's key window no call at all), the
  * reconciler and the sweeper work beside them; any process may stall or
  * crash at any step, and a confirm may reach the provider late, even after
- * the intent was canceled, when it charges nothing.
+ * the intent was canceled, when it charges nothing. A confirm may also
+ * leave the intent requires_action (nothing charged; the shop cancels it)
+ * or processing (nothing charged yet; the provider decides it later, on
+ * its own, and the shop leaves the key started until it has).
  * docs/model.md maps each step to the Go function or SQL statement it
  * stands for, says what is abstracted away and how to read a trail.
  *
@@ -75,7 +78,7 @@
 mtype = {
 	IDLE, CREATING, LEASED, FINISHING,
 	NOANSWER, CREATED, DECLINED, NOT_COMPLETED,
-	NOCHARGE, SUCCEEDED, DECLINED_CHARGE, CANCELED, ACTION,
+	NOCHARGE, SUCCEEDED, DECLINED_CHARGE, CANCELED, ACTION, PROCESSING,
 	ONE_ORDER_PER_KEY, ONE_CHARGE_PER_PURCHASE, CHARGE_HAS_ORDER_OR_REFUND,
 	CREATED_NAMES_AN_ORDER, NO_CHARGE_IS_FINAL, NEVER_SWEPT_STARTED, ORDER_HAS_CHARGE
 };
@@ -106,12 +109,17 @@ byte opgen[3];    /* the purchase whose request created each operation */
  * confirm may also leave the intent requires_action (p_action: the bank
  * asks for 3-D Secure), answered as a success is (HTTP 200) but charging
  * nothing; a confirm again replays that, and only a cancel ends it (the
- * shop has no Stripe.js to let the shopper authenticate). Whether
- * the intent exists is not kept: creating one charges nothing, and a
- * confirm is sent only for an intent whose create was answered. */
+ * shop has no Stripe.js to let the shopper authenticate). Or it may leave
+ * the intent processing (p_proc: the money is on its way), answered 200 as
+ * well, charging nothing yet: the provider decides it later on its own,
+ * succeeded or failed (a decline), and until then a confirm again replays
+ * processing and a cancel is refused. Whether the intent exists is not
+ * kept: creating one charges nothing, and a confirm is sent only for an
+ * intent whose create was answered. */
 mtype p_charge[3] = NOCHARGE;
 bool p_canceled[3];
 bool p_action[3];
+bool p_proc[3];
 bool p_refunded[3];
 
 /* The shop's orders, counted by the operation whose charge each holds. */
@@ -159,13 +167,15 @@ inline check(cond, inv) {
 }
 
 /* Whether a succeeded charge under operation o exists, or can still be
- * made: a confirm of o is on the wire while o is neither charged, declined
- * nor canceled at the provider. (A request still waiting on its create
- * can confirm only after its fenced store, which no request of a key that
- * has an answer can make.) */
+ * made: o is processing (the provider may still make it succeed), or a
+ * confirm of o is on the wire while o is neither charged, declined,
+ * canceled nor requires_action at the provider. (A request still waiting
+ * on its create can confirm only after its fenced store, which no request
+ * of a key that has an answer can make.) */
 #define ON_WIRE(j, o) (wire[j] && wireop[j] == o)
 #define PENDING(o) ANY_REQ2(ON_WIRE, o)
-#define CAN_LAND(o) (p_charge[o] == SUCCEEDED || (p_charge[o] == NOCHARGE && !p_canceled[o] && !p_action[o] && PENDING(o)))
+#define CAN_LAND(o) (p_charge[o] == SUCCEEDED || p_proc[o] || \
+	(p_charge[o] == NOCHARGE && !p_canceled[o] && !p_action[o] && PENDING(o)))
 #define CAN_LAND_FOR(g) ((opgen[1] == g && CAN_LAND(1)) || (opgen[2] == g && CAN_LAND(2)))
 
 /* A request of purchase gen is answered ans, the outcome of operation ansop:
@@ -247,10 +257,12 @@ end:	do
 }
 
 /* A confirm whose request has ended, for an operation the provider has
- * decided (charged, declined or canceled), can change nothing any more when
- * it lands: it is dropped at once, so that the states where it is still on
- * the wire and those where it has landed are one. */
-#define DECIDED(o) (p_charge[o] != NOCHARGE || p_canceled[o] || p_action[o])
+ * decided (charged, declined or canceled) or left requires_action or
+ * processing, can change nothing any more when it lands (it is answered
+ * what the intent is, or replayed the first confirm's answer): it is
+ * dropped at once, so that the states where it is still on the wire and
+ * those where it has landed are one. */
+#define DECIDED(o) (p_charge[o] != NOCHARGE || p_canceled[o] || p_action[o] || p_proc[o])
 inline forgetslot(j) {
 	if
 	:: wire[j] && a_phase[j] == IDLE && DECIDED(wireop[j]) -> wire[j] = false; wireop[j] = 0
@@ -265,21 +277,25 @@ inline forget() {
  * confirm key's idempotency and the intent's row lock): a canceled intent
  * charges nothing (payment_intent_unexpected_state); an intent decided
  * before answers that again (the confirm key's replay, or its succeeded
- * state); otherwise the bank succeeds or declines, once per operation, or
- * asks for 3-D Secure (requires_action, nothing charged). */
+ * state), and so does one left requires_action or processing; otherwise
+ * the bank succeeds or declines, once per operation, or asks for 3-D
+ * Secure (requires_action, nothing charged), or the payment goes
+ * processing (nothing charged yet). */
 inline land(j) {
 	o = wireop[j];
 	if
 	:: p_canceled[o] -> r = CANCELED
 	:: !p_canceled[o] && p_action[o] -> r = ACTION
+	:: !p_canceled[o] && p_proc[o] -> r = PROCESSING
 	:: !p_canceled[o] && p_charge[o] != NOCHARGE -> r = p_charge[o]
-	:: !p_canceled[o] && !p_action[o] && p_charge[o] == NOCHARGE ->
+	:: !p_canceled[o] && !p_action[o] && !p_proc[o] && p_charge[o] == NOCHARGE ->
 		if
 		:: p_charge[o] = SUCCEEDED; chargesof[opgen[o]]++;
 			check(chargesof[opgen[o]] <= 1, ONE_CHARGE_PER_PURCHASE);
 			r = SUCCEEDED
 		:: p_charge[o] = DECLINED_CHARGE; r = DECLINED_CHARGE
 		:: p_action[o] = true; r = ACTION
+		:: p_proc[o] = true; r = PROCESSING
 		fi
 	fi;
 	printf("MODEL: provider: the confirm of request %d for operation %d lands: %e\n", j, o, r);
@@ -298,6 +314,20 @@ inline land(j) {
 	forget()
 }
 
+/* The provider decides a processing intent on its own, at any time
+ * (fakestripe's moveOn): the payment succeeds, a charge counted and checked
+ * as a first confirm's is, or fails, which Stripe reports as a decline
+ * (requires_payment_method with the error). */
+inline decide(d) {
+	p_proc[d] = false;
+	if
+	:: p_charge[d] = SUCCEEDED; chargesof[opgen[d]]++;
+		check(chargesof[opgen[d]] <= 1, ONE_CHARGE_PER_PURCHASE)
+	:: p_charge[d] = DECLINED_CHARGE
+	fi;
+	printf("MODEL: provider: operation %d's intent, processing, is decided: %e\n", d, p_charge[d])
+}
+
 proctype Provider() {
 	byte o;
 	mtype r = NOCHARGE;
@@ -307,6 +337,8 @@ end:	do
 	:: atomic { !over && wire[2] -> land(2) }
 	:: atomic { !over && wire[3] -> land(3) }
 	:: atomic { !over && wire[4] -> land(4) }
+	:: atomic { !over && p_proc[1] -> decide(1) }
+	:: atomic { !over && p_proc[2] -> decide(2) }
 	od
 }
 
@@ -314,13 +346,16 @@ end:	do
  * decided by the provider one at a time with every confirm of the intent:
  * the intent's outcome if it was decided (Stripe refuses to cancel a
  * succeeded intent and the client returns it; a declined one is canceled
- * and keeps its decline), or else the intent canceled, so that no confirm
- * charges it. The retrieve before the cancel only spares a call, so the
- * two are one step. The mutation retrieves and takes "not confirmed yet"
- * for "never".  */
+ * and keeps its decline), PROCESSING if it is processing (the retrieve
+ * finds it so, and the cancel is refused: Stripe cancels a processing
+ * intent only in rare cases, the fake never), or else the intent canceled,
+ * so that no confirm charges it. The retrieve before the cancel only
+ * spares a call, so the two are one step. The mutation retrieves and takes
+ * "not confirmed yet" for "never".  */
 inline cancel(co, cgot) {
 	if
 	:: p_charge[co] != NOCHARGE -> cgot = p_charge[co]
+	:: p_proc[co] -> cgot = PROCESSING
 	:: else ->
 #ifndef MUT_COMPLETER_LOOKS
 		p_canceled[co] = true;
@@ -385,7 +420,8 @@ inline newtoken() {
 }
 
 /* The completer settles operation so at the provider (settleIntent). With
- * the intent's id stored: retrieve, cancel. Without: the intent was never
+ * the intent's id stored: retrieve, cancel; an intent processing is found
+ * so, and sgot is PROCESSING (errProcessing). Without: the intent was never
  * confirmed (a confirm is sent only after the fenced store). Within the
  * provider's key window the completer sends the create again, which Stripe
  * replays, to learn the id and cancel the intent; past it, it makes no call.
@@ -520,6 +556,34 @@ end:	atomic { !over && gen >= purchase && (gen == 1 || swept) && (gen > purchase
 			cancel(a_op[i], got);
 			printf("MODEL: request %d cancels operation %d's intent, left requires_action: %e\n", i, a_op[i], got)
 #endif
+		/* A confirm answered processing (perhaps the replay of the first
+		 * confirm's answer) is followed by a retrieve of the intent, in the
+		 * same step (settleConfirmed): decided, the request finishes as
+		 * that; still processing, it leaves without a finish (502 with
+		 * Retry-After, stillProcessing): the key stays started with its
+		 * token until the lease runs out, for a retry to confirm the stored
+		 * intent again or the completer to settle it, and the client is
+		 * told nothing final. The first mutation takes the 200 for a
+		 * charge; the second takes an intent still processing for one that
+		 * charged nothing, as if canceled. */
+		:: got == PROCESSING ->
+#ifdef MUT_PROCESSING_PAID
+			got = SUCCEEDED;
+			printf("MODEL: request %d takes operation %d's processing for paid\n", i, a_op[i])
+#else
+			if
+			:: p_proc[a_op[i]] ->
+#ifdef MUT_PROCESSING_FINAL
+				got = CANCELED;
+				printf("MODEL: request %d retrieves operation %d's intent, still processing, and takes it for not completed\n", i, a_op[i])
+#else
+				printf("MODEL: request %d retrieves operation %d's intent, still processing: it leaves the key started (502, Retry-After)\n", i, a_op[i]);
+				leave(i); goto gone
+#endif
+			:: else -> got = p_charge[a_op[i]];
+				printf("MODEL: request %d retrieves operation %d's intent, processing no more: %e\n", i, a_op[i], got)
+			fi
+#endif
 		:: else -> skip
 		fi;
 		finish(i, got, REQUEST, gen); leave(i); goto gone }
@@ -572,7 +636,10 @@ gone:	skip
  * COMPLETER_INTERVAL): TakeStuck (a started key whose lease ran out, past its
  * grace, taken over with a new token), the operation's intent settled at
  * the provider (settleintent), and the finish the request would have made,
- * or a crash before it, which leaves the key to a later pass or a retry. */
+ * or a crash before it, which leaves the key to a later pass or a retry.
+ * An intent still processing ends the pass at once ("pending"): the key
+ * stays started, with the completer's token until its lease runs out, for
+ * a later pass or a retry. */
 proctype Completer() {
 	mtype got = NOCHARGE;
 end:	do
@@ -582,7 +649,13 @@ end:	do
 		a_phase[COMP] = FINISHING; a_tok[COMP] = k_token; a_op[COMP] = k_op;
 		printf("MODEL: completer takes the key over (token %d)\n", k_token);
 		settleintent(k_op, got);
-		forget()
+		forget();
+		if
+		:: got == PROCESSING ->
+			printf("MODEL: completer leaves the key started: its intent is processing (pending)\n");
+			clear(COMP); got = NOCHARGE; live--; goto end
+		:: else -> skip
+		fi
 	}
 		if
 		:: atomic { finish(COMP, got, COMPLETER, 0); clear(COMP); got = NOCHARGE; live-- }
@@ -628,8 +701,10 @@ end:	do
 
 /* Quiescence: every attempt has ended and the faults have stopped. Every
  * lock runs out and every grace passes; the confirms still on the wire land
- * before the completer's last pass or after it; the completer settles a key
- * left started; the reconciler refunds what no order holds. Then every
+ * before the completer's last pass or after it; time passes, so the
+ * provider decides every intent left processing (either way) before the
+ * last pass, which therefore finishes; the completer settles a key left
+ * started; the reconciler refunds what no order holds. Then every
  * succeeded charge must have an order or a refund. */
 inline landslot(j, lo) {
 	if
@@ -639,6 +714,13 @@ inline landslot(j, lo) {
 }
 inline landall(lo) {
 	landslot(0, lo); landslot(1, lo); landslot(2, lo); landslot(3, lo); landslot(4, lo)
+}
+
+inline decideslot(d) {
+	if
+	:: p_proc[d] -> decide(d)
+	:: else -> skip
+	fi
 }
 
 inline settled(so) {
@@ -675,6 +757,7 @@ init {
 		:: landall(2)
 		:: skip
 		fi;
+		decideslot(1); decideslot(2);
 		if
 		:: k_exists && !k_finished ->
 			newtoken(); a_tok[COMP] = k_token; a_op[COMP] = k_op;
@@ -685,6 +768,11 @@ init {
 		:: else -> skip
 		fi;
 		landall(1); landall(2);
+		/* An intent made processing by a confirm landing only now: the
+		 * searches of the model itself find none (every confirm still on
+		 * the wire finds its intent decided or canceled), but a mutation
+		 * may make one. */
+		decideslot(1); decideslot(2);
 		if
 		:: ORPHAN(1) -> p_refunded[1] = true; printf("MODEL: reconciler refunds the charge of operation 1\n")
 		:: else -> skip

@@ -91,6 +91,14 @@ var mutations = []struct {
 	// requires_action (3-D Secure) for a charge: it writes an order that
 	// no succeeded charge pays for.
 	{"requires_action taken for paid", "-DMUT_ACTION_PAID", "", "ORDER_HAS_CHARGE"},
+	// A request takes a confirm answered 200 with the intent processing
+	// for a charge, as the shop did before issue 33: it writes an order
+	// that no succeeded charge pays for (yet, and perhaps ever).
+	{"processing taken for paid", "-DMUT_PROCESSING_PAID", "", "ORDER_HAS_CHARGE"},
+	// A request finishes an intent still processing as not completed, as
+	// if it were canceled: the client is told "nothing charged" while the
+	// provider may still make the charge succeed.
+	{"processing taken for final", "-DMUT_PROCESSING_FINAL", "", "NO_CHARGE_IS_FINAL"},
 }
 
 // TestMutationsBreakTheModel checks that every safeguard the model relies
