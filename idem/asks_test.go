@@ -230,3 +230,31 @@ func TestCompleterGivesBackAKeyItTookOverSlowly(t *testing.T) {
 		t.Fatalf("the next pass: got %d keys (%d settled), %v, want none within the grace", n, settled, err)
 	}
 }
+
+// A process that has just started knows nothing of the asks its
+// predecessor kept in memory (gone with it, a kill -9 during an outage)
+// nor of an outage the other instances are still recovering from: its
+// completer takes no key for a grace, as after an outage. make chaos saw
+// an instance restarted during a stall of PostgreSQL settle, at its first
+// pass, keys whose clients were retrying.
+func TestNewStoreHoldsItsCompleterOff(t *testing.T) {
+	ctx := context.Background()
+	_, pool := newStore(t)
+	s := idem.NewStore(pool, idem.Options{Lease: 3 * time.Second})
+	r := request("restarted", "a")
+	claimLock(t, s, r)
+	idemtest.ExpireLock(t, pool, "alice", "restarted")
+	age(t, pool, "created_at", "restarted", "2 minutes")
+	settled := 0
+	c := &idem.Completer{Store: s, Grace: time.Minute, Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) {
+		settled++
+		return "released", l.Release(ctx)
+	})}
+	if n, err := c.Pass(ctx); err != nil || n != 0 || settled != 0 {
+		t.Fatalf("first pass of a new store: got %d keys (%d settled), %v, want none within a grace of its start", n, settled, err)
+	}
+	idem.SinceStart(s, 2*time.Minute)
+	if n, err := c.Pass(ctx); err != nil || n != 1 || settled != 1 {
+		t.Fatalf("pass a grace after the start: got %d keys (%d settled), %v, want 1", n, settled, err)
+	}
+}

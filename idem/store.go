@@ -63,6 +63,13 @@ func NewStore(pool *pgxpool.Pool, opts Options) *Store {
 		opts.Lease = 30 * time.Second
 	}
 	s := &Store{pool: pool, q: idemdb.New(pool), kind: opts.Kind, lease: opts.Lease, resumeWithin: opts.ResumeWithin}
+	// A new store's completer holds off for a Grace, as after an outage:
+	// the asks that this process's predecessor kept in memory died with
+	// it, and those other instances kept through an outage this process
+	// never saw may still be on their way (make chaos: an instance
+	// restarted after kill -9 during a stall settled keys at its first
+	// pass, while their clients retried).
+	s.asks.downAt = time.Now()
 	if opts.Answers != nil && opts.AnswersFor > 0 && opts.Retention > opts.AnswersFor+rememberMargin {
 		s.answers, s.rememberWhile = opts.Answers, opts.Retention-opts.AnswersFor-rememberMargin
 	}

@@ -15,7 +15,9 @@ import (
 func newStore(tb testing.TB) (*idem.Store, *pgxpool.Pool) {
 	tb.Helper()
 	pool := idemtest.NewPool(tb)
-	return idem.NewStore(pool, idem.Options{Lease: 3 * time.Second}), pool
+	s := idem.NewStore(pool, idem.Options{Lease: 3 * time.Second})
+	idem.SinceStart(s, time.Hour) // a process that has run a while; TestNewStoreHoldsItsCompleterOff tests a new one
+	return s, pool
 }
 
 func request(key, body string) idem.Request {

@@ -1,0 +1,12 @@
+package idem
+
+import "time"
+
+// SinceStart makes a test's store as if it had started ago: its completer's
+// hold-off after the store is made (see NewStore) is then over, as in a
+// process that has been running for a while.
+func SinceStart(s *Store, ago time.Duration) {
+	s.asks.mu.Lock()
+	defer s.asks.mu.Unlock()
+	s.asks.downAt = time.Now().Add(-ago)
+}
