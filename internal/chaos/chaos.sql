@@ -136,3 +136,10 @@ SELECT e.event, extract(epoch FROM e.at - @began::timestamptz)::double precision
 FROM key_events e
 WHERE e.key = @key::text
 ORDER BY at;
+
+-- name: ChaosCompleterTookAt :one
+-- When the completer last took a key over, in seconds since the epoch (0:
+-- never): the moment it judged the key's grace.
+SELECT coalesce(extract(epoch FROM max(at)), 0)::float8 AS took_at
+FROM key_events
+WHERE key = @key::text AND event = 'taken_over' AND detail->>'by' = 'completer';

@@ -48,12 +48,10 @@ func check(ctx context.Context, cfg Config, conn, provider *database.DB, mails [
 	q := chaosdb.New(conn.Conn())
 	add := func(kind, example string) { rep.violate(kind, example) }
 	for _, v := range rep.Clients.violations {
-		if v.key != "" && v.kind == violNotCompletedRetrying {
-			// What the database says of the key's asks and its verdict,
-			// beside what its client saw: the one shows the other's gap.
-			v.example += "; its row and trail: " + keyTrail(ctx, q, rep.Clients.began, v.key)
-		}
 		add(v.kind, v.example)
+	}
+	if err := judgeRetried(ctx, cfg, q, rep); err != nil {
+		return err
 	}
 	// A failover run proves something only with its failovers made: one
 	// that ran out of drive is reported, as one that could not be made.
@@ -298,4 +296,51 @@ func keyTrail(ctx context.Context, q *chaosdb.Queries, began time.Time, key stri
 		lines[i] = fmt.Sprintf("%.1fs %s %s", r.At, r.Event, r.Detail)
 	}
 	return strings.Join(lines, ", ")
+}
+
+// judgeSlack is what the judgement of a retried key's grace allows for:
+// the ask is written with the shop's clock, the takeover judged with the
+// database's, and the client's send is timed with its own.
+const judgeSlack = 250 * time.Millisecond
+
+// judgeRetried judges each key whose retrying client was told "payment
+// not completed" by the completer: it broke the completer's promise if a
+// shop heard the client less than a grace before the completer took the
+// key over. A request heard is one that was answered, or one sent to a
+// shop that was neither paused nor down until the client gave up on it
+// (it waited on the database, or on a row lock, and counts as an ask).
+// One whose every request in that grace went to shops that could not
+// hear is counted (NotHeard), not failed on: no shop heard from it.
+func judgeRetried(ctx context.Context, cfg Config, q *chaosdb.Queries, rep *Report) error {
+	c := &rep.Clients
+	judged := map[string]bool{}
+	for _, key := range c.retried {
+		if judged[key] {
+			continue
+		}
+		judged[key] = true
+		took, err := q.ChaosCompleterTookAt(ctx, key)
+		if err != nil {
+			return err
+		}
+		at := time.Unix(0, int64(took*float64(time.Second)))
+		var heard time.Time
+		for _, t := range c.tries[key] {
+			if t.sent.Before(at) && t.sent.After(heard) &&
+				(t.status != 0 || (c.heard != nil && c.heard(t.shop, t.sent, t.answered))) {
+				heard = t.sent
+			}
+		}
+		if took != 0 && (heard.IsZero() || at.Sub(heard) >= cfg.CompleterGrace-judgeSlack) {
+			c.NotHeard++
+			continue
+		}
+		lines := make([]string, len(c.tries[key]))
+		for i, t := range c.tries[key] {
+			lines[i] = t.line(c.began)
+		}
+		rep.violate(violNotCompletedRetrying, fmt.Sprintf("key %s: taken over by the completer at %.1fs, %.1fs after a shop last heard its client; its requests: %s; its row and trail: %s",
+			key, at.Sub(c.began).Seconds(), at.Sub(heard).Seconds(), strings.Join(lines, ", "), keyTrail(ctx, q, c.began, key)))
+	}
+	return nil
 }

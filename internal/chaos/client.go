@@ -63,6 +63,12 @@ type Clients struct {
 	// longer than a client's longest silence between two asks
 	// (Config.gracePromised), it must be 0.
 	NotCompletedWhileRetrying int `json:"not_completed_while_retrying"`
+	// NotHeard counts those of them whose client no running shop heard
+	// within the grace before the completer took the key: its requests
+	// went to shops that were paused or down, and the only one that
+	// could hear it was never sent one. No shop can keep a promise to a
+	// client it never heard from; they are reported, not failed on.
+	NotHeard int `json:"not_completed_while_retrying_not_heard"`
 	// Attempts counts order requests sent, replays included; Doubled the
 	// attempts fired twice at once.
 	Attempts int `json:"attempts"`
@@ -98,11 +104,41 @@ type Clients struct {
 	// orders arrived.
 	began   time.Time
 	created []time.Time
+	// tries is each key's order requests, and retried the 402s "not
+	// completed" a retrying client was given, judged after the run
+	// against the database and the shops' deaf spans (check).
+	tries   map[string][]tried
+	retried []string
+	// heard says whether the shop at an address could hear a request
+	// sent at from and given up on at to (process.heard); false for an
+	// address that is no shop of the run's (HAProxy's).
+	heard func(addr string, from, to time.Time) bool
+}
+
+// tried is one order request of a key, as its client saw it.
+type tried struct {
+	sent, answered time.Time
+	shop           string // the address it was sent to
+	status         int    // 0: no answer
+	problem, err   string
+}
+
+// line is the request for a violation's example, in seconds into the
+// drive set by began.
+func (t tried) line(began time.Time) string {
+	what := strconv.Itoa(t.status)
+	switch {
+	case t.status == 0:
+		what = "no answer (" + t.err + ")"
+	case t.problem != "":
+		what += " " + path.Base(t.problem)
+	}
+	return fmt.Sprintf("%.1fs→%.1fs %s", t.sent.Sub(began).Seconds(), t.answered.Sub(began).Seconds(), what)
 }
 
 func newClients() Clients {
 	a := newAnswerCounts()
-	return Clients{Statuses: a.statuses, Problems: a.problems}
+	return Clients{Statuses: a.statuses, Problems: a.problems, tries: map[string][]tried{}}
 }
 
 // outcome is the final answer a client was given for one checkout.
@@ -131,10 +167,6 @@ type driver struct {
 	// seen is the final answer (201 or 402) each key was first given, to
 	// hold every later answer of the key against it.
 	seen map[string]outcome
-	// tries is each key's order requests as the clients saw them, a line
-	// each (seconds into the drive, the status or the error), for the
-	// example of a violation about the key.
-	tries map[string][]string
 }
 
 // drive runs the clients until every checkout is done or time is up.
@@ -148,8 +180,9 @@ func drive(ctx context.Context, cl *cluster, cfg Config, products []product, rng
 		// still start its checkouts during the first half of the drain.
 		stopNew: now.Add(cfg.Duration + cfg.Drain/2), giveUp: now.Add(cfg.Duration + cfg.Drain),
 		res:  newClients(),
-		seen: map[string]outcome{}, tries: map[string][]string{},
+		seen: map[string]outcome{},
 	}
+	d.res.heard = cl.heard
 	d.res.began = now
 	keys := filepath.Join(cl.dir, "keys")
 	if err := os.MkdirAll(keys, 0o755); err != nil {
@@ -335,6 +368,8 @@ type shot struct {
 	resp *http.Response
 	body []byte
 	err  error
+	shop string    // the address it was sent to
+	sent time.Time // when
 }
 
 func (s *spread) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -399,18 +434,19 @@ func (s *spread) send(req *http.Request, shop string, body []byte) shot {
 	if len(body) > 0 {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
+	sent := time.Now()
 	resp, err := s.d.base.RoundTrip(r)
 	if err != nil {
-		return shot{err: err}
+		return shot{err: err, shop: shop, sent: sent}
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
 	if err != nil {
 		// Cut off mid-answer: as good as none.
-		return shot{err: err}
+		return shot{err: err, shop: shop, sent: sent}
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(b))
-	return shot{resp: resp, body: b}
+	return shot{resp: resp, body: b, shop: shop, sent: sent}
 }
 
 // rank orders answers for the client: a final one (2xx or 402), then any
@@ -459,7 +495,11 @@ func (d *driver) saw(req *http.Request, sh shot) {
 	d.mu.Lock()
 	now := time.Now()
 	d.res.answers = append(d.res.answers, answered{at: now, resp: sh.resp, body: sh.body})
-	d.tries[key] = append(d.tries[key], try(now.Sub(d.began), status, out.Type, sh.err))
+	t := tried{sent: sh.sent, answered: now, shop: sh.shop, status: status, problem: out.Type}
+	if sh.err != nil {
+		t.err = sh.err.Error()
+	}
+	d.res.tries[key] = append(d.res.tries[key], t)
 	if status == http.StatusCreated {
 		d.res.created = append(d.res.created, now)
 	}
@@ -472,10 +512,11 @@ func (d *driver) saw(req *http.Request, sh shot) {
 		d.res.NotCompletedWhileRetrying++
 		d.mu.Unlock()
 		if d.cfg.gracePromised() {
+			// Judged after the run (check): whether a shop heard the
+			// client within the grace before the completer took the key.
 			d.mu.Lock()
-			tries := strings.Join(d.tries[key], ", ")
+			d.res.retried = append(d.res.retried, key)
 			d.mu.Unlock()
-			d.violateKey(violNotCompletedRetrying, key, fmt.Sprintf("key %s: 402 %s while its client retried; its requests: %s", key, out.Type, tries))
 		}
 	}
 	switch status {
@@ -538,27 +579,10 @@ func (d *driver) count(sh shot) {
 	answerCounts{statuses: d.res.Statuses, problems: d.res.Problems}.add(sh.resp, sh.body)
 }
 
-func (d *driver) violate(kind, example string) { d.violateKey(kind, "", example) }
-
-// violateKey records a violation about one key, whose row and trail check
-// adds to its example.
-func (d *driver) violateKey(kind, key, example string) {
+func (d *driver) violate(kind, example string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.res.violations = append(d.res.violations, violation{kind: kind, example: example, key: key})
-}
-
-// try is one line of a key's requests: when it was answered, seconds into
-// the drive, and with what.
-func try(at time.Duration, status int, problem string, err error) string {
-	what := strconv.Itoa(status)
-	switch {
-	case status == 0 && err != nil:
-		what = "no answer (" + err.Error() + ")"
-	case problem != "":
-		what += " " + path.Base(problem)
-	}
-	return fmt.Sprintf("%.1fs %s", at.Seconds(), what)
+	d.res.violations = append(d.res.violations, violation{kind: kind, example: example})
 }
 
 func sleep(ctx context.Context, d time.Duration) {

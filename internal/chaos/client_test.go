@@ -65,7 +65,7 @@ func TestSpreadDoublesAndRecordsEveryAnswer(t *testing.T) {
 	shopB, hitsB := fakeShop(t, handle)
 	d := &driver{
 		cl: &cluster{shops: []*process{shopA, shopB}, targets: []string{shopA.addr, shopB.addr}}, base: http.DefaultTransport,
-		res: newClients(), seen: map[string]outcome{}, tries: map[string][]string{}, logf: t.Logf,
+		res: newClients(), seen: map[string]outcome{}, logf: t.Logf,
 	}
 	c := client.New(anyShop, "tok", client.NewFileStore(filepath.Join(t.TempDir(), "keys.json")))
 	tr := &spread{d: d, rng: rand.New(rand.NewPCG(1, 2)), double: 1}

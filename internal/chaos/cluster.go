@@ -215,6 +215,18 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	return cl, nil
 }
 
+// heard says whether the shop listening on addr could hear a request sent
+// at from and given up on at to (process.heard). Through HAProxy the shop
+// is not known: only an answer shows that one heard.
+func (cl *cluster) heard(addr string, from, to time.Time) bool {
+	for _, p := range cl.shops {
+		if p.addr == addr {
+			return p.heard(from, to)
+		}
+	}
+	return false
+}
+
 // startShopDatabase starts the shop's PostgreSQL, or its formation in a
 // failover run, and returns its URL.
 func (cl *cluster) startShopDatabase(ctx context.Context, logf func(string, ...any)) (string, error) {

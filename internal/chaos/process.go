@@ -29,6 +29,48 @@ type process struct {
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	exited chan struct{}
+	// deaf are the spans during which the process could hear no request
+	// (paused, or killed and not yet serving again), and deafSince the
+	// start of one still open: what the clients' asks are judged by
+	// (heard).
+	deaf      []window
+	deafSince time.Time
+}
+
+// goDeaf opens a span during which the process hears nothing; hearing
+// closes it.
+func (p *process) goDeaf() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.deafSince.IsZero() {
+		p.deafSince = time.Now()
+	}
+}
+
+func (p *process) hearing() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.deafSince.IsZero() {
+		p.deaf = append(p.deaf, window{kind: p.name, from: p.deafSince, to: time.Now()})
+		p.deafSince = time.Time{}
+	}
+}
+
+// heard reports whether the process could hear, and keep, a request sent
+// at from and given up on at to: it was neither paused nor down at any
+// moment between the two.
+func (p *process) heard(from, to time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.deafSince.IsZero() && p.deafSince.Before(to) {
+		return false
+	}
+	for _, w := range p.deaf {
+		if w.from.Before(to) && w.to.After(from) {
+			return false
+		}
+	}
+	return true
 }
 
 // freeAddr returns a loopback address nobody listens on now. Another
@@ -67,7 +109,11 @@ func (p *process) start(ctx context.Context) error {
 	p.mu.Lock()
 	p.cmd, p.exited = cmd, exited
 	p.mu.Unlock()
-	return p.waitReady(ctx, exited)
+	if err := p.waitReady(ctx, exited); err != nil {
+		return err
+	}
+	p.hearing()
+	return nil
 }
 
 func (p *process) waitReady(ctx context.Context, exited chan struct{}) error {
@@ -117,14 +163,23 @@ func (p *process) kill() {
 	if cmd == nil {
 		return
 	}
+	p.goDeaf()
 	cmd.Process.Kill() // it may have gone already
 	<-exited
 }
 
 // pause stops the process (SIGSTOP) without telling it; resume lets it
 // go on where it was.
-func (p *process) pause() error  { return p.signal(syscall.SIGSTOP) }
-func (p *process) resume() error { return p.signal(syscall.SIGCONT) }
+func (p *process) pause() error {
+	p.goDeaf()
+	return p.signal(syscall.SIGSTOP)
+}
+
+func (p *process) resume() error {
+	err := p.signal(syscall.SIGCONT)
+	p.hearing()
+	return err
+}
 
 func (p *process) signal(sig syscall.Signal) error {
 	p.mu.Lock()

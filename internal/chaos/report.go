@@ -126,10 +126,7 @@ type Violation struct {
 	Examples   []string `json:"examples"`
 }
 
-type violation struct {
-	kind, example string
-	key           string // the idempotency key it is about, if one
-}
+type violation struct{ kind, example string }
 
 // maxExamples keeps a report readable when an invariant breaks often.
 const maxExamples = 5
@@ -215,10 +212,10 @@ func (r *Report) Summary() string {
 		verdict = "FAIL (" + strings.Join(kinds, "; ") + ")"
 	}
 	c, d := r.Clients, r.Disruptions
-	line := fmt.Sprintf("chaos: %s: %d checkouts (%d placed, %d declined, %d not completed (%d while the client retried), %d unresolved) in %d attempts over %d instances; "+
+	line := fmt.Sprintf("chaos: %s: %d checkouts (%d placed, %d declined, %d not completed (%d while the client retried, of keys %d no running shop heard within the grace), %d unresolved) in %d attempts over %d instances; "+
 		"%d kill -9, %d SIGSTOP, %d PostgreSQL crashes, %d PostgreSQL SIGSTOP, %d row locks (%d keys, %d started), %d SMTP stalls, provider faults %s; %s"+
 		"database: %d orders, %d succeeded charges, %d refunds (%d of lost keys); %d mails (%d sent again with the same Message-ID); keys settled in %.1f s, jobs %.1f s later (%d worked again, slowest %.1f s); %.0f s in all",
-		verdict, c.Checkouts, c.Placed, c.Declined, c.NotCompleted, c.NotCompletedWhileRetrying, c.Unresolved, c.Attempts, r.Config.Instances,
+		verdict, c.Checkouts, c.Placed, c.Declined, c.NotCompleted, c.NotCompletedWhileRetrying, c.NotHeard, c.Unresolved, c.Attempts, r.Config.Instances,
 		d.Kills, d.Stalls, d.DBCrashes, d.DBStalls, d.RowLocks, d.KeysLocked, d.StartedKeysLocked, d.SMTPStalls, d.ProviderFaults, failoversLine(d),
 		r.Database.Orders, r.Database.ChargesSucceeded, r.Database.Refunds, r.Database.LostKeyRefunds, r.Mail.Messages, r.Mail.Resent, r.SettleSeconds,
 		r.Outbox.SettleSeconds, r.Outbox.Retried, r.Outbox.SlowestSeconds, r.Seconds)

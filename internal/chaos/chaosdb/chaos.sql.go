@@ -46,6 +46,21 @@ func (q *Queries) ChaosChargesInManyOrders(ctx context.Context) ([]ChaosChargesI
 	return items, nil
 }
 
+const chaosCompleterTookAt = `-- name: ChaosCompleterTookAt :one
+SELECT coalesce(extract(epoch FROM max(at)), 0)::float8 AS took_at
+FROM key_events
+WHERE key = $1::text AND event = 'taken_over' AND detail->>'by' = 'completer'
+`
+
+// When the completer last took a key over, in seconds since the epoch (0:
+// never): the moment it judged the key's grace.
+func (q *Queries) ChaosCompleterTookAt(ctx context.Context, key string) (float64, error) {
+	row := q.db.QueryRow(ctx, chaosCompleterTookAt, key)
+	var took_at float64
+	err := row.Scan(&took_at)
+	return took_at, err
+}
+
 const chaosJobTotals = `-- name: ChaosJobTotals :one
 SELECT count(*) AS jobs, count(*) FILTER (WHERE attempt > 1) AS retried
 FROM river_job
