@@ -130,11 +130,11 @@ SELECT 'row' AS event, extract(epoch FROM k.created_at - @began::timestamptz)::d
            'locked_until', extract(epoch FROM k.locked_until - @began::timestamptz),
            'finished_at', extract(epoch FROM k.finished_at - @began::timestamptz))) AS detail
 FROM idem_keys k JOIN order_keys USING (scope, key)
-WHERE k.key = @key::text
+WHERE k.scope = (@customer_id::uuid)::text AND k.key = @key::text
 UNION ALL
 SELECT e.event, extract(epoch FROM e.at - @began::timestamptz)::double precision, e.detail - 'traceparent'
 FROM key_events e
-WHERE e.key = @key::text
+WHERE e.customer_id = @customer_id::uuid AND e.key = @key::text
 ORDER BY at;
 
 -- name: ChaosCompleterTookAt :one
@@ -142,4 +142,4 @@ ORDER BY at;
 -- never): the moment it judged the key's grace.
 SELECT coalesce(extract(epoch FROM max(at)), 0)::float8 AS took_at
 FROM key_events
-WHERE key = @key::text AND event = 'taken_over' AND detail->>'by' = 'completer';
+WHERE customer_id = @customer_id::uuid AND key = @key::text AND event = 'taken_over' AND detail->>'by' = 'completer';

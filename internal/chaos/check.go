@@ -283,8 +283,8 @@ func check(ctx context.Context, cfg Config, conn, provider *database.DB, mails [
 
 // keyTrail is one key's row and audit trail, in seconds into the drive,
 // for a violation's example.
-func keyTrail(ctx context.Context, q *chaosdb.Queries, began time.Time, key string) string {
-	rows, err := q.ChaosKeyTrail(ctx, chaosdb.ChaosKeyTrailParams{Began: began, Key: key})
+func keyTrail(ctx context.Context, q *chaosdb.Queries, began time.Time, customer uuid.UUID, key string) string {
+	rows, err := q.ChaosKeyTrail(ctx, chaosdb.ChaosKeyTrailParams{Began: began, CustomerID: customer, Key: key})
 	if err != nil {
 		return "not read: " + err.Error()
 	}
@@ -313,13 +313,18 @@ const judgeSlack = 250 * time.Millisecond
 // hear is counted (NotHeard), not failed on: no shop heard from it.
 func judgeRetried(ctx context.Context, cfg Config, q *chaosdb.Queries, rep *Report) error {
 	c := &rep.Clients
+	customers := map[string]uuid.UUID{}
+	for _, o := range c.outcomes {
+		customers[o.key] = o.customer
+	}
 	judged := map[string]bool{}
 	for _, key := range c.retried {
 		if judged[key] {
 			continue
 		}
 		judged[key] = true
-		took, err := q.ChaosCompleterTookAt(ctx, key)
+		customer := customers[key]
+		took, err := q.ChaosCompleterTookAt(ctx, chaosdb.ChaosCompleterTookAtParams{CustomerID: customer, Key: key})
 		if err != nil {
 			return err
 		}
@@ -340,7 +345,7 @@ func judgeRetried(ctx context.Context, cfg Config, q *chaosdb.Queries, rep *Repo
 			lines[i] = t.line(c.began)
 		}
 		rep.violate(violNotCompletedRetrying, fmt.Sprintf("key %s: taken over by the completer at %.1fs, %.1fs after a shop last heard its client; its requests: %s; its row and trail: %s",
-			key, at.Sub(c.began).Seconds(), at.Sub(heard).Seconds(), strings.Join(lines, ", "), keyTrail(ctx, q, c.began, key)))
+			key, at.Sub(c.began).Seconds(), at.Sub(heard).Seconds(), strings.Join(lines, ", "), keyTrail(ctx, q, c.began, customer, key)))
 	}
 	return nil
 }

@@ -49,13 +49,18 @@ func (q *Queries) ChaosChargesInManyOrders(ctx context.Context) ([]ChaosChargesI
 const chaosCompleterTookAt = `-- name: ChaosCompleterTookAt :one
 SELECT coalesce(extract(epoch FROM max(at)), 0)::float8 AS took_at
 FROM key_events
-WHERE key = $1::text AND event = 'taken_over' AND detail->>'by' = 'completer'
+WHERE customer_id = $1::uuid AND key = $2::text AND event = 'taken_over' AND detail->>'by' = 'completer'
 `
+
+type ChaosCompleterTookAtParams struct {
+	CustomerID uuid.UUID
+	Key        string
+}
 
 // When the completer last took a key over, in seconds since the epoch (0:
 // never): the moment it judged the key's grace.
-func (q *Queries) ChaosCompleterTookAt(ctx context.Context, key string) (float64, error) {
-	row := q.db.QueryRow(ctx, chaosCompleterTookAt, key)
+func (q *Queries) ChaosCompleterTookAt(ctx context.Context, arg ChaosCompleterTookAtParams) (float64, error) {
+	row := q.db.QueryRow(ctx, chaosCompleterTookAt, arg.CustomerID, arg.Key)
 	var took_at float64
 	err := row.Scan(&took_at)
 	return took_at, err
@@ -163,17 +168,18 @@ SELECT 'row' AS event, extract(epoch FROM k.created_at - $1::timestamptz)::doubl
            'locked_until', extract(epoch FROM k.locked_until - $1::timestamptz),
            'finished_at', extract(epoch FROM k.finished_at - $1::timestamptz))) AS detail
 FROM idem_keys k JOIN order_keys USING (scope, key)
-WHERE k.key = $2::text
+WHERE k.scope = ($2::uuid)::text AND k.key = $3::text
 UNION ALL
 SELECT e.event, extract(epoch FROM e.at - $1::timestamptz)::double precision, e.detail - 'traceparent'
 FROM key_events e
-WHERE e.key = $2::text
+WHERE e.customer_id = $2::uuid AND e.key = $3::text
 ORDER BY at
 `
 
 type ChaosKeyTrailParams struct {
-	Began time.Time
-	Key   string
+	Began      time.Time
+	CustomerID uuid.UUID
+	Key        string
 }
 
 type ChaosKeyTrailRow struct {
@@ -186,7 +192,7 @@ type ChaosKeyTrailRow struct {
 // example of a violation about it: when it was made, asked about, taken
 // over and finished, by whom.
 func (q *Queries) ChaosKeyTrail(ctx context.Context, arg ChaosKeyTrailParams) ([]ChaosKeyTrailRow, error) {
-	rows, err := q.db.Query(ctx, chaosKeyTrail, arg.Began, arg.Key)
+	rows, err := q.db.Query(ctx, chaosKeyTrail, arg.Began, arg.CustomerID, arg.Key)
 	if err != nil {
 		return nil, err
 	}
