@@ -121,7 +121,7 @@ func (a *asks) empty() bool { return !a.some.Load() }
 // longer to fail counts as an outage for the completer's hold-off.
 func (s *Store) asked(ctx context.Context, r Request, err error, took time.Duration) {
 	switch {
-	case IsUnavailable(err), err != nil && errors.Is(err, context.Canceled):
+	case IsUnavailable(err), errors.Is(err, context.Canceled):
 		s.asks.note(r.Scope, r.Key, isOutage(err) || took >= slowAnswer)
 		return
 	case isInProgress(err):

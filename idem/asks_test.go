@@ -22,6 +22,16 @@ func age(tb testing.TB, pool *pgxpool.Pool, column, key, by string) {
 	}
 }
 
+// releasing is a completer with a grace of a minute whose settling only
+// gives the key back, and the count of the keys it settled.
+func releasing(s *idem.Store) (*idem.Completer, *int) {
+	settled := new(int)
+	return &idem.Completer{Store: s, Grace: time.Minute, Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) {
+		*settled++
+		return "released", l.Release(ctx)
+	})}, settled
+}
+
 // A client that keeps asking about a key whose holder is slow is not a
 // client that gave up: the completer's grace counts from its last ask, not
 // from the claim, so the client's own retry takes the key over once the
@@ -38,18 +48,14 @@ func TestCompleterGraceCountsFromTheLastAsk(t *testing.T) {
 		t.Fatalf("retry under the lease: got %v, want in progress", err)
 	}
 	idemtest.ExpireLock(t, pool, "alice", "asked")
-	settled := 0
-	c := &idem.Completer{Store: s, Grace: time.Minute, Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) {
-		settled++
-		return "released", l.Release(ctx)
-	})}
+	c, settled := releasing(s)
 	if n, err := c.Pass(ctx); err != nil || n != 0 {
 		t.Fatalf("pass a moment after the client asked: got %d keys, %v, want 0: the grace counts from the ask", n, err)
 	}
 	// Once the client has been quiet for the grace, the key is the completer's.
 	age(t, pool, "asked_at", "asked", "2 minutes")
-	if n, err := c.Pass(ctx); err != nil || n != 1 || settled != 1 {
-		t.Fatalf("pass after the grace: got %d keys (%d settled), %v, want 1", n, settled, err)
+	if n, err := c.Pass(ctx); err != nil || n != 1 || *settled != 1 {
+		t.Fatalf("pass after the grace: got %d keys (%d settled), %v, want 1", n, *settled, err)
 	}
 }
 
@@ -66,9 +72,7 @@ func TestAsksStopExtendingTheGraceOfAnOldKey(t *testing.T) {
 	r := request("asked-for-ever", "a")
 	claimLock(t, s, r)
 	idemtest.ExpireLock(t, pool, "alice", "asked-for-ever")
-	c := &idem.Completer{Store: s, Grace: time.Minute, Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) {
-		return "released", l.Release(ctx)
-	})}
+	c, _ := releasing(s)
 	// Young, and asked about a moment ago: the client's.
 	age(t, pool, "created_at", "asked-for-ever", "2 minutes")
 	if err := s.Ask(ctx, "alice", "asked-for-ever"); err != nil {
@@ -96,9 +100,7 @@ func TestAskBeforeAClaimCounts(t *testing.T) {
 	claimLock(t, s, r)
 	idemtest.ExpireLock(t, pool, "alice", "asked-early")
 	age(t, pool, "created_at", "asked-early", "2 minutes")
-	c := &idem.Completer{Store: s, Grace: time.Minute, Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) {
-		return "released", l.Release(ctx)
-	})}
+	c, _ := releasing(s)
 	if err := s.Ask(ctx, "alice", "asked-early"); err != nil {
 		t.Fatal(err)
 	}
@@ -166,9 +168,7 @@ func TestClaimTheClientHungUpOnCountsAsAnAsk(t *testing.T) {
 	}
 	// The next looks at the database (completer passes) write the ask,
 	// once the abandoned statement's session has let the row go too.
-	c := &idem.Completer{Store: s, Grace: time.Minute, Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) {
-		return "released", l.Release(ctx)
-	})}
+	c, _ := releasing(s)
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		c.Pass(ctx) //nolint:errcheck // judged by asked_at
 		var asked bool
@@ -207,13 +207,9 @@ func TestCompleterGivesBackAKeyItTookOverSlowly(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.AfterFunc(1500*time.Millisecond, func() { tx.Rollback(ctx) }) //nolint:errcheck // the test ends with it
-	settled := 0
-	c := &idem.Completer{Store: s, Grace: time.Minute, Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) {
-		settled++
-		return "released", l.Release(ctx)
-	})}
+	c, settled := releasing(s)
 	c.Pass(ctx) //nolint:errcheck // judged by what became of the key
-	if settled != 0 {
+	if *settled != 0 {
 		t.Fatal("got the key settled by a takeover the database answered late, want it given back")
 	}
 	var started, expired bool
@@ -226,8 +222,8 @@ func TestCompleterGivesBackAKeyItTookOverSlowly(t *testing.T) {
 		t.Fatalf("got the key started %v, its lease over %v, %d settle attempts; want it started, free to take, 0 attempts", started, expired, attempts)
 	}
 	// And the completer holds off for a grace, as after an outage.
-	if n, err := c.Pass(ctx); err != nil || n != 0 || settled != 0 {
-		t.Fatalf("the next pass: got %d keys (%d settled), %v, want none within the grace", n, settled, err)
+	if n, err := c.Pass(ctx); err != nil || n != 0 || *settled != 0 {
+		t.Fatalf("the next pass: got %d keys (%d settled), %v, want none within the grace", n, *settled, err)
 	}
 }
 
@@ -245,16 +241,12 @@ func TestNewStoreHoldsItsCompleterOff(t *testing.T) {
 	claimLock(t, s, r)
 	idemtest.ExpireLock(t, pool, "alice", "restarted")
 	age(t, pool, "created_at", "restarted", "2 minutes")
-	settled := 0
-	c := &idem.Completer{Store: s, Grace: time.Minute, Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) {
-		settled++
-		return "released", l.Release(ctx)
-	})}
-	if n, err := c.Pass(ctx); err != nil || n != 0 || settled != 0 {
-		t.Fatalf("first pass of a new store: got %d keys (%d settled), %v, want none within a grace of its start", n, settled, err)
+	c, settled := releasing(s)
+	if n, err := c.Pass(ctx); err != nil || n != 0 || *settled != 0 {
+		t.Fatalf("first pass of a new store: got %d keys (%d settled), %v, want none within a grace of its start", n, *settled, err)
 	}
 	idem.SinceStart(s, 2*time.Minute)
-	if n, err := c.Pass(ctx); err != nil || n != 1 || settled != 1 {
-		t.Fatalf("pass a grace after the start: got %d keys (%d settled), %v, want 1", n, settled, err)
+	if n, err := c.Pass(ctx); err != nil || n != 1 || *settled != 1 {
+		t.Fatalf("pass a grace after the start: got %d keys (%d settled), %v, want 1", n, *settled, err)
 	}
 }

@@ -510,14 +510,12 @@ func (d *driver) saw(req *http.Request, sh shot) {
 	if status == http.StatusPaymentRequired && out.Type == notCompleted && out.ChargeID == "" && time.Now().Before(d.giveUp) {
 		d.mu.Lock()
 		d.res.NotCompletedWhileRetrying++
-		d.mu.Unlock()
 		if d.cfg.gracePromised() {
 			// Judged after the run (check): whether a shop heard the
 			// client within the grace before the completer took the key.
-			d.mu.Lock()
 			d.res.retried = append(d.res.retried, key)
-			d.mu.Unlock()
 		}
+		d.mu.Unlock()
 	}
 	switch status {
 	case http.StatusCreated, http.StatusPaymentRequired:
@@ -582,7 +580,7 @@ func (d *driver) count(sh shot) {
 func (d *driver) violate(kind, example string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.res.violations = append(d.res.violations, violation{kind: kind, example: example})
+	d.res.violations = append(d.res.violations, violation{kind, example})
 }
 
 func sleep(ctx context.Context, d time.Duration) {
