@@ -10,7 +10,7 @@ import (
 )
 
 // The exports below let programs built on PostgreSQL's own (such as
-// pg_auto_failover's pg_autoctl, in internal/hapg) run the way this package
+// pg_auto_failover's pg_autoctl, in bench/hapg) run the way this package
 // runs the server: as the OS user the server would run as, from a working
 // directory that user can enter.
 

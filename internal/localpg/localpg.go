@@ -233,7 +233,7 @@ func (s *Server) Stop(ctx context.Context) error {
 
 // LogTail returns the last 20 lines of the log at path, after a newline
 // and the path, to append to an error: a server's log says why a start
-// failed, where pg_ctl (or pg_autoctl, in internal/hapg) only says that it
+// failed, where pg_ctl (or pg_autoctl, in bench/hapg) only says that it
 // failed. It returns "" when the log is missing or empty.
 func LogTail(path string) string {
 	b, err := os.ReadFile(path)

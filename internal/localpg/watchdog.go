@@ -41,7 +41,7 @@ func watch(dataDir string) error {
 // first reads its input to the end, which comes when the kernel closes
 // this process's end of the pipe. It is a separate process because a
 // panicking test, os.Exit or SIGKILL skip every deferred call in this one.
-// localpg's watchdog is one; internal/hapg's, for a whole formation,
+// localpg's watchdog is one; bench/hapg's, for a whole formation,
 // another.
 func AtExit(name, script string, args ...string) error {
 	r, w, err := os.Pipe()

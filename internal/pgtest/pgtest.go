@@ -5,7 +5,7 @@
 // is much quicker than migrating.
 //
 // Set TEST_DATABASE_URL to a superuser URL to use an existing server instead;
-// make test sets it to the one server of its run (cmd/testpg). Test binaries
+// make test sets it to the one server of its run (bench/cmd/testpg). Test binaries
 // can then share the server, each with a template of its own under a unique
 // name, dropped with its copies when the binary ends.
 // When that URL goes through a transaction pooler (PgBouncer), also set
