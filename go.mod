@@ -67,6 +67,7 @@ require (
 )
 
 require (
+	exactlyonce/fakestripe v0.0.0
 	exactlyonce/idem v0.0.0-00010101000000-000000000000
 	github.com/PuerkitoBio/goquery v1.14.0
 	github.com/a-h/templ v0.3.1118
@@ -103,3 +104,5 @@ require (
 tool github.com/a-h/templ/cmd/templ
 
 replace exactlyonce/idem => ./idem
+
+replace exactlyonce/fakestripe => ./fakestripe

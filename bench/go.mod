@@ -10,6 +10,7 @@ require (
 )
 
 require (
+	exactlyonce/fakestripe v0.0.0
 	exactlyonce/idem v0.0.0 // indirect
 	github.com/a-h/templ v0.3.1118 // indirect
 	github.com/andybalholm/cascadia v1.3.5 // indirect
@@ -89,3 +90,5 @@ replace (
 	exactlyonce => ../
 	exactlyonce/idem => ../idem
 )
+
+replace exactlyonce/fakestripe => ../fakestripe

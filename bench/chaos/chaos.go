@@ -30,6 +30,9 @@ import (
 type Config struct {
 	// Web is the path of the built web binary (cmd/web).
 	Web string
+	// Fake is the path of the built fake Stripe (fakestripe/cmd/fakestripe),
+	// which runs as a process of its own on a PostgreSQL of its own.
+	Fake string
 	// Instances is how many shop processes serve the clients.
 	Instances int
 	// Clients place checkouts concurrently, each as one API customer.

@@ -145,14 +145,14 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		}
 	}
 
-	// The provider on its own database: it applies the migrations there
-	// (the shop's too, which it leaves unused) before it serves.
+	// The fake Stripe on its own database: it applies its own migrations
+	// there before it serves.
 	paddr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
 	cl.provider = &process{
-		name: "provider", addr: paddr, args: []string{cfg.Web, "provider"},
+		name: "provider", addr: paddr, args: []string{cfg.Fake},
 		env: slices.Concat(env, []string{"PROVIDER_ADDR=" + paddr, "DEMO=1", "DATABASE_URL=" + providerURL,
 			"STRIPE_WEBHOOK_URL=http://" + front + "/webhooks/stripe"}),
 		logPath: filepath.Join(dir, "provider.log"),

@@ -6,7 +6,7 @@ import (
 
 	"exactlyonce/bench/chaos/chaosdb"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakestripe"
+	"exactlyonce/fakestripe"
 )
 
 // books are the two sides of a run's money, each read from its own
@@ -22,7 +22,7 @@ type books struct {
 
 // readBooks reads both sides.
 func readBooks(ctx context.Context, shop, provider *database.DB) (books, error) {
-	charges, err := fakestripe.Ledger(ctx, provider)
+	charges, err := fakestripe.Ledger(ctx, provider.Pool)
 	if err != nil {
 		return books{}, fmt.Errorf("read the provider's ledger: %w", err)
 	}

@@ -12,7 +12,7 @@ import (
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakestripe"
+	"exactlyonce/fakestripe"
 )
 
 // TestRequireSyncRefusesKeysWhileThePrimaryCommitsAlone runs the shop with

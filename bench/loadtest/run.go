@@ -35,6 +35,10 @@ type Result struct {
 	// ClientCPU is the load generator's own CPU time during the leg: on a
 	// small machine it competes with the shop and PostgreSQL for the cores.
 	ClientCPU time.Duration
+	// ProviderCPU is the fake Stripe's process's CPU time during the leg:
+	// the provider runs apart from the shop, on a database of its own, as
+	// Stripe does, so that the shop's own cost is the web column alone.
+	ProviderCPU time.Duration
 }
 
 // Rate is the successful requests per second.
@@ -51,6 +55,15 @@ func (r Result) CPUPerRequest() time.Duration {
 		return 0
 	}
 	return r.CPU / time.Duration(r.N)
+}
+
+// ProviderCPUPerRequest is the fake provider's CPU time per successful
+// request.
+func (r Result) ProviderCPUPerRequest() time.Duration {
+	if r.N == 0 || r.ProviderCPU == 0 {
+		return 0
+	}
+	return r.ProviderCPU / time.Duration(r.N)
 }
 
 // Run calls do from opts.Clients goroutines until the duration or the

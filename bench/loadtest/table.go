@@ -31,8 +31,8 @@ func (r Row) Ratio() float64 {
 // keeps them in.
 func PrintTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
-	fmt.Fprintln(tw, "| work\t rate/s\t ratio\t target\t p50\t p99\t web CPU/req\t errors\t")
-	fmt.Fprintln(tw, "|---\t---:\t---:\t---\t---:\t---:\t---:\t---:\t")
+	fmt.Fprintln(tw, "| work\t rate/s\t ratio\t target\t p50\t p99\t web CPU/req\t provider CPU/req\t errors\t")
+	fmt.Fprintln(tw, "|---\t---:\t---:\t---\t---:\t---:\t---:\t---:\t---:\t")
 	for _, r := range rows {
 		ratio := "1 (baseline)"
 		if r.Alone {
@@ -45,12 +45,16 @@ func PrintTable(w io.Writer, rows []Row) error {
 		if c := r.Result.CPUPerRequest(); c > 0 {
 			cpu = FormatDuration(c)
 		}
+		providerCPU := "—"
+		if c := r.Result.ProviderCPUPerRequest(); c > 0 {
+			providerCPU = FormatDuration(c)
+		}
 		target := r.Target
 		if target == "" {
 			target = "—"
 		}
-		fmt.Fprintf(tw, "| %s\t %.0f\t %s\t %s\t %s\t %s\t %s\t %d\t\n", r.Result.Name, r.Result.Rate(), ratio, target,
-			FormatDuration(r.Result.P50), FormatDuration(r.Result.P99), cpu, r.Result.Errors)
+		fmt.Fprintf(tw, "| %s\t %.0f\t %s\t %s\t %s\t %s\t %s\t %s\t %d\t\n", r.Result.Name, r.Result.Rate(), ratio, target,
+			FormatDuration(r.Result.P50), FormatDuration(r.Result.P99), cpu, providerCPU, r.Result.Errors)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -21,7 +21,7 @@ import (
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
-	"exactlyonce/internal/fakestripe"
+	"exactlyonce/internal/lab"
 	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/readiness"
 	"exactlyonce/internal/web"
@@ -59,7 +59,7 @@ type Handler struct {
 	checkout *checkout.Engine
 	// provider is the fake payment provider, whose faults the demo
 	// controls set; nil when demo mode is off.
-	provider   *fakestripe.Provider
+	provider   lab.Provider
 	log        *slog.Logger
 	lifecycle  Lifecycle
 	errors     *web.Errors
@@ -76,7 +76,7 @@ type Deps struct {
 	Carts    *cart.Store
 	Checkout *checkout.Engine
 	// Provider enables the demo controls when non-nil.
-	Provider *fakestripe.Provider
+	Provider lab.Provider
 	Log      *slog.Logger
 	// Lifecycle is the key retention policy (policy.go).
 	Lifecycle Lifecycle

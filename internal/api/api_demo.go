@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"exactlyonce/internal/fakestripe"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/web"
 )

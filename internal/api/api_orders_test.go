@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/problem"
@@ -164,7 +163,7 @@ func TestProviderOutageStoresNothing(t *testing.T) {
 
 func TestDemoControlsOnlyInDemoMode(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.Demo = false })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.Demo = false })
 	apptest.WantProblem(t, h.Do(t, http.MethodGet, "/api/demo/stats", ""), problem.NotFound)
 	apptest.WantProblem(t, h.Do(t, http.MethodPut, "/api/demo/provider", `{"fail":"decline"}`), problem.NotFound)
 

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/problem"
@@ -44,12 +43,12 @@ func sendTo(t *testing.T, h *apptest.Harness, host, method, path, body string, h
 // name as Host; it must not reach the demo controls, or any handler.
 func TestHostAllowList(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.AllowedHosts = []string{"shop.example"} })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.AllowedHosts = []string{"shop.example"} })
 	for _, host := range []string{"rebind.attacker.example", "rebind.attacker.example:80", "shop.example.attacker.example"} {
 		r := sendTo(t, h, host, http.MethodPut, "/api/demo/provider", `{"fail": "decline"}`)
 		apptest.WantProblem(t, r, problem.MisdirectedRequest)
 	}
-	if got := h.App.Provider.Behaviour().Fail; got != "none" {
+	if got := h.Provider.Behaviour().Fail; got != "none" {
 		t.Errorf("got provider fault %q after refused requests, want none", got)
 	}
 	if r := sendTo(t, h, "rebind.attacker.example", http.MethodGet, "/", ""); r.Status != http.StatusMisdirectedRequest {
@@ -86,7 +85,7 @@ func TestRequestIDIsKeptOnlyWhenPlain(t *testing.T) {
 func TestAccessLogRedactsKeysInPaths(t *testing.T) {
 	t.Parallel()
 	var out syncBuffer
-	h := apptest.New(t, func(cfg *app.Config) { cfg.Log = logging.New(&out, "json", slog.LevelDebug) })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.Log = logging.New(&out, "json", slog.LevelDebug) })
 	c := h.NewCustomer(t)
 	const key = "secret-key-0123456789abcdef"
 	h.PlaceOrder(t, c, key, oneMug)
@@ -112,7 +111,7 @@ func TestAccessLogRedactsKeysInPaths(t *testing.T) {
 func TestAccessLogRedactsKeysInUnmatchedPaths(t *testing.T) {
 	t.Parallel()
 	var out syncBuffer
-	h := apptest.New(t, func(cfg *app.Config) { cfg.Log = logging.New(&out, "json", slog.LevelDebug) })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.Log = logging.New(&out, "json", slog.LevelDebug) })
 	c := h.NewCustomer(t)
 	const key = "secret-key-0123456789abcdef"
 	// No route matches these, so the log cannot rebuild them from one.

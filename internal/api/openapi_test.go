@@ -21,11 +21,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/api"
-	"exactlyonce/internal/app"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/web"
@@ -129,7 +128,7 @@ func TestOpenAPIDescribesEveryRouteAndError(t *testing.T) {
 	// An attempt of key "k-held" waits after its claim until released, so
 	// that a retry meets the held key (409).
 	claimed, release := make(chan struct{}), make(chan struct{})
-	h := apptest.New(t, func(c *app.Config) {
+	h := apptest.New(t, func(c *apptest.Setup) {
 		c.LockTimeout = 30 * time.Second
 		c.ProviderTimeout = 300 * time.Millisecond
 		c.Hooks.AfterClaim = func(_ context.Context, cl checkout.Claimed) {
@@ -239,7 +238,7 @@ func TestOpenAPIDescribesEveryRouteAndError(t *testing.T) {
 
 	// A server that allows one new customer per address answers the
 	// second with 429 and Retry-After.
-	strict := apptest.New(t, func(c *app.Config) { c.CustomerQuota = web.CustomerQuota{PerMinute: 1, Burst: 1} })
+	strict := apptest.New(t, func(c *apptest.Setup) { c.CustomerQuota = web.CustomerQuota{PerMinute: 1, Burst: 1} })
 	s.do(t, strict, 201, "POST", "/api/customers", `{}`)
 	s.do(t, strict, 429, "POST", "/api/customers", `{}`)
 	s.do(t, h, 200, "GET", "/healthz", "")

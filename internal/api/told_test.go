@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
@@ -64,7 +63,7 @@ func TestConflictNamesAShortWait(t *testing.T) {
 	t.Parallel()
 	claimed := make(chan struct{})
 	var once sync.Once
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.LockTimeout = 30 * time.Second
 		cfg.Hooks.AfterClaim = func(context.Context, checkout.Claimed) { once.Do(func() { close(claimed) }) }
 	})
@@ -87,7 +86,7 @@ func TestConflictNamesAShortWait(t *testing.T) {
 // takes it over at once.
 func TestProviderBlipCostsSeconds(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = 30 * time.Second })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.LockTimeout = 30 * time.Second })
 	c := h.NewCustomer(t)
 
 	t.Run("an answer lost once", func(t *testing.T) {
@@ -123,7 +122,7 @@ func TestProviderBlipCostsSeconds(t *testing.T) {
 // gets the order its key paid for.
 func TestCartOrderRetriedAfterTheCartChanged(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = 30 * time.Second })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.LockTimeout = 30 * time.Second })
 	cc := newCartClient(t, h)
 	wantCart(t, cc.do(t, http.MethodPut, "", twoMugs), http.StatusOK)
 	order := func() apptest.Response {
@@ -163,7 +162,7 @@ func TestFinishPastItsTimeoutIsAnOutage(t *testing.T) {
 	var once sync.Once
 	release := make(chan struct{})
 	var h *apptest.Harness
-	h = apptest.New(t, func(cfg *app.Config) {
+	h = apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.LockTimeout, cfg.FinishTimeout = 3*time.Second, 500*time.Millisecond
 		cfg.Hooks.BeforeFinish = func(ctx context.Context, cl checkout.Claimed) {
 			once.Do(func() {

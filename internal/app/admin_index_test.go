@@ -11,7 +11,6 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 )
 
@@ -49,7 +48,7 @@ func page(t *testing.T, url string) *goquery.Document {
 func withCatcher(t *testing.T) apptest.Option {
 	t.Helper()
 	sendTo, catcher := apptest.WithMailCatcher(t)
-	return func(c *app.Config) {
+	return func(c *apptest.Setup) {
 		sendTo(c)
 		c.MailCatcher = catcher
 	}
@@ -100,7 +99,7 @@ func TestAdminIndexLinksAnswer(t *testing.T) {
 // where it is, and links nowhere that would 404.
 func TestAdminIndexWithoutLab(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(c *app.Config) { c.Demo = false })
+	h := apptest.New(t, func(c *apptest.Setup) { c.Demo = false })
 	doc := page(t, serveAdmin(t, h)+"/")
 	var inspector *goquery.Selection
 	doc.Find(`[data-testid="admin-link"]`).Each(func(_ int, s *goquery.Selection) {
@@ -180,7 +179,7 @@ func TestAdminMailLinksToOrder(t *testing.T) {
 // operator reached the admin listener by, with the shop's port.
 func TestAdminIndexLinksAShopOnEveryAddress(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(c *app.Config) { c.BaseURL = "http://[::]:8080" })
+	h := apptest.New(t, func(c *apptest.Setup) { c.BaseURL = "http://[::]:8080" })
 	doc := page(t, serveAdmin(t, h)+"/")
 	href, _ := doc.Find(`a[href$="/lab#inspector"]`).Attr("href")
 	if want := "http://127.0.0.1:8080/lab#inspector"; href != want {

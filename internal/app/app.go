@@ -10,10 +10,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,11 +19,11 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/riverqueue/river"
 
+	"exactlyonce/fakestripe"
 	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/mailcatcher"
@@ -41,9 +39,7 @@ import (
 // Config is what New needs beyond the pool.
 type Config struct {
 	// BaseURL is where this server is reached over loopback, such as
-	// http://127.0.0.1:8080. Without a ProviderListener the payment client
-	// calls the in-process fake, served by this same server under /v1,
-	// through it, and the fake sends its webhooks to it.
+	// http://127.0.0.1:8080: the lab sends its scenarios' requests to it.
 	BaseURL         string
 	LockTimeout     time.Duration
 	ProviderTimeout time.Duration
@@ -88,21 +84,15 @@ type Config struct {
 	// catalogMaxAge. Tests shorten it to see a catalog change at once.
 	CatalogMaxAge time.Duration
 
-	// StripeAPIBase is the base URL of Stripe (https://api.stripe.com) or
-	// of a fake that runs as a process of its own (`web provider`), such as
-	// http://127.0.0.1:8081, reached with StripeSecretKey. Empty runs the
-	// fake in this process, with a secret key of its own.
+	// StripeAPIBase is the base URL of Stripe (https://api.stripe.com, the
+	// default when empty) or of the fake Stripe (fakestripe/cmd/fakestripe,
+	// which make run, the tests and the bench start beside the shop),
+	// reached with StripeSecretKey. With Demo, the lab sets the fake's
+	// faults through its control API there.
 	StripeAPIBase   string
 	StripeSecretKey string
-	// StripeWebhookSecret verifies the webhooks at /webhooks/stripe; with
-	// the in-process fake, empty makes one the two share.
+	// StripeWebhookSecret verifies the webhooks at /webhooks/stripe.
 	StripeWebhookSecret string
-	// ProviderListener is where Serve serves the in-process provider: a
-	// loopback listener apart from the shop's, so that at shutdown the
-	// provider outlives the shop's listener and the orders still in flight
-	// can finish their charges. Nil mounts it under /v1 on the shop's
-	// own routes instead, for tests that serve a.Echo themselves.
-	ProviderListener net.Listener
 
 	// ProviderKeyWindow is how long the provider remembers idempotency keys
 	// (see checkout.Config); zero means checkout.DefaultProviderKeyWindow.
@@ -112,8 +102,6 @@ type Config struct {
 	MaxSettleAttempts int
 	// ReconcileInterval spaces the reconciler's passes; zero disables it.
 	ReconcileInterval time.Duration
-	// ProviderOptions are passed to the fake provider; tests use them.
-	ProviderOptions []fakestripe.Option
 	// ReconcilerHooks are passed to the reconciler; tests use them.
 	ReconcilerHooks lifecycle.ReconcilerHooks
 
@@ -149,7 +137,6 @@ type App struct {
 	Echo     *echo.Echo
 	DB       *database.DB
 	Checkout *checkout.Engine
-	Provider *fakestripe.Provider
 	// Payments is the client of the provider the engine and the background
 	// workers use.
 	Payments  *payment.Client
@@ -182,10 +169,6 @@ type App struct {
 	handler http.Handler
 
 	cfg Config
-	// providerHandler serves the in-process provider on
-	// cfg.ProviderListener; nil when the provider is mounted on Echo or
-	// runs elsewhere.
-	providerHandler http.Handler
 }
 
 // deploymentReadTimeout bounds the read of the deployment's marker at
@@ -221,7 +204,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 			deploymentErr = fmt.Errorf("read deployment id: %w", deploymentErr)
 		}
 	}
-	provider, payments, webhookSecret := paymentProvider(d, cfg, deployment)
+	payments := paymentClient(cfg, deployment)
 	if cfg.KeyRetention <= 0 {
 		cfg.KeyRetention = DefaultKeyRetention
 	}
@@ -235,9 +218,14 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	}
 	hooks := cfg.Hooks
 	var labRunner *lab.Runner
-	if cfg.Demo && provider != nil {
-		// The lab sends its scenarios' requests to this server's own API,
-		// and freezes an attempt through the engine's hooks.
+	var provider lab.Provider
+	if cfg.Demo {
+		// The demo's provider is the fake Stripe, whose faults the lab and
+		// the demo API set through its control API, over HTTP as the
+		// charges go. The lab sends its scenarios' requests to this
+		// server's own API, and freezes an attempt through the engine's
+		// hooks.
+		provider = &fakestripe.Control{Base: cfg.StripeAPIBase, Secret: cfg.StripeSecretKey}
 		labRunner = lab.New(cfg.BaseURL, d, provider,
 			lab.Limits{LockTimeout: cfg.LockTimeout, ProviderTimeout: cfg.ProviderTimeout}, cfg.Log)
 		hooks.BeforeRenew = bothHooks(labRunner.Stall, cfg.Hooks.BeforeRenew)
@@ -264,31 +252,18 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	keys := idem.NewStore(pool, idem.Options{Kind: pickup.KeyKind, Lease: cfg.LockTimeout,
 		Answers: rememberAnswers(cfg.RememberedAnswers), AnswersFor: rememberFor, Retention: cfg.KeyRetention})
 	ready := newReadiness(d, payments, cfg)
-	webhooks := stripehook.New(d, payments, webhookSecret, m, cfg.Log)
+	webhooks := stripehook.New(d, payments, cfg.StripeWebhookSecret, m, cfg.Log)
 	register(e, d, cfg, routes{engine: engine, catalog: cat, provider: provider, lab: labRunner, keys: keys, metrics: m,
 		ready: ready, webhooks: webhooks})
 
 	a := &App{
-		Echo: e, DB: d, Checkout: engine, Provider: provider, Payments: payments,
+		Echo: e, DB: d, Checkout: engine, Payments: payments,
 		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, Keys: keys, Readiness: ready,
 		Tracing: cfg.Tracing, cfg: cfg, deploymentErr: deploymentErr,
 	}
-	mounted := false // the in-process provider is served under /v1
-	switch {
-	case provider == nil:
-	case cfg.ProviderListener != nil:
-		a.providerHandler = tracing.Server(newProviderEcho(provider), tp, nil)
-	default:
-		provider.Register(e.Group("/v1"))
-		mounted = true
-	}
 	// The shop's listener serves strangers: each request starts a trace of
-	// its own, linked to the caller's. Only the in-process provider's calls,
-	// when it is mounted here under /v1 (tests), come from the shop itself
-	// and join its trace, as on a listener of their own.
-	a.handler = tracing.Server(e, tp, func(r *http.Request) bool {
-		return !mounted || !strings.HasPrefix(r.URL.Path, "/v1/")
-	})
+	// its own, linked to the caller's.
+	a.handler = tracing.Server(e, tp, nil)
 	if cfg.Jobs.Log == nil {
 		cfg.Jobs.Log = cfg.Log
 	}

@@ -11,7 +11,6 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/handlers"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/metrics"
@@ -25,7 +24,7 @@ import (
 type routes struct {
 	engine   *checkout.Engine
 	catalog  *catalog.Catalog
-	provider *fakestripe.Provider
+	provider lab.Provider
 	lab      *lab.Runner
 	keys     *idem.Store
 	metrics  *metrics.Metrics

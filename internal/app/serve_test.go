@@ -19,6 +19,7 @@ import (
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/pgtest"
 	"exactlyonce/internal/problem"
+	"exactlyonce/internal/stripetest"
 )
 
 const oneMug = `{"items": [{"sku": "mug-espresso", "quantity": 1}]}`
@@ -42,10 +43,9 @@ func serve(t *testing.T, pool *pgxpool.Pool, grace time.Duration, hold chan stru
 	if err != nil {
 		t.Fatal(err)
 	}
-	providerLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The fake Stripe is a server of its own, as in production, so that
+	// it outlives the shop's listener at shutdown.
+	fake := stripetest.StartOn(t, pool)
 	charging := make(chan struct{})
 	var once sync.Once
 	a := app.New(pool, app.Config{
@@ -57,7 +57,7 @@ func serve(t *testing.T, pool *pgxpool.Pool, grace time.Duration, hold chan stru
 		// to do while the key is locked, nor, within the grace, once an
 		// abandoned attempt handed its key back for the client's retry.
 		CompleterInterval: 10 * time.Millisecond, SweepInterval: 10 * time.Millisecond, CompleterGrace: time.Hour,
-		ProviderListener: providerLn,
+		StripeAPIBase: fake.URL, StripeSecretKey: stripetest.Secret,
 		Hooks: checkout.Hooks{BeforeCharge: func(context.Context, checkout.Claimed) {
 			once.Do(func() { close(charging) })
 			if hold != nil {
@@ -66,7 +66,7 @@ func serve(t *testing.T, pool *pgxpool.Pool, grace time.Duration, hold chan stru
 		}},
 	})
 	s := &server{
-		Harness: &apptest.Harness{URL: "http://" + ln.Addr().String(), App: a, DB: database.New(pool)},
+		Harness: &apptest.Harness{URL: "http://" + ln.Addr().String(), App: a, DB: database.New(pool), Provider: fake.Provider},
 		served:  make(chan error, 1), charging: charging,
 	}
 	ctx, stop := context.WithCancel(context.Background())
@@ -150,7 +150,7 @@ func TestShutdownCutsOffRequestAfterGrace(t *testing.T) {
 
 	// The next process resolves it: here a retry, at once, since the
 	// abandoned attempt handed its key back.
-	restarted := apptest.NewOnPool(t, pool, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	restarted := apptest.NewOnPool(t, pool, func(cfg *apptest.Setup) { cfg.LockTimeout = time.Second })
 	restarted.WaitLockExpired(t, c, "k")
 	if r := restarted.PlaceOrder(t, c, "k", oneMug); r.Status != http.StatusCreated {
 		t.Errorf("retry after restart: got %d %s, want 201", r.Status, r.Body)

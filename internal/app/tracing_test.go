@@ -18,7 +18,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/problem"
@@ -41,7 +40,7 @@ func newTracedShop(t *testing.T, opts ...apptest.Option) tracedShop {
 	cfg := apptest.DefaultTracing()
 	cfg.Processors = []sdktrace.SpanProcessor{spans}
 	logs := &logBuffer{}
-	opts = append(opts, func(cfg *app.Config) {
+	opts = append(opts, func(cfg *apptest.Setup) {
 		cfg.Log = logging.New(logs, "json", -4) // debug: the claim's line too
 	})
 	return tracedShop{Harness: apptest.NewTraced(t, cfg, opts...), spans: spans, logs: logs}
@@ -272,7 +271,7 @@ func TestSpansRedactTheKeyInAPath(t *testing.T) {
 // trace id: nothing claims a trace that does not exist.
 func TestTracingOffNamesNoTrace(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.Tracing = tracing.Off() })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.Tracing = tracing.Off() })
 	c := h.NewCustomer(t)
 	if p := apptest.WantProblem(t, h.PlaceOrder(t, c, "", oneMug), problem.MissingKey); p.Instance != "" {
 		t.Errorf("instance: got %q, want none", p.Instance)
@@ -287,7 +286,7 @@ func TestTracingOffNamesNoTrace(t *testing.T) {
 // page lists both.
 func TestCompleterTurnLinksToTheKeysClaim(t *testing.T) {
 	t.Parallel()
-	s := newTracedShop(t, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	s := newTracedShop(t, func(cfg *apptest.Setup) { cfg.LockTimeout = time.Second })
 	c := s.NewCustomer(t)
 	// The confirm's answer is lost: the outcome is unknown, the key is
 	// handed back, started, for the completer.

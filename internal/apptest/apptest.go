@@ -5,6 +5,7 @@ package apptest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -18,13 +19,14 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/pgtest"
 	"exactlyonce/internal/problem"
+	"exactlyonce/internal/stripetest"
 	"exactlyonce/internal/tracing"
 	"exactlyonce/internal/web"
 )
@@ -34,10 +36,21 @@ type Harness struct {
 	URL string
 	App *app.App
 	DB  *database.DB
+	// Provider is the fake Stripe the shop pays through, served over HTTP
+	// as Stripe is; tests set its faults and read its charges directly.
+	Provider *fakestripe.Provider
+}
+
+// Setup is what an Option may change before the application starts: its
+// configuration, and the fake provider's options.
+type Setup struct {
+	app.Config
+	// ProviderOptions are passed to the fake Stripe the harness starts.
+	ProviderOptions []fakestripe.Option
 }
 
 // Option changes the application's configuration before it starts.
-type Option func(*app.Config)
+type Option func(*Setup)
 
 // New starts the application on a database of its own and stops it when the
 // test ends. Demo mode is on; logs go to stderr only when TEST_LOG is set.
@@ -89,7 +102,7 @@ func NewTraced(tb testing.TB, cfg tracing.Config, opts ...Option) *Harness {
 		tb.Fatalf("open traced pool: %v", err)
 	}
 	tb.Cleanup(pool.Close)
-	opts = append(opts[:len(opts):len(opts)], func(c *app.Config) { c.Tracing = tr })
+	opts = append(opts[:len(opts):len(opts)], func(c *Setup) { c.Tracing = tr })
 	return NewOnPool(tb, pool, opts...)
 }
 
@@ -105,7 +118,7 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 	if err != nil {
 		tb.Fatalf("listen: %v", err)
 	}
-	cfg := app.Config{
+	setup := Setup{Config: app.Config{
 		BaseURL:         "http://" + ln.Addr().String(),
 		LockTimeout:     30 * time.Second,
 		ProviderTimeout: 5 * time.Second,
@@ -115,9 +128,23 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 		// the write limits are lifted, but for the tests of the limits
 		// themselves (which set their own).
 		WriteLimits: Unlimited,
-	}
+	}}
+	// The fake sends its webhooks to this shop unless an option says
+	// otherwise (WithoutWebhooks); its options come after this one.
+	hookSecret := "whsec_test_" + rand.Text()
+	setup.ProviderOptions = []fakestripe.Option{fakestripe.WithWebhooks(setup.BaseURL+"/webhooks/stripe", hookSecret)}
 	for _, opt := range opts {
-		opt(&cfg)
+		opt(&setup)
+	}
+	cfg := setup.Config
+	// The fake Stripe keeps its state in a schema of its own on the test's
+	// database, through a pool of its own, so that two shops on one
+	// database (two processes, or one restarted) see one provider; the shop
+	// reaches it only over HTTP, as it reaches Stripe.
+	var fake *stripetest.Server
+	if cfg.StripeAPIBase == "" {
+		fake = stripetest.StartOn(tb, pool, setup.ProviderOptions...)
+		cfg.StripeAPIBase, cfg.StripeSecretKey, cfg.StripeWebhookSecret = fake.URL, stripetest.Secret, hookSecret
 	}
 	if cfg.Tracing == nil {
 		tr, err := tracing.New(context.Background(), DefaultTracing())
@@ -127,15 +154,15 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 		cfg.Tracing = tr
 	}
 	a := app.New(pool, cfg)
-	if a.Provider != nil {
-		tb.Cleanup(a.Provider.Close) // its webhook deliveries, after the server
-	}
 	srv := httptest.NewUnstartedServer(a.Handler())
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
 	tb.Cleanup(srv.Close)
 	h := &Harness{URL: srv.URL, App: a, DB: d}
+	if fake != nil {
+		h.Provider = fake.Provider
+	}
 	// Every test, whatever it does, must end with no charge that a lost
 	// finish left without an order. (Cleanups run last first: the server
 	// is still up.)
@@ -147,12 +174,18 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 	return h
 }
 
-// WithoutWebhooks is an option of New: the in-process fake Stripe sends no
+// WithoutWebhooks is an option of New: the fake Stripe sends no
 // webhooks, as when they never arrive. The reconciler's tests use it: the
 // webhook handler would otherwise do what they watch the reconciler do, at
 // a moment of the delivery's own choosing.
-func WithoutWebhooks(cfg *app.Config) {
-	cfg.ProviderOptions = append(cfg.ProviderOptions, fakestripe.WithWebhooks("", ""))
+func WithoutWebhooks(s *Setup) {
+	s.ProviderOptions = append(s.ProviderOptions, fakestripe.WithWebhooks("", ""))
+}
+
+// WithProvider is an option of New: the fake Stripe gets opts too (such as
+// fakestripe.WithBeforeCharge).
+func WithProvider(opts ...fakestripe.Option) Option {
+	return func(s *Setup) { s.ProviderOptions = append(s.ProviderOptions, opts...) }
 }
 
 func testLogger() *slog.Logger {
@@ -269,7 +302,7 @@ func (h *Harness) Stats(tb testing.TB) Stats {
 	if err != nil {
 		tb.Fatalf("stats: %v", err)
 	}
-	charges, err := h.fake().Succeeded(context.Background())
+	charges, err := h.Provider.Succeeded(context.Background())
 	if err != nil {
 		tb.Fatalf("stats: %v", err)
 	}

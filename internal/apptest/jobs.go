@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/mailcatcher"
 )
 
@@ -18,7 +17,7 @@ func WithMailCatcher(tb testing.TB) (Option, *mailcatcher.Server) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { catcher.Close() })
-	return func(c *app.Config) {
+	return func(c *Setup) {
 		c.Jobs.SMTPAddr = catcher.Addr()
 		c.Jobs.PollInterval = 50 * time.Millisecond
 	}, catcher

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"exactlyonce/internal/fakestripe/stripetest"
 	"exactlyonce/internal/payment"
+	"exactlyonce/internal/stripetest"
 )
 
 // PaidElsewhere makes a succeeded PaymentIntent at the fake Stripe that the

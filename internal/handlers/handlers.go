@@ -22,7 +22,6 @@ import (
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/metrics"
@@ -57,7 +56,7 @@ type Handler struct {
 	checkout     *checkout.Engine
 	// provider is the fake payment provider, whose faults the lab sets;
 	// nil when demo mode is off.
-	provider *fakestripe.Provider
+	provider lab.Provider
 	log      *slog.Logger
 	// sessions and formKeys serve the pages: the shopper's cookies and the
 	// keys minted into checkout forms.
@@ -91,7 +90,7 @@ type Deps struct {
 	Carts    *cart.Store
 	Checkout *checkout.Engine
 	// Provider enables the lab's provider controls when non-nil.
-	Provider *fakestripe.Provider
+	Provider lab.Provider
 	Log      *slog.Logger
 	// Sessions and FormKeys are the shop's signed cookies and checkout
 	// form keys.

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"exactlyonce/internal/fakestripe"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/problem"
 	"exactlyonce/views"

@@ -12,7 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"exactlyonce/internal/fakestripe"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/tracing"

@@ -10,10 +10,9 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"exactlyonce/internal/app"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/db"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/lab"
 )
 
@@ -49,7 +48,7 @@ func TestDemoLockHeader(t *testing.T) {
 		}
 	}
 
-	prod := apptest.New(t, func(cfg *app.Config) { cfg.Demo = false })
+	prod := apptest.New(t, func(cfg *apptest.Setup) { cfg.Demo = false })
 	c = prod.NewCustomer(t)
 	r = prod.Do(t, http.MethodPost, "/api/orders", oneMug, "Authorization", "Bearer "+c.Token, "Idempotency-Key", "k", lab.LockHeader, "1s")
 	if r.Status != http.StatusCreated {
@@ -62,7 +61,7 @@ func TestDemoLockHeader(t *testing.T) {
 
 func TestLabOnlyInDemoMode(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.Demo = false })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.Demo = false })
 	s := newShopper(t, h)
 	wantErrorPage(t, s.get(t, "/lab"), http.StatusNotFound)
 	if h.App.Lab != nil {
@@ -170,7 +169,7 @@ func TestLabFaultPanel(t *testing.T) {
 		t.Fatalf("got %d, want 303", r.status)
 	}
 	want := fakestripe.Behaviour{Delay: 250 * time.Millisecond, Fail: fakestripe.FaultDecline}
-	if got := h.App.Provider.Behaviour(); got != want {
+	if got := h.Provider.Behaviour(); got != want {
 		t.Errorf("got provider %+v, want %+v", got, want)
 	}
 	p := s.get(t, "/lab")
@@ -185,7 +184,7 @@ func TestLabFaultPanel(t *testing.T) {
 	form.Set("delay_ms", "0")
 	form.Set("fail", "explode")
 	wantErrorPage(t, s.post(t, "/lab/provider", form), http.StatusBadRequest)
-	if got := h.App.Provider.Behaviour(); got != want {
+	if got := h.Provider.Behaviour(); got != want {
 		t.Errorf("after refused changes: got provider %+v, want %+v", got, want)
 	}
 }
@@ -223,7 +222,7 @@ func TestLabPresenterModeWithoutScript(t *testing.T) {
 // button is disabled, and a post runs nothing.
 func TestLabCardSaysWhyItCannotRun(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(c *app.Config) { c.LockTimeout, c.ProviderTimeout = 2*time.Second, 150*time.Millisecond })
+	h := apptest.New(t, func(c *apptest.Setup) { c.LockTimeout, c.ProviderTimeout = 2*time.Second, 150*time.Millisecond })
 	s := newShopper(t, h)
 	p := s.get(t, "/lab")
 	card := p.testid("scenario-double-click")

@@ -13,14 +13,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/problem"
 	"exactlyonce/static"
 )
 
-func withSecret(cfg *app.Config) { cfg.SessionSecret = testSecret }
+func withSecret(cfg *apptest.Setup) { cfg.SessionSecret = testSecret }
 
 func TestCatalogPage(t *testing.T) {
 	t.Parallel()

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/apptest"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/pgtest"
 	"exactlyonce/internal/problem"
@@ -248,14 +248,14 @@ func TestRunsTakeTurnsAndRestoreTheProvider(t *testing.T) {
 	if err := runner.SetProvider(fakestripe.Behaviour{}); !errors.Is(err, lab.ErrBusy) {
 		t.Errorf("fault change during a run: got %v, want ErrBusy", err)
 	}
-	if got := h.App.Provider.Behaviour(); got.Delay != 2*time.Second {
+	if got := h.Provider.Behaviour(); got.Delay != 2*time.Second {
 		t.Errorf("during the run: got provider %+v, want the scenario's 2s delay", got)
 	}
 	r := <-done
 	if !r.AsExpected {
 		t.Errorf("slow original with a manual fault set before: got %+v, want as expected", r)
 	}
-	if got := h.App.Provider.Behaviour(); got != manual {
+	if got := h.Provider.Behaviour(); got != manual {
 		t.Errorf("after the run: got provider %+v, want the manual setting %+v back", got, manual)
 	}
 	if _, err := runner.Run(t.Context(), "no-such"); !errors.Is(err, lab.ErrUnknownScenario) {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"exactlyonce/internal/fakestripe"
+	"exactlyonce/fakestripe"
 )
 
 // Limits are the server's settings a scenario has to fit in. A scenario

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/lab"
 )
@@ -37,7 +36,7 @@ func TestScenariosFitTheConfiguration(t *testing.T) {
 		t.Run(fmt.Sprintf("LOCK_TIMEOUT=%s,PROVIDER_TIMEOUT=%s", tc.lock, tc.provider), func(t *testing.T) {
 			t.Parallel()
 			withCatcher, _ := apptest.WithMailCatcher(t)
-			h := apptest.New(t, withCatcher, func(c *app.Config) { c.LockTimeout, c.ProviderTimeout = tc.lock, tc.provider })
+			h := apptest.New(t, withCatcher, func(c *apptest.Setup) { c.LockTimeout, c.ProviderTimeout = tc.lock, tc.provider })
 			h.StartJobs(t)
 			for _, sc := range lab.Scenarios {
 				why := h.App.Lab.CannotRun(sc.ID)

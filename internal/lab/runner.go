@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/lab/labdb"
 )
 
@@ -40,7 +40,7 @@ type Runner struct {
 	api    *apiClient
 	db     *database.DB
 	q      *labdb.Queries // the lab's own queries (lab.sql)
-	faults *fakestripe.Provider
+	faults Provider
 	stalls stalls
 	// crashes kill chosen loyalty jobs once (CrashAfterAward).
 	crashes crashes
@@ -68,7 +68,7 @@ type liveRun struct {
 // (the server's own loopback address), reads the database through d, and
 // sets the fake provider's faults; limits are the server's settings its
 // scenarios must fit in.
-func New(baseURL string, d *database.DB, faults *fakestripe.Provider, limits Limits, log *slog.Logger) *Runner {
+func New(baseURL string, d *database.DB, faults Provider, limits Limits, log *slog.Logger) *Runner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -229,4 +229,15 @@ func (r *Runner) SetProvider(b fakestripe.Behaviour) error {
 // Provider returns the fake provider's current behaviour.
 func (r *Runner) Provider() fakestripe.Behaviour {
 	return r.faults.Behaviour()
+}
+
+// Provider is the fake Stripe's control, as the lab uses it: the faults it
+// injects, and the intents it holds. The fake's own Provider has these
+// methods, and so has fakestripe.Control, its client over HTTP, which the
+// shop uses: the shop reaches the fake only over HTTP.
+type Provider interface {
+	Behaviour() fakestripe.Behaviour
+	SetBehaviour(fakestripe.Behaviour) error
+	IntentsByMetadata(ctx context.Context, match map[string]string) ([]fakestripe.Intent, error)
+	Succeeded(ctx context.Context) (int64, error)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"exactlyonce/client"
-	"exactlyonce/internal/fakestripe"
+	"exactlyonce/fakestripe"
 )
 
 // Scenario is one experiment of the lab.

@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"exactlyonce/client"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/problem"
 )
 

@@ -24,9 +24,9 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/stripe/stripe-go/v85"
 
-	"exactlyonce/internal/fakestripe"
-	"exactlyonce/internal/fakestripe/stripetest"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/payment"
+	"exactlyonce/internal/stripetest"
 )
 
 // TestContract runs every call of the payment client against the fake

@@ -23,6 +23,7 @@ import (
 func main() {
 	var cfg chaos.Config
 	flag.StringVar(&cfg.Web, "web", "bin/web", "the built web binary")
+	flag.StringVar(&cfg.Fake, "fake", "bin/fakestripe", "the built fake Stripe (make bin/fakestripe)")
 	flag.IntVar(&cfg.Instances, "instances", 3, "shop processes")
 	flag.IntVar(&cfg.Clients, "clients", 8, "concurrent clients")
 	flag.IntVar(&cfg.Checkouts, "checkouts", 500, "logical checkouts in all")

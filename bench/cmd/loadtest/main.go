@@ -45,12 +45,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"exactlyonce/bench/loadtest"
+	"exactlyonce/internal/mailcatcher"
 	"exactlyonce/bench/pgbouncer"
 	"exactlyonce/internal/localpg"
 )
 
 type flags struct {
 	web        string
+	fake       string
 	clients    int
 	duration   time.Duration
 	max        int
@@ -67,6 +69,7 @@ type flags struct {
 func main() {
 	var f flags
 	flag.StringVar(&f.web, "web", "bin/web", "the shop's binary (go build -o bin/web ./cmd/web)")
+	flag.StringVar(&f.fake, "fake", "bin/fakestripe", "the fake Stripe's binary (make bin/fakestripe)")
 	flag.IntVar(&f.clients, "clients", 16, "concurrent clients, the same for every leg")
 	flag.DurationVar(&f.duration, "duration", 5*time.Second, "length of each leg (whole seconds for pgbench)")
 	flag.IntVar(&f.max, "max", 0, "stop each leg after this many requests too (0: time only)")
@@ -494,6 +497,10 @@ type webProc struct {
 	base    string
 	admin   string
 	smtp    string // the demo mail catcher's address, for `web worker`
+	// fake is the fake Stripe the shop pays through, a process of its own
+	// on a database of its own; catcher the mail catcher, in this process.
+	fake    *webProc
+	catcher *mailcatcher.Server
 	done    chan error
 	stopped sync.Once
 }
@@ -540,8 +547,15 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string,
 	// RUN_JOBS=1 in env, they run in the web process, as `make run` ships.
 	// The mail goes to the demo's catcher in the web process, so that it is
 	// delivered rather than retried.
-	smtp, err := freeAddr()
+	catcher, err := mailcatcher.Listen("127.0.0.1:0")
 	if err != nil {
+		return nil, err
+	}
+	catcher.SetLimit(100) // delivered, not kept: the leg counts jobs, not mail
+	smtp := catcher.Addr()
+	fake, stripeSecret, err := startFake(ctx, f, dir, direct, "http://"+addr+"/webhooks/stripe")
+	if err != nil {
+		catcher.Close()
 		return nil, err
 	}
 	secret := make([]byte, 32)
@@ -550,7 +564,8 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string,
 	cmd.Env = append(os.Environ(),
 		"DATABASE_URL="+dbURL, "MIGRATE_DATABASE_URL="+direct, "DEMO=1",
 		"ADDR="+addr, "ADMIN_ADDR="+admin, "SESSION_SECRET="+hex.EncodeToString(secret),
-		"MAIL_CATCHER="+smtp, "SMTP_ADDR="+smtp, "RUN_JOBS=0",
+		"STRIPE_API_BASE="+fake.base, "STRIPE_SECRET_KEY="+stripeSecret, "STRIPE_WEBHOOK_SECRET="+stripeSecret,
+		"SMTP_ADDR="+smtp, "RUN_JOBS=0",
 		"CUSTOMER_BURST=1000", "CUSTOMERS_PER_MINUTE=1000", "DB_MAX_CONNS="+maxConns,
 		// Its clients are one address sending thousands a second: the
 		// write limits are lifted (handlers.WriteLimits).
@@ -563,9 +578,11 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string,
 	}
 	w, err := spawn(cmd, logPath)
 	if err != nil {
+		fake.stop()
+		catcher.Close()
 		return nil, err
 	}
-	w.base, w.admin, w.smtp = "http://"+addr, "http://"+admin, smtp
+	w.base, w.admin, w.smtp, w.fake, w.catcher = "http://"+addr, "http://"+admin, smtp, fake, catcher
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		resp, err := http.Get(w.base + "/readyz")
@@ -675,6 +692,10 @@ func (w *webProc) measure(ctx context.Context, f flags, name string, leg func() 
 	if err != nil {
 		return loadtest.Result{}, err
 	}
+	fake0, err := w.fakeCPU()
+	if err != nil {
+		return loadtest.Result{}, err
+	}
 	self0, err := loadtest.ProcessCPU(os.Getpid())
 	if err != nil {
 		return loadtest.Result{}, err
@@ -688,11 +709,24 @@ func (w *webProc) measure(ctx context.Context, f flags, name string, leg func() 
 	if err != nil {
 		return loadtest.Result{}, err
 	}
-	r.CPU, r.ClientCPU = after-before, self1-self0
+	fake1, err := w.fakeCPU()
+	if err != nil {
+		return loadtest.Result{}, err
+	}
+	r.CPU, r.ClientCPU, r.ProviderCPU = after-before, self1-self0, fake1-fake0
 	if err := <-profiled; err != nil {
 		return r, err
 	}
 	return r, nil
+}
+
+// fakeCPU is the CPU time of w's fake provider so far; zero for a process
+// without one (the floor server).
+func (w *webProc) fakeCPU() (time.Duration, error) {
+	if w.fake == nil {
+		return 0, nil
+	}
+	return loadtest.ProcessCPU(w.fake.cmd.Process.Pid)
 }
 
 func (w *webProc) profile(ctx context.Context, path string, secs int) error {
@@ -723,6 +757,14 @@ func (w *webProc) stop() {
 		case <-time.After(20 * time.Second):
 			_ = w.cmd.Process.Kill()
 			<-w.done //nolint:errcheck // killed on purpose
+		}
+		// The provider and the catcher outlive the shop, whose last
+		// requests call them.
+		if w.fake != nil {
+			w.fake.stop()
+		}
+		if w.catcher != nil {
+			w.catcher.Close()
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package fakestripe_test
+package stripetest_test
 
 import (
 	"testing"

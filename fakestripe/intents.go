@@ -11,8 +11,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"exactlyonce/internal/database"
-	"exactlyonce/internal/db"
 )
 
 var currencyCode = regexp.MustCompile(`^[a-z]{3}$`)
@@ -70,7 +68,7 @@ func (p *Provider) createIntent(c echo.Context) error {
 	if pm != "" {
 		in.PaymentMethod, in.Status = &pm, StatusRequiresConfirmation
 	}
-	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, conn db.DBTX) (answer, error) {
+	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, conn querier) (answer, error) {
 		row := conn.QueryRow(ctx, `INSERT INTO fakestripe.payment_intents (id, amount, currency, description, metadata, status, payment_method)
 			VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7) RETURNING seq, created`,
 			// The metadata as text, cast: in the exec and simple_protocol
@@ -110,9 +108,9 @@ func (p *Provider) confirmIntent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, conn db.DBTX) (answer, error) {
+	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, conn querier) (answer, error) {
 		in, err := lockIntent(ctx, conn, id)
-		if errors.Is(err, database.ErrNotFound) {
+		if errors.Is(err, errNotFound) {
 			return answer{}, missing("intent", "payment_intent", id)
 		}
 		if err != nil {
@@ -172,7 +170,7 @@ func (p *Provider) beforeCharging(c echo.Context, id string) (Fault, error) {
 // processing, to move on later to what the card does (see moveOn). Both
 // are answered 200, as Stripe answers them: a confirm that returned
 // without an error has not always charged.
-func (p *Provider) charge(ctx context.Context, conn db.DBTX, in Intent, pm string, fault Fault) (answer, error) {
+func (p *Provider) charge(ctx context.Context, conn querier, in Intent, pm string, fault Fault) (answer, error) {
 	card := testPaymentMethods[pm]
 	charge := newID("ch_")
 	in.PaymentMethod, in.LatestCharge = &pm, &charge
@@ -205,7 +203,7 @@ func (p *Provider) charge(ctx context.Context, conn db.DBTX, in Intent, pm strin
 }
 
 // succeedIntent makes in succeeded, its charge made.
-func succeedIntent(ctx context.Context, conn db.DBTX, in Intent) (answer, error) {
+func succeedIntent(ctx context.Context, conn querier, in Intent) (answer, error) {
 	in.Status, in.ProcessingUntil = StatusSucceeded, nil
 	if err := saveIntent(ctx, conn, in); err != nil {
 		return answer{}, err
@@ -216,7 +214,7 @@ func succeedIntent(ctx context.Context, conn db.DBTX, in Intent) (answer, error)
 
 // declineIntent declines in's charge with the decline code: the intent is
 // requires_payment_method again, with its last_payment_error.
-func declineIntent(ctx context.Context, conn db.DBTX, in Intent, decline string) (answer, error) {
+func declineIntent(ctx context.Context, conn querier, in Intent, decline string) (answer, error) {
 	charge := ""
 	if in.LatestCharge != nil {
 		charge = *in.LatestCharge
@@ -243,7 +241,7 @@ func declineIntent(ctx context.Context, conn db.DBTX, in Intent, decline string)
 // card fails (requires_payment_method with the decline). It returns the
 // intent as it is now and the events to send once committed; any other
 // intent comes back as it was.
-func moveOn(ctx context.Context, conn db.DBTX, in Intent, succeed *bool) (Intent, []event, error) {
+func moveOn(ctx context.Context, conn querier, in Intent, succeed *bool) (Intent, []event, error) {
 	if in.Status != StatusProcessing {
 		return in, nil, nil
 	}
@@ -296,7 +294,7 @@ func (p *Provider) advance(ctx context.Context, id string, succeed *bool) (Inten
 		in     Intent
 		events []event
 	)
-	err := p.db.InTxConn(ctx, func(conn db.DBTX) error {
+	err := inTx(ctx, p.pool, func(conn querier) error {
 		var err error
 		if in, err = lockIntent(ctx, conn, id); err != nil {
 			return err
@@ -354,9 +352,9 @@ func (p *Provider) cancelIntent(c echo.Context) error {
 		return invalidRequest("parameter_invalid", "cancellation_reason", "Invalid cancellation_reason: "+reason)
 	}
 	id := c.Param("id")
-	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, conn db.DBTX) (answer, error) {
+	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, conn querier) (answer, error) {
 		in, err := lockIntent(ctx, conn, id)
-		if errors.Is(err, database.ErrNotFound) {
+		if errors.Is(err, errNotFound) {
 			return answer{}, missing("intent", "payment_intent", id)
 		}
 		if err != nil {
@@ -401,7 +399,7 @@ func (p *Provider) retrieveIntent(c echo.Context) error {
 	if err == nil && in.Status == StatusProcessing {
 		in, err = p.advance(ctx, in.ID, nil)
 	}
-	if errors.Is(err, database.ErrNotFound) {
+	if errors.Is(err, errNotFound) {
 		return missing("intent", "payment_intent", c.Param("id"))
 	}
 	if err != nil {
@@ -410,9 +408,9 @@ func (p *Provider) retrieveIntent(c echo.Context) error {
 	return c.JSONBlob(http.StatusOK, in.JSON())
 }
 
-// Intent returns the PaymentIntent id, or database.ErrNotFound.
+// Intent returns the PaymentIntent id, or errNotFound.
 func (p *Provider) Intent(ctx context.Context, id string) (Intent, error) {
-	return scanIntent(p.db.Conn().QueryRow(ctx, `SELECT `+intentColumns+` FROM fakestripe.payment_intents i WHERE i.id = $1`, id))
+	return scanIntent(p.pool.QueryRow(ctx, `SELECT `+intentColumns+` FROM fakestripe.payment_intents i WHERE i.id = $1`, id))
 }
 
 func mustJSON(v any) []byte {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"exactlyonce/internal/db"
 )
 
 // PaymentIntent statuses the fake reaches. (Stripe has one more,
@@ -68,12 +67,12 @@ func scanIntent(row scanner) (Intent, error) {
 // lockIntent reads an intent and locks it until the transaction ends: a
 // confirm and a cancel of one intent are decided one at a time, so an
 // intent ends succeeded or canceled, never both.
-func lockIntent(ctx context.Context, conn db.DBTX, id string) (Intent, error) {
+func lockIntent(ctx context.Context, conn querier, id string) (Intent, error) {
 	return scanIntent(conn.QueryRow(ctx, `SELECT `+intentColumns+` FROM fakestripe.payment_intents i WHERE i.id = $1 FOR UPDATE`, id))
 }
 
 // saveIntent writes the changeable fields of in back.
-func saveIntent(ctx context.Context, conn db.DBTX, in Intent) error {
+func saveIntent(ctx context.Context, conn querier, in Intent) error {
 	_, err := conn.Exec(ctx, `UPDATE fakestripe.payment_intents
 		SET status = $2, payment_method = $3, latest_charge = $4, last_payment_error = $5, canceled_at = $6, cancellation_reason = $7,
 		    processing_until = $8

@@ -3,16 +3,15 @@ package fakestripe
 import (
 	"context"
 	"fmt"
-
-	"exactlyonce/internal/database"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Ledger is every PaymentIntent the fake holds, oldest first, each with
 // whether it was refunded: the provider's side of the books that the chaos
 // harness holds against the shop's orders, read from the provider's own
 // database.
-func Ledger(ctx context.Context, d *database.DB) ([]Intent, error) {
-	rows, err := d.Conn().Query(ctx, `SELECT `+intentColumns+` FROM fakestripe.payment_intents i ORDER BY i.seq`)
+func Ledger(ctx context.Context, pool *pgxpool.Pool) ([]Intent, error) {
+	rows, err := pool.Query(ctx, `SELECT `+intentColumns+` FROM fakestripe.payment_intents i ORDER BY i.seq`)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
@@ -31,7 +30,7 @@ func Ledger(ctx context.Context, d *database.DB) ([]Intent, error) {
 // IntentsByMetadata returns the intents whose metadata holds every pair of
 // match, oldest first: the lab asks what a customer's keys charged.
 func (p *Provider) IntentsByMetadata(ctx context.Context, match map[string]string) ([]Intent, error) {
-	rows, err := p.db.Conn().Query(ctx, `SELECT `+intentColumns+` FROM fakestripe.payment_intents i
+	rows, err := p.pool.Query(ctx, `SELECT `+intentColumns+` FROM fakestripe.payment_intents i
 		WHERE i.metadata @> $1 ORDER BY i.seq`, mustJSON(match))
 	if err != nil {
 		return nil, fmt.Errorf("intents by metadata: %w", err)
@@ -52,7 +51,7 @@ func (p *Provider) IntentsByMetadata(ctx context.Context, match map[string]strin
 // totals.
 func (p *Provider) Succeeded(ctx context.Context) (int64, error) {
 	var n int64
-	err := p.db.Conn().QueryRow(ctx, `SELECT count(*) FROM fakestripe.payment_intents WHERE status = 'succeeded'`).Scan(&n)
+	err := p.pool.QueryRow(ctx, `SELECT count(*) FROM fakestripe.payment_intents WHERE status = 'succeeded'`).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count succeeded intents: %w", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/fakestripe"
+	"exactlyonce/fakestripe"
 )
 
 func TestParseFault(t *testing.T) {

@@ -27,15 +27,14 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
-
-	"exactlyonce/internal/database"
 )
 
 // Provider serves the API. Its handlers are safe for concurrent use.
 type Provider struct {
-	db  *database.DB
-	log *slog.Logger
+	pool *pgxpool.Pool
+	log  *slog.Logger
 	// secretSum is the SHA-256 of the secret key: comparing fixed-length
 	// digests keeps the comparison constant-time even in the key's length.
 	secretSum [sha256.Size]byte
@@ -57,9 +56,9 @@ type Provider struct {
 // key, sent as a bearer token by the SDK). An empty secret refuses every
 // request rather than accepting an empty key. Close stops its webhook
 // deliveries.
-func New(db *database.DB, secret string, opts ...Option) *Provider {
+func New(pool *pgxpool.Pool, secret string, opts ...Option) *Provider {
 	p := &Provider{
-		db:        db,
+		pool:      pool,
 		log:       slog.Default(),
 		secretSum: sha256.Sum256([]byte(secret)),
 		noSecret:  secret == "",

@@ -1,13 +1,13 @@
-package fakestripe_test
+package stripetest_test
 
 import (
 	"encoding/json"
 	"testing"
 	"time"
 
-	"exactlyonce/internal/fakestripe"
-	"exactlyonce/internal/fakestripe/stripetest"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/payment"
+	"exactlyonce/internal/stripetest"
 )
 
 // nextActionType is the type of the intent's next_action as the fake

@@ -8,8 +8,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"exactlyonce/internal/database"
-	"exactlyonce/internal/db"
 )
 
 // createRefund serves POST /v1/refunds: a full refund of a succeeded
@@ -32,10 +30,10 @@ func (p *Provider) createRefund(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, conn db.DBTX) (answer, error) {
+	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, conn querier) (answer, error) {
 		if id == "" {
 			err := conn.QueryRow(ctx, `SELECT id FROM fakestripe.payment_intents WHERE latest_charge = $1`, charge).Scan(&id)
-			if errors.Is(err, database.ErrNotFound) {
+			if errors.Is(err, errNotFound) {
 				return answer{}, missing("charge", "charge", charge)
 			}
 			if err != nil {
@@ -43,7 +41,7 @@ func (p *Provider) createRefund(c echo.Context) error {
 			}
 		}
 		in, err := lockIntent(ctx, conn, id)
-		if errors.Is(err, database.ErrNotFound) {
+		if errors.Is(err, errNotFound) {
 			return answer{}, missing("payment_intent", "payment_intent", id)
 		}
 		if err != nil {

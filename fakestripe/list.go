@@ -9,7 +9,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"exactlyonce/internal/database"
 )
 
 // listIntents serves GET /v1/payment_intents as Stripe pages a list: newest
@@ -56,7 +55,7 @@ func (p *Provider) listIntents(c echo.Context) error {
 			continue
 		}
 		at, err := p.Intent(ctx, id)
-		if errors.Is(err, database.ErrNotFound) {
+		if errors.Is(err, errNotFound) {
 			return missing(cursor.param, "payment_intent", id)
 		}
 		if err != nil {
@@ -67,7 +66,7 @@ func (p *Provider) listIntents(c echo.Context) error {
 			order, before = "ASC", true
 		}
 	}
-	rows, err := p.db.Conn().Query(ctx, `SELECT `+intentColumns+` FROM fakestripe.payment_intents i WHERE `+where+
+	rows, err := p.pool.Query(ctx, `SELECT `+intentColumns+` FROM fakestripe.payment_intents i WHERE `+where+
 		` ORDER BY i.seq `+order+` LIMIT `+arg(limit+1), args...)
 	if err != nil {
 		return fmt.Errorf("list intents: %w", err)

@@ -1,13 +1,13 @@
-package fakestripe_test
+package stripetest_test
 
 import (
 	"errors"
 	"sync"
 	"testing"
 
-	"exactlyonce/internal/fakestripe"
-	"exactlyonce/internal/fakestripe/stripetest"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/payment"
+	"exactlyonce/internal/stripetest"
 )
 
 func TestFaultRates(t *testing.T) {

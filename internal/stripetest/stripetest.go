@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/pgtest"
 )
@@ -38,23 +38,31 @@ func Start(tb testing.TB, opts ...fakestripe.Option) *Server {
 	return StartOn(tb, pgtest.NewPool(tb), opts...)
 }
 
-// StartOn is Start on the database of pool, as `make run` serves the fake
-// on the shop's own database.
+// StartOn is Start on the database of pool, through a pool of its own: the
+// fake keeps its state in a schema of its own there, so that the shops of
+// a test on one database (two processes, or one restarted) see one
+// provider, and the shop reaches it only over HTTP, as it reaches Stripe.
 func StartOn(tb testing.TB, pool *pgxpool.Pool, opts ...fakestripe.Option) *Server {
 	tb.Helper()
-	if err := fakestripe.Migrate(context.Background(), pool); err != nil {
+	own, err := pgxpool.New(context.Background(), pool.Config().ConnString())
+	if err != nil {
+		tb.Fatalf("open the fake's pool: %v", err)
+	}
+	if err := fakestripe.Migrate(context.Background(), own); err != nil {
+		own.Close()
 		tb.Fatalf("migrate the fake: %v", err)
 	}
-	d := database.New(pool)
-	p := fakestripe.New(d, Secret, append([]fakestripe.Option{fakestripe.WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
+	p := fakestripe.New(own, Secret, append([]fakestripe.Option{fakestripe.WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
 	e := echo.New()
 	p.Register(e.Group("/v1"))
+	p.RegisterDemo(e.Group("/provider/demo"))
 	srv := httptest.NewServer(e)
 	tb.Cleanup(func() {
 		srv.Close()
-		p.Close()
+		p.Close() // its webhook deliveries, after the server
+		own.Close()
 	})
-	return &Server{Provider: p, Pool: pool, DB: d, URL: srv.URL}
+	return &Server{Provider: p, Pool: own, DB: database.New(own), URL: srv.URL}
 }
 
 // Client returns a payment client of the fake whose requests time out

@@ -11,8 +11,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"exactlyonce/internal/database"
-	"exactlyonce/internal/db"
 )
 
 // answer is what a request's work produced: the status and body to send,
@@ -38,7 +36,7 @@ const workTimeout = 10 * time.Second
 // key in use by a request still running is answered 409 with
 // Stripe-Should-Retry: true, which the SDK retries. Without a key the work
 // just runs.
-func (p *Provider) idempotent(c echo.Context, form url.Values, work func(ctx context.Context, conn db.DBTX) (answer, error)) (answer, bool, error) {
+func (p *Provider) idempotent(c echo.Context, form url.Values, work func(ctx context.Context, conn querier) (answer, error)) (answer, bool, error) {
 	key := c.Request().Header.Get("Idempotency-Key")
 	if len(key) > 255 {
 		return answer{}, false, invalidRequest("", "", "Idempotency-Key must be at most 255 characters.")
@@ -50,7 +48,7 @@ func (p *Provider) idempotent(c echo.Context, form url.Values, work func(ctx con
 		a        answer
 		replayed bool
 	)
-	err := p.db.InTxConn(ctx, func(conn db.DBTX) error {
+	err := inTx(ctx, p.pool, func(conn querier) error {
 		a, replayed = answer{}, false
 		if key != "" {
 			var got bool
@@ -74,7 +72,7 @@ func (p *Provider) idempotent(c echo.Context, form url.Values, work func(ctx con
 				}
 				a, replayed = answer{status: stored.status, body: stored.body}, true
 				return nil
-			case !errors.Is(err, database.ErrNotFound):
+			case !errors.Is(err, errNotFound):
 				return fmt.Errorf("read key: %w", err)
 			}
 		}
@@ -115,7 +113,7 @@ const keyLockClass = 1717660011
 // pooler in transaction mode (PgBouncer) keeps a transaction on its server
 // connection, but not a session's lock.
 func (p *Provider) HoldKey(ctx context.Context, key string) (release func(), err error) {
-	tx, err := p.db.Pool.Begin(ctx)
+	tx, err := p.pool.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("hold key: %w", err)
 	}
