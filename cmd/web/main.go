@@ -133,7 +133,7 @@ func run(ctx context.Context, args []string) error {
 		RememberedAnswers: remembered, ReconcileInterval: cfg.ReconcileInterval,
 		StripeAPIBase: cfg.StripeAPIBase, StripeSecretKey: cfg.StripeSecretKey, StripeWebhookSecret: cfg.StripeWebhookSecret,
 		RunJobs: cfg.RunJobs, Jobs: jobs, AdminHosts: cfg.AdminHosts, AdminToken: cfg.AdminToken,
-		AdminURL: listenerURL(adminLn), Tracing: tr,
+		AdminURL: listenerURL(adminLn), MailCatcherURL: cfg.MailCatcherURL, Tracing: tr,
 	})
 	if adminLn != nil {
 		go func() {

@@ -30,7 +30,7 @@ func (a *App) Admin() http.Handler {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	if a.cfg.MailCatcher != nil {
+	if a.cfg.MailCatcherURL != "" {
 		mux.HandleFunc("GET /mail", a.adminMail)
 	}
 	mux.HandleFunc("GET /payments", a.adminPayments)

@@ -47,11 +47,8 @@ func page(t *testing.T, url string) *goquery.Document {
 // which the confirmations go.
 func withCatcher(t *testing.T) apptest.Option {
 	t.Helper()
-	sendTo, catcher := apptest.WithMailCatcher(t)
-	return func(c *apptest.Setup) {
-		sendTo(c)
-		c.MailCatcher = catcher
-	}
+	sendTo, _ := apptest.WithMailCatcher(t)
+	return sendTo
 }
 
 // The admin listener's / links every operator page, on this listener or

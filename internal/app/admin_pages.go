@@ -41,7 +41,7 @@ func (a *App) adminIndex(w http.ResponseWriter, r *http.Request) {
 		links = append(links, views.AdminLink{Title: "River UI", Href: riverUIPrefix + "/", Listener: admin,
 			About: "The outbox's jobs (loyalty points, confirmation mail) by state, with their attempts and errors. Read-only without ADMIN_TOKEN."})
 	}
-	if a.cfg.MailCatcher != nil {
+	if a.cfg.MailCatcherURL != "" {
 		links = append(links, views.AdminLink{Title: "Caught mail", Href: "/mail", Listener: admin,
 			About: "The demo's confirmation mails, each with the way to its order."})
 	}
@@ -64,11 +64,17 @@ func (a *App) adminIndex(w http.ResponseWriter, r *http.Request) {
 // opens for the browser that placed it) and, for a lab run's shopper, the
 // key inspector.
 func (a *App) adminMail(w http.ResponseWriter, r *http.Request) {
-	msgs := a.cfg.MailCatcher.Messages()
+	caught, err := readCaughtMail(r.Context(), a.cfg.MailCatcherURL)
+	if err != nil {
+		a.cfg.Log.WarnContext(r.Context(), "admin: caught mail unreadable", "err", err)
+		http.Error(w, "The mail catcher at "+a.cfg.MailCatcherURL+" cannot be read: is make run's catcher running?", http.StatusBadGateway)
+		return
+	}
+	msgs := caught.Messages
 	slices.Reverse(msgs)
 	shop := a.shopURL(r)
 	lab := labShoppers{runner: a.Lab, known: map[uuid.UUID]bool{}}
-	page := views.AdminMail{SMTPAddr: a.cfg.MailCatcher.Addr(), Mails: make([]views.CaughtMail, len(msgs))}
+	page := views.AdminMail{SMTPAddr: caught.SMTP, Mails: make([]views.CaughtMail, len(msgs))}
 	for i, m := range msgs {
 		v := views.CaughtMail{Subject: m.Subject, From: m.From, To: strings.Join(m.To, ", "),
 			Received: m.ReceivedAt.UTC().Format(time.DateTime), MessageID: m.MessageID, Body: m.Body, Raw: string(m.Raw)}

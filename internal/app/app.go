@@ -26,7 +26,6 @@ import (
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/lifecycle"
-	"exactlyonce/internal/mailcatcher"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/pickup"
@@ -116,9 +115,11 @@ type Config struct {
 	// UI (see guardAdmin).
 	AdminHosts []string
 	AdminToken string
-	// MailCatcher is the demo's local SMTP server (MAIL_CATCHER), whose
-	// mail the admin listener shows at /mail; nil when none runs here.
-	MailCatcher *mailcatcher.Server
+	// MailCatcherURL is the demo's mail catcher's HTTP address
+	// (MAIL_CATCHER_URL, which make run sets), whose caught mail the admin
+	// listener shows at /mail; empty shows none. The catcher runs beside
+	// the shop, as a process of its own.
+	MailCatcherURL string
 	// Tracing is the process's tracer provider and its recent traces
 	// (tracing.New), which the admin listener shows at /traces; nil is
 	// tracing off.
