@@ -17,11 +17,17 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z\/-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: run
-run: ## serve on http://127.0.0.1:8080 (local PostgreSQL unless DATABASE_URL is set); metrics, pprof, River UI (/riverui/) and caught mail (/mail) on 127.0.0.1:9090
+run: bin/web bin/fakestripe bin/runlocal ## serve on http://127.0.0.1:8080 with a local PostgreSQL (unless DATABASE_URL is set), the fake Stripe and a mail catcher beside it; metrics, pprof, River UI (/riverui/) and caught mail (/mail) on 127.0.0.1:9090
 	@mkdir -p .data && test -s .data/session-secret || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > .data/session-secret)
-	LOCAL_DB="$(CURDIR)/.data/postgres" DEMO="$${DEMO:-1}" ADMIN_ADDR="$${ADMIN_ADDR-127.0.0.1:9090}" \
-		MAIL_CATCHER="$${MAIL_CATCHER-auto}" \
-		SESSION_SECRET="$${SESSION_SECRET:-$$(cat .data/session-secret)}" go run ./cmd/web
+	DEMO="$${DEMO:-1}" ADMIN_ADDR="$${ADMIN_ADDR-127.0.0.1:9090}" \
+		SESSION_SECRET="$${SESSION_SECRET:-$$(cat .data/session-secret)}" bin/runlocal -web bin/web -fake bin/fakestripe -data .data
+
+# The fake Stripe (fakestripe/, a module of its own; docs/architecture.md):
+# make run, the chaos harness and the load test run it as a process of
+# its own, on a database of its own.
+.PHONY: bin/fakestripe
+bin/fakestripe:
+	@go build -C fakestripe -o $(CURDIR)/bin/fakestripe ./cmd/fakestripe
 
 # A highly available PostgreSQL (bench/cmd/ha, bench/hapg; docs/ha.md): a
 # pg_auto_failover monitor and two synchronous data nodes on loopback ports,
@@ -45,7 +51,7 @@ idemcheck: bin/idemcheck ## check the running shop's idempotency keys (start it 
 # launchers and the tools that start them. Its commands are built into bin/
 # and run from the root, so that their paths (bin/web, .data/...) are the
 # root's. The shop's binary links none of it (docs/architecture.md).
-BENCH_CMDS := bin/chaos bin/ha bin/loadtest bin/withpgbouncer bin/idemcheck bin/testpg
+BENCH_CMDS := bin/chaos bin/ha bin/loadtest bin/withpgbouncer bin/idemcheck bin/testpg bin/runlocal
 .PHONY: $(BENCH_CMDS)
 $(BENCH_CMDS):
 	@go build -C bench -o $(CURDIR)/$@ ./cmd/$(notdir $@)
@@ -70,6 +76,7 @@ test/legs:
 	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v -e /internal/browsertest)
 	cd idem && go test -race -count=1 -timeout 10m ./...
 	cd bench && go test -race -count=1 -timeout 15m $$(go list ./... | grep -v '/model$$')
+	cd fakestripe && go test -race -count=1 ./...
 	$(MAKE) -s test/examples
 	$(MAKE) -s test/pgbouncer
 	$(MAKE) -s test/querymodes
@@ -153,12 +160,12 @@ bin/web:
 WEBHOOK_FAULTS := -webhook-duplicates 0.2 -webhook-reorder 0.2 -webhook-delay 200ms
 
 .PHONY: chaos
-chaos: bin/web bin/chaos ## chaos harness, long: 10,000 checkouts under kills, stalls, DB crashes and stalls, row locks, SMTP stalls, provider faults, webhooks twice, late and out of order
+chaos: bin/web bin/fakestripe bin/chaos ## chaos harness, long: 10,000 checkouts under kills, stalls, DB crashes and stalls, row locks, SMTP stalls, provider faults, webhooks twice, late and out of order
 	bin/chaos -v -web bin/web -instances 3 -clients 48 -checkouts 10000 -duration 8m -drain 1m \
 		-kills 24 -stalls 16 -db-crashes 6 -db-stalls 4 -row-locks 8 -smtp-stalls 6 $(WEBHOOK_FAULTS)
 
 .PHONY: chaos/short
-chaos/short: bin/web bin/chaos ## chaos harness in under a minute (part of make test)
+chaos/short: bin/web bin/fakestripe bin/chaos ## chaos harness in under a minute (part of make test)
 	bin/chaos -web bin/web -instances 3 -clients 16 -checkouts 250 -duration 30s -drain 8s -settle 30s \
 		-kills 2 -stalls 2 -db-crashes 1 -db-stalls 1 -row-locks 1 -smtp-stalls 1 -smtp-stall 5s $(WEBHOOK_FAULTS)
 
@@ -176,18 +183,18 @@ HA_CHAOS := -ha -instances 3 -clients 32 -checkouts 6000 -duration 4m -drain 30s
 	-failovers 4 -switchovers 2 -primary-kills 2 -standby-stops 2 -kills 8 -stalls 4 -row-locks 4 -smtp-stalls 2 $(WEBHOOK_FAULTS)
 
 .PHONY: chaos/ha
-chaos/ha: bin/web bin/chaos ## chaos harness on a failover formation through HAProxy, long: 4 failovers, 2 switchovers, primary and standby disruptions, 0 violations
+chaos/ha: bin/web bin/fakestripe bin/chaos ## chaos harness on a failover formation through HAProxy, long: 4 failovers, 2 switchovers, primary and standby disruptions, 0 violations
 	bin/chaos -v -web bin/web $(HA_CHAOS)
 
 # chaos/ha/3 is chaos/ha on three data nodes (-standbys 2, number_sync_standbys
 # 1): a standby stopped, or one leaving for a switchover, leaves the other
 # confirming commits, so the primary never commits alone.
 .PHONY: chaos/ha/3
-chaos/ha/3: bin/web bin/chaos ## chaos/ha on three data nodes (two synchronous standbys), long
+chaos/ha/3: bin/web bin/fakestripe bin/chaos ## chaos/ha on three data nodes (two synchronous standbys), long
 	bin/chaos -v -web bin/web $(HA_CHAOS) -standbys 2
 
 .PHONY: chaos/ha/async
-chaos/ha/async: bin/web bin/chaos ## the counterexample, long: chaos/ha with an asynchronous standby; passes when it finds the acknowledged orders the failovers lost
+chaos/ha/async: bin/web bin/fakestripe bin/chaos ## the counterexample, long: chaos/ha with an asynchronous standby; passes when it finds the acknowledged orders the failovers lost
 	bin/chaos -v -web bin/web $(HA_CHAOS) -async -expect-loss
 
 .PHONY: chaos/ha/short
@@ -196,12 +203,12 @@ chaos/ha/async: bin/web bin/chaos ## the counterexample, long: chaos/ha with an 
 # REQUIRE_SYNC_REPLICA took up to 50 s from the kill to a whole formation in
 # make test's own chaos leg (the old primary's rejoin; writes are refused
 # meanwhile), and a 40 s drive left the switchover unmade.
-chaos/ha/short: bin/web bin/chaos ## chaos/ha in about two minutes (part of make test)
+chaos/ha/short: bin/web bin/fakestripe bin/chaos ## chaos/ha in about two minutes (part of make test)
 	bin/chaos -web bin/web -ha -instances 2 -clients 16 -checkouts 500 -duration 90s -drain 8s -settle 30s \
 		-failovers 1 -switchovers 1 -kills 1 -stalls 1 $(WEBHOOK_FAULTS)
 
 .PHONY: chaos/ha/async/short
-chaos/ha/async/short: bin/web bin/chaos ## chaos/ha/async in about a minute (part of make test)
+chaos/ha/async/short: bin/web bin/fakestripe bin/chaos ## chaos/ha/async in about a minute (part of make test)
 	bin/chaos -web bin/web -ha -async -expect-loss -instances 2 -clients 16 -checkouts 300 -duration 25s -drain 8s -settle 30s \
 		-failovers 1 -kills 1 $(WEBHOOK_FAULTS)
 
@@ -210,7 +217,7 @@ chaos/ha/async/short: bin/web bin/chaos ## chaos/ha/async in about a minute (par
 # run, so running side by side costs little time and no verdict. Each
 # one's output is printed whole when it ends.
 .PHONY: test/chaos
-test/chaos: bin/web bin/chaos
+test/chaos: bin/web bin/fakestripe bin/chaos
 	$(MAKE) -s -j3 --output-sync=target chaos/short chaos/ha/short chaos/ha/async/short
 
 .PHONY: bench
@@ -236,6 +243,7 @@ vet: ## go vet and gofmt, of the shop, of the kit's module and of its examples' 
 	go vet ./...
 	cd idem && go vet ./...
 	cd bench && go vet ./...
+	cd fakestripe && go vet ./...
 	for d in examples/*/; do (cd $$d && go vet ./...) || exit 1; done
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 
@@ -260,8 +268,9 @@ lint: bin/golangci-lint ## golangci-lint, go mod tidy -diff and templ fmt -fail,
 	$(GOLANGCI_LINT) run ./...
 	cd idem && $(GOLANGCI_LINT) run ./...
 	cd bench && $(GOLANGCI_LINT) run ./...
+	cd fakestripe && $(GOLANGCI_LINT) run ./...
 	for d in examples/*/; do (cd $$d && $(GOLANGCI_LINT) run ./...) || exit 1; done
-	for d in . bench tools tools/lint idem examples/*/; do (cd $$d && go mod tidy -diff) || { echo "go mod tidy: $$d needs it"; exit 1; }; done
+	for d in . bench fakestripe tools tools/lint idem examples/*/; do (cd $$d && go mod tidy -diff) || { echo "go mod tidy: $$d needs it"; exit 1; }; done
 	$(TEMPL) fmt -fail -log-level warn views
 	for d in examples/*/; do if ls $$d*.templ >/dev/null 2>&1; then (cd $$d && GOWORK=off go tool templ fmt -fail -log-level warn .) || exit 1; fi; done
 
@@ -281,7 +290,7 @@ LOADTEST_DURATION ?= 5s
 LOADTEST_STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
 LOADTEST_OUT ?= .data/loadtest/$(LOADTEST_STAMP)
 .PHONY: loadtest
-loadtest: bin/web bin/loadtest ## load test: pgbench baselines (the minimal pattern among them) vs the shop over HTTP, side by side; the table and CPU profiles in LOADTEST_OUT (PGBOUNCER=1 through PgBouncer)
+loadtest: bin/web bin/fakestripe bin/loadtest ## load test: pgbench baselines (the minimal pattern among them) vs the shop over HTTP, side by side; the table and CPU profiles in LOADTEST_OUT (PGBOUNCER=1 through PgBouncer)
 	@mkdir -p $(LOADTEST_OUT)
 	set -o pipefail; bin/loadtest -web bin/web -clients $(LOADTEST_CLIENTS) -duration $(LOADTEST_DURATION) \
 		$(if $(PGBOUNCER),-pgbouncer) -profile $(if $(PROFILE),$(PROFILE),$(LOADTEST_OUT)) | tee $(LOADTEST_OUT)/table.txt

@@ -1,0 +1,250 @@
+// Command runlocal is `make run`: it starts what the shop needs beside it,
+// each a process (or server) of its own, then the shop, and stops them all
+// on Ctrl-C, the shop first:
+//
+//   - PostgreSQL, project-local in -data (internal/localpg), unless
+//     DATABASE_URL names a server: the shop's database, and a database of
+//     the fake's own (fakestripe) on the same server;
+//   - the fake Stripe (-fake, fakestripe/cmd/fakestripe), on a free
+//     loopback port, sending its signed webhooks to the shop;
+//   - a mail catcher on free loopback ports, in this process: SMTP for the
+//     confirmations, and an HTTP listing the shop's admin listener shows at
+//     /mail (unless SMTP_ADDR names a mail server);
+//   - the shop (-web, cmd/web), told where each is.
+//
+// The shop's own settings (ADDR, DEMO, ADMIN_ADDR, SESSION_SECRET, …) pass
+// through from the environment. Nothing here needs a fixed port but the
+// shop's ADDR (127.0.0.1:8080 unless set).
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	neturl "net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"exactlyonce/internal/localpg"
+	"exactlyonce/internal/mailcatcher"
+)
+
+func main() {
+	web := flag.String("web", "bin/web", "the shop's binary")
+	fake := flag.String("fake", "bin/fakestripe", "the fake Stripe's binary")
+	data := flag.String("data", ".data", "where the local PostgreSQL and the logs are kept")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *web, *fake, *data); err != nil {
+		fmt.Fprintln(os.Stderr, "make run:", err)
+		os.Exit(1)
+	}
+}
+
+// catcherKept is how many caught mails the catcher keeps: the demo shows
+// the latest, and memory stays bounded.
+const catcherKept = 1000
+
+func run(ctx context.Context, webBin, fakeBin, data string) error {
+	shopURL, fakeURL, stopPG, err := databases(ctx, data)
+	if err != nil {
+		return err
+	}
+	defer stopPG()
+
+	env := []string{"DATABASE_URL=" + shopURL}
+	if os.Getenv("SMTP_ADDR") == "" {
+		catcher, err := mailcatcher.Listen("127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer catcher.Close()
+		catcher.SetLimit(catcherKept)
+		listing, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		go func() { _ = http.Serve(listing, catcher.Handler()) }() //nolint:gosec // loopback, read-only, for the demo
+		env = append(env, "SMTP_ADDR="+catcher.Addr(), "MAIL_CATCHER_URL=http://"+listing.Addr().String())
+		say("mail catcher: SMTP on %s, its mail at /mail on the admin listener", catcher.Addr())
+	}
+
+	addr := os.Getenv("ADDR")
+	if addr == "" {
+		addr = "127.0.0.1:8080"
+		env = append(env, "ADDR="+addr)
+	}
+	secret, hookSecret := "sk_test_"+strings.ToLower(rand.Text()), "whsec_"+strings.ToLower(rand.Text())
+	ready := filepath.Join(data, "fakestripe.url")
+	_ = os.Remove(ready)
+	fake, err := start(fakeBin, filepath.Join(data, "fakestripe.log"), "DATABASE_URL="+fakeURL, "PROVIDER_ADDR=127.0.0.1:0",
+		"STRIPE_SECRET_KEY="+secret, "STRIPE_WEBHOOK_URL=http://"+addr+"/webhooks/stripe",
+		"STRIPE_WEBHOOK_SECRET="+hookSecret, "READY_FILE="+ready)
+	if err != nil {
+		return err
+	}
+	defer fake.stop()
+	base, err := waitForFile(ctx, ready, fake)
+	if err != nil {
+		return err
+	}
+	say("fake Stripe on %s (its log: %s)", base, filepath.Join(data, "fakestripe.log"))
+
+	env = append(env, "PAYMENT_PROVIDER=fake", "STRIPE_API_BASE="+base, "STRIPE_SECRET_KEY="+secret,
+		"STRIPE_WEBHOOK_SECRET="+hookSecret)
+	shop, err := start(webBin, "", env...)
+	if err != nil {
+		return err
+	}
+	defer shop.stop()
+	select {
+	case <-ctx.Done():
+		say("stopping: the shop, then the fake Stripe, the catcher and PostgreSQL")
+		return nil
+	case err := <-shop.done:
+		return fmt.Errorf("the shop stopped: %v", err)
+	case err := <-fake.done:
+		return fmt.Errorf("the fake Stripe stopped: %v; its log: %s", err, filepath.Join(data, "fakestripe.log"))
+	}
+}
+
+// databases returns the shop's database URL and the fake's, and a func that
+// stops what it started: with DATABASE_URL, that server (the fake on a
+// database of its own there, or FAKE_DATABASE_URL); without, a
+// project-local server in data/postgres, stopped at the end.
+func databases(ctx context.Context, data string) (shop, fake string, stop func(), err error) {
+	stop = func() {}
+	shop = os.Getenv("DATABASE_URL")
+	if shop == "" {
+		dir, fellBack, err := localpg.UsableDataDir(filepath.Join(data, "postgres"))
+		if err != nil {
+			return "", "", stop, err
+		}
+		if fellBack {
+			say("the postgres user cannot reach %s; keeping the data in %s", filepath.Join(data, "postgres"), dir)
+		}
+		srv, err := localpg.Start(ctx, localpg.Options{DataDir: dir})
+		if err != nil {
+			return "", "", stop, err
+		}
+		say("local PostgreSQL ready in %s", dir)
+		shop = srv.URL("postgres")
+		stop = func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := srv.Stop(sctx); err != nil {
+				say("%v", err)
+			}
+		}
+	}
+	if fake = os.Getenv("FAKE_DATABASE_URL"); fake != "" {
+		return shop, fake, stop, nil
+	}
+	if fake, err = ownDatabase(ctx, shop, "fakestripe"); err != nil {
+		stop()
+		return "", "", func() {}, err
+	}
+	return shop, fake, stop, nil
+}
+
+// ownDatabase creates the database name on the server of url, if missing,
+// and returns its URL.
+func ownDatabase(ctx context.Context, url, name string) (string, error) {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return "", fmt.Errorf("the fake's database: %w", err)
+	}
+	defer conn.Close(context.Background())
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return "", fmt.Errorf("the fake's database: %w", err)
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+			return "", fmt.Errorf("the fake's database: %w", err)
+		}
+	}
+	u, err := neturl.Parse(url)
+	if err != nil || u.Scheme == "" {
+		return "", fmt.Errorf("the fake's database: DATABASE_URL is not a URL; set FAKE_DATABASE_URL")
+	}
+	u.Path = "/" + name
+	return u.String(), nil
+}
+
+// proc is a child process: it gets a process group of its own, so that a
+// Ctrl-C reaches this launcher only, which stops the children in order;
+// and it dies with the launcher (Pdeathsig).
+type proc struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func start(bin, logPath string, env ...string) (*proc, error) {
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if logPath != "" {
+		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stdout, cmd.Stderr = f, f
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	p := &proc{cmd: cmd, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait() }()
+	return p, nil
+}
+
+// stop asks the process to stop (SIGTERM: the shop finishes its requests in
+// flight) and waits for it, killing it after stopGrace.
+func (p *proc) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(stopGrace):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// stopGrace is longer than the shop's own SHUTDOWN_TIMEOUT and cut-off.
+const stopGrace = 40 * time.Second
+
+// waitForFile waits for the fake to write its URL to path.
+func waitForFile(ctx context.Context, path string, p *proc) (string, error) {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+			return strings.TrimSpace(string(b)), nil
+		}
+		select {
+		case err := <-p.done:
+			return "", fmt.Errorf("the fake Stripe exited before it served: %v", err)
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return "", errors.New("the fake Stripe did not serve within 60 s")
+		}
+	}
+}
+
+func say(format string, args ...any) { fmt.Fprintf(os.Stderr, "make run: "+format+"\n", args...) }
