@@ -264,8 +264,8 @@ func claimOutcome(c claim, replay *Result, err error) (string, slog.Level) {
 	case replay != nil:
 		return metrics.ClaimReplay, slog.LevelDebug
 	case c.lock.TakenOver:
-		// The takeover's own statement wrote its audit event (a trigger,
-		// migrations/00066_takeover_events.sql).
+		// The takeover's transaction wrote its audit event
+		// (recordTakeover, the kit's TookOver hook).
 		return metrics.ClaimTakeover, slog.LevelInfo
 	}
 	return metrics.ClaimNew, slog.LevelDebug
