@@ -60,9 +60,11 @@ type Options struct {
 	// key over (a retry's claim, or the completer's pass), after the
 	// takeover's statement: a write of the caller's in tx (an audit
 	// event) commits with the takeover or not at all. An error rolls the
-	// takeover back. It costs the takeover one statement of the caller's,
-	// and the completer's takeover a transaction of its own (BEGIN and
-	// COMMIT around it); keys not taken over never call it.
+	// takeover back. It costs a takeover one statement of the caller's;
+	// with it set, the completer's search for a stuck key runs in a
+	// transaction of its own (BEGIN and COMMIT, or ROLLBACK when it finds
+	// none: two more round trips a pass). A request's claim of a key not
+	// taken over never calls it, and costs nothing more.
 	TookOver func(ctx context.Context, tx pgx.Tx, t Takeover) error
 }
 
