@@ -58,12 +58,6 @@ FROM idem_keys_v1 AS k
 WHERE k.scope = (@customer_id::uuid)::text AND k.key = @key::text
   AND NOT EXISTS (SELECT FROM claimed WHERE inserted);
 
--- name: KeyExists :one
--- Whether a key has been claimed, for the cart order's choice of what to
--- judge: a key in use is judged by what it was claimed for, a new one by the
--- cart as it is now.
-SELECT EXISTS (SELECT FROM idem_keys_v1 WHERE scope = (@customer_id::uuid)::text AND key = @key);
-
 -- name: RecordKeyEvent :exec
 -- Appends to a key's audit trail an event written beside its change: the
 -- sweeper's expiry (in the delete's transaction) and a parking, with the

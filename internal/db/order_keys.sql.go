@@ -247,25 +247,6 @@ func (q *Queries) GetKey(ctx context.Context, arg GetKeyParams) (GetKeyRow, erro
 	return i, err
 }
 
-const keyExists = `-- name: KeyExists :one
-SELECT EXISTS (SELECT FROM idem_keys_v1 WHERE scope = ($1::uuid)::text AND key = $2)
-`
-
-type KeyExistsParams struct {
-	CustomerID uuid.UUID
-	Key        string
-}
-
-// Whether a key has been claimed, for the cart order's choice of what to
-// judge: a key in use is judged by what it was claimed for, a new one by the
-// cart as it is now.
-func (q *Queries) KeyExists(ctx context.Context, arg KeyExistsParams) (bool, error) {
-	row := q.db.QueryRow(ctx, keyExists, arg.CustomerID, arg.Key)
-	var exists bool
-	err := row.Scan(&exists)
-	return exists, err
-}
-
 const keyIntent = `-- name: KeyIntent :one
 SELECT coalesce(o.payment_intent_id, '')::text AS payment_intent_id,
        extract(epoch FROM k.age)::double precision AS age_seconds,
