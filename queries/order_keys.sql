@@ -8,9 +8,9 @@
 -- two keys racing for one version cannot both get through, and a change of
 -- the lines waits for it).
 --
--- It names only the kit's SQL contract (idem/README.md): idem_claim, and
--- the view idem_keys_v1 for a key already there, which is reported as the
--- kit's claim reports it (idem.KeyRow), whatever the cart holds now (a
+-- It names nothing of the kit but its SQL contract (idem/README.md). A
+-- key already there is read through the contract's view and reported as
+-- the kit's claim reports it (idem.KeyRow), whatever the cart holds now (a
 -- finished order is replayed after its cart closed), and judged by the kit,
 -- which runs this statement (idem.Store.ClaimWith).
 -- No row at all means that the cart refused the key, or that the key is too
