@@ -50,7 +50,11 @@
 //     answer land together or not at all. A caller whose claim too must
 //     share a statement with its own write calls idem_claim in it and
 //     hands that statement to Store.ClaimWith (a ClaimStatement), which
-//     judges a key that existed, and takes it over, as Claim does.
+//     judges a key that existed (read through the view idem_keys_v1 and
+//     reported as a KeyRow), and takes it over, as Claim does. What such
+//     SQL may name is the kit's SQL contract (README.md), pinned by a test.
+//     Options.TookOver records a takeover in its own transaction, and
+//     Lock.KeepWith is Lock.Keep with hooks for the caller's metrics.
 //
 // What each guard of the finish buys: status = 'started' is what stops a
 // second write — under READ COMMITTED a finish that waited on the row

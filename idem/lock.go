@@ -24,8 +24,8 @@ type Lock struct {
 	// second attempt repeats the first one's call instead of making another.
 	OperationID string
 	// Token names this attempt. A caller whose own write must land in the
-	// same statement as the finish calls idem_finish with it (see the
-	// migration), and writes only when it returns true, e.g.
+	// same statement as the finish calls idem_finish with it (the SQL
+	// contract, README.md), and writes only when it returns true, e.g.
 	//
 	//	WITH finished AS MATERIALIZED (
 	//	    SELECT idem_finish($scope, $key, $token, 201, NULL, $body) AS ok)
@@ -177,8 +177,32 @@ func (l *Lock) Heartbeat(ctx context.Context) error {
 // FenceAt of the lease, before the lease can run out. Do the attempt's
 // work under the returned context.
 func (l *Lock) Keep(ctx context.Context) (held context.Context, stop func()) {
-	held, stopKeeping := KeepLease(ctx, LeaseKeeping{Lease: l.lease, Since: l.sent, Renew: l.Heartbeat})
+	held, stopKeeping := l.KeepWith(ctx, LeaseHooks{})
 	return held, func() { _ = stopKeeping() }
+}
+
+// LeaseHooks watch the heartbeats of Lock.KeepWith.
+type LeaseHooks struct {
+	// BeforeRenew and BeforeFence, when set, run before each heartbeat and
+	// before the fence stops the work; tests block in them to stand for a
+	// stalled process.
+	BeforeRenew func(ctx context.Context)
+	BeforeFence func(ctx context.Context)
+	// Renewed, when set, is told how each heartbeat went: nil, ErrLockLost,
+	// or the error of one that failed (not a lost lock: the keeper tries
+	// again, and the fence stops the work if none succeeds). For metrics
+	// and logs.
+	Renewed func(ctx context.Context, err error)
+}
+
+// KeepWith is Keep with hooks, and a stop that reports what, if anything,
+// ended the returned context early: ErrLockLost (a heartbeat found the key
+// taken over), ErrLeaseLapsing (the fence stopped the work) or nil. A work
+// that returned its answer before the fence fired may keep it: the key is
+// still this attempt's, and its finish is fenced anyway.
+func (l *Lock) KeepWith(ctx context.Context, h LeaseHooks) (held context.Context, stop func() error) {
+	return KeepLease(ctx, LeaseKeeping{Lease: l.lease, Since: l.sent, Renew: l.Heartbeat,
+		BeforeRenew: h.BeforeRenew, BeforeFence: h.BeforeFence, Renewed: h.Renewed})
 }
 
 // Finished reports whether this attempt's answer is known to be stored:

@@ -73,10 +73,10 @@ RETURNING version;
 -- version's.
 UPDATE carts c
 SET order_key = CASE WHEN c.order_key IS NULL OR (c.order_key_at < now() - @unused_for::interval
-        AND NOT EXISTS (SELECT FROM idem_keys k WHERE k.scope = c.customer_id::text AND k.key = c.order_key))
+        AND NOT EXISTS (SELECT FROM idem_keys_v1 k WHERE k.scope = c.customer_id::text AND k.key = c.order_key))
         THEN @minted::text ELSE c.order_key END,
     order_key_at = CASE WHEN c.order_key IS NULL OR (c.order_key_at < now() - @unused_for::interval
-        AND NOT EXISTS (SELECT FROM idem_keys k WHERE k.scope = c.customer_id::text AND k.key = c.order_key))
+        AND NOT EXISTS (SELECT FROM idem_keys_v1 k WHERE k.scope = c.customer_id::text AND k.key = c.order_key))
         THEN now() ELSE c.order_key_at END
 WHERE c.id = @cart_id AND c.customer_id = @customer_id AND c.order_id IS NULL
 RETURNING c.version, c.order_key::text AS order_key;

@@ -188,9 +188,10 @@ func New(d *database.DB, cat *catalog.Catalog, payments Payments, cfg Config) *E
 	e := &Engine{
 		db: d, catalog: cat, payments: payments, cfg: cfg,
 		// The order keys live in the kit's store; a claim never resumes a
-		// key the provider may have forgotten (see ProviderKeyWindow).
+		// key the provider may have forgotten (see ProviderKeyWindow), and
+		// every takeover is on the key's trail (recordTakeover).
 		keys: idem.NewStore(d.Pool, idem.Options{Kind: KeyKind, Lease: cfg.LockTimeout, ResumeWithin: cfg.ProviderKeyWindow,
-			Answers: cfg.Answers, AnswersFor: cfg.AnswersFor, Retention: cfg.KeyRetention}),
+			Answers: cfg.Answers, AnswersFor: cfg.AnswersFor, Retention: cfg.KeyRetention, TookOver: recordTakeover}),
 		metrics: cfg.Metrics, log: cfg.Log, abandoned: make(chan struct{}),
 	}
 	if e.metrics == nil {

@@ -16,7 +16,7 @@ import (
 func FenceAt(lockFor time.Duration) time.Duration { return idem.FenceAt(lockFor) }
 
 // withLease runs call, the provider call, under the kit's lease keeper
-// (idem.KeepLease) with the kit's heartbeat (idem.Lock.Heartbeat): every
+// (idem.Lock.KeepWith, the kit's heartbeat with hooks): every
 // third of the lock timeout it extends the lease, but only while the key
 // still carries this attempt's token. A lock shorter than a slow provider
 // call would otherwise let a retry take over a live attempt. What is about
@@ -31,10 +31,7 @@ func FenceAt(lockFor time.Duration) time.Duration { return idem.FenceAt(lockFor)
 // what makes that harmless is that the completer cancels at the provider
 // before concluding "no charge".
 func (e *Engine) withLease(ctx context.Context, c claim, who Claimed, call func(ctx context.Context) error) error {
-	keeping := idem.LeaseKeeping{
-		Lease: c.lock.Lease(),
-		Since: c.lock.Sent(),
-		Renew: c.lock.Heartbeat,
+	hooks := idem.LeaseHooks{
 		Renewed: func(ctx context.Context, err error) {
 			switch {
 			case errors.Is(err, ErrLockLost):
@@ -50,12 +47,12 @@ func (e *Engine) withLease(ctx context.Context, c claim, who Claimed, call func(
 		},
 	}
 	if h := e.cfg.Hooks.BeforeRenew; h != nil {
-		keeping.BeforeRenew = func(ctx context.Context) { h(ctx, who) }
+		hooks.BeforeRenew = func(ctx context.Context) { h(ctx, who) }
 	}
 	if h := e.cfg.Hooks.BeforeFence; h != nil {
-		keeping.BeforeFence = func(ctx context.Context) { h(ctx, who) }
+		hooks.BeforeFence = func(ctx context.Context) { h(ctx, who) }
 	}
-	held, stop := idem.KeepLease(ctx, keeping)
+	held, stop := c.lock.KeepWith(ctx, hooks)
 	err := call(held)
 	switch cause := stop(); {
 	case errors.Is(cause, ErrLockLost):

@@ -9,8 +9,9 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
-	"exactlyonce/internal/db"
+	"exactlyonce/internal/database"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/tracing"
@@ -117,13 +118,17 @@ func invalidCard(priced catalog.Priced, refusal error, reason string) error {
 // KeyInUse reports whether the customer's key has been claimed: a check a
 // request makes before refusing a new order for a precondition (a cart
 // version), which must not refuse a retry of one in use. That retry is
-// judged by what its key was claimed for.
+// judged by what its key was claimed for. It asks the kit (idem.Store.Get),
+// which answers for a key whether it is finished or started.
 func (e *Engine) KeyInUse(ctx context.Context, customer uuid.UUID, key string) (bool, error) {
-	used, err := e.db.KeyExists(ctx, db.KeyExistsParams{CustomerID: customer, Key: key})
-	if err != nil {
-		return false, fmt.Errorf("read key: %w", err)
+	_, err := e.keys.Get(ctx, customer.String(), key)
+	switch {
+	case errors.Is(err, idem.ErrNotFound):
+		return false, nil
+	case err == nil, errors.Is(err, idem.ErrInProgress):
+		return true, nil
 	}
-	return used, nil
+	return false, fmt.Errorf("read key: %w", database.Translate(err))
 }
 
 // chargeAndFinish is phases 2 and 3 of an attempt that owns its key.

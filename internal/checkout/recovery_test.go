@@ -224,8 +224,8 @@ func TestCompleterStallsAndRetryWins(t *testing.T) {
 		t.Errorf("retry: got %d %s, want a new 201", retry.Status, retry.Body)
 	}
 	h.WantStats(t, 1, 1)
-	// The takeovers' events are written by their own statements (a trigger
-	// on the kit's table), which tells the completer's from the retry's.
+	// The takeovers' events are written in their own transactions (the
+	// kit's TookOver hook), which tells the completer's from the retry's.
 	events := wantEvents(t, h, c, "k", "claimed", "taken_over", "taken_over", "finished")
 	if len(events) == 4 {
 		if by, attempt := events[1].Detail["by"], events[1].Detail["attempt"]; by != "completer" || attempt != 1.0 {

@@ -82,10 +82,10 @@ func (q *Queries) CartOfOrder(ctx context.Context, arg CartOfOrderParams) (uuid.
 const checkoutKey = `-- name: CheckoutKey :one
 UPDATE carts c
 SET order_key = CASE WHEN c.order_key IS NULL OR (c.order_key_at < now() - $1::interval
-        AND NOT EXISTS (SELECT FROM idem_keys k WHERE k.scope = c.customer_id::text AND k.key = c.order_key))
+        AND NOT EXISTS (SELECT FROM idem_keys_v1 k WHERE k.scope = c.customer_id::text AND k.key = c.order_key))
         THEN $2::text ELSE c.order_key END,
     order_key_at = CASE WHEN c.order_key IS NULL OR (c.order_key_at < now() - $1::interval
-        AND NOT EXISTS (SELECT FROM idem_keys k WHERE k.scope = c.customer_id::text AND k.key = c.order_key))
+        AND NOT EXISTS (SELECT FROM idem_keys_v1 k WHERE k.scope = c.customer_id::text AND k.key = c.order_key))
         THEN now() ELSE c.order_key_at END
 WHERE c.id = $3 AND c.customer_id = $4 AND c.order_id IS NULL
 RETURNING c.version, c.order_key::text AS order_key
