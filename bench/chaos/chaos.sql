@@ -29,12 +29,12 @@ SELECT charge_id, amount FROM reconciled_refunds WHERE lost_operation ORDER BY c
 
 -- name: ChaosStartedKeys :one
 -- Keys nobody has settled yet; a settled run has none.
-SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key) WHERE k.status = 'started';
+SELECT count(*) FROM idem_keys_v1 k JOIN order_keys USING (scope, key) WHERE k.status = 'started';
 
 -- name: ChaosKeys :many
 -- Every key with what it stored, to compare with what the clients were told.
 SELECT k.scope::uuid AS customer_id, k.key, k.status, k.response_status
-FROM idem_keys k JOIN order_keys USING (scope, key);
+FROM idem_keys_v1 k JOIN order_keys USING (scope, key);
 
 -- name: ChaosOrders :many
 -- Every order by its key, to compare with the 201s the clients saw.
@@ -44,9 +44,9 @@ SELECT customer_id, idempotency_key, id FROM orders;
 SELECT
     (SELECT count(*) FROM orders)                                         AS orders,
     (SELECT count(*) FROM order_keys)                                     AS keys,
-    (SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key)
+    (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys USING (scope, key)
      WHERE k.response_status = 402)                                       AS keys_402,
-    (SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key)
+    (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys USING (scope, key)
      WHERE k.parked_at IS NOT NULL)                                       AS parked_keys;
 
 -- name: ChaosOrdersWithoutPoints :many
@@ -108,7 +108,7 @@ SELECT count(*) FROM river_job WHERE state IN ('cancelled', 'discarded');
 -- already, by a shop's statement of the moment or by another row lock
 -- disruption, so that it never waits itself.
 SELECT k.scope, k.key, k.status
-FROM idem_keys k JOIN order_keys USING (scope, key)
+FROM idem_keys_v1 k JOIN order_keys USING (scope, key)
 ORDER BY k.status = 'started' DESC, k.created_at DESC
 LIMIT sqlc.arg(n)
 FOR UPDATE OF k SKIP LOCKED;
@@ -129,7 +129,7 @@ SELECT 'row' AS event, extract(epoch FROM k.created_at - @began::timestamptz)::d
            'asked_at', extract(epoch FROM k.asked_at - @began::timestamptz),
            'locked_until', extract(epoch FROM k.locked_until - @began::timestamptz),
            'finished_at', extract(epoch FROM k.finished_at - @began::timestamptz))) AS detail
-FROM idem_keys k JOIN order_keys USING (scope, key)
+FROM idem_keys_v1 k JOIN order_keys USING (scope, key)
 WHERE k.scope = (@customer_id::uuid)::text AND k.key = @key::text
 UNION ALL
 SELECT e.event, extract(epoch FROM e.at - @began::timestamptz)::double precision, e.detail - 'traceparent'

@@ -167,7 +167,7 @@ SELECT 'row' AS event, extract(epoch FROM k.created_at - $1::timestamptz)::doubl
            'asked_at', extract(epoch FROM k.asked_at - $1::timestamptz),
            'locked_until', extract(epoch FROM k.locked_until - $1::timestamptz),
            'finished_at', extract(epoch FROM k.finished_at - $1::timestamptz))) AS detail
-FROM idem_keys k JOIN order_keys USING (scope, key)
+FROM idem_keys_v1 k JOIN order_keys USING (scope, key)
 WHERE k.scope = ($2::uuid)::text AND k.key = $3::text
 UNION ALL
 SELECT e.event, extract(epoch FROM e.at - $1::timestamptz)::double precision, e.detail - 'traceparent'
@@ -213,7 +213,7 @@ func (q *Queries) ChaosKeyTrail(ctx context.Context, arg ChaosKeyTrailParams) ([
 
 const chaosKeys = `-- name: ChaosKeys :many
 SELECT k.scope::uuid AS customer_id, k.key, k.status, k.response_status
-FROM idem_keys k JOIN order_keys USING (scope, key)
+FROM idem_keys_v1 k JOIN order_keys USING (scope, key)
 `
 
 type ChaosKeysRow struct {
@@ -289,7 +289,7 @@ func (q *Queries) ChaosKeysWithManyOrders(ctx context.Context) ([]ChaosKeysWithM
 
 const chaosLockNewestKeys = `-- name: ChaosLockNewestKeys :many
 SELECT k.scope, k.key, k.status
-FROM idem_keys k JOIN order_keys USING (scope, key)
+FROM idem_keys_v1 k JOIN order_keys USING (scope, key)
 ORDER BY k.status = 'started' DESC, k.created_at DESC
 LIMIT $1
 FOR UPDATE OF k SKIP LOCKED
@@ -533,7 +533,7 @@ func (q *Queries) ChaosSlowestJob(ctx context.Context) (ChaosSlowestJobRow, erro
 }
 
 const chaosStartedKeys = `-- name: ChaosStartedKeys :one
-SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key) WHERE k.status = 'started'
+SELECT count(*) FROM idem_keys_v1 k JOIN order_keys USING (scope, key) WHERE k.status = 'started'
 `
 
 // Keys nobody has settled yet; a settled run has none.
@@ -548,9 +548,9 @@ const chaosTotals = `-- name: ChaosTotals :one
 SELECT
     (SELECT count(*) FROM orders)                                         AS orders,
     (SELECT count(*) FROM order_keys)                                     AS keys,
-    (SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key)
+    (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys USING (scope, key)
      WHERE k.response_status = 402)                                       AS keys_402,
-    (SELECT count(*) FROM idem_keys k JOIN order_keys USING (scope, key)
+    (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys USING (scope, key)
      WHERE k.parked_at IS NOT NULL)                                       AS parked_keys
 `
 
