@@ -129,10 +129,6 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 		// themselves (which set their own).
 		WriteLimits: Unlimited,
 	}}
-	// The fake sends its webhooks to this shop unless an option says
-	// otherwise (WithoutWebhooks); its options come after this one.
-	hookSecret := "whsec_test_" + rand.Text()
-	setup.ProviderOptions = []fakestripe.Option{fakestripe.WithWebhooks(setup.BaseURL+"/webhooks/stripe", hookSecret)}
 	for _, opt := range opts {
 		opt(&setup)
 	}
@@ -143,8 +139,15 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 	// reaches it only over HTTP, as it reaches Stripe.
 	var fake *stripetest.Server
 	if cfg.StripeAPIBase == "" {
-		fake = stripetest.StartOn(tb, pool, setup.ProviderOptions...)
-		cfg.StripeAPIBase, cfg.StripeSecretKey, cfg.StripeWebhookSecret = fake.URL, stripetest.Secret, hookSecret
+		// It sends its webhooks to this shop, signed with the shop's
+		// secret (an option's, or one made here), unless an option says
+		// otherwise (WithoutWebhooks comes after this).
+		if cfg.StripeWebhookSecret == "" {
+			cfg.StripeWebhookSecret = "whsec_test_" + rand.Text()
+		}
+		hooks := fakestripe.WithWebhooks(cfg.BaseURL+"/webhooks/stripe", cfg.StripeWebhookSecret)
+		fake = stripetest.StartOn(tb, pool, append([]fakestripe.Option{hooks}, setup.ProviderOptions...)...)
+		cfg.StripeAPIBase, cfg.StripeSecretKey = fake.URL, stripetest.Secret
 	}
 	if cfg.Tracing == nil {
 		tr, err := tracing.New(context.Background(), DefaultTracing())
