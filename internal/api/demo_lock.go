@@ -26,7 +26,7 @@ const (
 // its locks in production.
 func (h *Handler) demoLockFor(c echo.Context) (time.Duration, error) {
 	v := c.Request().Header.Get(lab.LockHeader)
-	if h.provider == nil || v == "" {
+	if h.demo == nil || v == "" {
 		return 0, nil
 	}
 	d, err := time.ParseDuration(v)

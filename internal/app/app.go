@@ -19,7 +19,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/riverqueue/river"
 
-	"exactlyonce/fakestripe"
 	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
@@ -219,15 +218,15 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	}
 	hooks := cfg.Hooks
 	var labRunner *lab.Runner
-	var provider lab.Provider
+	var control lab.Control
 	if cfg.Demo {
 		// The demo's provider is the fake Stripe, whose faults the lab and
 		// the demo API set through its control API, over HTTP as the
 		// charges go. The lab sends its scenarios' requests to this
 		// server's own API, and freezes an attempt through the engine's
 		// hooks.
-		provider = &fakestripe.Control{Base: cfg.StripeAPIBase, Secret: cfg.StripeSecretKey}
-		labRunner = lab.New(cfg.BaseURL, d, provider,
+		control = lab.Control{Base: cfg.StripeAPIBase, Secret: cfg.StripeSecretKey}
+		labRunner = lab.New(cfg.BaseURL, d, control,
 			lab.Limits{LockTimeout: cfg.LockTimeout, ProviderTimeout: cfg.ProviderTimeout}, cfg.Log)
 		hooks.BeforeRenew = bothHooks(labRunner.Stall, cfg.Hooks.BeforeRenew)
 		hooks.BeforeFence = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFence)
@@ -254,7 +253,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		Answers: rememberAnswers(cfg.RememberedAnswers), AnswersFor: rememberFor, Retention: cfg.KeyRetention})
 	ready := newReadiness(d, payments, cfg)
 	webhooks := stripehook.New(d, payments, cfg.StripeWebhookSecret, m, cfg.Log)
-	register(e, d, cfg, routes{engine: engine, catalog: cat, provider: provider, lab: labRunner, keys: keys, metrics: m,
+	register(e, d, cfg, routes{engine: engine, catalog: cat, control: control, lab: labRunner, keys: keys, metrics: m,
 		ready: ready, webhooks: webhooks})
 
 	a := &App{

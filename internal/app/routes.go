@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"slices"
 
 	"github.com/labstack/echo/v4"
@@ -22,10 +23,12 @@ import (
 
 // routes is what the two faces of the server are built from.
 type routes struct {
-	engine   *checkout.Engine
-	catalog  *catalog.Catalog
-	provider lab.Provider
+	engine  *checkout.Engine
+	catalog *catalog.Catalog
+	// lab is the double-click lab and control the fake's control API, with
+	// DEMO=1; nil otherwise.
 	lab      *lab.Runner
+	control  lab.Control
 	keys     *idem.Store
 	metrics  *metrics.Metrics
 	ready    *readiness.Checker
@@ -46,18 +49,29 @@ func register(e *echo.Echo, d *database.DB, cfg Config, r routes) {
 	e.Use(web.HostAllowList(append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))))
 
 	carts, pickups := cart.New(d, r.catalog), pickup.NewStore(d)
-	demo := cfg.Demo && r.provider != nil
 	pages := handlers.Deps{DB: d, Catalog: r.catalog, Carts: carts, Checkout: r.engine, Log: cfg.Log,
 		Errors: errs, Limits: limits, Metrics: r.metrics, Keys: r.keys, Pickups: pickups}
 	pages.Sessions, pages.FormKeys, pages.FormSecret, pages.FormTTL = browserSessions(cfg)
-	if cfg.Tracing.Recent != nil {
-		// The key inspector links a key to its traces there.
-		pages.AdminURL = cfg.AdminURL
-	}
 	machines := api.Deps{DB: d, Catalog: r.catalog, Carts: carts, Checkout: r.engine, Log: cfg.Log,
 		Lifecycle: api.Lifecycle{Retention: cfg.KeyRetention}, Errors: errs, Limits: limits, Keys: r.keys, Pickups: pickups, Ready: r.ready}
-	if demo {
-		pages.Provider, pages.Lab, machines.Provider = r.provider, r.lab, r.provider
+	if r.lab != nil {
+		// The demo's pages and routes, mounted among the shop's; the
+		// shop's handlers know nothing of them.
+		adminURL := ""
+		if cfg.Tracing.Recent != nil {
+			// The key inspector links a key to its traces there.
+			adminURL = cfg.AdminURL
+		}
+		labPages := lab.NewPages(r.lab, func(ctx context.Context) (int64, int64, error) {
+			s, err := d.DemoStats(ctx)
+			return s.Refunds, s.KeysParked, err
+		}, adminURL, handlers.CSRFToken)
+		pages.Demo = labPages.Register
+		machines.Demo = lab.NewAPI(r.control, func(ctx context.Context) (map[string]int64, error) {
+			s, err := d.DemoStats(ctx)
+			return map[string]int64{"orders": s.Orders, "keys_started": s.KeysStarted, "keys_finished": s.KeysFinished,
+				"keys_parked": s.KeysParked, "refunds": s.Refunds}, err
+		}).Register
 	}
 	// The pages first: their catch-all 404 ("/*") yields to the API's
 	// own ("/api/*") and to every route registered after it.

@@ -40,7 +40,9 @@ func (h *Handler) Register(e *echo.Echo) {
 	p.Add(http.MethodGet, "/pickup/status", h.pickupStatus, mw...)
 	p.Add(http.MethodGet, "/pickup/:id", h.pickupReceipt, mw...)
 	p.Add(http.MethodGet, "/static/:name", h.asset)
-	h.registerLab(p)
+	if h.demo != nil {
+		h.demo(p, middleware.BodyLimit(maxFormBytes), h.csrfProtection())
+	}
 	p.RefuseOtherMethods()
 	// A path no route serves is a page a person mistyped, unless it is
 	// under a machine client's group (which registers its own).

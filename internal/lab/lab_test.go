@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"exactlyonce/fakestripe"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/lab"
 	"exactlyonce/internal/pgtest"
@@ -228,7 +227,7 @@ func TestRunsTakeTurnsAndRestoreTheProvider(t *testing.T) {
 	t.Parallel()
 	h := apptest.New(t)
 	runner := h.App.Lab
-	manual := fakestripe.Behaviour{Delay: 20 * time.Millisecond, Fail: fakestripe.FaultDecline}
+	manual := lab.Behaviour{Delay: 20 * time.Millisecond, Fail: lab.FaultDecline}
 	if err := runner.SetProvider(manual); err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +244,7 @@ func TestRunsTakeTurnsAndRestoreTheProvider(t *testing.T) {
 	if _, err := runner.Run(t.Context(), "refresh"); !errors.Is(err, lab.ErrBusy) {
 		t.Errorf("second run: got %v, want ErrBusy", err)
 	}
-	if err := runner.SetProvider(fakestripe.Behaviour{}); !errors.Is(err, lab.ErrBusy) {
+	if err := runner.SetProvider(lab.Behaviour{}); !errors.Is(err, lab.ErrBusy) {
 		t.Errorf("fault change during a run: got %v, want ErrBusy", err)
 	}
 	if got := h.Provider.Behaviour(); got.Delay != 2*time.Second {
@@ -255,7 +254,7 @@ func TestRunsTakeTurnsAndRestoreTheProvider(t *testing.T) {
 	if !r.AsExpected {
 		t.Errorf("slow original with a manual fault set before: got %+v, want as expected", r)
 	}
-	if got := h.Provider.Behaviour(); got != manual {
+	if got := h.Provider.Behaviour(); got.Delay != manual.Delay || string(got.Fail) != string(manual.Fail) {
 		t.Errorf("after the run: got provider %+v, want the manual setting %+v back", got, manual)
 	}
 	if _, err := runner.Run(t.Context(), "no-such"); !errors.Is(err, lab.ErrUnknownScenario) {

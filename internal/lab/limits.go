@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"exactlyonce/fakestripe"
 )
 
 // Limits are the server's settings a scenario has to fit in. A scenario
@@ -29,7 +27,7 @@ var ErrCannotRun = errors.New("the scenario cannot run on this configuration")
 // plan is the fake provider's behaviour for a run of sc on a server with
 // limits l, or why sc cannot run there. The delay is at most half the
 // provider timeout, so a delayed call ends well before it times out.
-func (l Limits) plan(sc Scenario) (fakestripe.Behaviour, string) {
+func (l Limits) plan(sc Scenario) (Behaviour, string) {
 	b := sc.provider
 	if b.Delay == 0 || l.ProviderTimeout <= 0 {
 		return b, ""

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"exactlyonce/fakestripe"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/lab/labdb"
@@ -172,7 +171,7 @@ func (r *Runner) count(ctx context.Context, customer uuid.UUID) (charges, orders
 		return 0, 0, fmt.Errorf("count charges: %w", err)
 	}
 	for _, in := range intents {
-		if in.Status == fakestripe.StatusSucceeded {
+		if in.Status == "succeeded" {
 			charges++
 		}
 	}
@@ -218,7 +217,7 @@ func (r *Runner) Latest() (Run, bool) {
 // SetProvider sets the fake provider's behaviour for everything that
 // follows, as the lab's fault panel asks. It returns ErrBusy while a run is
 // in flight: the run would put its predecessor back over it when it ends.
-func (r *Runner) SetProvider(b fakestripe.Behaviour) error {
+func (r *Runner) SetProvider(b Behaviour) error {
 	if !r.busy.TryLock() {
 		return ErrBusy
 	}
@@ -227,17 +226,6 @@ func (r *Runner) SetProvider(b fakestripe.Behaviour) error {
 }
 
 // Provider returns the fake provider's current behaviour.
-func (r *Runner) Provider() fakestripe.Behaviour {
+func (r *Runner) Provider() Behaviour {
 	return r.faults.Behaviour()
-}
-
-// Provider is the fake Stripe's control, as the lab uses it: the faults it
-// injects, and the intents it holds. The fake's own Provider has these
-// methods, and so has fakestripe.Control, its client over HTTP, which the
-// shop uses: the shop reaches the fake only over HTTP.
-type Provider interface {
-	Behaviour() fakestripe.Behaviour
-	SetBehaviour(fakestripe.Behaviour) error
-	IntentsByMetadata(ctx context.Context, match map[string]string) ([]fakestripe.Intent, error)
-	Succeeded(ctx context.Context) (int64, error)
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 
 	"exactlyonce/client"
-	"exactlyonce/fakestripe"
 )
 
 // Scenario is one experiment of the lab.
@@ -31,7 +30,7 @@ type Scenario struct {
 
 	// provider is the fake provider's behaviour for the run; steps may
 	// change it.
-	provider fakestripe.Behaviour
+	provider Behaviour
 	// minDelay is the shortest provider delay the scenario can be told
 	// with (see Limits.plan); zero: any.
 	minDelay time.Duration
@@ -63,7 +62,7 @@ var Scenarios = []Scenario{
 			"the lab's browser lane waits the same way over the API. An API client is answered 409 with Retry-After instead, " +
 			"and asks again later. Either way nothing is charged twice: the key, not the button, makes the second click harmless.",
 		WantCharges: 1, WantOrders: 1,
-		provider: fakestripe.Behaviour{Delay: 300 * time.Millisecond},
+		provider: Behaviour{Delay: 300 * time.Millisecond},
 		// The second click, 50 ms after the first, must find it in flight.
 		minDelay: 100 * time.Millisecond,
 		steps: func(ctx context.Context, s *session) error {
@@ -87,7 +86,7 @@ var Scenarios = []Scenario{
 			"the key wins, and that request alone calls the provider. The other nine find the key locked and get 409, or, " +
 			"if they arrive after it finished, the stored answer replayed. Ten submissions, one charge.",
 		WantCharges: 1, WantOrders: 1,
-		provider: fakestripe.Behaviour{Delay: 300 * time.Millisecond},
+		provider: Behaviour{Delay: 300 * time.Millisecond},
 		steps: func(ctx context.Context, s *session) error {
 			key := uuid.NewString()
 			s.concurrently(ctx, 10, func() (string, string) { return "submit", key })
@@ -102,7 +101,7 @@ var Scenarios = []Scenario{
 			"request looks like a new operation, so each claims its own key, calls the provider with its own derived key, " +
 			"and writes its own order. Ten submissions, ten charges: the protection lives in reusing the key, not in the server alone.",
 		WantCharges: 10, WantOrders: 10,
-		provider: fakestripe.Behaviour{Delay: 300 * time.Millisecond},
+		provider: Behaviour{Delay: 300 * time.Millisecond},
 		steps: func(ctx context.Context, s *session) error {
 			s.concurrently(ctx, 10, func() (string, string) { return "submit, new key", uuid.NewString() })
 			return nil
@@ -133,11 +132,11 @@ var Scenarios = []Scenario{
 			"The retry takes the key over and asks the provider again with the same derived key; the provider answers with the " +
 			"charge it already made, and the order is written against it. Four provider calls, one charge.",
 		WantCharges: 1, WantOrders: 1,
-		provider: fakestripe.Behaviour{Fail: fakestripe.FaultAfterCharge},
+		provider: Behaviour{Fail: FaultAfterCharge},
 		steps: func(ctx context.Context, s *session) error {
 			key := uuid.NewString()
 			s.place(ctx, "original", key, oneMug, 0)
-			if err := s.setProvider(fakestripe.Behaviour{}); err != nil {
+			if err := s.setProvider(Behaviour{}); err != nil {
 				return err
 			}
 			recovered := s.place(ctx, "retry", key, oneMug, 0)
@@ -159,7 +158,7 @@ var Scenarios = []Scenario{
 			"confirm's answer arrives and the attempt writes the order, fenced by its lock token. One charge, one order, the event " +
 			"handled once.",
 		WantCharges: 1, WantOrders: 1,
-		provider: fakestripe.Behaviour{Webhooks: fakestripe.WebhookFaults{BeforeAnswer: true}},
+		provider: Behaviour{BeforeAnswer: true},
 		steps:    webhookFirstSteps,
 	},
 	{
@@ -173,7 +172,7 @@ var Scenarios = []Scenario{
 			"and receives the retry's order. Without the token check (the status guard kept) there would still be one order, " +
 			"but the stale original would win and the retry be told it lost; only a finish with no guard at all writes a second order.",
 		WantCharges: 1, WantOrders: 1,
-		provider: fakestripe.Behaviour{Delay: 2 * time.Second},
+		provider: Behaviour{Delay: 2 * time.Second},
 		steps: func(ctx context.Context, s *session) error {
 			key := uuid.NewString()
 			release := s.stall(key)
@@ -203,7 +202,7 @@ var Scenarios = []Scenario{
 			"the stored answer replayed, the first tab's receipt. Here the tabs are API clients ordering the cart version " +
 			"they show (POST /api/carts/{id}/order with If-Match), which derives the key from the cart and its version.",
 		WantCharges: 1, WantOrders: 1,
-		provider: fakestripe.Behaviour{Delay: 300 * time.Millisecond},
+		provider: Behaviour{Delay: 300 * time.Millisecond},
 		steps: func(ctx context.Context, s *session) error {
 			cart := uuid.New()
 			version, err := s.r.api.putCart(ctx, s.shopper, cart, oneMug)
@@ -227,7 +226,7 @@ var Scenarios = []Scenario{
 			"is a new operation: two charges and two orders for one cart. The key must belong to what is being bought, " +
 			"not to the page that shows it.",
 		WantCharges: 2, WantOrders: 2,
-		provider: fakestripe.Behaviour{Delay: 300 * time.Millisecond},
+		provider: Behaviour{Delay: 300 * time.Millisecond},
 		steps: func(ctx context.Context, s *session) error {
 			// The Go client keeps a key per operation; naming the
 			// operation after the render gives each tab its own.

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 
 	"exactlyonce/client"
-	"exactlyonce/fakestripe"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/problem"
@@ -143,7 +142,7 @@ func (s *session) concurrently(ctx context.Context, n int, attempt func() (label
 	wg.Wait()
 }
 
-func (s *session) setProvider(b fakestripe.Behaviour) error {
+func (s *session) setProvider(b Behaviour) error {
 	return s.r.faults.SetBehaviour(b)
 }
 

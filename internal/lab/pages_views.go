@@ -1,4 +1,4 @@
-package handlers
+package lab
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"exactlyonce/fakestripe"
-	"exactlyonce/internal/lab"
 	"exactlyonce/internal/problem"
 	"exactlyonce/views"
 )
@@ -20,7 +18,7 @@ import (
 // hairline, on a projector.
 const minBar = 14
 
-func expectation(sc lab.Scenario) string {
+func expectation(sc Scenario) string {
 	return fmt.Sprintf("%s · %s", countNoun(sc.WantCharges, "charge"), countNoun(sc.WantOrders, "order"))
 }
 
@@ -32,13 +30,13 @@ func countNoun(n int64, noun string) string {
 }
 
 func scenarioTitle(id string) string {
-	if sc, ok := lab.ScenarioByID(id); ok {
+	if sc, ok := ScenarioByID(id); ok {
 		return sc.Title
 	}
 	return "an earlier run"
 }
 
-func labResult(run lab.Run) views.LabResult {
+func labResult(run Run) views.LabResult {
 	r := views.LabResult{
 		ScenarioID: run.Scenario, Ran: true, Running: run.Running,
 		Charges: run.Charges, Orders: run.Orders, AsExpected: run.AsExpected,
@@ -49,7 +47,7 @@ func labResult(run lab.Run) views.LabResult {
 	}
 	if run.CustomerID != [16]byte{} {
 		r.ShopperID = run.CustomerID.String()
-		r.Shopper = lab.ShortID(r.ShopperID)
+		r.Shopper = ShortID(r.ShopperID)
 		r.InspectURL = "/lab?" + url.Values{"customer": {run.CustomerID.String()}}.Encode() + "#inspector"
 	}
 	switch {
@@ -108,13 +106,13 @@ func timeAxis(total time.Duration) (time.Duration, []views.LabTick) {
 	return 4 * step, ticks
 }
 
-func labAttempt(a lab.Attempt, axis time.Duration) views.LabAttempt {
+func labAttempt(a Attempt, axis time.Duration) views.LabAttempt {
 	end := a.End
 	if !a.Done {
 		end = axis
 	}
 	v := views.LabAttempt{
-		N: a.N, Label: a.Label, Key: a.Key, Short: lab.ShortID(a.Key), Start: millis(a.Start), End: millis(a.End),
+		N: a.N, Label: a.Label, Key: a.Key, Short: ShortID(a.Key), Start: millis(a.Start), End: millis(a.End),
 		BarX: share(a.Start, axis), InFlight: !a.Done, Replayed: a.Replayed, RetryAfter: a.RetryAfter,
 		Lock: string(a.Lock), Tone: "wait", Waited: a.Waited,
 	}
@@ -131,7 +129,7 @@ func labAttempt(a lab.Attempt, axis time.Duration) views.LabAttempt {
 }
 
 // describe names an attempt's answer: its status, its colour, and in words.
-func describe(a lab.Attempt) (status, tone, outcome string) {
+func describe(a Attempt) (status, tone, outcome string) {
 	if a.Status == 0 {
 		return "—", "fail", a.Error
 	}
@@ -159,10 +157,10 @@ func describe(a lab.Attempt) (status, tone, outcome string) {
 	return status, tone, outcome
 }
 
-func labInspection(in lab.Inspection, scenario string, running bool) views.LabInspector {
+func labInspection(in Inspection, scenario string, running bool) views.LabInspector {
 	v := views.LabInspector{
-		Customer: in.CustomerID.String(), Shopper: lab.ShortID(in.CustomerID.String()), Scenario: scenario,
-		Running: running, Key: in.Key, KeyShort: lab.ShortID(in.Key),
+		Customer: in.CustomerID.String(), Shopper: ShortID(in.CustomerID.String()), Scenario: scenario,
+		Running: running, Key: in.Key, KeyShort: ShortID(in.Key),
 	}
 	q := url.Values{"customer": {v.Customer}}
 	if running {
@@ -176,7 +174,7 @@ func labInspection(in lab.Inspection, scenario string, running bool) views.LabIn
 	v.PollURL = "/lab/inspector?" + q.Encode()
 	for _, k := range in.Keys {
 		kv := views.LabKey{
-			Key: k.Key, Short: lab.ShortID(k.Key), Status: k.Status, Token: k.TokenPrefix,
+			Key: k.Key, Short: ShortID(k.Key), Status: k.Status, Token: k.TokenPrefix,
 			Selected: k.Key == in.Key, Response: "—",
 			URL: "/lab?" + url.Values{"customer": {v.Customer}, "key": {k.Key}}.Encode() + "#inspector",
 		}
@@ -201,15 +199,15 @@ func labInspection(in lab.Inspection, scenario string, running bool) views.LabIn
 	return v
 }
 
-func labFaults(csrf string, b fakestripe.Behaviour) views.LabFaults {
+func labFaults(csrf string, b Behaviour) views.LabFaults {
 	return views.LabFaults{
 		CSRF: csrf, DelayMS: b.Delay.Milliseconds(), Fail: b.Fail.String(),
 		Options: []views.LabOption{
-			{Value: string(fakestripe.FaultNone), Label: "None: a healthy provider"},
-			{Value: string(fakestripe.FaultBeforeCharge), Label: "Fail before charging (500)"},
-			{Value: string(fakestripe.FaultAfterCharge), Label: "Charge, then lose the response (500)"},
-			{Value: string(fakestripe.FaultDecline), Label: "Decline every card (402)"},
-			{Value: string(fakestripe.FaultTimeout), Label: "Hang until the client gives up, then charge"},
+			{Value: string(FaultNone), Label: "None: a healthy provider"},
+			{Value: string(FaultBeforeCharge), Label: "Fail before charging (500)"},
+			{Value: string(FaultAfterCharge), Label: "Charge, then lose the response (500)"},
+			{Value: string(FaultDecline), Label: "Decline every card (402)"},
+			{Value: string(FaultTimeout), Label: "Hang until the client gives up, then charge"},
 		},
 	}
 }
@@ -231,3 +229,13 @@ func msToDuration(ms int64) time.Duration { return time.Duration(ms) * time.Mill
 // clock is a time of day to the millisecond, in the server's zone: the
 // order of events within a run is what matters, not the date.
 func clock(t time.Time) string { return t.Local().Format("15:04:05.000") }
+
+// parseFault is the panel's fault, one of Faults.
+func parseFault(s string) (Fault, bool) {
+	for _, f := range Faults {
+		if s == string(f) {
+			return f, true
+		}
+	}
+	return "", false
+}
