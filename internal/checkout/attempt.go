@@ -25,11 +25,7 @@ type Attempt struct {
 	// Fingerprint identifies the request (see Fingerprint); the same key
 	// with another fingerprint is refused with ErrKeyReused.
 	Fingerprint []byte
-	// AcceptFingerprints are what an earlier fingerprint rule made of the
-	// same request (idem.Request.Accept): a key stored under one of them
-	// matches, so that a rule's change refuses no retry of an earlier key.
-	AcceptFingerprints [][]byte
-	Order              Order
+	Order       Order
 	// LockFor overrides the engine's LockTimeout for this attempt; zero
 	// keeps the default (Place fills it in).
 	LockFor time.Duration
