@@ -86,11 +86,12 @@ func (h *Handler) orderCart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := h.checkout.Place(ctx, checkout.Attempt{
+	wait := applyWait(c.Request().Header, c.Response().Header())
+	res, err := h.checkout.PlaceOrAwait(ctx, checkout.Attempt{
 		CustomerID: customerID(c), Key: key, Fingerprint: fp, LockFor: lockFor,
 		Order: checkout.Order{Items: ct.Items, Card: req.Card},
 		Cart:  &checkout.CartVersion{ID: ct.ID, Version: ct.Version},
-	})
+	}, wait)
 	if err != nil {
 		return err
 	}

@@ -119,10 +119,11 @@ func (h *Handler) placeOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := h.checkout.Place(c.Request().Context(), checkout.Attempt{
+	wait := applyWait(c.Request().Header, c.Response().Header())
+	res, err := h.checkout.PlaceOrAwait(c.Request().Context(), checkout.Attempt{
 		CustomerID: customerID(c), Key: key, Fingerprint: fp,
 		Order: checkout.Order{Items: req.Items, Card: req.Card}, LockFor: lockFor,
-	})
+	}, wait)
 	if err != nil {
 		return err
 	}

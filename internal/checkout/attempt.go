@@ -48,6 +48,10 @@ type Result struct {
 	Body json.RawMessage
 	// Replayed is true when the outcome was stored by an earlier attempt.
 	Replayed bool
+	// Joined is true when that earlier attempt was still running when
+	// this one came, and PlaceOrAwait waited for it: the caller asked once
+	// (a double-click), so a page does not say "already placed".
+	Joined bool
 }
 
 // Receipt is the body of a placed order, stored and replayed verbatim.

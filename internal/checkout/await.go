@@ -60,3 +60,68 @@ func (e *Engine) Await(ctx context.Context, customer uuid.UUID, key string, dead
 	})
 	return err == nil
 }
+
+const (
+	// MaxWait is the longest PlaceOrAwait keeps a caller waiting for the
+	// attempt that holds its key. It covers a usual provider call, so the
+	// second submit of a double-click ends on the receipt with no page in
+	// between, and stays far below what a browser or a proxy gives a request.
+	MaxWait = 3 * time.Second
+	// ClaimTimeout bounds what a waiting caller's attempt does before it
+	// owns its key (pricing and the claim), which PlaceOrAwait runs detached
+	// from the caller's cancellation.
+	ClaimTimeout = 15 * time.Second
+)
+
+// PlaceOrAwait is Place for a caller that would rather wait for the attempt
+// holding its key than be told it is held: the second submit of a
+// double-click, or an API client that asked to wait (Prefer: wait). When
+// another attempt holds the key (*InProgressError, or ErrLockLost: a newer
+// one took it over from this one) it waits, with the kit's one wait loop,
+// until that attempt has finished or let its lock expire, and places again:
+// the result is then the other attempt's, Replayed and Joined. It gives up
+// after wait (at most MaxWait) with the error it last met (the key's
+// *InProgressError, whose RetryAfter says when to ask again, or
+// ErrLockLost); with wait zero it is Place.
+//
+// A caller that waits has its attempt detached from its own cancellation
+// until the attempt owns the key (Place detaches it from then on): a
+// browser drops the first request of a double-click for the second, and the
+// first must still claim its key and go on, or the second would find the
+// key claimed by an attempt that stopped, and wait out its lock. Only
+// maxWaiters callers wait per key at once; past that a caller is answered
+// at once, so that a flood of one request (a stuck key, a script) cannot
+// hold a goroutine and a database poll per request.
+func (e *Engine) PlaceOrAwait(ctx context.Context, a Attempt, wait time.Duration) (Result, error) {
+	if wait <= 0 {
+		return e.Place(ctx, a)
+	}
+	deadline := time.Now().Add(min(wait, MaxWait))
+	joined := false
+	for {
+		res, err := e.placeDetached(ctx, a)
+		if !errors.Is(err, ErrLockLost) && !errors.Is(err, idem.ErrInProgress) {
+			res.Joined = joined && err == nil
+			return res, err
+		}
+		if !joined {
+			leave, ok := e.joinWaiters(a)
+			if !ok {
+				return Result{}, err
+			}
+			defer leave()
+			joined = true
+		}
+		if !e.Await(ctx, a.CustomerID, a.Key, deadline) {
+			return Result{}, err
+		}
+	}
+}
+
+// placeDetached is Place, detached from ctx's cancellation and bounded by
+// ClaimTimeout until it owns the key (see PlaceOrAwait).
+func (e *Engine) placeDetached(ctx context.Context, a Attempt) (Result, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ClaimTimeout)
+	defer cancel()
+	return e.Place(ctx, a)
+}

@@ -51,15 +51,12 @@ type shownForm struct {
 	items []catalog.Item
 }
 
-// errStillRunning is placeFromPage's word for an order still running when
-// the submit stops waiting for it: the answer is the processing page.
-var errStillRunning = errors.New("the order is still running")
-
 // answerOf decides the answer to an attempt of the pay form. retry is that
 // form again, with the same key. Errors that are not an outcome of the
 // order (a changed form, a price that changed) go to the error handler.
-func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.CheckoutForm, res checkout.Result, joined bool, err error) (answer, error) {
+func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.CheckoutForm, res checkout.Result, err error) (answer, error) {
 	var (
+		busy      *checkout.InProgressError
 		invalid   *checkout.InvalidOrderError
 		unknown   *checkout.OutcomeUnknownError
 		abandoned *checkout.AbandonedError
@@ -67,8 +64,10 @@ func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.Checko
 	)
 	switch {
 	case err == nil:
-		return resultAnswer(res, joined)
-	case errors.Is(err, errStillRunning):
+		return resultAnswer(res)
+	case errors.As(err, &busy), errors.Is(err, checkout.ErrLockLost):
+		// Still running when the engine stopped waiting for it: the
+		// processing page waits on, without holding a request open.
 		return processingAnswer(retry.Key, nil), nil
 	case errors.As(err, &invalid) && invalid.Card:
 		// Nothing was claimed: the same form, with the same key, once the
@@ -98,11 +97,11 @@ func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.Checko
 // resultAnswer answers a stored outcome: a placed order with 303 to its
 // receipt, a declined payment with its page.
 //
-// joined means this request did not place the order but waited for the
-// attempt that did, as the second submit of a double-click does: the
-// shopper asked once, so the receipt carries no "already placed" note.
-func resultAnswer(res checkout.Result, joined bool) (answer, error) {
-	note := res.Replayed && !joined
+// A result Joined (this request waited for the attempt that placed it, as
+// the second submit of a double-click does) is one the shopper asked for
+// once, so the receipt carries no "already placed" note.
+func resultAnswer(res checkout.Result) (answer, error) {
+	note := res.Replayed && !res.Joined
 	switch res.Status {
 	case http.StatusCreated:
 		var placed struct {

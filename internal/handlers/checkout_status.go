@@ -38,7 +38,8 @@ func (h *Handler) checkoutStatus(c echo.Context) error {
 	if state.Finished {
 		// Replayed (the cart is not touched again) and joined (the shopper
 		// sent the order once; no "already placed" note).
-		ans, err := resultAnswer(state.Result, true)
+		state.Result.Joined = true
+		ans, err := resultAnswer(state.Result)
 		if err != nil {
 			return err
 		}

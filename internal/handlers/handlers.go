@@ -64,11 +64,9 @@ type Handler struct {
 	sessions *session.Store
 	formKeys *formkey.Signer
 	// lab runs the double-click lab; nil when demo mode is off.
-	lab    *lab.Runner
-	errors *web.Errors
-	limits *web.Limits
-	// waiters caps the submits waiting per key (waiters.go).
-	waiters keyWaiters
+	lab     *lab.Runner
+	errors  *web.Errors
+	limits  *web.Limits
 	metrics *metrics.Metrics
 	// pickupFlow and pickups serve the pickup slot form (page_pickup.go).
 	pickupFlow *idemecho.Form
