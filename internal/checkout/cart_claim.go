@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
 )
@@ -35,10 +36,29 @@ func (e *Engine) cartRefusal(ctx context.Context, a Attempt) error {
 	switch {
 	case cart.OrderID != nil:
 		return &CartOrderedError{OrderID: *cart.OrderID}
-	case cart.Version != a.Cart.Version:
-		return ErrCartChanged
-	case cart.OrderKey != nil && *cart.OrderKey != a.Key:
-		return ErrCartChanged
+	case cart.Version != a.Cart.Version, cart.OrderKey != nil && *cart.OrderKey != a.Key:
+		return e.cartChanged(ctx, CartVersion{ID: cart.ID, Version: cart.Version})
 	}
 	return nil
+}
+
+// cartChanged is the refusal of an attempt for a cart that is now at
+// version now: the cart's lines, read after its version (so lines newer
+// than the version can be read, never older: a form made of them names a
+// version the claim refuses, and is answered again), priced today.
+func (e *Engine) cartChanged(ctx context.Context, now CartVersion) error {
+	rows, err := e.db.CartLines(ctx, now.ID)
+	if err != nil {
+		return fmt.Errorf("read cart lines: %w", err)
+	}
+	refusal := &CartChangedError{Now: now, Items: make([]catalog.Item, len(rows))}
+	for i, r := range rows {
+		refusal.Items[i] = catalog.Item{SKU: r.Sku, Quantity: int(r.Quantity)}
+	}
+	if len(rows) > 0 {
+		if priced, err := e.catalog.Price(ctx, refusal.Items); err == nil {
+			refusal.Priced = &priced
+		}
+	}
+	return refusal
 }

@@ -61,6 +61,7 @@ func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.Checko
 		unknown   *checkout.OutcomeUnknownError
 		abandoned *checkout.AbandonedError
 		ordered   *checkout.CartOrderedError
+		changed   *checkout.CartChangedError
 	)
 	switch {
 	case err == nil:
@@ -81,8 +82,8 @@ func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.Checko
 		// The cart was ordered under another key (a form of an older
 		// render): that order is this form's answer.
 		return answer{location: "/orders/" + ordered.OrderID.String() + "?replayed=1"}, nil
-	case errors.Is(err, checkout.ErrCartChanged):
-		return h.cartChanged(ctx, id, retry.CSRF)
+	case errors.As(err, &changed):
+		return h.cartChanged(ctx, id, retry.CSRF, changed)
 	case errors.As(err, &unknown), errors.As(err, &abandoned):
 		// The payment's outcome is not known (the provider failed, or the
 		// server is stopping): the same form again resumes it.
@@ -136,20 +137,40 @@ func resultAnswer(res checkout.Result) (answer, error) {
 }
 
 // cartChanged answers a form for a version of the cart that is no longer
-// its own: nothing was charged, and the page shows the cart as it is now
-// with a fresh form (its version's key).
-func (h *Handler) cartChanged(ctx context.Context, id uuid.UUID, csrf string) (answer, error) {
-	shown, ok, err := h.freshCheckout(ctx, id, csrf)
+// its own: nothing was charged, and the page shows the cart as it is now,
+// as the engine read and priced it when it refused the form, with a fresh
+// form (its version's key, kept with the cart).
+func (h *Handler) cartChanged(ctx context.Context, id uuid.UUID, csrf string, changed *checkout.CartChangedError) (answer, error) {
+	if changed.Priced == nil {
+		return answer{}, cartChangedAway(changed)
+	}
+	minted, err := h.formKeys.Mint()
+	if err != nil {
+		return answer{}, err
+	}
+	key, ok, err := h.carts.KeepCheckoutKey(ctx, id, changed.Now.ID, changed.Now.Version, minted, h.formKeys.TTL()/2)
 	if err != nil {
 		return answer{}, err
 	}
 	if !ok {
-		return answer{}, &web.PageError{Status: http.StatusConflict, Title: "Your cart changed",
-			Message: "Your cart changed since this checkout page was opened, and it is empty now, so nothing was charged.",
-			Action:  web.BackToCart, Err: checkout.ErrCartChanged}
+		return answer{}, cartChangedAway(changed)
 	}
+	shown := h.payForm(id, csrf, key, changed.Now.ID, changed.Now.Version, changed.Items, *changed.Priced)
 	shown.cartChanged = true
 	return answer{status: http.StatusConflict, form: &shown}, nil
+}
+
+// cartChangedAway is the answer to a form whose cart changed when there is
+// no current form to show instead: the cart is empty now, cannot be priced,
+// or changed once more while the refusal was answered. The cart page shows
+// it as it is.
+func cartChangedAway(changed *checkout.CartChangedError) error {
+	message := "Your cart changed since this checkout page was opened, so nothing was charged. Check it and order again."
+	if len(changed.Items) == 0 {
+		message = "Your cart changed since this checkout page was opened, and it is empty now, so nothing was charged."
+	}
+	return &web.PageError{Status: http.StatusConflict, Title: "Your cart changed", Message: message,
+		Action: web.BackToCart, Err: changed}
 }
 
 // processingAnswer is the page of an order still running. It reloads
