@@ -84,44 +84,42 @@ const (
 // *InProgressError, whose RetryAfter says when to ask again, or
 // ErrLockLost); with wait zero it is Place.
 //
-// A caller that waits has its attempt detached from its own cancellation
-// until the attempt owns the key (Place detaches it from then on): a
-// browser drops the first request of a double-click for the second, and the
-// first must still claim its key and go on, or the second would find the
-// key claimed by an attempt that stopped, and wait out its lock. Only
+// A caller that waits has its attempts detached from its own cancellation,
+// bounded by ClaimTimeout beyond the wait, until one owns the key (Place
+// detaches it from then on): a browser drops the first request of a
+// double-click for the second, and the first must still claim its key and
+// go on, or the second would find the key claimed by an attempt that
+// stopped, and wait out its lock. Only
 // maxWaiters callers wait per key at once; past that a caller is answered
 // at once, so that a flood of one request (a stuck key, a script) cannot
 // hold a goroutine and a database poll per request.
 func (e *Engine) PlaceOrAwait(ctx context.Context, a Attempt, wait time.Duration) (Result, error) {
-	if wait <= 0 {
-		return e.Place(ctx, a)
+	wait = min(wait, MaxWait)
+	deadline := time.Now().Add(wait)
+	// The wait ends with the caller; the attempts do not (see above).
+	waiting := ctx
+	if wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), wait+ClaimTimeout)
+		defer cancel()
 	}
-	deadline := time.Now().Add(min(wait, MaxWait))
-	joined := false
+	var leave func()
 	for {
-		res, err := e.placeDetached(ctx, a)
-		if !errors.Is(err, ErrLockLost) && !errors.Is(err, idem.ErrInProgress) {
-			res.Joined = joined && err == nil
+		res, err := e.Place(ctx, a)
+		held := errors.Is(err, ErrLockLost) || errors.Is(err, idem.ErrInProgress)
+		if !held || wait <= 0 {
+			res.Joined = leave != nil && err == nil
 			return res, err
 		}
-		if !joined {
-			leave, ok := e.joinWaiters(a)
-			if !ok {
+		if leave == nil {
+			var ok bool
+			if leave, ok = e.joinWaiters(a); !ok {
 				return Result{}, err
 			}
 			defer leave()
-			joined = true
 		}
-		if !e.Await(ctx, a.CustomerID, a.Key, deadline) {
+		if !e.Await(waiting, a.CustomerID, a.Key, deadline) {
 			return Result{}, err
 		}
 	}
-}
-
-// placeDetached is Place, detached from ctx's cancellation and bounded by
-// ClaimTimeout until it owns the key (see PlaceOrAwait).
-func (e *Engine) placeDetached(ctx context.Context, a Attempt) (Result, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ClaimTimeout)
-	defer cancel()
-	return e.Place(ctx, a)
 }
