@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -20,13 +19,13 @@ import (
 	"exactlyonce/internal/web"
 )
 
-// wantClientError fails unless err is a problem the client caused: a 4xx,
-// never a 5xx, which the error handler would answer for an unexpected error.
+// wantClientError fails unless the error table answers err as a problem
+// the client caused: a 4xx, never a 5xx, which is its answer to an
+// unexpected error.
 func wantClientError(t *testing.T, err error) {
 	t.Helper()
-	var f *web.Failure
-	if !errors.As(err, &f) || f.Kind.Status < 400 || f.Kind.Status >= 500 {
-		t.Fatalf("got error %v, want a 4xx problem", err)
+	if f := web.Classify(err); f.Kind.Status < 400 || f.Kind.Status >= 500 {
+		t.Fatalf("got error %v, answered %d, want a 4xx problem", err, f.Kind.Status)
 	}
 }
 

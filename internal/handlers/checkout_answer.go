@@ -52,21 +52,22 @@ type shownForm struct {
 }
 
 // answerOf decides the answer to an attempt of the pay form. retry is that
-// form again, with the same key. Errors that are not an outcome of the
-// order (a changed form, a price that changed) go to the error handler.
+// form again, with the same key. It does not classify errors (the error
+// table, web.Classify, does): it picks, for the few outcomes the pay form
+// answers with a page of its own, what that page needs (the form again, a
+// fresh form, the receipt, the processing page), and sends every other
+// error to the error handler, which answers it from the table.
 func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.CheckoutForm, res checkout.Result, err error) (answer, error) {
 	var (
-		busy      *checkout.InProgressError
-		invalid   *checkout.InvalidOrderError
-		unknown   *checkout.OutcomeUnknownError
-		abandoned *checkout.AbandonedError
-		ordered   *checkout.CartOrderedError
-		changed   *checkout.CartChangedError
+		invalid *checkout.InvalidOrderError
+		ordered *checkout.CartOrderedError
+		changed *checkout.CartChangedError
 	)
+	f := web.Classify(err)
 	switch {
 	case err == nil:
 		return resultAnswer(res)
-	case errors.As(err, &busy), errors.Is(err, checkout.ErrLockLost):
+	case f.Kind == problem.KeyInUse || f.Kind == problem.LockLost:
 		// Still running when the engine stopped waiting for it: the
 		// processing page waits on, without holding a request open.
 		return processingAnswer(retry.Key, nil), nil
@@ -84,15 +85,20 @@ func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.Checko
 		return answer{location: "/orders/" + ordered.OrderID.String() + "?replayed=1"}, nil
 	case errors.As(err, &changed):
 		return h.cartChanged(ctx, id, retry.CSRF, changed)
-	case errors.As(err, &unknown), errors.As(err, &abandoned):
+	case resumable[f.Kind]:
 		// The payment's outcome is not known (the provider failed, or the
 		// server is stopping): the same form again resumes it.
-		f := web.Classify(err)
 		wait := web.RetryAfterSeconds(f.RetryAfter)
 		return answer{status: f.Kind.Status, retryAfter: wait,
 			page: views.OrderAnswer{Outage: &views.OutagePage{RetryAfterSeconds: wait, Retry: retry}}}, nil
 	}
 	return answer{}, err
+}
+
+// resumable are the rows of the table whose payment the same form, sent
+// again, resumes: its page offers that form rather than a way out.
+var resumable = map[problem.Kind]bool{
+	problem.OutcomeUnknown: true, problem.ProviderTimeout: true, problem.ProviderUnavailable: true, problem.ShuttingDown: true,
 }
 
 // resultAnswer answers a stored outcome: a placed order with 303 to its
