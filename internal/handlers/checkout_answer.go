@@ -63,10 +63,11 @@ func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.Checko
 		ordered *checkout.CartOrderedError
 		changed *checkout.CartChangedError
 	)
+	if err == nil {
+		return resultAnswer(res)
+	}
 	f := web.Classify(err)
 	switch {
-	case err == nil:
-		return resultAnswer(res)
 	case f.Kind == problem.KeyInUse || f.Kind == problem.LockLost:
 		// Still running when the engine stopped waiting for it: the
 		// processing page waits on, without holding a request open.
