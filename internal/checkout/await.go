@@ -47,7 +47,7 @@ func (e *Engine) Await(ctx context.Context, customer uuid.UUID, key string, dead
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	err := idem.Poll(ctx, func(ctx context.Context) (bool, error) {
-		s, err := e.State(ctx, customer, key)
+		_, err := e.keys.Get(ctx, customer.String(), key)
 		if ctx.Err() != nil {
 			// The wait is over (Poll returns ctx's error), whatever the
 			// read said: a deadline that passed before the first read must
@@ -55,8 +55,10 @@ func (e *Engine) Await(ctx context.Context, customer uuid.UUID, key string, dead
 			// Place and Await would spin until the lock runs out.
 			return false, nil
 		}
-		// An error is for Place to meet and report.
-		return err != nil || !s.Held, nil
+		// Finished, gone, or no longer held (its lease ran out): the
+		// moment to place again. An error is for Place to meet and report.
+		busy, held := errors.AsType[*idem.InProgressError](err)
+		return !held || !busy.Held, nil
 	})
 	return err == nil
 }
