@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-
 )
 
 // answer is what a request's work produced: the status and body to send,

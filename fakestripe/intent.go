@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-
 )
 
 // PaymentIntent statuses the fake reaches. (Stripe has one more,

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-
 )
 
 var currencyCode = regexp.MustCompile(`^[a-z]{3}$`)

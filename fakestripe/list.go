@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/labstack/echo/v4"
-
 )
 
 // listIntents serves GET /v1/payment_intents as Stripe pages a list: newest

@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
-
 )
 
 // createRefund serves POST /v1/refunds: a full refund of a succeeded

@@ -27,6 +27,17 @@ ON CONFLICT (id) DO NOTHING;
 SELECT id, version, order_id, order_key FROM carts
 WHERE id = @id AND customer_id = @customer_id;
 
+-- name: RefusingCart :one
+-- A cart as the claim that it refused reads it, in one snapshot: whether it
+-- is ordered, its version and the key bound to it, and its lines at that
+-- version, for the refusal to carry them (checkout.CartChangedError).
+SELECT c.id, c.version, c.order_id, c.order_key,
+       coalesce(array_agg(l.sku ORDER BY l.sku) FILTER (WHERE l.sku IS NOT NULL), '{}')::text[] AS skus,
+       coalesce(array_agg(l.quantity ORDER BY l.sku) FILTER (WHERE l.sku IS NOT NULL), '{}')::int[] AS quantities
+FROM carts c LEFT JOIN cart_lines l ON l.cart_id = c.id
+WHERE c.id = @id AND c.customer_id = @customer_id
+GROUP BY c.id;
+
 -- name: LockCart :one
 -- Locks a cart for a change of its lines, for the rest of the transaction.
 SELECT id, version, order_id FROM carts

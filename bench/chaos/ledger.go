@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"exactlyonce/bench/chaos/chaosdb"
-	"exactlyonce/internal/database"
 	"exactlyonce/fakestripe"
+	"exactlyonce/internal/database"
 )
 
 // books are the two sides of a run's money, each read from its own

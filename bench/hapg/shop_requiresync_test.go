@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"exactlyonce/bench/hapg"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/database"
-	"exactlyonce/fakestripe"
 )
 
 // TestRequireSyncRefusesKeysWhileThePrimaryCommitsAlone runs the shop with

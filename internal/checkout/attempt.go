@@ -25,11 +25,7 @@ type Attempt struct {
 	// Fingerprint identifies the request (see Fingerprint); the same key
 	// with another fingerprint is refused with ErrKeyReused.
 	Fingerprint []byte
-	// AcceptFingerprints are what an earlier fingerprint rule made of the
-	// same request (idem.Request.Accept): a key stored under one of them
-	// matches, so that a rule's change refuses no retry of an earlier key.
-	AcceptFingerprints [][]byte
-	Order              Order
+	Order       Order
 	// LockFor overrides the engine's LockTimeout for this attempt; zero
 	// keeps the default (Place fills it in).
 	LockFor time.Duration
@@ -52,6 +48,10 @@ type Result struct {
 	Body json.RawMessage
 	// Replayed is true when the outcome was stored by an earlier attempt.
 	Replayed bool
+	// Joined is true when that earlier attempt was still running when
+	// this one came, and PlaceOrAwait waited for it: the caller asked once
+	// (a double-click), so a page does not say "already placed".
+	Joined bool
 }
 
 // Receipt is the body of a placed order, stored and replayed verbatim.

@@ -107,7 +107,7 @@ func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced,
 		}
 	}
 	kc, err := e.keys.ClaimWith(ctx, idem.Request{Scope: a.CustomerID.String(), Key: a.Key,
-		Fingerprint: a.Fingerprint, Accept: a.AcceptFingerprints, Lease: a.LockFor}, run)
+		Fingerprint: a.Fingerprint, Lease: a.LockFor}, run)
 	c, replay, err = e.claimed(a, kc, err, refusal)
 	e.endClaim(ctx, span, a, c, replay, err)
 	return c, replay, err

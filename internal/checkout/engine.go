@@ -11,8 +11,9 @@
 //  3. finish.go — write the order and the response to replay in one
 //     statement, only if this attempt still holds the key's lock token.
 //
-// The JSON API and the browser checkout both call Engine.Place; they differ
-// only in how they read the request and render the Result. An attempt may
+// The JSON API and the browser checkout both call Engine.PlaceOrAwait (Place,
+// waiting for an attempt that holds the key when the caller asks to); they
+// differ only in how they read the request and render the Result. An attempt may
 // name the cart version it pays for (cart_claim.go): then a new key is
 // claimed only while the cart is open at that version and bound to no other
 // key, and the finish closes the cart, so one cart version is charged once.
@@ -165,6 +166,9 @@ type Engine struct {
 	// that mutation tests can swap in a finish with a guard removed and show
 	// what each guard buys (export_test.go).
 	finish finishFunc
+
+	// waiters caps the callers waiting per key (waiters.go).
+	waiters keyWaiters
 
 	// abandoned is closed by Abandon; attempts in flight watch it.
 	abandoned   chan struct{}

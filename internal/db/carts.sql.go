@@ -282,6 +282,46 @@ func (q *Queries) OpenBrowserCart(ctx context.Context, customerID uuid.UUID) (Op
 	return i, err
 }
 
+const refusingCart = `-- name: RefusingCart :one
+SELECT c.id, c.version, c.order_id, c.order_key,
+       coalesce(array_agg(l.sku ORDER BY l.sku) FILTER (WHERE l.sku IS NOT NULL), '{}')::text[] AS skus,
+       coalesce(array_agg(l.quantity ORDER BY l.sku) FILTER (WHERE l.sku IS NOT NULL), '{}')::int[] AS quantities
+FROM carts c LEFT JOIN cart_lines l ON l.cart_id = c.id
+WHERE c.id = $1 AND c.customer_id = $2
+GROUP BY c.id
+`
+
+type RefusingCartParams struct {
+	ID         uuid.UUID
+	CustomerID uuid.UUID
+}
+
+type RefusingCartRow struct {
+	ID         uuid.UUID
+	Version    int64
+	OrderID    *uuid.UUID
+	OrderKey   *string
+	Skus       []string
+	Quantities []int32
+}
+
+// A cart as the claim that it refused reads it, in one snapshot: whether it
+// is ordered, its version and the key bound to it, and its lines at that
+// version, for the refusal to carry them (checkout.CartChangedError).
+func (q *Queries) RefusingCart(ctx context.Context, arg RefusingCartParams) (RefusingCartRow, error) {
+	row := q.db.QueryRow(ctx, refusingCart, arg.ID, arg.CustomerID)
+	var i RefusingCartRow
+	err := row.Scan(
+		&i.ID,
+		&i.Version,
+		&i.OrderID,
+		&i.OrderKey,
+		&i.Skus,
+		&i.Quantities,
+	)
+	return i, err
+}
+
 const setCartLine = `-- name: SetCartLine :execrows
 INSERT INTO cart_lines (cart_id, sku, quantity)
 VALUES ($1, $2, $3)

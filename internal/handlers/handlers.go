@@ -59,11 +59,9 @@ type Handler struct {
 	formKeys *formkey.Signer
 	// demo mounts the demo's pages (the double-click lab); nil when demo
 	// mode is off.
-	demo   func(p *web.RouteSet, forms ...echo.MiddlewareFunc)
-	errors *web.Errors
-	limits *web.Limits
-	// waiters caps the submits waiting per key (waiters.go).
-	waiters keyWaiters
+	demo    func(p *web.RouteSet, forms ...echo.MiddlewareFunc)
+	errors  *web.Errors
+	limits  *web.Limits
 	metrics *metrics.Metrics
 	// pickupFlow and pickups serve the pickup slot form (page_pickup.go).
 	pickupFlow *idemecho.Form

@@ -64,12 +64,18 @@ func (h *Handler) freshCheckout(ctx context.Context, id uuid.UUID, csrf string) 
 	if err != nil {
 		return shownForm{}, false, err
 	}
-	b := formkey.Binding{CartID: kept.ID, CartVersion: kept.Version, Items: kept.Items, Amount: priced.Amount}
+	return h.payForm(id, csrf, key, kept.ID, kept.Version, kept.Items, priced), true, nil
+}
+
+// payForm is the pay form for a cart version whose lines are priced, under
+// key, signed for the shopper and for exactly what it shows.
+func (h *Handler) payForm(id uuid.UUID, csrf, key string, cartID uuid.UUID, version int64, items []catalog.Item, priced catalog.Priced) shownForm {
+	b := formkey.Binding{CartID: cartID, CartVersion: version, Items: items, Amount: priced.Amount}
 	form := views.CheckoutForm{
 		CSRF: csrf, Key: key, KeySig: h.formKeys.Sign(id, key, b),
-		CartID: kept.ID.String(), CartVersion: kept.Version, Items: formItems(kept.Items), Amount: priced.Amount,
+		CartID: cartID.String(), CartVersion: version, Items: formItems(items), Amount: priced.Amount,
 	}
-	return shownForm{priced: priced, form: form, items: kept.Items}, true, nil
+	return shownForm{priced: priced, form: form, items: items}
 }
 
 // checkoutView is the checkout page of a form whose lines are priced.

@@ -57,7 +57,7 @@ func TestNewCustomersAreLimitedPerAddress(t *testing.T) {
 // processing page (which waits by refreshing).
 func TestWaitingSubmitsPerKeyAreCapped(t *testing.T) {
 	t.Parallel()
-	const waiting = 4 // handlers.maxWaitingSubmits
+	const waiting = 4 // checkout.maxWaiters
 	claimed, release := make(chan struct{}), make(chan struct{})
 	h := apptest.New(t, holdFirst(claimed, release))
 	s := newShopper(t, h)

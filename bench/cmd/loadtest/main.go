@@ -45,9 +45,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"exactlyonce/bench/loadtest"
-	"exactlyonce/internal/mailcatcher"
 	"exactlyonce/bench/pgbouncer"
 	"exactlyonce/internal/localpg"
+	"exactlyonce/internal/mailcatcher"
 )
 
 type flags struct {
@@ -493,10 +493,10 @@ func run(ctx context.Context, f flags) error {
 }
 
 type webProc struct {
-	cmd     *exec.Cmd
-	base    string
-	admin   string
-	smtp    string // the demo mail catcher's address, for `web worker`
+	cmd   *exec.Cmd
+	base  string
+	admin string
+	smtp  string // the demo mail catcher's address, for `web worker`
 	// fake is the fake Stripe the shop pays through, a process of its own
 	// on a database of its own; catcher the mail catcher, in this process.
 	fake    *webProc
