@@ -57,6 +57,12 @@ func (a *API) setProvider(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// Strict as every body the shop reads (one object, no key twice, nothing
+	// after it) before the fake judges what it says.
+	var fields map[string]json.RawMessage
+	if err := web.DecodeStrict(body, &fields); err != nil {
+		return err
+	}
 	answer, err := a.control.relay(c.Request().Context(), http.MethodPut, "/behaviour", body)
 	if err != nil {
 		return err
