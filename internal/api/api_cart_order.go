@@ -82,13 +82,9 @@ func (h *Handler) orderCart(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	lockFor, err := h.demoLockFor(c)
-	if err != nil {
-		return err
-	}
 	wait := applyWait(c.Request().Header, c.Response().Header())
 	res, err := h.checkout.PlaceOrAwait(ctx, checkout.Attempt{
-		CustomerID: customerID(c), Key: key, Fingerprint: fp, LockFor: lockFor,
+		CustomerID: customerID(c), Key: key, Fingerprint: fp,
 		Order: checkout.Order{Items: ct.Items, Card: req.Card},
 		Cart:  &checkout.CartVersion{ID: ct.ID, Version: ct.Version},
 	}, wait)

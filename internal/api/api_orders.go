@@ -115,14 +115,10 @@ func (h *Handler) placeOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	lockFor, err := h.demoLockFor(c)
-	if err != nil {
-		return err
-	}
 	wait := applyWait(c.Request().Header, c.Response().Header())
 	res, err := h.checkout.PlaceOrAwait(c.Request().Context(), checkout.Attempt{
 		CustomerID: customerID(c), Key: key, Fingerprint: fp,
-		Order: checkout.Order{Items: req.Items, Card: req.Card}, LockFor: lockFor,
+		Order: checkout.Order{Items: req.Items, Card: req.Card},
 	}, wait)
 	if err != nil {
 		return err

@@ -55,8 +55,10 @@ func register(e *echo.Echo, d *database.DB, cfg Config, r routes) {
 	machines := api.Deps{DB: d, Catalog: r.catalog, Carts: carts, Checkout: r.engine, Log: cfg.Log,
 		Lifecycle: api.Lifecycle{Retention: cfg.KeyRetention}, Errors: errs, Limits: limits, Keys: r.keys, Pickups: pickups, Ready: r.ready}
 	if r.lab != nil {
-		// The demo's pages and routes, mounted among the shop's; the
-		// shop's handlers know nothing of them.
+		// The demo's pages and routes, mounted among the shop's, and its
+		// short locks (lab.LockHeader); the shop's handlers know nothing
+		// of them.
+		e.Use(lab.LockOverride)
 		adminURL := ""
 		if cfg.Tracing.Recent != nil {
 			// The key inspector links a key to its traces there.

@@ -1,6 +1,7 @@
 package checkout
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -27,7 +28,8 @@ type Attempt struct {
 	Fingerprint []byte
 	Order       Order
 	// LockFor overrides the engine's LockTimeout for this attempt; zero
-	// keeps the default (Place fills it in).
+	// takes the context's (WithLockFor), or else the default (Place fills
+	// it in).
 	LockFor time.Duration
 	// Cart, when set, is the cart version the order pays for; Order.Items
 	// must be its lines. See CartVersion.
@@ -69,4 +71,15 @@ func (r Result) Receipt() (Receipt, error) {
 	var rc Receipt
 	err := json.Unmarshal(r.Body, &rc)
 	return rc, err
+}
+
+// lockForKey is the context key of WithLockFor.
+type lockForKey struct{}
+
+// WithLockFor makes the attempts placed with ctx hold their keys for d
+// instead of the engine's LockTimeout. The demo's lab sets it, through a
+// middleware mounted only with DEMO=1, to show a takeover in seconds; the
+// handlers that place orders know nothing of it.
+func WithLockFor(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, lockForKey{}, d)
 }

@@ -31,6 +31,9 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 		return Result{}, &AbandonedError{RetryAfter: time.Second}
 	default:
 	}
+	if d, ok := ctx.Value(lockForKey{}).(time.Duration); ok && a.LockFor <= 0 {
+		a.LockFor = d
+	}
 	if a.LockFor <= 0 {
 		a.LockFor = e.cfg.LockTimeout
 	}
