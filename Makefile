@@ -51,7 +51,7 @@ idemcheck: bin/idemcheck ## check the running shop's idempotency keys (start it 
 # launchers and the tools that start them. Its commands are built into bin/
 # and run from the root, so that their paths (bin/web, .data/...) are the
 # root's. The shop's binary links none of it (docs/architecture.md).
-BENCH_CMDS := bin/chaos bin/ha bin/loadtest bin/withpgbouncer bin/idemcheck bin/testpg bin/runlocal
+BENCH_CMDS := bin/chaos bin/ha bin/loadtest bin/withpgbouncer bin/idemcheck bin/testpg bin/runlocal bin/examples
 .PHONY: $(BENCH_CMDS)
 $(BENCH_CMDS):
 	@go build -C bench -o $(CURDIR)/$@ ./cmd/$(notdir $@)
@@ -109,12 +109,12 @@ test/kit: bin/testpg ## the idempotency kit's own tests (the idem module), on a 
 # The kit's examples (examples/*), each a module of its own, built and tested
 # as a newcomer would: each copied into a temporary folder outside the tree,
 # its replace pointed at idem/, and built with nothing but its committed
-# go.mod and go.sum (scripts/examples); the glue counts and the code blocks
+# go.mod and go.sum (bench/cmd/examples); the glue counts and the code blocks
 # that idem/README.md, docs/kit.md and the kit's section of README.md quote
 # are checked against the examples.
 .PHONY: test/examples
-test/examples: bin/testpg ## the kit's examples, built and tested from fresh copies outside the tree; the glue counts and code the kit's documents quote
-	$(TESTPG) go run ./scripts/examples
+test/examples: bin/testpg bin/examples ## the kit's examples, built and tested from fresh copies outside the tree; the glue counts and code the kit's documents quote
+	$(TESTPG) bin/examples
 
 # Every Fuzz target of the module, each for a fixed number of executions
 # (scripts/fuzz-budgets, about 3 s each on a quiet 2-core machine) times
@@ -227,7 +227,7 @@ bench: bin/testpg ## benchmarks (compare figures within one run only)
 .PHONY: generate
 # templ names each file from where it runs: the shop's views from the root
 # (views/x.templ), each example from its own folder with the templ its
-# go.mod pins (views.templ), as scripts/examples regenerates it.
+# go.mod pins (views.templ), as bench/cmd/examples regenerates it.
 generate: ## regenerate sqlc and templ code (the shop's, the kit's own sqlc.yaml in idem/, the examples' templ)
 	$(SQLC) generate
 	$(SQLC) generate -f idem/sqlc.yaml

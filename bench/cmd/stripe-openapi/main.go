@@ -7,7 +7,7 @@
 // module cache at a pinned version (go mod download fetches it if it is not
 // there), so the trimmed file is reproducible byte for byte:
 //
-//	go run ./scripts/stripe-openapi   # from the repository's root
+//	go build -C bench -o ../bin/stripe-openapi ./cmd/stripe-openapi && bin/stripe-openapi   # from the repository's root
 //
 // It keeps the operations the payment client calls (create, list, retrieve,
 // confirm and cancel a PaymentIntent; create a refund) and the schemas they
@@ -164,7 +164,7 @@ func trim(spec map[string]any) (map[string]any, error) {
 		"info": map[string]any{
 			"title":   "Stripe API, the part the shop uses",
 			"version": info["version"],
-			"description": fmt.Sprintf("Trimmed by scripts/stripe-openapi from %s@%s embedded/openapi/spec3.json "+
+			"description": fmt.Sprintf("Trimmed by bench/cmd/stripe-openapi from %s@%s embedded/openapi/spec3.json "+
 				"(Stripe API version %v); do not edit.", module, version, info["version"]),
 		},
 		"servers":    spec["servers"],

@@ -76,7 +76,7 @@ func checkDocuments(root string, docs []document, glue map[string]int) []string 
 			}
 			for _, n := range quoted {
 				if n != glue[name] {
-					failed = append(failed, fmt.Sprintf("%s: %s says %d lines of glue, counted %d (go run ./scripts/examples -glue lists them)", name, d.Path, n, glue[name]))
+					failed = append(failed, fmt.Sprintf("%s: %s says %d lines of glue, counted %d (bin/examples -glue lists them)", name, d.Path, n, glue[name]))
 				}
 			}
 		}

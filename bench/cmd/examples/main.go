@@ -14,9 +14,9 @@
 // fence) is not in that file line for line, or when a Go or templ block is
 // marked neither so nor as <!-- not from an example -->.
 //
-//	go run ./scripts/examples             # all of them, from the repository's root
-//	go run ./scripts/examples sendmoney   # one
-//	go run ./scripts/examples -glue       # count the glue only, and list its lines
+//	bin/examples             # all of them, from the repository's root
+//	bin/examples sendmoney   # one
+//	bin/examples -glue       # count the glue only, and list its lines
 package main
 
 import (

@@ -107,7 +107,7 @@ func TestCheckDocuments(t *testing.T) {
 		"kit.md:20 quotes examples/app/main.go, which does not hold the block that starts \"keys := idem.NewStore(pool, idem.Options{Lease: time.Minute})\"",
 		"kit.md:24: a ```go block with neither <!-- from examples/NAME/FILE --> nor <!-- not from an example --> on the line before it: copy it from an example, or say it is not from one",
 		"kit.md:38 quotes examples/app/gone.go: open " + filepath.Join(root, "examples/app/gone.go") + ": no such file or directory",
-		"app: kit.md says 4 lines of glue, counted 3 (go run ./scripts/examples -glue lists them)",
+		"app: kit.md says 4 lines of glue, counted 3 (bin/examples -glue lists them)",
 		"README.md:9: a ```templ block with neither <!-- from examples/NAME/FILE --> nor <!-- not from an example --> on the line before it: copy it from an example, or say it is not from one",
 		"README.md:15: a ```go block with neither <!-- from examples/NAME/FILE --> nor <!-- not from an example --> on the line before it: copy it from an example, or say it is not from one",
 		"app: other.md quotes no glue count for it",
@@ -136,9 +136,9 @@ func TestQuotedGlue(t *testing.T) {
 }
 
 // The repository's own documents quote the examples' code and glue as
-// they are (what go run ./scripts/examples checks before it builds them).
+// they are (what bin/examples checks before it builds them).
 func TestTheDocumentsQuoteTheExamples(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
