@@ -17,10 +17,15 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z\/-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: run
-run: bin/web bin/fakestripe bin/runlocal ## serve on http://127.0.0.1:8080 with a local PostgreSQL (unless DATABASE_URL is set), the fake Stripe and a mail catcher beside it; metrics, pprof, River UI (/riverui/) and caught mail (/mail) on 127.0.0.1:9090
+run: bin/demo bin/fakestripe bin/runlocal ## serve on http://127.0.0.1:8080 with a local PostgreSQL (unless DATABASE_URL is set), the fake Stripe and a mail catcher beside it; metrics, pprof, River UI (/riverui/) and caught mail (/mail) on 127.0.0.1:9090
 	@mkdir -p .data && test -s .data/session-secret || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > .data/session-secret)
 	DEMO="$${DEMO:-1}" ADMIN_ADDR="$${ADMIN_ADDR-127.0.0.1:9090}" \
-		SESSION_SECRET="$${SESSION_SECRET:-$$(cat .data/session-secret)}" bin/runlocal -web bin/web -fake bin/fakestripe -data .data
+		SESSION_SECRET="$${SESSION_SECRET:-$$(cat .data/session-secret)}" bin/runlocal -web bin/demo -fake bin/fakestripe -data .data
+
+# The demo's binary: the shop with the double-click lab mounted (cmd/demo).
+.PHONY: bin/demo
+bin/demo:
+	@go build -o bin/demo ./cmd/demo
 
 # The fake Stripe (fakestripe/, a module of its own; docs/architecture.md):
 # make run, the chaos harness and the load test run it as a process of

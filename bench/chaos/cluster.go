@@ -153,7 +153,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	}
 	cl.provider = &process{
 		name: "provider", addr: paddr, args: []string{cfg.Fake},
-		env: slices.Concat(env, []string{"PROVIDER_ADDR=" + paddr, "DEMO=1", "DATABASE_URL=" + providerURL,
+		env: slices.Concat(env, []string{"PROVIDER_ADDR=" + paddr, "DATABASE_URL=" + providerURL,
 			"STRIPE_WEBHOOK_URL=http://" + front + "/webhooks/stripe"}),
 		logPath: filepath.Join(dir, "provider.log"),
 		// Without the secret key this answers 401, which proves it serves.

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"exactlyonce/internal/lab"
 	"net/http"
 	"strings"
 	"testing"
@@ -163,11 +164,11 @@ func TestProviderOutageStoresNothing(t *testing.T) {
 
 func TestDemoControlsOnlyInDemoMode(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.Demo = false })
+	h := apptest.New(t)
 	apptest.WantProblem(t, h.Do(t, http.MethodGet, "/api/demo/stats", ""), problem.NotFound)
 	apptest.WantProblem(t, h.Do(t, http.MethodPut, "/api/demo/provider", `{"fail":"decline"}`), problem.NotFound)
 
-	demo := apptest.New(t)
+	demo := apptest.New(t, withLab)
 	apptest.WantProblem(t, demo.Do(t, http.MethodPut, "/api/demo/provider", `{"fail":"explode"}`), problem.InvalidRequest)
 	r := demo.Do(t, http.MethodGet, "/api/demo/stats", "")
 	var stats map[string]int64
@@ -197,3 +198,7 @@ func TestProductsAndCustomers(t *testing.T) {
 	}
 	apptest.WantProblem(t, h.Do(t, http.MethodPost, "/api/customers", `{"nmae":"typo"}`), problem.InvalidRequest) //nolint:misspell // the typo is the test: an unknown field
 }
+
+// withLab is an option of apptest.New: the shop with the double-click lab
+// mounted, as the demo's binary serves it (its /api/demo/ routes).
+func withLab(s *apptest.Setup) { s.Demo = &lab.Demo{} }

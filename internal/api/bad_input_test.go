@@ -170,7 +170,7 @@ func TestBearerSchemeIsCaseInsensitive(t *testing.T) {
 
 func TestDemoProviderBodyIsStrict(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t)
+	h := apptest.New(t, withLab)
 	for name, body := range map[string]string{
 		"trailing ]": `{"fail": "decline"}]`,
 		"duplicate":  `{"fail": "decline", "fail": "none"}`,

@@ -43,7 +43,7 @@ func sendTo(t *testing.T, h *apptest.Harness, host, method, path, body string, h
 // name as Host; it must not reach the demo controls, or any handler.
 func TestHostAllowList(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.AllowedHosts = []string{"shop.example"} })
+	h := apptest.New(t, withLab, func(cfg *apptest.Setup) { cfg.AllowedHosts = []string{"shop.example"} })
 	for _, host := range []string{"rebind.attacker.example", "rebind.attacker.example:80", "shop.example.attacker.example"} {
 		r := sendTo(t, h, host, http.MethodPut, "/api/demo/provider", `{"fail": "decline"}`)
 		apptest.WantProblem(t, r, problem.MisdirectedRequest)

@@ -128,7 +128,7 @@ func TestOpenAPIDescribesEveryRouteAndError(t *testing.T) {
 	// An attempt of key "k-held" waits after its claim until released, so
 	// that a retry meets the held key (409).
 	claimed, release := make(chan struct{}), make(chan struct{})
-	h := apptest.New(t, func(c *apptest.Setup) {
+	h := apptest.New(t, withLab, func(c *apptest.Setup) {
 		c.LockTimeout = 30 * time.Second
 		c.ProviderTimeout = 300 * time.Millisecond
 		c.Hooks.AfterClaim = func(_ context.Context, cl checkout.Claimed) {

@@ -2,7 +2,7 @@ package api_test
 
 import (
 	"context"
-	"encoding/json"
+	"exactlyonce/fakestripe"
 	"net/http"
 	"strconv"
 	"sync"
@@ -22,9 +22,12 @@ import (
 // fault, then heal.
 func setBlip(t *testing.T, h *apptest.Harness, fault string, times int) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"fail": fault, "times": times})
-	if r := h.Do(t, http.MethodPut, "/api/demo/provider", string(body)); r.Status != http.StatusOK {
-		t.Fatalf("set provider: got %d %s", r.Status, r.Body)
+	f, err := fakestripe.ParseFault(fault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Provider.SetBehaviour(fakestripe.Behaviour{Fail: f, Times: times}); err != nil {
+		t.Fatalf("set provider: %v", err)
 	}
 }
 

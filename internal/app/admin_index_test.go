@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"bytes"
+	"exactlyonce/internal/lab"
 	"io"
 	"net/http"
 	"net/url"
@@ -55,7 +56,7 @@ func withCatcher(t *testing.T) apptest.Option {
 // the shop's, and every link answers 200 over real HTTP.
 func TestAdminIndexLinksAnswer(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, withCatcher(t))
+	h := apptest.New(t, withCatcher(t), func(c *apptest.Setup) { c.Demo = &lab.Demo{} })
 	base := serveAdmin(t, h)
 	doc := page(t, base+"/")
 	want := map[string]bool{"/readyz": false, "/metrics": false, "/riverui/": false, "/mail": false, "/traces": false, "/payments": false,
@@ -96,7 +97,7 @@ func TestAdminIndexLinksAnswer(t *testing.T) {
 // where it is, and links nowhere that would 404.
 func TestAdminIndexWithoutLab(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(c *apptest.Setup) { c.Demo = false })
+	h := apptest.New(t)
 	doc := page(t, serveAdmin(t, h)+"/")
 	var inspector *goquery.Selection
 	doc.Find(`[data-testid="admin-link"]`).Each(func(_ int, s *goquery.Selection) {
@@ -116,7 +117,7 @@ func TestAdminIndexWithoutLab(t *testing.T) {
 // and for a lab run's shopper the key inspector, which shows that shopper.
 func TestAdminMailLinksToOrder(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, withCatcher(t))
+	h := apptest.New(t, withCatcher(t), func(c *apptest.Setup) { c.Demo = &lab.Demo{} })
 	h.StartJobs(t)
 	c := h.NewCustomer(t)
 	r := h.PlaceOrder(t, c, "k", oneMug)
@@ -127,7 +128,7 @@ func TestAdminMailLinksToOrder(t *testing.T) {
 		ID string `json:"order_id"`
 	}
 	r.JSON(t, &order)
-	run, err := h.App.Lab.Run(t.Context(), "double-click")
+	run, err := h.App.Demo.(*lab.Demo).Runner.Run(t.Context(), "double-click")
 	if err != nil {
 		t.Fatal(err)
 	}

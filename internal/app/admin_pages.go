@@ -3,7 +3,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,7 +12,6 @@ import (
 	"github.com/a-h/templ"
 	"github.com/google/uuid"
 
-	"exactlyonce/internal/lab"
 	"exactlyonce/internal/mail"
 	"exactlyonce/internal/web"
 	"exactlyonce/static"
@@ -49,12 +47,12 @@ func (a *App) adminIndex(w http.ResponseWriter, r *http.Request) {
 		About: "The latest traces this process keeps in memory, and the traces of one idempotency key: its requests, the provider's calls, the completer's passes and the outbox's jobs, span by span."})
 	links = append(links, views.AdminLink{Title: "Profiles", Href: "/debug/pprof/", Listener: admin,
 		About: "The Go profiler: CPU, heap, goroutines, traces. Each profile costs CPU while it runs."})
-	if a.Lab != nil {
-		links = append(links, views.AdminLink{Title: "Key inspector", Href: shop + "/lab#inspector", Listener: onShop,
+	if a.demo.Inspector != "" {
+		links = append(links, views.AdminLink{Title: "Key inspector", Href: shop + a.demo.Inspector + "#inspector", Listener: onShop,
 			About: "In the double-click lab: a lab shopper's keys, their status, lock and audit trail."})
 	} else {
 		links = append(links, views.AdminLink{Title: "Key inspector", Listener: onShop,
-			About: "Not on this server: it is part of the double-click lab, served with DEMO=1 and the in-process provider. GET /api/keys/{key}/events gives a customer its key's trail."})
+			About: "Not on this server: it is part of the double-click lab, served by the demo (make run, demo/cmd/demo). GET /api/keys/{key}/events gives a customer its key's trail."})
 	}
 	a.renderAdmin(w, r, views.AdminIndexPage(views.AdminIndex{ShopURL: shop, Links: links}))
 }
@@ -73,7 +71,7 @@ func (a *App) adminMail(w http.ResponseWriter, r *http.Request) {
 	msgs := caught.Messages
 	slices.Reverse(msgs)
 	shop := a.shopURL(r)
-	lab := labShoppers{runner: a.Lab, known: map[uuid.UUID]bool{}}
+	lab := demoShoppers{inspects: a.demo.Inspects, known: map[uuid.UUID]bool{}}
 	page := views.AdminMail{SMTPAddr: caught.SMTP, Mails: make([]views.CaughtMail, len(msgs))}
 	for i, m := range msgs {
 		v := views.CaughtMail{Subject: m.Subject, From: m.From, To: strings.Join(m.To, ", "),
@@ -82,7 +80,7 @@ func (a *App) adminMail(w http.ResponseWriter, r *http.Request) {
 			v.OrderID, v.ReceiptURL = order.String(), shop+"/orders/"+order.String()
 			for _, to := range m.To {
 				if customer, ok := mail.CustomerOfAddress(to); ok && lab.has(r.Context(), customer) {
-					v.InspectorURL = shop + "/lab?" + url.Values{"customer": {customer.String()}}.Encode() + "#inspector"
+					v.InspectorURL = shop + a.demo.Inspector + "?" + url.Values{"customer": {customer.String()}}.Encode() + "#inspector"
 				}
 			}
 		}
@@ -103,22 +101,21 @@ func (a *App) shopURL(r *http.Request) string {
 	return shop
 }
 
-// labShoppers says which customers are lab runs' shoppers, asking the lab
-// once per customer.
-type labShoppers struct {
-	runner *lab.Runner
-	known  map[uuid.UUID]bool
+// demoShoppers says which customers are the demo's shoppers, asking the
+// demo once per customer.
+type demoShoppers struct {
+	inspects func(ctx context.Context, customer uuid.UUID) bool
+	known    map[uuid.UUID]bool
 }
 
-func (l labShoppers) has(ctx context.Context, customer uuid.UUID) bool {
-	if l.runner == nil {
+func (l demoShoppers) has(ctx context.Context, customer uuid.UUID) bool {
+	if l.inspects == nil {
 		return false
 	}
 	if is, ok := l.known[customer]; ok {
 		return is
 	}
-	_, err := l.runner.Inspect(ctx, customer, "")
-	l.known[customer] = !errors.Is(err, lab.ErrNotLabShopper)
+	l.known[customer] = l.inspects(ctx, customer)
 	return l.known[customer]
 }
 

@@ -23,7 +23,6 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/lab"
 	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
@@ -44,8 +43,9 @@ type Config struct {
 	// FinishTimeout bounds the statement that writes an order (see
 	// checkout.Config); zero means the engine's default.
 	FinishTimeout time.Duration
-	// Demo turns on the demo controls.
-	Demo bool
+	// Demo, when set, is mounted on the shop (demo/cmd/demo's lab; see
+	// Demo); nil serves the shop alone.
+	Demo Demo
 	// Hooks are passed to the checkout engine; tests use them.
 	Hooks checkout.Hooks
 	Log   *slog.Logger
@@ -145,9 +145,6 @@ type App struct {
 	Sweeper   *lifecycle.Sweeper
 	// Reconciler refunds charges that no order holds.
 	Reconciler *lifecycle.Reconciler
-	// Lab runs the double-click lab's scenarios; nil unless Demo is on
-	// and the provider runs in this process.
-	Lab *lab.Runner
 	// Keys is the idem kit's key store (the pickup form's keys).
 	Keys *idem.Store
 	// Readiness is what GET /readyz reports, on the shop's listener and
@@ -169,6 +166,10 @@ type App struct {
 	handler http.Handler
 
 	cfg Config
+	// demo is what Config.Demo mounted; zero without one.
+	demo Mounted
+	// Demo is Config.Demo, for tests that drive the demo.
+	Demo Demo
 }
 
 // deploymentReadTimeout bounds the read of the deployment's marker at
@@ -217,21 +218,18 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		})
 	}
 	hooks := cfg.Hooks
-	var labRunner *lab.Runner
-	var control lab.Control
-	if cfg.Demo {
-		// The demo's provider is the fake Stripe, whose faults the lab and
-		// the demo API set through its control API, over HTTP as the
-		// charges go. The lab sends its scenarios' requests to this
-		// server's own API, and freezes an attempt through the engine's
-		// hooks.
-		control = lab.Control{Base: cfg.StripeAPIBase, Secret: cfg.StripeSecretKey}
-		labRunner = lab.New(cfg.BaseURL, d, control,
-			lab.Limits{LockTimeout: cfg.LockTimeout, ProviderTimeout: cfg.ProviderTimeout}, cfg.Log)
-		hooks.BeforeRenew = bothHooks(labRunner.Stall, cfg.Hooks.BeforeRenew)
-		hooks.BeforeFence = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFence)
-		hooks.BeforeFinish = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFinish)
-		cfg.Jobs.LoyaltyHooks.AfterAward = bothErrHooks(labRunner.CrashAfterAward, cfg.Jobs.LoyaltyHooks.AfterAward)
+	var demo Mounted
+	if cfg.Demo != nil {
+		shop := DemoShop{BaseURL: cfg.BaseURL, DB: d, LockTimeout: cfg.LockTimeout, ProviderTimeout: cfg.ProviderTimeout,
+			StripeAPIBase: cfg.StripeAPIBase, StripeSecretKey: cfg.StripeSecretKey, Log: cfg.Log}
+		if cfg.Tracing.Recent != nil {
+			shop.AdminURL = cfg.AdminURL
+		}
+		demo = cfg.Demo.Mount(shop)
+		hooks.BeforeRenew = bothHooks(demo.Hooks.BeforeRenew, hooks.BeforeRenew)
+		hooks.BeforeFence = bothHooks(demo.Hooks.BeforeFence, hooks.BeforeFence)
+		hooks.BeforeFinish = bothHooks(demo.Hooks.BeforeFinish, hooks.BeforeFinish)
+		cfg.Jobs.LoyaltyHooks.AfterAward = bothErrHooks(demo.AfterAward, cfg.Jobs.LoyaltyHooks.AfterAward)
 	}
 	engine := checkout.New(d, cat, payments, checkout.Config{
 		LockTimeout: cfg.LockTimeout, FinishTimeout: cfg.FinishTimeout, Hooks: hooks, Metrics: m, Log: cfg.Log,
@@ -253,12 +251,12 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		Answers: rememberAnswers(cfg.RememberedAnswers), AnswersFor: rememberFor, Retention: cfg.KeyRetention})
 	ready := newReadiness(d, payments, cfg)
 	webhooks := stripehook.New(d, payments, cfg.StripeWebhookSecret, m, cfg.Log)
-	register(e, d, cfg, routes{engine: engine, catalog: cat, control: control, lab: labRunner, keys: keys, metrics: m,
+	register(e, d, cfg, routes{engine: engine, catalog: cat, demo: demo, keys: keys, metrics: m,
 		ready: ready, webhooks: webhooks})
 
 	a := &App{
 		Echo: e, DB: d, Checkout: engine, Payments: payments,
-		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, Keys: keys, Readiness: ready,
+		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, demo: demo, Demo: cfg.Demo, Keys: keys, Readiness: ready,
 		Tracing: cfg.Tracing, cfg: cfg, deploymentErr: deploymentErr,
 	}
 	// The shop's listener serves strangers: each request starts a trace of
@@ -281,8 +279,11 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 // names by its route template.
 func (a *App) Handler() http.Handler { return a.handler }
 
-// bothHooks runs first, then second when there is one.
+// bothHooks runs first, then second, each when there is one.
 func bothHooks(first, second func(context.Context, checkout.Claimed)) func(context.Context, checkout.Claimed) {
+	if first == nil {
+		return second
+	}
 	if second == nil {
 		return first
 	}
@@ -292,9 +293,12 @@ func bothHooks(first, second func(context.Context, checkout.Claimed)) func(conte
 	}
 }
 
-// bothErrHooks runs first, then second when there is one, stopping at the
+// bothErrHooks runs first, then second, each when there is one, stopping at the
 // first error.
 func bothErrHooks[T any](first, second func(context.Context, T) error) func(context.Context, T) error {
+	if first == nil {
+		return second
+	}
 	if second == nil {
 		return first
 	}

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"slices"
 
 	"github.com/labstack/echo/v4"
@@ -13,7 +12,6 @@ import (
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/handlers"
-	"exactlyonce/internal/lab"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/readiness"
@@ -25,10 +23,8 @@ import (
 type routes struct {
 	engine  *checkout.Engine
 	catalog *catalog.Catalog
-	// lab is the double-click lab and control the fake's control API, with
-	// DEMO=1; nil otherwise.
-	lab      *lab.Runner
-	control  lab.Control
+	// demo is what Config.Demo mounted; zero without one.
+	demo     Mounted
 	keys     *idem.Store
 	metrics  *metrics.Metrics
 	ready    *readiness.Checker
@@ -54,27 +50,12 @@ func register(e *echo.Echo, d *database.DB, cfg Config, r routes) {
 	pages.Sessions, pages.FormKeys, pages.FormSecret, pages.FormTTL = browserSessions(cfg)
 	machines := api.Deps{DB: d, Catalog: r.catalog, Carts: carts, Checkout: r.engine, Log: cfg.Log,
 		Lifecycle: api.Lifecycle{Retention: cfg.KeyRetention}, Errors: errs, Limits: limits, Keys: r.keys, Pickups: pickups, Ready: r.ready}
-	if r.lab != nil {
-		// The demo's pages and routes, mounted among the shop's, and its
-		// short locks (lab.LockHeader); the shop's handlers know nothing
-		// of them.
-		e.Use(lab.LockOverride)
-		adminURL := ""
-		if cfg.Tracing.Recent != nil {
-			// The key inspector links a key to its traces there.
-			adminURL = cfg.AdminURL
-		}
-		labPages := lab.NewPages(r.lab, func(ctx context.Context) (int64, int64, error) {
-			s, err := d.DemoStats(ctx)
-			return s.Refunds, s.KeysParked, err
-		}, adminURL, handlers.CSRFToken)
-		pages.Demo = labPages.Register
-		machines.Demo = lab.NewAPI(r.control, func(ctx context.Context) (map[string]int64, error) {
-			s, err := d.DemoStats(ctx)
-			return map[string]int64{"orders": s.Orders, "keys_started": s.KeysStarted, "keys_finished": s.KeysFinished,
-				"keys_parked": s.KeysParked, "refunds": s.Refunds}, err
-		}).Register
+	// The demo's pages, routes and middleware (Config.Demo), mounted among
+	// the shop's; the shop's handlers know nothing of them.
+	for _, mw := range r.demo.Middleware {
+		e.Use(mw)
 	}
+	pages.Demo, machines.Demo = r.demo.Pages, r.demo.API
 	// The pages first: their catch-all 404 ("/*") yields to the API's
 	// own ("/api/*") and to every route registered after it.
 	handlers.New(pages).Register(e)

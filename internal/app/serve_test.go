@@ -52,7 +52,7 @@ func serve(t *testing.T, pool *pgxpool.Pool, grace time.Duration, hold chan stru
 		// A lock renewed every 2 s is never missed on a loaded machine, so
 		// the completer below cannot take the order over while it runs.
 		BaseURL: "http://" + ln.Addr().String(), LockTimeout: 6 * time.Second, ProviderTimeout: 30 * time.Second,
-		Demo: true, Log: slog.New(slog.DiscardHandler),
+		Log: slog.New(slog.DiscardHandler),
 		// Running, so that Serve has workers to stop; a pass finds nothing
 		// to do while the key is locked, nor, within the grace, once an
 		// abandoned attempt handed its key back for the client's retry.

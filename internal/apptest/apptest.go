@@ -122,7 +122,6 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 		BaseURL:         "http://" + ln.Addr().String(),
 		LockTimeout:     30 * time.Second,
 		ProviderTimeout: 5 * time.Second,
-		Demo:            true,
 		Log:             testLogger(),
 		// Tests send far more than a person would, from one address:
 		// the write limits are lifted, but for the tests of the limits
@@ -284,11 +283,19 @@ func (h *Harness) PlaceOrder(tb testing.TB, c Customer, key, body string) Respon
 // SetProvider sets the fake provider's fault for the following charges.
 func (h *Harness) SetProvider(tb testing.TB, delay time.Duration, fail string) {
 	tb.Helper()
-	body, _ := json.Marshal(map[string]any{"delay_ms": delay.Milliseconds(), "fail": fail})
-	r := h.Do(tb, http.MethodPut, "/api/demo/provider", string(body))
-	if r.Status != http.StatusOK {
-		tb.Fatalf("set provider: got %d %s", r.Status, r.Body)
+	f, err := fakestripe.ParseFault(fail)
+	if err != nil {
+		tb.Fatal(err)
 	}
+	if err := h.Provider.SetBehaviour(fakestripe.Behaviour{Delay: delay, Fail: f}); err != nil {
+		tb.Fatalf("set provider: %v", err)
+	}
+}
+
+// WithDemo is an option of New: the shop with d mounted (the double-click
+// lab, as demo/cmd/demo serves it).
+func WithDemo(d app.Demo) Option {
+	return func(s *Setup) { s.Demo = d }
 }
 
 // Stats are the totals the demo stats endpoint reports: the shop's from

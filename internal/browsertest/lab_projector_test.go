@@ -15,7 +15,7 @@ import (
 func runScenarios(t *testing.T, h *apptest.Harness, ids ...string) {
 	t.Helper()
 	for _, id := range ids {
-		r, err := h.App.Lab.Run(t.Context(), id)
+		r, err := labOf(h).Run(t.Context(), id)
 		if err != nil || !r.AsExpected {
 			t.Fatalf("run %s: got %v, as expected %v (%s)", id, err, r.AsExpected, r.Error)
 		}
@@ -35,7 +35,7 @@ const clipped = `[...document.querySelectorAll('.lab-timeline')]
 // every run's shopper has a label of its own, and each timeline has a time
 // axis whose shortest bars are still bars.
 func TestLabOnAProjector(t *testing.T) {
-	h := apptest.New(t)
+	h := apptest.New(t, withLab)
 	runScenarios(t, h, "double-click", "ten-at-once", "baseline", "crash-after-charge", "slow-original")
 	ctx := newBrowser(t)
 	for _, s := range []screen{projector, desktop} {
@@ -122,7 +122,7 @@ const readPresented = `(() => {
 // button and the arrow keys: one card at a time, its counts and verdict in
 // large type on the first screen, above its timeline, its prose folded.
 func TestLabPresenterMode(t *testing.T) {
-	h := apptest.New(t)
+	h := apptest.New(t, withLab)
 	runScenarios(t, h, "double-click", "ten-at-once", "baseline")
 	ctx := newBrowser(t)
 	atSize(t, ctx, projector)

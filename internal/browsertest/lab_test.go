@@ -39,7 +39,7 @@ func readResult(t *testing.T, ctx context.Context, id string) renderedResult {
 // ones in the database. The slow-original run is watched while in flight,
 // to see the live timeline and inspector.
 func TestLabRunButtons(t *testing.T) {
-	h := apptest.New(t)
+	h := apptest.New(t, withLab)
 	ctx := newBrowser(t)
 	do(t, ctx, "open the lab", chromedp.Navigate(h.URL+"/lab"))
 	waitFor(t, ctx, "lab page", `document.querySelector('[data-testid=scenario-ten-at-once] [data-testid=run]')`)
@@ -51,7 +51,7 @@ func TestLabRunButtons(t *testing.T) {
 		do(t, ctx, "press Run on "+id, chromedp.Click(chromedp.CSS(`[data-testid=scenario-`+id+`] [data-testid=run]`)))
 		waitFor(t, ctx, id+" result", `document.querySelector('#result-`+id+`:not([data-running]) [data-testid=charges-n]')`)
 		got := readResult(t, ctx, id)
-		last, ok := h.App.Lab.Last(id)
+		last, ok := labOf(h).Last(id)
 		if !ok {
 			t.Fatalf("%s: the runner has no run", id)
 		}
@@ -89,3 +89,9 @@ func TestLabRunButtons(t *testing.T) {
 	do(t, ctx, "phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
 	screenshot(t, ctx, "lab-phone.png", "")
 }
+
+// withLab is an option of apptest.New: the shop with the double-click lab
+// mounted, as the demo's binary serves it; labOf is its runner.
+func withLab(s *apptest.Setup) { s.Demo = &lab.Demo{} }
+
+func labOf(h *apptest.Harness) *lab.Runner { return h.App.Demo.(*lab.Demo).Runner }

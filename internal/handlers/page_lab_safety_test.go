@@ -10,7 +10,7 @@ import (
 
 func TestLabShowsTheSafetyNet(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t)
+	h := apptest.New(t, withLab)
 	c := h.NewCustomer(t)
 	// An orphan, as a bug or a restore would leave it: charged, the answer
 	// lost, then the key closed without an order by the test's own SQL.

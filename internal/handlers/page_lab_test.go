@@ -29,7 +29,7 @@ func lockLength(t *testing.T, h *apptest.Harness, c apptest.Customer, key string
 
 func TestDemoLockHeader(t *testing.T) {
 	t.Parallel()
-	demo := apptest.New(t)
+	demo := apptest.New(t, withLab)
 	c := demo.NewCustomer(t)
 	// 3 s, not the shortest the header takes (1 s): an attempt fences
 	// itself at three quarters of its lock, which a loaded machine running
@@ -48,7 +48,7 @@ func TestDemoLockHeader(t *testing.T) {
 		}
 	}
 
-	prod := apptest.New(t, func(cfg *apptest.Setup) { cfg.Demo = false })
+	prod := apptest.New(t)
 	c = prod.NewCustomer(t)
 	r = prod.Do(t, http.MethodPost, "/api/orders", oneMug, "Authorization", "Bearer "+c.Token, "Idempotency-Key", "k", lab.LockHeader, "1s")
 	if r.Status != http.StatusCreated {
@@ -61,10 +61,10 @@ func TestDemoLockHeader(t *testing.T) {
 
 func TestLabOnlyInDemoMode(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.Demo = false })
+	h := apptest.New(t)
 	s := newShopper(t, h)
 	wantErrorPage(t, s.get(t, "/lab"), http.StatusNotFound)
-	if h.App.Lab != nil {
+	if labOf(h) != nil {
 		t.Error("got a lab runner without demo mode")
 	}
 }
@@ -73,7 +73,7 @@ func TestLabOnlyInDemoMode(t *testing.T) {
 // JavaScript does: a form post, a 303, and the page with the result.
 func TestLabWithoutScript(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t)
+	h := apptest.New(t, withLab)
 	s := newShopper(t, h)
 	p := s.get(t, "/lab")
 	if p.status != http.StatusOK {
@@ -131,7 +131,7 @@ func TestLabWithoutScript(t *testing.T) {
 // a run, the inspector, and the live panel (none when nothing runs).
 func TestLabFragments(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t)
+	h := apptest.New(t, withLab)
 	s := newShopper(t, h)
 	form := s.get(t, "/lab").testid("scenario-refresh").Find("form")
 	req, err := http.NewRequest(http.MethodPost, h.URL+"/lab/run/refresh", strings.NewReader(formValues(form).Encode()))
@@ -160,7 +160,7 @@ func TestLabFragments(t *testing.T) {
 
 func TestLabFaultPanel(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t)
+	h := apptest.New(t, withLab)
 	s := newShopper(t, h)
 	form := formValues(s.get(t, "/lab").testid("faults").Find("form"))
 	form.Set("delay_ms", "250")
@@ -194,7 +194,7 @@ func TestLabFaultPanel(t *testing.T) {
 // to its neighbours (the first and last link to themselves).
 func TestLabPresenterModeWithoutScript(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t)
+	h := apptest.New(t, withLab)
 	s := newShopper(t, h)
 	for _, tc := range []struct{ card, current, prev, next string }{
 		{"3", "scenario-baseline", "/lab?present=1&card=2", "/lab?present=1&card=4"},
@@ -222,7 +222,7 @@ func TestLabPresenterModeWithoutScript(t *testing.T) {
 // button is disabled, and a post runs nothing.
 func TestLabCardSaysWhyItCannotRun(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(c *apptest.Setup) { c.LockTimeout, c.ProviderTimeout = 2*time.Second, 150*time.Millisecond })
+	h := apptest.New(t, withLab, func(c *apptest.Setup) { c.LockTimeout, c.ProviderTimeout = 2*time.Second, 150*time.Millisecond })
 	s := newShopper(t, h)
 	p := s.get(t, "/lab")
 	card := p.testid("scenario-double-click")
@@ -243,7 +243,13 @@ func TestLabCardSaysWhyItCannotRun(t *testing.T) {
 	if r := s.post(t, action, formValues(form)); r.status != http.StatusSeeOther {
 		t.Errorf("post: got %d, want 303", r.status)
 	}
-	if _, ran := h.App.Lab.Last("double-click"); ran {
+	if _, ran := labOf(h).Last("double-click"); ran {
 		t.Error("the scenario ran, want it refused")
 	}
 }
+
+// withLab is an option of apptest.New: the shop with the double-click lab
+// mounted, as the demo's binary serves it; labOf is its runner.
+func withLab(s *apptest.Setup) { s.Demo = &lab.Demo{} }
+
+func labOf(h *apptest.Harness) *lab.Runner { return h.App.Demo.(*lab.Demo).Runner }

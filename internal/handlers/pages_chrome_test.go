@@ -16,7 +16,7 @@ import (
 // shop page's Cart link shows how many things the cart holds.
 func TestCartSaysWhatChangedAndCounts(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, withSecret)
+	h := apptest.New(t, withLab, withSecret)
 	s := newShopper(t, h)
 	if n := s.get(t, "/").testid("cart-count").Length(); n != 0 {
 		t.Errorf("a new shopper's Cart link: got %d counts, want none", n)
@@ -76,7 +76,7 @@ func TestCartSaysWhatChangedAndCounts(t *testing.T) {
 // when it is on.
 func TestPagesLinkTheIconPickupAndLab(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, withSecret)
+	h := apptest.New(t, withLab, withSecret)
 	s := newShopper(t, h)
 	p := s.get(t, "/")
 	icon, ok := p.doc.Find(`link[rel=icon]`).Attr("href")
@@ -100,7 +100,7 @@ func TestPagesLinkTheIconPickupAndLab(t *testing.T) {
 // one an operator wrote.
 func TestCatalogShowsDescriptions(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, withSecret)
+	h := apptest.New(t, withLab, withSecret)
 	ctx := context.Background()
 	if _, err := h.DB.Pool.Exec(ctx, `UPDATE products SET description = CASE sku WHEN 'book-retries' THEN 'Written by us' ELSE '' END`); err != nil {
 		t.Fatal(err)

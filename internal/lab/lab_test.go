@@ -24,8 +24,8 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // run's shopper is the only one.
 func run(t *testing.T, id string) (*apptest.Harness, lab.Run) {
 	t.Helper()
-	h := apptest.New(t)
-	r, err := h.App.Lab.Run(t.Context(), id)
+	h := apptest.New(t, withLab)
+	r, err := labOf(h).Run(t.Context(), id)
 	if err != nil {
 		t.Fatalf("run %s: %v", id, err)
 	}
@@ -225,8 +225,8 @@ func TestRefreshAfterSuccess(t *testing.T) {
 
 func TestRunsTakeTurnsAndRestoreTheProvider(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t)
-	runner := h.App.Lab
+	h := apptest.New(t, withLab)
+	runner := labOf(h)
 	manual := lab.Behaviour{Delay: 20 * time.Millisecond, Fail: lab.FaultDecline}
 	if err := runner.SetProvider(manual); err != nil {
 		t.Fatal(err)
@@ -265,7 +265,7 @@ func TestRunsTakeTurnsAndRestoreTheProvider(t *testing.T) {
 func TestInspect(t *testing.T) {
 	t.Parallel()
 	h, r := run(t, "crash-after-charge")
-	runner := h.App.Lab
+	runner := labOf(h)
 	in, err := runner.Inspect(t.Context(), r.CustomerID, "")
 	if err != nil {
 		t.Fatal(err)
@@ -324,9 +324,9 @@ func TestKeyPerRenderBaseline(t *testing.T) {
 func TestWorkerCrashAfterEffect(t *testing.T) {
 	t.Parallel()
 	withCatcher, _ := apptest.WithMailCatcher(t)
-	h := apptest.New(t, withCatcher)
+	h := apptest.New(t, withLab, withCatcher)
 	h.StartJobs(t)
-	r, err := h.App.Lab.Run(t.Context(), "worker-crash")
+	r, err := labOf(h).Run(t.Context(), "worker-crash")
 	if err != nil || r.Error != "" {
 		t.Fatalf("run: got %v, %q", err, r.Error)
 	}
@@ -340,3 +340,9 @@ func TestWorkerCrashAfterEffect(t *testing.T) {
 		t.Errorf("got %d ledger rows, want 1", got)
 	}
 }
+
+// withLab is an option of apptest.New: the shop with the double-click lab
+// mounted, as the demo's binary serves it; labOf is its runner.
+func withLab(s *apptest.Setup) { s.Demo = &lab.Demo{} }
+
+func labOf(h *apptest.Harness) *lab.Runner { return h.App.Demo.(*lab.Demo).Runner }

@@ -36,10 +36,10 @@ func TestScenariosFitTheConfiguration(t *testing.T) {
 		t.Run(fmt.Sprintf("LOCK_TIMEOUT=%s,PROVIDER_TIMEOUT=%s", tc.lock, tc.provider), func(t *testing.T) {
 			t.Parallel()
 			withCatcher, _ := apptest.WithMailCatcher(t)
-			h := apptest.New(t, withCatcher, func(c *apptest.Setup) { c.LockTimeout, c.ProviderTimeout = tc.lock, tc.provider })
+			h := apptest.New(t, withLab, withCatcher, func(c *apptest.Setup) { c.LockTimeout, c.ProviderTimeout = tc.lock, tc.provider })
 			h.StartJobs(t)
 			for _, sc := range lab.Scenarios {
-				why := h.App.Lab.CannotRun(sc.ID)
+				why := labOf(h).CannotRun(sc.ID)
 				wantCannot := false
 				for _, id := range tc.cannot {
 					wantCannot = wantCannot || id == sc.ID
@@ -50,7 +50,7 @@ func TestScenariosFitTheConfiguration(t *testing.T) {
 					}
 					continue
 				}
-				r, err := h.App.Lab.Run(t.Context(), sc.ID)
+				r, err := labOf(h).Run(t.Context(), sc.ID)
 				switch {
 				case wantCannot && (why == "" || !errors.Is(err, lab.ErrCannotRun)):
 					t.Errorf("%s: got reason %q and %v, want it refused with a reason", sc.ID, why, err)

@@ -562,7 +562,7 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string,
 	rand.Read(secret)
 	cmd := exec.Command(f.web)
 	cmd.Env = append(os.Environ(),
-		"DATABASE_URL="+dbURL, "MIGRATE_DATABASE_URL="+direct, "DEMO=1",
+		"DATABASE_URL="+dbURL, "MIGRATE_DATABASE_URL="+direct,
 		"ADDR="+addr, "ADMIN_ADDR="+admin, "SESSION_SECRET="+hex.EncodeToString(secret),
 		"STRIPE_API_BASE="+fake.base, "STRIPE_SECRET_KEY="+stripeSecret, "STRIPE_WEBHOOK_SECRET="+stripeSecret,
 		"SMTP_ADDR="+smtp, "RUN_JOBS=0",
