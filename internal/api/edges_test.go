@@ -156,7 +156,7 @@ func TestOperationsEndpointsAreNotPublic(t *testing.T) {
 // answered by net/http: see docs/security.md.)
 func TestOddHeaderBytesGetProblems(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t)
+	h := apptest.New(t, withLab)
 	c := h.NewCustomer(t)
 	auth := "Bearer " + c.Token
 	for _, tc := range []struct {

@@ -177,7 +177,7 @@ func TestAdminMailLinksToOrder(t *testing.T) {
 // operator reached the admin listener by, with the shop's port.
 func TestAdminIndexLinksAShopOnEveryAddress(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(c *apptest.Setup) { c.BaseURL = "http://[::]:8080" })
+	h := apptest.New(t, func(c *apptest.Setup) { c.BaseURL, c.Demo = "http://[::]:8080", &lab.Demo{} })
 	doc := page(t, serveAdmin(t, h)+"/")
 	href, _ := doc.Find(`a[href$="/lab#inspector"]`).Attr("href")
 	if want := "http://127.0.0.1:8080/lab#inspector"; href != want {
