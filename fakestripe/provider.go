@@ -1,6 +1,7 @@
 // Package fakestripe is a stand-in for the part of Stripe's API the shop
-// uses, served by the web binary itself so that the demo and every test
-// need nothing outside it, and spoken to by Stripe's own Go SDK exactly as
+// uses, served as a program of its own (cmd/fakestripe) on a database of
+// its own, so that the demo, the tests and the bench need no account at
+// Stripe, and spoken to by Stripe's own Go SDK exactly as
 // Stripe is: form-encoded requests, Stripe's error objects and Request-Id,
 // Idempotency-Key with Stripe's semantics (a replay answers the first
 // answer with Idempotent-Replayed; the same key with other parameters is a

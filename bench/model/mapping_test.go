@@ -17,10 +17,10 @@ import (
 // or claim, in backticks; empty for the step of the row above), one Go
 // declaration or SQL query it stands for, and the file that holds it.
 const (
-	mappingDoc   = "../docs/model.md"
+	mappingDoc   = "../../docs/model.md"
 	mappingBegin = "<!-- mapping -->"
 	mappingEnd   = "<!-- /mapping -->"
-	repoRoot     = ".."
+	repoRoot     = "../.."
 )
 
 type mapping struct {

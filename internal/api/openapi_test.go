@@ -399,7 +399,7 @@ func TestOpenAPIDuringADatabaseOutage(t *testing.T) {
 	if err := database.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	if err := fakestripe.Migrate(ctx, pool); err != nil { // the in-process fake's schema
+	if err := fakestripe.Migrate(ctx, pool); err != nil { // the fake's schema, for its server (stripetest)
 		t.Fatal(err)
 	}
 	h := apptest.NewOnPool(t, pool)

@@ -1,7 +1,9 @@
 // Package app assembles the shop from its parts: the database, the catalog,
-// the fake payment provider and the client that calls it over HTTP, the
-// checkout engine, and the HTTP handlers. cmd/web and the tests build the
-// application through New, so the tests run exactly what production runs.
+// the payment client that calls the provider over HTTP (Stripe, or the
+// fake as a program of its own), the checkout engine, the HTTP handlers,
+// and a demo when one is mounted (Demo). cmd/web, cmd/demo and the tests
+// build the application through New, so the tests run what production
+// runs.
 package app
 
 import (
@@ -64,8 +66,8 @@ type Config struct {
 	// keys; empty means a random one, good for this process only.
 	SessionSecret string
 	// AllowedHosts are the Host names (host or host:port) the server
-	// answers for, besides BaseURL's, which is always allowed: the payment
-	// client reaches the fake provider through it.
+	// answers for, besides BaseURL's, which is always allowed: the lab's
+	// requests and the fake's webhooks come through it.
 	AllowedHosts []string
 	// CustomerQuota limits the anonymous customers one client address may
 	// create (API and browser); zero means web.DefaultCustomerQuota.

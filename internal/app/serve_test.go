@@ -24,8 +24,8 @@ import (
 
 const oneMug = `{"items": [{"sku": "mug-espresso", "quantity": 1}]}`
 
-// server is an App run by Serve, as cmd/web runs it: the in-process
-// provider on a loopback listener of its own.
+// server is an App run by Serve, as cmd/web runs it, paying through the
+// fake Stripe on a server of its own.
 type server struct {
 	*apptest.Harness
 	stop   context.CancelFunc
@@ -160,10 +160,8 @@ func TestShutdownCutsOffRequestAfterGrace(t *testing.T) {
 
 // TestShutdownKeepsProviderForOrdersInFlight holds an order just before its
 // provider call until the shop's listener is closed by the shutdown, then
-// lets it call: the in-process provider, on a listener of its own, still
-// answers, and the order is placed. With the provider mounted on the shop's
-// own listener instead (ProviderListener nil), this call is refused and the
-// order answers 503 provider-unavailable, charging nothing.
+// lets it call: the provider, a server of its own as in production, still
+// answers, and the order is placed.
 func TestShutdownKeepsProviderForOrdersInFlight(t *testing.T) {
 	t.Parallel()
 	hold := make(chan struct{})

@@ -4,7 +4,7 @@
 -- decision about a lock.
 SELECT key, status, locked_until, (locked_until - now())::interval AS lock_remaining,
        lock_token, response_status, operation_id, created_at, (parked_at IS NOT NULL)::boolean AS parked
-FROM idem_keys
+FROM idem_keys_v1
 WHERE scope = (@customer_id::uuid)::text
 ORDER BY created_at, key
 LIMIT @max_rows;

@@ -545,8 +545,8 @@ func startWeb(ctx context.Context, f flags, dir, dbURL, direct, maxConns string,
 	// the web process (RUN_JOBS=0) but in `web worker` (startWorker), so
 	// that the order path and what it triggers can be measured apart; with
 	// RUN_JOBS=1 in env, they run in the web process, as `make run` ships.
-	// The mail goes to the demo's catcher in the web process, so that it is
-	// delivered rather than retried.
+	// The mail goes to a catcher in this process, so that it is delivered
+	// rather than retried.
 	catcher, err := mailcatcher.Listen("127.0.0.1:0")
 	if err != nil {
 		return nil, err

@@ -79,7 +79,7 @@ func verdicts(l legs) ([]loadtest.Verdict, error) {
 		Target:   "new orders ≥ 0.6× pgbench of the app's statements",
 		Measured: fmt.Sprintf("%.2f× for the order path (%.2f× with its jobs done during the leg by web worker)", newOrders, withJobs),
 		Met:      newOrders >= 0.6,
-		Why: fmt.Sprintf("pgbench's leg leaves PostgreSQL all %d cores; during the app's, the web process took %.2f of a core (%s per order, the in-process fake Stripe's two HTTP calls and transactions included) "+
+		Why: fmt.Sprintf("pgbench's leg leaves PostgreSQL all %d cores; during the app's, the web process took %.2f of a core (%s per order; the fake Stripe is a process of its own, its CPU in the table's provider column) "+
 			"and the HTTP load generator %.2f, which PostgreSQL then lacks. "+
 			"Next: the shop, the provider and the load generator on machines of their own, or pinned to cores apart from PostgreSQL's",
 			runtime.NumCPU(), cores(l.appNew.CPU, l.appNew.Elapsed), loadtest.FormatDuration(l.appNew.CPUPerRequest()), cores(l.appNew.ClientCPU, l.appNew.Elapsed)),

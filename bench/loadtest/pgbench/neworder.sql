@@ -1,10 +1,11 @@
 -- Run with -M prepared (or -M extended behind PgBouncer): pgbench then sends
 -- each :variable as a parameter, typed by its context, as pgx does.
 -- One new order as the shop issues it to PostgreSQL (POST /api/orders with a
--- fresh key and no cart, the in-process fake Stripe charging), statement
--- for statement: the claim, the fake's create of the PaymentIntent (its
--- own transaction), the fenced store of the intent's id, the fake's
--- confirm (its own transaction), the finish. (The auth lookup is not among them: the shop remembers a verified
+-- fresh key and no cart, the fake Stripe charging), statement for
+-- statement: the claim, the fake's create of the PaymentIntent (its own
+-- transaction, on the fake's own database since the fake became a process
+-- of its own; here on the same one), the fenced store of the intent's id,
+-- the fake's confirm (likewise), the finish. (The auth lookup is not among them: the shop remembers a verified
 -- bearer token for a minute, so a client's orders after its first do not
 -- look it up; :tokenhash is kept for scripts that do.)
 -- Variables: :cust (a customer id), :tokenhash (its token hash, hex),

@@ -94,7 +94,7 @@ func (q *Queries) CustomerStripeEvents(ctx context.Context, customerID uuid.UUID
 const listCustomerKeys = `-- name: ListCustomerKeys :many
 SELECT key, status, locked_until, (locked_until - now())::interval AS lock_remaining,
        lock_token, response_status, operation_id, created_at, (parked_at IS NOT NULL)::boolean AS parked
-FROM idem_keys
+FROM idem_keys_v1
 WHERE scope = ($1::uuid)::text
 ORDER BY created_at, key
 LIMIT $2
