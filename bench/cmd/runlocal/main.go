@@ -86,6 +86,12 @@ func run(ctx context.Context, webBin, fakeBin, data string) error {
 		addr = "127.0.0.1:8080"
 		env = append(env, "ADDR="+addr)
 	}
+	if os.Getenv("PAYMENT_PROVIDER") == "stripe" {
+		// Stripe's test mode: its keys come from the environment, and
+		// there is no fake to start.
+		say("paying through Stripe's API (PAYMENT_PROVIDER=stripe)")
+		return serve(ctx, webBin, env, nil, data)
+	}
 	secret, hookSecret := "sk_test_"+strings.ToLower(rand.Text()), "whsec_"+strings.ToLower(rand.Text())
 	ready := filepath.Join(data, "fakestripe.url")
 	_ = os.Remove(ready)
@@ -104,18 +110,28 @@ func run(ctx context.Context, webBin, fakeBin, data string) error {
 
 	env = append(env, "PAYMENT_PROVIDER=fake", "STRIPE_API_BASE="+base, "STRIPE_SECRET_KEY="+secret,
 		"STRIPE_WEBHOOK_SECRET="+hookSecret)
+	return serve(ctx, webBin, env, fake, data)
+}
+
+// serve runs the shop until ctx ends or it (or the fake, when there is
+// one) stops; the deferred stops then run, the shop's first.
+func serve(ctx context.Context, webBin string, env []string, fake *proc, data string) error {
 	shop, err := start(webBin, "", env...)
 	if err != nil {
 		return err
 	}
 	defer shop.stop()
+	var fakeDone <-chan error
+	if fake != nil {
+		fakeDone = fake.done
+	}
 	select {
 	case <-ctx.Done():
-		say("stopping: the shop, then the fake Stripe, the catcher and PostgreSQL")
+		say("stopping: the shop, then what was started beside it")
 		return nil
 	case err := <-shop.done:
 		return fmt.Errorf("the shop stopped: %v", err)
-	case err := <-fake.done:
+	case err := <-fakeDone:
 		return fmt.Errorf("the fake Stripe stopped: %v; its log: %s", err, filepath.Join(data, "fakestripe.log"))
 	}
 }
