@@ -4,13 +4,13 @@ go 1.27.3
 
 require (
 	exactlyonce v0.0.0
+	exactlyonce/fakestripe v0.0.0
 	github.com/PuerkitoBio/goquery v1.14.0
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.13.0
 )
 
 require (
-	exactlyonce/fakestripe v0.0.0
 	exactlyonce/idem v0.0.0 // indirect
 	github.com/a-h/templ v0.3.1118 // indirect
 	github.com/andybalholm/cascadia v1.3.5 // indirect

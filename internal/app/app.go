@@ -8,8 +8,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -319,10 +317,4 @@ func hostOf(rawURL string) string {
 		return ""
 	}
 	return u.Host
-}
-
-func randomSecret() string {
-	b := make([]byte, 24)
-	rand.Read(b)
-	return "sk_test_" + hex.EncodeToString(b)
 }

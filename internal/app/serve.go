@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"time"
 
 	"exactlyonce/idem"
@@ -104,19 +103,4 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 	}
 	a.cfg.Log.Info("shutdown: stopping background workers")
 	return nil
-}
-
-// serveInternal serves h on ln, a loopback listener only this process calls,
-// until the returned stop is called. stop lets the calls in flight finish,
-// for up to cutOffGrace: by then their callers have given up on them.
-func serveInternal(h http.Handler, ln net.Listener) (stop func()) {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at stop
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cutOffGrace)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			srv.Close()
-		}
-	}
 }

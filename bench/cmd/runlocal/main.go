@@ -233,10 +233,10 @@ func start(bin, logPath string, env ...string) (*proc, error) {
 func (p *proc) stop() {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-p.done:
+	case <-p.done: //nolint:errcheck // stopped on purpose: how it exited says nothing
 	case <-time.After(stopGrace):
 		_ = p.cmd.Process.Kill()
-		<-p.done
+		<-p.done //nolint:errcheck // killed on purpose
 	}
 }
 
