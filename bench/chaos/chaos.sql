@@ -143,3 +143,8 @@ ORDER BY at;
 SELECT coalesce(extract(epoch FROM max(at)), 0)::float8 AS took_at
 FROM key_events
 WHERE customer_id = @customer_id::uuid AND key = @key::text AND event = 'taken_over' AND detail->>'by' = 'completer';
+
+-- name: ChaosOrderCount :one
+-- How many orders the shops have placed: the async failover waits for it
+-- to grow, so that writes are flowing when its tail is cut.
+SELECT count(*) FROM orders;

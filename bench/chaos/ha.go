@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"exactlyonce/bench/chaos/chaosdb"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -181,6 +182,14 @@ func (cl *cluster) disruptFormation(ctx context.Context, kind string, t *tally, 
 func (cl *cluster) disruptOnce(ctx context.Context, kind string, primary *hapg.Node, logf func(string, ...any)) error {
 	switch kind {
 	case windowFailover:
+		if cl.cfg.Async {
+			// LoseTail needs writers committing while it cuts the tail: an
+			// asynchronous run that must find the acknowledged writes a
+			// failover loses finds none when it comes before the orders
+			// flow, or while the shops are stopped (measured: a failover at
+			// 3.3 s of a 25 s run lost nothing, and the run failed).
+			cl.waitForWrites(ctx, logf)
+		}
 		logf("failover: pause the standbys' WAL receivers for %s, kill the primary %s", cl.cfg.TailLag, primary)
 		next, err := cl.ha.LoseTail(ctx, cl.cfg.TailLag)
 		if err != nil {
@@ -238,4 +247,34 @@ func (cl *cluster) writeMonitorEvents(ctx context.Context, since time.Time, logf
 	if err := os.WriteFile(filepath.Join(cl.dir, "monitor-events.txt"), []byte(b.String()), 0o644); err != nil {
 		logf("no monitor events: %v", err)
 	}
+}
+
+// writesFlowing is how many new orders within writesWindow show that the
+// shops are placing orders, and writesWait the longest waitForWrites waits
+// for them.
+const (
+	writesFlowing = 3
+	writesWindow  = time.Second
+	writesWait    = time.Minute
+)
+
+// waitForWrites waits until the shops place orders again: writesFlowing
+// new ones within writesWindow, or writesWait has passed (then the failover
+// is made anyway, and the run's verdict says what it found).
+func (cl *cluster) waitForWrites(ctx context.Context, logf func(string, ...any)) {
+	q := chaosdb.New(cl.db.Conn())
+	deadline := time.Now().Add(writesWait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		before, err := q.ChaosOrderCount(ctx)
+		if err == nil {
+			time.Sleep(writesWindow)
+			after, err := q.ChaosOrderCount(ctx)
+			if err == nil && after-before >= writesFlowing {
+				return
+			}
+		} else {
+			time.Sleep(writesWindow)
+		}
+	}
+	logf("failover: the shops placed no orders for %s; failing over anyway", writesWait)
 }

@@ -400,6 +400,19 @@ func (q *Queries) ChaosOrderCharges(ctx context.Context) ([]ChaosOrderChargesRow
 	return items, nil
 }
 
+const chaosOrderCount = `-- name: ChaosOrderCount :one
+SELECT count(*) FROM orders
+`
+
+// How many orders the shops have placed: the async failover waits for it
+// to grow, so that writes are flowing when its tail is cut.
+func (q *Queries) ChaosOrderCount(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, chaosOrderCount)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const chaosOrders = `-- name: ChaosOrders :many
 SELECT customer_id, idempotency_key, id FROM orders
 `
