@@ -72,7 +72,11 @@ func Main(ctx context.Context, args []string, demo Demo) error {
 		sw, err := lifecycle.NewSweeper(database.New(pool), lifecycle.SweeperConfig{Retention: cfg.KeyRetention}, nil, log).Pass(ctx)
 		log.Info("sweep", "keys", sw.Keys, "events", sw.Events, "another_instance_sweeping", sw.Busy)
 		return err
-	case "worker", "":
+	case "":
+		if err := cfg.CheckProvider(); err != nil {
+			return err
+		}
+	case "worker":
 	default:
 		return fmt.Errorf("unknown command %q: want none (serve), sweep or worker", mode)
 	}

@@ -266,9 +266,6 @@ func Load() (Config, error) {
 	if n := len(c.SessionSecret); n > 0 && n < MinSessionSecret {
 		return c, fmt.Errorf("SESSION_SECRET is %d bytes long; it must be at least %d, such as 32 random bytes in hex, or unset for a random one that lasts until the process stops", n, MinSessionSecret)
 	}
-	if err := c.checkStripe(); err != nil {
-		return c, err
-	}
 	maxConns, err := number("DB_MAX_CONNS")
 	if err != nil || maxConns != float64(int(maxConns)) || maxConns > 10000 {
 		return c, fmt.Errorf("DB_MAX_CONNS: want a whole number of connections from 1 to 10000, got %q", os.Getenv("DB_MAX_CONNS"))
@@ -388,10 +385,12 @@ func boolean(key string, fallback bool) (bool, error) {
 	return b, nil
 }
 
-// checkStripe checks the payment provider's settings. The shop reaches its
+// CheckProvider checks the payment provider's settings, which only the
+// process that serves needs: `web sweep` and `web worker` never call the
+// provider, and a cron entry should not need its keys. The shop reaches its
 // provider only over HTTP, Stripe or the fake alike, so both need the same
 // three settings.
-func (c *Config) checkStripe() error {
+func (c *Config) CheckProvider() error {
 	switch c.PaymentProvider {
 	case "fake":
 		if c.StripeAPIBase == "" {

@@ -43,9 +43,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"exactlyonce/bench/loadtest"
 	"exactlyonce/bench/pgbouncer"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/mailcatcher"
 )
@@ -166,6 +168,9 @@ func run(ctx context.Context, f flags) error {
 		return err
 	}
 	say("pgbench: the shop's statements of a new order")
+	if err := fakeSchema(ctx, direct); err != nil {
+		return err
+	}
 	pgNew, err := pgb.Run(ctx, "pgbench: new order (app's statements)", "neworder.sql", opts, orderDefs)
 	if err != nil {
 		return err
@@ -620,6 +625,19 @@ func createMinimal(ctx context.Context, direct string) error {
 		return fmt.Errorf("the minimal pattern's tables: %w", err)
 	}
 	return nil
+}
+
+// fakeSchema applies the fake Stripe's schema to the database pgbench runs
+// on: the new order's script issues the fake's two transactions too. The
+// fake itself keeps them on a database of its own on the same server, so
+// the server does the same work in the app's leg.
+func fakeSchema(ctx context.Context, direct string) error {
+	pool, err := pgxpool.New(ctx, direct)
+	if err != nil {
+		return fmt.Errorf("the fake's schema: %w", err)
+	}
+	defer pool.Close()
+	return fakestripe.Migrate(ctx, pool)
 }
 
 // spawn starts cmd, its output appended to logPath, to die with this
