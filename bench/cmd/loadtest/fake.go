@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"exactlyonce/internal/localpg"
 )
 
 // startFake starts the fake Stripe (-fake) as a process of its own, on a
@@ -22,7 +21,7 @@ import (
 // secret) the shop must use. Apart, its CPU is measured on its own
 // (Result.ProviderCPU) and its statements do not count as the shop's.
 func startFake(ctx context.Context, f flags, dir, direct, webhookURL string) (*webProc, string, error) {
-	fakeURL, err := ownDatabase(ctx, direct, "fakestripe")
+	fakeURL, err := localpg.OwnDatabase(ctx, direct, "fakestripe")
 	if err != nil {
 		return nil, "", err
 	}
@@ -60,29 +59,4 @@ func startFake(ctx context.Context, f flags, dir, direct, webhookURL string) (*w
 			return nil, "", errors.New("fakestripe not ready within 30s")
 		}
 	}
-}
-
-// ownDatabase creates the database name on direct's server, if missing,
-// and returns its URL.
-func ownDatabase(ctx context.Context, direct, name string) (string, error) {
-	conn, err := pgx.Connect(ctx, direct)
-	if err != nil {
-		return "", fmt.Errorf("create database %s: %w", name, err)
-	}
-	defer conn.Close(context.Background())
-	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
-		return "", fmt.Errorf("create database %s: %w", name, err)
-	}
-	if !exists {
-		if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-			return "", fmt.Errorf("create database %s: %w", name, err)
-		}
-	}
-	u, err := url.Parse(direct)
-	if err != nil {
-		return "", fmt.Errorf("create database %s: %w", name, err)
-	}
-	u.Path = "/" + name
-	return u.String(), nil
 }

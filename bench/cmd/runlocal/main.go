@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	neturl "net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -33,8 +32,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/mailcatcher"
@@ -168,36 +165,11 @@ func databases(ctx context.Context, data string) (shop, fake string, stop func()
 	if fake = os.Getenv("FAKE_DATABASE_URL"); fake != "" {
 		return shop, fake, stop, nil
 	}
-	if fake, err = ownDatabase(ctx, shop, "fakestripe"); err != nil {
+	if fake, err = localpg.OwnDatabase(ctx, shop, "fakestripe"); err != nil {
 		stop()
-		return "", "", func() {}, err
+		return "", "", func() {}, fmt.Errorf("the fake's database (or set FAKE_DATABASE_URL): %w", err)
 	}
 	return shop, fake, stop, nil
-}
-
-// ownDatabase creates the database name on the server of url, if missing,
-// and returns its URL.
-func ownDatabase(ctx context.Context, url, name string) (string, error) {
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return "", fmt.Errorf("the fake's database: %w", err)
-	}
-	defer conn.Close(context.Background())
-	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
-		return "", fmt.Errorf("the fake's database: %w", err)
-	}
-	if !exists {
-		if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-			return "", fmt.Errorf("the fake's database: %w", err)
-		}
-	}
-	u, err := neturl.Parse(url)
-	if err != nil || u.Scheme == "" {
-		return "", fmt.Errorf("the fake's database: DATABASE_URL is not a URL; set FAKE_DATABASE_URL")
-	}
-	u.Path = "/" + name
-	return u.String(), nil
 }
 
 // proc is a child process: it gets a process group of its own, so that a
