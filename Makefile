@@ -17,10 +17,10 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z\/-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: run
-run: bin/demo bin/fakestripe bin/runlocal ## serve on http://127.0.0.1:8080 with a local PostgreSQL (unless DATABASE_URL is set), the fake Stripe and a mail catcher beside it; metrics, pprof, River UI (/riverui/) and caught mail (/mail) on 127.0.0.1:9090
+run: bin/demo bin/fakestripe bin/mailcatcher bin/runlocal ## serve on http://127.0.0.1:8080 with a local PostgreSQL (unless DATABASE_URL is set), the fake Stripe and a mail catcher beside it; metrics, pprof, River UI (/riverui/) and caught mail (/mail) on 127.0.0.1:9090
 	@mkdir -p .data && test -s .data/session-secret || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > .data/session-secret)
 	DEMO="$${DEMO:-1}" ADMIN_ADDR="$${ADMIN_ADDR-127.0.0.1:9090}" \
-		SESSION_SECRET="$${SESSION_SECRET:-$$(cat .data/session-secret)}" bin/runlocal -web bin/demo -fake bin/fakestripe -data .data
+		SESSION_SECRET="$${SESSION_SECRET:-$$(cat .data/session-secret)}" bin/runlocal -web bin/demo -fake bin/fakestripe -catcher bin/mailcatcher -data .data
 
 # The demo's binary: the shop with the double-click lab mounted (cmd/demo).
 .PHONY: bin/demo
@@ -33,6 +33,12 @@ bin/demo:
 .PHONY: bin/fakestripe
 bin/fakestripe:
 	@go build -C fakestripe -o $(CURDIR)/bin/fakestripe ./cmd/fakestripe
+
+# The mail catcher (mailcatcher/, a module of its own): make run starts it
+# beside the shop, whose admin listener shows what it caught at /mail.
+.PHONY: bin/mailcatcher
+bin/mailcatcher:
+	@go build -C mailcatcher -o $(CURDIR)/bin/mailcatcher ./cmd/mailcatcher
 
 # A highly available PostgreSQL (bench/cmd/ha, bench/hapg; docs/ha.md): a
 # pg_auto_failover monitor and two synchronous data nodes on loopback ports,
@@ -61,6 +67,12 @@ BENCH_CMDS := bin/chaos bin/ha bin/loadtest bin/withpgbouncer bin/idemcheck bin/
 $(BENCH_CMDS):
 	@go build -C bench -o $(CURDIR)/$@ ./cmd/$(notdir $@)
 
+# The small modules beside the shop, each a program or library of its own
+# that the shop's binary does not link (docs/architecture.md): the fake
+# Stripe, the PostgreSQL launcher and the mail catcher. make test, vet,
+# lint and vulncheck take each in.
+SIDE_MODULES := fakestripe localpg mailcatcher
+
 # One throwaway PostgreSQL per run (bench/cmd/testpg; see docs/testing.md): a
 # target whose tests need PostgreSQL runs them under $(TESTPG), which starts
 # the server and sets TEST_DATABASE_URL for them, unless TEST_DATABASE_URL
@@ -81,7 +93,7 @@ test/legs:
 	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v -e /internal/browsertest)
 	cd idem && go test -race -count=1 -timeout 10m ./...
 	cd bench && go test -race -count=1 -timeout 15m $$(go list ./... | grep -v '/model$$')
-	cd fakestripe && go test -race -count=1 ./...
+	for m in $(SIDE_MODULES); do (cd $$m && go test -race -count=1 -timeout 10m ./...) || exit 1; done
 	$(MAKE) -s test/examples
 	$(MAKE) -s test/pgbouncer
 	$(MAKE) -s test/querymodes
@@ -248,7 +260,7 @@ vet: ## go vet and gofmt, of the shop, of the kit's module and of its examples' 
 	go vet ./...
 	cd idem && go vet ./...
 	cd bench && go vet ./...
-	cd fakestripe && go vet ./...
+	for m in $(SIDE_MODULES); do (cd $$m && go vet ./...) || exit 1; done
 	for d in examples/*/; do (cd $$d && go vet ./...) || exit 1; done
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 
@@ -273,9 +285,9 @@ lint: bin/golangci-lint ## golangci-lint, go mod tidy -diff and templ fmt -fail,
 	$(GOLANGCI_LINT) run ./...
 	cd idem && $(GOLANGCI_LINT) run ./...
 	cd bench && $(GOLANGCI_LINT) run ./...
-	cd fakestripe && $(GOLANGCI_LINT) run ./...
+	for m in $(SIDE_MODULES); do (cd $$m && $(GOLANGCI_LINT) run ./...) || exit 1; done
 	for d in examples/*/; do (cd $$d && $(GOLANGCI_LINT) run ./...) || exit 1; done
-	for d in . bench fakestripe tools tools/lint idem examples/*/; do (cd $$d && go mod tidy -diff) || { echo "go mod tidy: $$d needs it"; exit 1; }; done
+	for d in . bench $(SIDE_MODULES) tools tools/lint idem examples/*/; do (cd $$d && go mod tidy -diff) || { echo "go mod tidy: $$d needs it"; exit 1; }; done
 	$(TEMPL) fmt -fail -log-level warn views
 	for d in examples/*/; do if ls $$d*.templ >/dev/null 2>&1; then (cd $$d && GOWORK=off go tool templ fmt -fail -log-level warn .) || exit 1; fi; done
 

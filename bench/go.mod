@@ -5,6 +5,8 @@ go 1.27.3
 require (
 	exactlyonce v0.0.0
 	exactlyonce/fakestripe v0.0.0
+	exactlyonce/localpg v0.0.0
+	exactlyonce/mailcatcher v0.0.0
 	github.com/PuerkitoBio/goquery v1.14.0
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.13.0
@@ -92,3 +94,7 @@ replace (
 )
 
 replace exactlyonce/fakestripe => ../fakestripe
+
+replace exactlyonce/localpg => ../localpg
+
+replace exactlyonce/mailcatcher => ../mailcatcher

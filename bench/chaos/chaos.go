@@ -1,6 +1,6 @@
 // Package chaos is a harness that tries to make the shop charge a customer
 // twice, lose an order, or answer 500. It starts a PostgreSQL server of its
-// own (internal/localpg), the fake payment provider and several shop
+// own (localpg), the fake payment provider and several shop
 // instances as separate processes of the web binary, all on loopback; drives
 // clients that place checkouts through the JSON API, retrying each with one
 // Idempotency-Key; and meanwhile kills instances (kill -9), pauses them

@@ -12,7 +12,7 @@ import (
 	"exactlyonce/bench/chaos/chaosdb"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/mail"
-	"exactlyonce/internal/mailcatcher"
+	"exactlyonce/mailcatcher"
 )
 
 // The invariants a run checks. Each broken one is reported under its name.

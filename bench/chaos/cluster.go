@@ -21,9 +21,9 @@ import (
 	"exactlyonce/bench/haproxy"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/localpg"
-	"exactlyonce/internal/mailcatcher"
 	"exactlyonce/internal/outbox"
+	"exactlyonce/localpg"
+	"exactlyonce/mailcatcher"
 )
 
 // cluster is everything a run starts: the shop's PostgreSQL, the

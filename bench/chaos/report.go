@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"exactlyonce/internal/mailcatcher"
+	"exactlyonce/mailcatcher"
 )
 
 // Report is what a run saw: what the clients were told, what the run did,

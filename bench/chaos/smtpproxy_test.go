@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/mailcatcher"
+	"exactlyonce/mailcatcher"
 )
 
 // startProxy runs the proxy in front of a real mail catcher.

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"exactlyonce/bench/procfs"
-	"exactlyonce/internal/localpg"
+	"exactlyonce/localpg"
 )
 
 // env is the whole environment of n's pg_autoctl commands. It is built,

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"exactlyonce/internal/localpg"
+	"exactlyonce/localpg"
 )
 
 // create makes a new formation in the empty (or missing) f.dir: the
@@ -151,7 +151,7 @@ func (n *Node) makeDirs() error {
 }
 
 // initdb creates n's cluster itself rather than leave it to pg_autoctl,
-// which would: in UTF-8 with the C locale, as internal/localpg does (in
+// which would: in UTF-8 with the C locale, as localpg does (in
 // the environment env builds, without a locale, initdb would choose
 // SQL_ASCII), and without
 // waiting for the files to reach the disk when Throwaway, which halves the

@@ -24,7 +24,7 @@
 // untouched (docs/ha.md).
 //
 // Everything runs as the OS user postgres when we are root, as
-// internal/localpg does, and trusts every local connection: it is for local
+// localpg does, and trusts every local connection: it is for local
 // use only.
 package hapg
 

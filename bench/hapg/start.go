@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"exactlyonce/internal/localpg"
+	"exactlyonce/localpg"
 )
 
 // Start makes sure a formation is running in opts.Dir and returns it once

@@ -1,6 +1,6 @@
 package hapg
 
-import "exactlyonce/internal/localpg"
+import "exactlyonce/localpg"
 
 // watchdogScript waits for the end of its input, then stops whatever runs
 // in formation folder $1 at that moment: each keeper and each postmaster

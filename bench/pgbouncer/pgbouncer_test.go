@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"exactlyonce/bench/pgbouncer"
-	"exactlyonce/internal/localpg"
+	"exactlyonce/localpg"
 )
 
 // TestTransactionPooling starts PostgreSQL and PgBouncer and shows what the

@@ -25,7 +25,7 @@ import (
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/localpg"
+	"exactlyonce/localpg"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/web"
 )

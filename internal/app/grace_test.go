@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"exactlyonce/internal/apptest"
-	"exactlyonce/internal/localpg"
+	"exactlyonce/localpg"
 )
 
 // TestRetryThroughAnOutageKeepsItsOrder stops the database under a client

@@ -17,7 +17,7 @@ import (
 	"exactlyonce/fakestripe"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/localpg"
+	"exactlyonce/localpg"
 	"exactlyonce/internal/problem"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/mailcatcher"
+	"exactlyonce/mailcatcher"
 )
 
 // WithMailCatcher sends the confirmations to a mail catcher of the test's

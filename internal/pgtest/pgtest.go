@@ -30,7 +30,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/localpg"
+	"exactlyonce/localpg"
 )
 
 // env is what Main prepares for NewDatabase. It is package state because

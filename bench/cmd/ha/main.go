@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"exactlyonce/bench/hapg"
-	"exactlyonce/internal/localpg"
+	"exactlyonce/localpg"
 )
 
 func main() {

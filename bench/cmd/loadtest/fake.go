@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"exactlyonce/internal/localpg"
+	"exactlyonce/localpg"
 )
 
 // startFake starts the fake Stripe (-fake) as a process of its own, on a

@@ -48,8 +48,8 @@ import (
 	"exactlyonce/bench/loadtest"
 	"exactlyonce/bench/pgbouncer"
 	"exactlyonce/fakestripe"
-	"exactlyonce/internal/localpg"
-	"exactlyonce/internal/mailcatcher"
+	"exactlyonce/localpg"
+	"exactlyonce/mailcatcher"
 )
 
 type flags struct {

@@ -2,14 +2,15 @@
 // each a process (or server) of its own, then the shop, and stops them all
 // on Ctrl-C, the shop first:
 //
-//   - PostgreSQL, project-local in -data (internal/localpg), unless
+//   - PostgreSQL, project-local in -data (localpg), unless
 //     DATABASE_URL names a server: the shop's database, and a database of
 //     the fake's own (fakestripe) on the same server;
 //   - the fake Stripe (-fake, fakestripe/cmd/fakestripe), on a free
 //     loopback port, sending its signed webhooks to the shop;
-//   - a mail catcher on free loopback ports, in this process: SMTP for the
-//     confirmations, and an HTTP listing the shop's admin listener shows at
-//     /mail (unless SMTP_ADDR names a mail server);
+//   - the mail catcher (-catcher, mailcatcher/cmd/mailcatcher) on free
+//     loopback ports: SMTP for the confirmations, and an HTTP listing the
+//     shop's admin listener shows at /mail (unless SMTP_ADDR names a mail
+//     server);
 //   - the shop (-web, cmd/web), told where each is.
 //
 // The shop's own settings (ADDR, DEMO, ADMIN_ADDR, SESSION_SECRET, …) pass
@@ -20,31 +21,29 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"exactlyonce/internal/localpg"
-	"exactlyonce/internal/mailcatcher"
+	"exactlyonce/localpg"
 )
 
 func main() {
 	web := flag.String("web", "bin/web", "the shop's binary")
 	fake := flag.String("fake", "bin/fakestripe", "the fake Stripe's binary")
+	catcher := flag.String("catcher", "bin/mailcatcher", "the mail catcher's binary")
 	data := flag.String("data", ".data", "where the local PostgreSQL and the logs are kept")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *web, *fake, *data); err != nil {
+	if err := run(ctx, *web, *fake, *catcher, *data); err != nil {
 		fmt.Fprintln(os.Stderr, "make run:", err)
 		os.Exit(1)
 	}
@@ -54,7 +53,7 @@ func main() {
 // the latest, and memory stays bounded.
 const catcherKept = 1000
 
-func run(ctx context.Context, webBin, fakeBin, data string) error {
+func run(ctx context.Context, webBin, fakeBin, catcherBin, data string) error {
 	shopURL, fakeURL, stopPG, err := databases(ctx, data)
 	if err != nil {
 		return err
@@ -63,19 +62,24 @@ func run(ctx context.Context, webBin, fakeBin, data string) error {
 
 	env := []string{"DATABASE_URL=" + shopURL}
 	if os.Getenv("SMTP_ADDR") == "" {
-		catcher, err := mailcatcher.Listen("127.0.0.1:0")
+		ready := filepath.Join(data, "mailcatcher.ready")
+		_ = os.Remove(ready)
+		catcher, err := start(catcherBin, filepath.Join(data, "mailcatcher.log"), nil,
+			"-keep", strconv.Itoa(catcherKept), "-ready", ready)
 		if err != nil {
 			return err
 		}
-		defer catcher.Close()
-		catcher.SetLimit(catcherKept)
-		listing, err := net.Listen("tcp", "127.0.0.1:0")
+		defer catcher.stop()
+		line, err := waitForFile(ctx, "the mail catcher", ready, catcher)
 		if err != nil {
 			return err
 		}
-		go func() { _ = http.Serve(listing, catcher.Handler()) }() //nolint:gosec // loopback, read-only, for the demo
-		env = append(env, "SMTP_ADDR="+catcher.Addr(), "MAIL_CATCHER_URL=http://"+listing.Addr().String())
-		say("mail catcher: SMTP on %s, its mail at /mail on the admin listener", catcher.Addr())
+		smtp, listing, ok := strings.Cut(line, " ")
+		if !ok {
+			return fmt.Errorf("the mail catcher wrote %q to %s, not \"<smtp address> <listing URL>\"", line, ready)
+		}
+		env = append(env, "SMTP_ADDR="+smtp, "MAIL_CATCHER_URL="+listing)
+		say("mail catcher: SMTP on %s, its mail at /mail on the admin listener", smtp)
 	}
 
 	addr := os.Getenv("ADDR")
@@ -92,14 +96,14 @@ func run(ctx context.Context, webBin, fakeBin, data string) error {
 	secret, hookSecret := "sk_test_"+strings.ToLower(rand.Text()), "whsec_"+strings.ToLower(rand.Text())
 	ready := filepath.Join(data, "fakestripe.url")
 	_ = os.Remove(ready)
-	fake, err := start(fakeBin, filepath.Join(data, "fakestripe.log"), "DATABASE_URL="+fakeURL, "PROVIDER_ADDR=127.0.0.1:0",
-		"STRIPE_SECRET_KEY="+secret, "STRIPE_WEBHOOK_URL=http://"+addr+"/webhooks/stripe",
-		"STRIPE_WEBHOOK_SECRET="+hookSecret, "READY_FILE="+ready)
+	fake, err := start(fakeBin, filepath.Join(data, "fakestripe.log"), []string{"DATABASE_URL=" + fakeURL, "PROVIDER_ADDR=127.0.0.1:0",
+		"STRIPE_SECRET_KEY=" + secret, "STRIPE_WEBHOOK_URL=http://" + addr + "/webhooks/stripe",
+		"STRIPE_WEBHOOK_SECRET=" + hookSecret, "READY_FILE=" + ready})
 	if err != nil {
 		return err
 	}
 	defer fake.stop()
-	base, err := waitForFile(ctx, ready, fake)
+	base, err := waitForFile(ctx, "the fake Stripe", ready, fake)
 	if err != nil {
 		return err
 	}
@@ -113,7 +117,7 @@ func run(ctx context.Context, webBin, fakeBin, data string) error {
 // serve runs the shop until ctx ends or it (or the fake, when there is
 // one) stops; the deferred stops then run, the shop's first.
 func serve(ctx context.Context, webBin string, env []string, fake *proc, data string) error {
-	shop, err := start(webBin, "", env...)
+	shop, err := start(webBin, "", env)
 	if err != nil {
 		return err
 	}
@@ -180,8 +184,8 @@ type proc struct {
 	done chan error
 }
 
-func start(bin, logPath string, env ...string) (*proc, error) {
-	cmd := exec.Command(bin)
+func start(bin, logPath string, env []string, args ...string) (*proc, error) {
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if logPath != "" {
@@ -215,8 +219,9 @@ func (p *proc) stop() {
 // stopGrace is longer than the shop's own SHUTDOWN_TIMEOUT and cut-off.
 const stopGrace = 40 * time.Second
 
-// waitForFile waits for the fake to write its URL to path.
-func waitForFile(ctx context.Context, path string, p *proc) (string, error) {
+// waitForFile waits for what p runs (named who) to write the line that
+// says where it serves to path.
+func waitForFile(ctx context.Context, who, path string, p *proc) (string, error) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
@@ -224,13 +229,13 @@ func waitForFile(ctx context.Context, path string, p *proc) (string, error) {
 		}
 		select {
 		case err := <-p.done:
-			return "", fmt.Errorf("the fake Stripe exited before it served: %v", err)
+			return "", fmt.Errorf("%s exited before it served: %v", who, err)
 		case <-ctx.Done():
 			return "", ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return "", errors.New("the fake Stripe did not serve within 60 s")
+			return "", fmt.Errorf("%s did not serve within 60 s", who)
 		}
 	}
 }

@@ -12,7 +12,7 @@
 //
 // SIGINT, SIGTERM and SIGHUP are passed on to the command, and the server is
 // removed once it has ended. Should testpg itself be killed, the server's
-// watchdog (internal/localpg, Throwaway) stops and deletes it all the same.
+// watchdog (localpg, Throwaway) stops and deletes it all the same.
 package main
 
 import (
@@ -26,7 +26,7 @@ import (
 	"syscall"
 	"time"
 
-	"exactlyonce/internal/localpg"
+	"exactlyonce/localpg"
 )
 
 // maxConnections leaves room for test binaries running side by side, each

@@ -21,7 +21,7 @@ import (
 	"os/exec"
 
 	"exactlyonce/bench/pgbouncer"
-	"exactlyonce/internal/localpg"
+	"exactlyonce/localpg"
 )
 
 func main() {

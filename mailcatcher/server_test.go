@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/mailcatcher"
+	"exactlyonce/mailcatcher"
 )
 
 // The standard library's SMTP client delivers to the catcher, which keeps
