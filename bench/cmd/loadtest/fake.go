@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,25 +24,23 @@ func startFake(ctx context.Context, f flags, dir, direct, webhookURL string) (*w
 	if err != nil {
 		return nil, "", err
 	}
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, "", err
-	}
 	secret := "sk_test_" + strings.ToLower(rand.Text())
+	// A port of the fake's own choosing, written to READY_FILE once it
+	// serves: no free port picked here that another process could take
+	// before the fake binds it.
+	ready := filepath.Join(dir, "fakestripe.url")
+	_ = os.Remove(ready)
 	cmd := exec.Command(f.fake)
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+fakeURL, "PROVIDER_ADDR="+addr, "STRIPE_SECRET_KEY="+secret,
-		"STRIPE_WEBHOOK_URL="+webhookURL, "STRIPE_WEBHOOK_SECRET="+secret)
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+fakeURL, "PROVIDER_ADDR=127.0.0.1:0", "STRIPE_SECRET_KEY="+secret,
+		"STRIPE_WEBHOOK_URL="+webhookURL, "STRIPE_WEBHOOK_SECRET="+secret, "READY_FILE="+ready)
 	w, err := spawn(cmd, filepath.Join(dir, "fakestripe.log"))
 	if err != nil {
 		return nil, "", err
 	}
-	w.base = "http://" + addr
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		// Without the secret this answers 401, which proves it serves.
-		resp, err := http.Get(w.base + "/v1/payment_intents/pi_none")
-		if err == nil {
-			resp.Body.Close()
+		if b, err := os.ReadFile(ready); err == nil && len(b) > 0 {
+			w.base = strings.TrimSpace(string(b))
 			return w, secret, nil
 		}
 		select {
@@ -52,7 +49,7 @@ func startFake(ctx context.Context, f flags, dir, direct, webhookURL string) (*w
 		case <-ctx.Done():
 			w.stop()
 			return nil, "", ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			w.stop()

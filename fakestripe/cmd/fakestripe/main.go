@@ -87,7 +87,11 @@ func run(ctx context.Context) error {
 	}
 	base := "http://" + ln.Addr().String()
 	if f := os.Getenv("READY_FILE"); f != "" {
-		if err := os.WriteFile(f, []byte(base+"\n"), 0o600); err != nil {
+		// Whole, then renamed: whoever waits for the file never reads half a URL.
+		if err := os.WriteFile(f+".tmp", []byte(base+"\n"), 0o600); err != nil {
+			return fmt.Errorf("write READY_FILE: %w", err)
+		}
+		if err := os.Rename(f+".tmp", f); err != nil {
 			return fmt.Errorf("write READY_FILE: %w", err)
 		}
 	}
