@@ -580,7 +580,7 @@ func (d *driver) count(sh shot) {
 func (d *driver) violate(kind, example string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.res.violations = append(d.res.violations, violation{kind, example})
+	d.res.violations = append(d.res.violations, violation{kind: kind, example: example})
 }
 
 func sleep(ctx context.Context, d time.Duration) {
