@@ -25,6 +25,7 @@ func (h *Handler) submitCheckout(c echo.Context) error {
 	if !ok {
 		return sessionEnded
 	}
+	csrf := csrfToken(c)
 	sub, err := readSubmission(c)
 	if err != nil {
 		return err
@@ -42,7 +43,7 @@ func (h *Handler) submitCheckout(c echo.Context) error {
 	res, err := h.checkout.PlaceOrAwait(c.Request().Context(), a, checkout.MaxWait)
 	// The same form again, with the same key: what the page offers when
 	// the card is refused or the payment's outcome is not known.
-	ans, err := h.answerOf(c.Request().Context(), id, sub.retryForm(csrfToken(c)), res, err)
+	ans, err := h.answerOf(c.Request().Context(), id, sub.retryForm(csrf), res, err)
 	if err != nil {
 		return err
 	}
