@@ -44,7 +44,7 @@ func TestLabOnAProjector(t *testing.T) {
 		waitFor(t, ctx, "lab page", `document.querySelector('#result-slow-original [data-testid=attempt]')`)
 		wantFits(t, ctx, "/lab", s)
 		if got := run(t, ctx, "clipped timelines", chromedp.Evaluate[[]string](clipped)); len(got) > 0 {
-			t.Errorf("at %s: timelines wider than their box: %s", s.name, strings.Join(got, ", "))
+			t.Errorf("at %s: timelines wider than their box: %s", s.Name, strings.Join(got, ", "))
 		}
 	}
 
