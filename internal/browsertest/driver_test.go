@@ -12,8 +12,6 @@ import (
 // The driver (browser.go, shared with the demo's browser tests) in these
 // tests' words.
 
-const stepTimeout = browsertest.StepTimeout
-
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
 	return browsertest.NewBrowser(t)
@@ -39,17 +37,7 @@ func waitForText(t *testing.T, ctx context.Context, what, condition, selector st
 	return browsertest.WaitForText(t, ctx, what, condition, selector)
 }
 
-func poll[T any](t *testing.T, ctx context.Context, what, expr string, done func(T) bool) T {
-	t.Helper()
-	return browsertest.Poll(t, ctx, what, expr, done)
-}
-
 func screenshot(t *testing.T, ctx context.Context, name, docName string) {
 	t.Helper()
 	browsertest.Screenshot(t, ctx, name, docName)
-}
-
-func savePNG(t *testing.T, png []byte, name, docName string) {
-	t.Helper()
-	browsertest.SavePNG(t, png, name, docName)
 }

@@ -13,9 +13,8 @@ import (
 type screen = browsertest.Screen
 
 var (
-	desktop   = browsertest.Desktop
-	phone     = browsertest.Phone
-	projector = browsertest.Projector
+	desktop = browsertest.Desktop
+	phone   = browsertest.Phone
 )
 
 // shopScreens are the sizes every shopper page must fit.
