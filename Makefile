@@ -22,10 +22,11 @@ run: bin/demo bin/fakestripe bin/mailcatcher bin/runlocal ## serve on http://127
 	DEMO="$${DEMO:-1}" ADMIN_ADDR="$${ADMIN_ADDR-127.0.0.1:9090}" \
 		SESSION_SECRET="$${SESSION_SECRET:-$$(cat .data/session-secret)}" bin/runlocal -web bin/demo -fake bin/fakestripe -catcher bin/mailcatcher -data .data
 
-# The demo's binary: the shop with the double-click lab mounted (cmd/demo).
+# The demo's binary: the shop with the double-click lab mounted (demo/, a
+# module of its own: demo/lab and demo/cmd/demo; docs/architecture.md).
 .PHONY: bin/demo
 bin/demo:
-	@go build -o bin/demo ./cmd/demo
+	@go build -C demo -o $(CURDIR)/bin/demo ./cmd/demo
 
 # The fake Stripe (fakestripe/, a module of its own; docs/architecture.md):
 # make run, the chaos harness and the load test run it as a process of
@@ -94,6 +95,7 @@ test/legs:
 	cd idem && go test -race -count=1 -timeout 10m ./...
 	cd bench && go test -race -count=1 -timeout 15m $$(go list ./... | grep -v '/model$$')
 	for m in $(SIDE_MODULES); do (cd $$m && go test -race -count=1 -timeout 10m ./...) || exit 1; done
+	cd demo && go test -race -count=1 -timeout 10m $$(go list ./... | grep -v -e /browsertest)
 	$(MAKE) -s test/examples
 	$(MAKE) -s test/pgbouncer
 	$(MAKE) -s test/querymodes
@@ -108,8 +110,9 @@ test/legs:
 # chromedp now and then loses a page's execution context after a navigation
 # and a wait times out; a second failure fails the build.
 .PHONY: test/browser
-test/browser: bin/testpg ## headless-Chromium tests of the checkout and the lab
+test/browser: bin/testpg ## headless-Chromium tests of the checkout and of the lab (demo/browsertest)
 	$(TESTPG) $(SHELL) -c 'go test -count=1 -timeout 15m ./internal/browsertest/ || { echo "browser tests failed; retrying once"; go test -count=1 -timeout 15m ./internal/browsertest/; }'
+	$(TESTPG) $(SHELL) -c 'cd demo && { go test -count=1 -timeout 15m ./browsertest/ || { echo "browser tests failed; retrying once"; go test -count=1 -timeout 15m ./browsertest/; }; }'
 
 .PHONY: test/short
 test/short: bin/testpg ## the tests without -race, for a quick loop
@@ -256,11 +259,12 @@ verify: ## fail when generated code is not what the generators make from the sou
 	@scripts/verify-generated
 
 .PHONY: vet
-vet: ## go vet and gofmt, of the shop, of the kit's module and of its examples' modules
+vet: ## go vet and gofmt, of every module: the shop's, the kit's, the bench's, the fake's, the demo's and the examples'
 	go vet ./...
 	cd idem && go vet ./...
 	cd bench && go vet ./...
 	for m in $(SIDE_MODULES); do (cd $$m && go vet ./...) || exit 1; done
+	cd demo && go vet ./...
 	for d in examples/*/; do (cd $$d && go vet ./...) || exit 1; done
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 
@@ -269,7 +273,8 @@ vet: ## go vet and gofmt, of the shop, of the kit's module and of its examples' 
 # into bin/; then go.mod and go.sum as go mod tidy leaves them, and the
 # templ files as templ fmt leaves them (it formats them in place and fails,
 # as make verify regenerates and fails). Each module on its own: the shop,
-# the kit (idem/), each example; go mod tidy also on the tools modules.
+# the kit (idem/), the bench, the fake Stripe, the demo, each example; go
+# mod tidy also on the tools modules.
 GOLANGCI_LINT := $(CURDIR)/bin/golangci-lint
 
 .PHONY: bin/golangci-lint
@@ -281,13 +286,14 @@ vulncheck: ## govulncheck on every module (vuln.go.dev, or a database built from
 	scripts/vulncheck
 
 .PHONY: lint
-lint: bin/golangci-lint ## golangci-lint, go mod tidy -diff and templ fmt -fail, on the shop's, the kit's and the examples' modules
+lint: bin/golangci-lint ## golangci-lint, go mod tidy -diff and templ fmt -fail, on every module: the shop's, the kit's, the bench's, the fake's, the demo's and the examples'
 	$(GOLANGCI_LINT) run ./...
 	cd idem && $(GOLANGCI_LINT) run ./...
 	cd bench && $(GOLANGCI_LINT) run ./...
 	for m in $(SIDE_MODULES); do (cd $$m && $(GOLANGCI_LINT) run ./...) || exit 1; done
+	cd demo && $(GOLANGCI_LINT) run ./...
 	for d in examples/*/; do (cd $$d && $(GOLANGCI_LINT) run ./...) || exit 1; done
-	for d in . bench $(SIDE_MODULES) tools tools/lint idem examples/*/; do (cd $$d && go mod tidy -diff) || { echo "go mod tidy: $$d needs it"; exit 1; }; done
+	for d in . bench demo $(SIDE_MODULES) tools tools/lint idem examples/*/; do (cd $$d && go mod tidy -diff) || { echo "go mod tidy: $$d needs it"; exit 1; }; done
 	$(TEMPL) fmt -fail -log-level warn views
 	for d in examples/*/; do if ls $$d*.templ >/dev/null 2>&1; then (cd $$d && GOWORK=off go tool templ fmt -fail -log-level warn .) || exit 1; fi; done
 

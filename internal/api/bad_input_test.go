@@ -167,20 +167,3 @@ func TestBearerSchemeIsCaseInsensitive(t *testing.T) {
 		apptest.WantProblem(t, h.Do(t, http.MethodGet, "/api/orders", "", "Authorization", auth), problem.Unauthorized)
 	}
 }
-
-func TestDemoProviderBodyIsStrict(t *testing.T) {
-	t.Parallel()
-	h := apptest.New(t, withLab)
-	for name, body := range map[string]string{
-		"trailing ]": `{"fail": "decline"}]`,
-		"duplicate":  `{"fail": "decline", "fail": "none"}`,
-	} {
-		r := h.Do(t, http.MethodPut, "/api/demo/provider", body)
-		if r.Status != http.StatusBadRequest {
-			t.Errorf("%s: got %d %s, want 400", name, r.Status, r.Body)
-		}
-	}
-	if got := h.Provider.Behaviour().Fail; got != "none" {
-		t.Errorf("got provider fault %q, want none: no refused body may change it", got)
-	}
-}

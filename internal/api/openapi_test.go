@@ -128,7 +128,7 @@ func TestOpenAPIDescribesEveryRouteAndError(t *testing.T) {
 	// An attempt of key "k-held" waits after its claim until released, so
 	// that a retry meets the held key (409).
 	claimed, release := make(chan struct{}), make(chan struct{})
-	h := apptest.New(t, withLab, func(c *apptest.Setup) {
+	h := apptest.New(t, func(c *apptest.Setup) {
 		c.LockTimeout = 30 * time.Second
 		c.ProviderTimeout = 300 * time.Millisecond
 		c.Hooks.AfterClaim = func(_ context.Context, cl checkout.Claimed) {
@@ -178,17 +178,11 @@ func TestOpenAPIDescribesEveryRouteAndError(t *testing.T) {
 	s.do(t, h, 409, "POST", "/api/orders", mugOrder, withKey("k-held")...)
 	close(release)
 	<-held
-	s.do(t, h, 200, "PUT", "/api/demo/provider", `{"delay_ms":0,"fail":"after_charge"}`)
+	h.SetProvider(t, 0, "after_charge")
 	s.do(t, h, 502, "POST", "/api/orders", mugOrder, withKey("k-6")...)
-	s.do(t, h, 200, "PUT", "/api/demo/provider", `{"fail":"timeout"}`)
+	h.SetProvider(t, 0, "timeout")
 	s.do(t, h, 504, "POST", "/api/orders", mugOrder, withKey("k-7")...)
-	s.do(t, h, 200, "PUT", "/api/demo/provider", `{"fail":"none","rates":{"decline":0.25}}`)
-	s.do(t, h, 200, "GET", "/api/demo/provider", "")
-	s.do(t, h, 200, "PUT", "/api/demo/provider", `{"fail":"none"}`)
-	s.do(t, h, 400, "PUT", "/api/demo/provider", `{"fail":"sometimes"}`)
-	s.do(t, h, 415, "PUT", "/api/demo/provider", `x`, "Content-Type", "text/plain")
-	s.do(t, h, 200, "GET", "/api/demo/provider", "")
-	s.do(t, h, 200, "GET", "/api/demo/stats", "")
+	h.SetProvider(t, 0, "none")
 
 	s.do(t, h, 200, "GET", "/api/orders", "", auth...)
 	s.do(t, h, 401, "GET", "/api/orders", "")

@@ -52,7 +52,7 @@ func (a *App) adminIndex(w http.ResponseWriter, r *http.Request) {
 			About: "In the double-click lab: a lab shopper's keys, their status, lock and audit trail."})
 	} else {
 		links = append(links, views.AdminLink{Title: "Key inspector", Listener: onShop,
-			About: "Not on this server: it is part of the double-click lab, served by the demo's binary with DEMO=1 (make run; cmd/demo). GET /api/keys/{key}/events gives a customer its key's trail."})
+			About: "Not on this server: it is part of the double-click lab, served by the demo's binary with DEMO=1 (make run; demo/cmd/demo). GET /api/keys/{key}/events gives a customer its key's trail."})
 	}
 	a.renderAdmin(w, r, views.AdminIndexPage(views.AdminIndex{ShopURL: shop, Links: links}))
 }

@@ -1,7 +1,7 @@
 // Package app assembles the shop from its parts: the database, the catalog,
 // the payment client that calls the provider over HTTP (Stripe, or the
 // fake as a program of its own), the checkout engine, the HTTP handlers,
-// and a demo when one is mounted (Demo). cmd/web, cmd/demo and the tests
+// and a demo when one is mounted (Demo). cmd/web, demo/cmd/demo and the tests
 // build the application through New, so the tests run what production
 // runs.
 package app

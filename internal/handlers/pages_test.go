@@ -491,7 +491,7 @@ func TestSignOutRevokesTheSession(t *testing.T) {
 	// profile copied, a stolen cookie).
 	copied := newShopper(t, h)
 	u, _ := url.Parse(h.URL)
-	copied.client.Jar.SetCookies(u, s.client.Jar.Cookies(u))
+	copied.Client.Jar.SetCookies(u, s.Client.Jar.Cookies(u))
 	if n := copied.get(t, "/orders").doc.Find(`[data-testid=order-row]`).Length(); n != 1 {
 		t.Fatalf("the copy before sign-out: got %d orders, want 1", n)
 	}

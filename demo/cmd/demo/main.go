@@ -1,5 +1,5 @@
 // Command demo is the shop (cmd/web) with the double-click lab mounted
-// (internal/lab, through app.Demo): the binary make run serves, for the
+// (demo/lab, through app.Demo): the binary make run serves, for the
 // demo's audience. DEMO=1 mounts the lab; DEMO=0 serves the shop alone. The
 // shop's own binary links none of the lab.
 package main
@@ -11,8 +11,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"exactlyonce/demo/lab"
 	"exactlyonce/internal/app"
-	"exactlyonce/internal/lab"
 )
 
 func main() {

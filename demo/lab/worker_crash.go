@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
-	"exactlyonce/internal/lab/labdb"
+	"exactlyonce/demo/lab/labdb"
 	"exactlyonce/internal/outbox"
 )
 

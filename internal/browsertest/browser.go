@@ -1,4 +1,4 @@
-package browsertest_test
+package browsertest
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// stepTimeout bounds one step of a test (a navigation, a wait); the browser
+// StepTimeout bounds one step of a test (a navigation, a wait); the browser
 // itself lives as long as the test.
-const stepTimeout = 30 * time.Second
+const StepTimeout = 30 * time.Second
 
 // chromium returns the browser to run, or "" when none is installed.
 func chromium() string {
@@ -31,11 +31,11 @@ func chromium() string {
 	return ""
 }
 
-// newBrowser starts a headless Chromium with a profile of its own for the
+// NewBrowser starts a headless Chromium with a profile of its own for the
 // test and returns the context of its first tab. The browser belongs to
 // this context, which has no deadline; steps take their timeouts from
-// child contexts (see step).
-func newBrowser(t *testing.T) context.Context {
+// child contexts (see Do).
+func NewBrowser(t *testing.T) context.Context {
 	t.Helper()
 	path := chromium()
 	if path == "" {
@@ -93,20 +93,20 @@ func removeProfile(dir string) {
 	}
 }
 
-// do runs steps with the step timeout, failing the test on error.
-func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+// Do runs steps with the step timeout, failing the test on error.
+func Do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, stepTimeout)
+	ctx, cancel := context.WithTimeout(ctx, StepTimeout)
 	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
 }
 
-// run runs one action with the step timeout and returns its value.
-func run[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+// Run runs one action with the step timeout and returns its value.
+func Run[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, stepTimeout)
+	ctx, cancel := context.WithTimeout(ctx, StepTimeout)
 	defer cancel()
 	v, err := chromedp.Run(ctx, a)
 	if err != nil {
@@ -115,17 +115,17 @@ func run[T any](t *testing.T, ctx context.Context, what string, a chromedp.Actio
 	return v
 }
 
-// waitFor evaluates a JavaScript condition until it holds.
-func waitFor(t *testing.T, ctx context.Context, what, condition string) {
+// WaitFor evaluates a JavaScript condition until it holds.
+func WaitFor(t *testing.T, ctx context.Context, what, condition string) {
 	t.Helper()
-	poll(t, ctx, what, `!!(`+condition+`)`, func(ok bool) bool { return ok })
+	Poll(t, ctx, what, `!!(`+condition+`)`, func(ok bool) bool { return ok })
 }
 
-// waitForText waits, as waitFor does, until a condition holds, and returns
+// WaitForText waits, as waitFor does, until a condition holds, and returns
 // the text of the element selector finds, read in the same evaluation. A
 // read of its own after the wait could meet a page being replaced (chromedp:
 // "No node with given id found"), which failed a CI run.
-func waitForText(t *testing.T, ctx context.Context, what, condition, selector string) string {
+func WaitForText(t *testing.T, ctx context.Context, what, condition, selector string) string {
 	t.Helper()
 	type found struct {
 		OK   bool   `json:"ok"`
@@ -135,15 +135,15 @@ func waitForText(t *testing.T, ctx context.Context, what, condition, selector st
 		const e = (` + condition + `) && document.querySelector(` + strconv.Quote(selector) + `);
 		return e ? {ok: true, text: e.textContent} : {ok: false, text: ""};
 	})()`
-	return strings.TrimSpace(poll(t, ctx, what, expr, func(f found) bool { return f.OK }).Text)
+	return strings.TrimSpace(Poll(t, ctx, what, expr, func(f found) bool { return f.OK }).Text)
 }
 
-// poll evaluates a JavaScript expression until done accepts its value, and
+// Poll evaluates a JavaScript expression until done accepts its value, and
 // returns that value. It tolerates the errors of an evaluation cut short by
 // a navigation, which is what this waits through.
-func poll[T any](t *testing.T, ctx context.Context, what, expr string, done func(T) bool) T {
+func Poll[T any](t *testing.T, ctx context.Context, what, expr string, done func(T) bool) T {
 	t.Helper()
-	deadline := time.Now().Add(stepTimeout)
+	deadline := time.Now().Add(StepTimeout)
 	var last error
 	for time.Now().Before(deadline) {
 		stepCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -160,26 +160,37 @@ func poll[T any](t *testing.T, ctx context.Context, what, expr string, done func
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("%s: still not there after %s (last error: %v)", what, stepTimeout, last)
+	t.Fatalf("%s: still not there after %s (last error: %v)", what, StepTimeout, last)
 	var zero T
 	return zero
 }
 
-// repoRoot is the module root, two levels above this package.
+// repoRoot is the shop's module root (the folder whose go.mod is module
+// exactlyonce), found upward from the test's package: the demo's browser
+// tests (demo/...) save their screenshots beside the shop's.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return root
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(b), "module exactlyonce\n") {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod of module exactlyonce above the test's folder")
+		}
+		dir = parent
+	}
 }
 
-// screenshot saves a PNG of the whole page under artifacts/screenshots (git
+// Screenshot saves a PNG of the whole page under artifacts/screenshots (git
 // ignored). When docName is set it also becomes docs/screenshots/docName,
 // the picture docs/browser-checkout.md shows, but only if that file is missing or
 // UPDATE_SCREENSHOTS=1: a test run should not dirty the work tree.
-func screenshot(t *testing.T, ctx context.Context, name, docName string) {
+func Screenshot(t *testing.T, ctx context.Context, name, docName string) {
 	t.Helper()
 	// A page the browser is still replacing (the second click of a
 	// double-click lands after the first's receipt) has no layout for a
@@ -187,14 +198,14 @@ func screenshot(t *testing.T, ctx context.Context, name, docName string) {
 	// with 0 width"): wait for a laid-out page, and try again a few times.
 	var err error
 	for range 5 {
-		waitFor(t, ctx, "a laid-out page for "+name,
+		WaitFor(t, ctx, "a laid-out page for "+name,
 			`document.readyState === "complete" && document.documentElement.getBoundingClientRect().width > 0`)
-		stepCtx, cancel := context.WithTimeout(ctx, stepTimeout)
+		stepCtx, cancel := context.WithTimeout(ctx, StepTimeout)
 		var png []byte
 		png, err = chromedp.Run(stepCtx, chromedp.FullScreenshot(100))
 		cancel()
 		if err == nil {
-			savePNG(t, png, name, docName)
+			SavePNG(t, png, name, docName)
 			return
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -202,8 +213,8 @@ func screenshot(t *testing.T, ctx context.Context, name, docName string) {
 	t.Fatalf("screenshot %s: %v", name, err)
 }
 
-// savePNG stores a screenshot as screenshot describes.
-func savePNG(t *testing.T, png []byte, name, docName string) {
+// SavePNG stores a screenshot as Screenshot describes.
+func SavePNG(t *testing.T, png []byte, name, docName string) {
 	t.Helper()
 	dir := filepath.Join(repoRoot(t), "artifacts", "screenshots")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

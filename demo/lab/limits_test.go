@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"exactlyonce/demo/lab"
 	"exactlyonce/internal/apptest"
-	"exactlyonce/internal/lab"
 )
 
 // TestScenariosFitTheConfiguration runs every scenario on servers whose

@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/browsertest"
 )
 
 // runScenarios runs the scenarios named ids through the lab's runner, as
@@ -37,18 +38,18 @@ const clipped = `[...document.querySelectorAll('.lab-timeline')]
 func TestLabOnAProjector(t *testing.T) {
 	h := apptest.New(t, withLab)
 	runScenarios(t, h, "double-click", "ten-at-once", "baseline", "crash-after-charge", "slow-original")
-	ctx := newBrowser(t)
-	for _, s := range []screen{projector, desktop} {
-		atSize(t, ctx, s)
-		do(t, ctx, "open the lab", chromedp.Navigate(h.URL+"/lab"))
-		waitFor(t, ctx, "lab page", `document.querySelector('#result-slow-original [data-testid=attempt]')`)
-		wantFits(t, ctx, "/lab", s)
-		if got := run(t, ctx, "clipped timelines", chromedp.Evaluate[[]string](clipped)); len(got) > 0 {
-			t.Errorf("at %s: timelines wider than their box: %s", s.name, strings.Join(got, ", "))
+	ctx := browsertest.NewBrowser(t)
+	for _, s := range []browsertest.Screen{browsertest.Projector, browsertest.Desktop} {
+		browsertest.AtSize(t, ctx, s)
+		browsertest.Do(t, ctx, "open the lab", chromedp.Navigate(h.URL+"/lab"))
+		browsertest.WaitFor(t, ctx, "lab page", `document.querySelector('#result-slow-original [data-testid=attempt]')`)
+		browsertest.WantFits(t, ctx, "/lab", s)
+		if got := browsertest.Run(t, ctx, "clipped timelines", chromedp.Evaluate[[]string](clipped)); len(got) > 0 {
+			t.Errorf("at %s: timelines wider than their box: %s", s.Name, strings.Join(got, ", "))
 		}
 	}
 
-	shoppers := run(t, ctx, "shopper labels", chromedp.Evaluate[[]string](
+	shoppers := browsertest.Run(t, ctx, "shopper labels", chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('[data-testid=result] [data-testid=shopper]')].map(e => e.textContent.trim())`))
 	seen := map[string]bool{}
 	for _, s := range shoppers {
@@ -62,7 +63,7 @@ func TestLabOnAProjector(t *testing.T) {
 		Ticks    []string `json:"ticks"`
 		Narrower float64  `json:"narrowest"`
 	}
-	got := run(t, ctx, "the ten-at-once axis", chromedp.Evaluate[axis](`(() => {
+	got := browsertest.Run(t, ctx, "the ten-at-once axis", chromedp.Evaluate[axis](`(() => {
 		const r = document.querySelector('#result-ten-at-once');
 		return {
 			ticks: [...r.querySelectorAll('[data-testid=axis] .lab-tick')].map(e => e.textContent.trim()),
@@ -75,17 +76,17 @@ func TestLabOnAProjector(t *testing.T) {
 	if got.Narrower < 3 {
 		t.Errorf("the narrowest bar is %.1f px wide, want 3 px or more", got.Narrower)
 	}
-	screenshot(t, ctx, "lab-projector.png", "")
+	browsertest.Screenshot(t, ctx, "lab-projector.png", "")
 	for _, id := range []string{"double-click", "crash-after-charge", "slow-original"} {
-		savePNG(t, run(t, ctx, "screenshot "+id, chromedp.Screenshot(chromedp.CSS("#scenario-"+id))), "lab-card-"+id+".png", "")
+		browsertest.SavePNG(t, browsertest.Run(t, ctx, "screenshot "+id, chromedp.Screenshot(chromedp.CSS("#scenario-"+id))), "lab-card-"+id+".png", "")
 	}
 
 	// A phone lays each attempt out as a block of three lines.
-	atSize(t, ctx, phone)
-	do(t, ctx, "reload at phone size", chromedp.Reload())
-	waitFor(t, ctx, "lab page", `document.querySelector('#result-slow-original [data-testid=attempt]')`)
-	wantFits(t, ctx, "/lab", phone)
-	savePNG(t, run(t, ctx, "screenshot double-click on a phone", chromedp.Screenshot(chromedp.CSS("#scenario-double-click"))), "lab-card-phone.png", "")
+	browsertest.AtSize(t, ctx, browsertest.Phone)
+	browsertest.Do(t, ctx, "reload at phone size", chromedp.Reload())
+	browsertest.WaitFor(t, ctx, "lab page", `document.querySelector('#result-slow-original [data-testid=attempt]')`)
+	browsertest.WantFits(t, ctx, "/lab", browsertest.Phone)
+	browsertest.SavePNG(t, browsertest.Run(t, ctx, "screenshot double-click on a phone", chromedp.Screenshot(chromedp.CSS("#scenario-double-click"))), "lab-card-phone.png", "")
 }
 
 // presented is what presenter mode shows: which cards are visible, the
@@ -124,15 +125,15 @@ const readPresented = `(() => {
 func TestLabPresenterMode(t *testing.T) {
 	h := apptest.New(t, withLab)
 	runScenarios(t, h, "double-click", "ten-at-once", "baseline")
-	ctx := newBrowser(t)
-	atSize(t, ctx, projector)
-	do(t, ctx, "open presenter mode", chromedp.Navigate(h.URL+"/lab"))
-	do(t, ctx, "enter presenter mode", chromedp.Click(chromedp.CSS(`[data-testid=present-enter]`)))
-	waitFor(t, ctx, "presenter mode", `document.querySelector('[data-lab][data-present] [data-testid=present-nav]')`)
+	ctx := browsertest.NewBrowser(t)
+	browsertest.AtSize(t, ctx, browsertest.Projector)
+	browsertest.Do(t, ctx, "open presenter mode", chromedp.Navigate(h.URL+"/lab"))
+	browsertest.Do(t, ctx, "enter presenter mode", chromedp.Click(chromedp.CSS(`[data-testid=present-enter]`)))
+	browsertest.WaitFor(t, ctx, "presenter mode", `document.querySelector('[data-lab][data-present] [data-testid=present-nav]')`)
 
 	want := func(what, card, pos string) presented {
 		t.Helper()
-		got := run(t, ctx, what, chromedp.Evaluate[presented](readPresented))
+		got := browsertest.Run(t, ctx, what, chromedp.Evaluate[presented](readPresented))
 		if len(got.Visible) != 1 || got.Visible[0] != card || got.Pos != pos {
 			t.Errorf("%s: got cards %q at %q, want only %s at %q", what, got.Visible, got.Pos, card, pos)
 		}
@@ -145,25 +146,25 @@ func TestLabPresenterMode(t *testing.T) {
 	if !got.CountsFirst || !got.CountsOnTop || got.CountSize < 48 {
 		t.Errorf("first card: got %+v, want the counts above the timeline, on the first screen, 48 px or larger", got)
 	}
-	wantFits(t, ctx, "/lab?present=1", projector)
-	screenshot(t, ctx, "lab-present.png", "lab-present.png")
+	browsertest.WantFits(t, ctx, "/lab?present=1", browsertest.Projector)
+	browsertest.Screenshot(t, ctx, "lab-present.png", "lab-present.png")
 
-	do(t, ctx, "press Next", chromedp.Click(chromedp.CSS(`[data-testid=present-next]`)))
+	browsertest.Do(t, ctx, "press Next", chromedp.Click(chromedp.CSS(`[data-testid=present-next]`)))
 	if got := want("after Next", "scenario-ten-at-once", "2 of 11"); got.URL != "?present=1&card=2" {
 		t.Errorf("after Next: got address %q, want ?present=1&card=2", got.URL)
 	}
-	do(t, ctx, "press →", chromedp.KeyEvent(kb.ArrowRight))
+	browsertest.Do(t, ctx, "press →", chromedp.KeyEvent(kb.ArrowRight))
 	want("after →", "scenario-baseline", "3 of 11")
-	do(t, ctx, "press ←", chromedp.KeyEvent(kb.ArrowLeft))
+	browsertest.Do(t, ctx, "press ←", chromedp.KeyEvent(kb.ArrowLeft))
 	want("after ←", "scenario-ten-at-once", "2 of 11")
-	do(t, ctx, "press End", chromedp.KeyEvent(kb.End))
+	browsertest.Do(t, ctx, "press End", chromedp.KeyEvent(kb.End))
 	want("after End", "scenario-worker-crash", "11 of 11")
 
 	// Running a card in presenter mode happens in place, like anywhere.
-	do(t, ctx, "press Home", chromedp.KeyEvent(kb.Home))
-	do(t, ctx, "run the first card again", chromedp.Click(chromedp.CSS(`#scenario-double-click [data-testid=run]`)))
-	waitFor(t, ctx, "its result", `document.querySelector('#result-double-click:not([data-running]) [data-testid=charges-n]')`)
+	browsertest.Do(t, ctx, "press Home", chromedp.KeyEvent(kb.Home))
+	browsertest.Do(t, ctx, "run the first card again", chromedp.Click(chromedp.CSS(`#scenario-double-click [data-testid=run]`)))
+	browsertest.WaitFor(t, ctx, "its result", `document.querySelector('#result-double-click:not([data-running]) [data-testid=charges-n]')`)
 	want("after the run", "scenario-double-click", "1 of 11")
-	do(t, ctx, "reload", chromedp.Reload())
+	browsertest.Do(t, ctx, "reload", chromedp.Reload())
 	want("after a reload", "scenario-double-click", "1 of 11")
 }

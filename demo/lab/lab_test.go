@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"exactlyonce/demo/lab"
 	"exactlyonce/internal/apptest"
-	"exactlyonce/internal/lab"
 	"exactlyonce/internal/pgtest"
 	"exactlyonce/internal/problem"
 )

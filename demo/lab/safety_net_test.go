@@ -1,4 +1,4 @@
-package handlers_test
+package lab_test
 
 import (
 	"context"
@@ -28,15 +28,15 @@ func TestLabShowsTheSafetyNet(t *testing.T) {
 		t.Fatalf("reconcile: %v", err)
 	}
 
-	p := newShopper(t, h).get(t, "/lab")
-	if p.status != http.StatusOK {
-		t.Fatalf("lab: got %d, want 200", p.status)
+	p := apptest.NewShopper(t, h).Get(t, "/lab")
+	if p.Status != http.StatusOK {
+		t.Fatalf("lab: got %d, want 200", p.Status)
 	}
-	net := p.doc.Find(`[data-testid="safety-net"]`)
+	net := p.Doc.Find(`[data-testid="safety-net"]`)
 	if got := net.Find(`[data-testid="refunds"]`).Text(); got != "1" {
-		t.Errorf("got %q refunds on the lab page, want 1", got)
+		t.Errorf("got %q refunds on the lab apptest.Page, want 1", got)
 	}
 	if got := net.Find(`[data-testid="parked"]`).Text(); got != "0" {
-		t.Errorf("got %q parked keys on the lab page, want 0", got)
+		t.Errorf("got %q parked keys on the lab apptest.Page, want 0", got)
 	}
 }

@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"exactlyonce/demo/lab/labdb"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/lab/labdb"
 )
 
 // Errors of Runner.Run.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"exactlyonce/demo/lab/labdb"
 	"exactlyonce/internal/db"
-	"exactlyonce/internal/lab/labdb"
 )
 
 // maxEvents bounds the audit trail shown for one key.

@@ -7,8 +7,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"exactlyonce/demo/lab"
 	"exactlyonce/internal/apptest"
-	"exactlyonce/internal/lab"
+	"exactlyonce/internal/browsertest"
 )
 
 // renderedResult is a lab card's result as the browser shows it.
@@ -22,7 +23,7 @@ type renderedResult struct {
 // readResult reads the result panel of the card of scenario id.
 func readResult(t *testing.T, ctx context.Context, id string) renderedResult {
 	t.Helper()
-	return run(t, ctx, "read the result of "+id, chromedp.Evaluate[renderedResult](`(() => {
+	return browsertest.Run(t, ctx, "read the result of "+id, chromedp.Evaluate[renderedResult](`(() => {
 		const r = document.querySelector('#result-`+id+`');
 		const text = (sel) => (r.querySelector(sel)?.textContent ?? '').trim();
 		return {
@@ -40,16 +41,16 @@ func readResult(t *testing.T, ctx context.Context, id string) renderedResult {
 // to see the live timeline and inspector.
 func TestLabRunButtons(t *testing.T) {
 	h := apptest.New(t, withLab)
-	ctx := newBrowser(t)
-	do(t, ctx, "open the lab", chromedp.Navigate(h.URL+"/lab"))
-	waitFor(t, ctx, "lab page", `document.querySelector('[data-testid=scenario-ten-at-once] [data-testid=run]')`)
+	ctx := browsertest.NewBrowser(t)
+	browsertest.Do(t, ctx, "open the lab", chromedp.Navigate(h.URL+"/lab"))
+	browsertest.WaitFor(t, ctx, "lab page", `document.querySelector('[data-testid=scenario-ten-at-once] [data-testid=run]')`)
 	// A page load would clear this: it proves the runs happen in place.
-	do(t, ctx, "mark the page", chromedp.Evaluate[chromedp.Void](`window.labMarker = true`))
+	browsertest.Do(t, ctx, "mark the page", chromedp.Evaluate[chromedp.Void](`window.labMarker = true`))
 
 	var charges, orders int64
 	for _, id := range []string{"double-click", "ten-at-once", "baseline"} {
-		do(t, ctx, "press Run on "+id, chromedp.Click(chromedp.CSS(`[data-testid=scenario-`+id+`] [data-testid=run]`)))
-		waitFor(t, ctx, id+" result", `document.querySelector('#result-`+id+`:not([data-running]) [data-testid=charges-n]')`)
+		browsertest.Do(t, ctx, "press Run on "+id, chromedp.Click(chromedp.CSS(`[data-testid=scenario-`+id+`] [data-testid=run]`)))
+		browsertest.WaitFor(t, ctx, id+" result", `document.querySelector('#result-`+id+`:not([data-running]) [data-testid=charges-n]')`)
 		got := readResult(t, ctx, id)
 		last, ok := labOf(h).Last(id)
 		if !ok {
@@ -68,26 +69,26 @@ func TestLabRunButtons(t *testing.T) {
 		charges, orders = charges+sc.WantCharges, orders+sc.WantOrders
 	}
 	h.WantStats(t, charges, orders)
-	if !run(t, ctx, "page not reloaded", chromedp.Evaluate[bool](`window.labMarker === true && location.pathname === '/lab'`)) {
+	if !browsertest.Run(t, ctx, "page not reloaded", chromedp.Evaluate[bool](`window.labMarker === true && location.pathname === '/lab'`)) {
 		t.Error("the page was reloaded: want the runs done in place by the page script")
 	}
-	savePNG(t, run(t, ctx, "screenshot the top of the lab", chromedp.Screenshot(
+	browsertest.SavePNG(t, browsertest.Run(t, ctx, "screenshot the top of the lab", chromedp.Screenshot(
 		chromedp.CSSAll(`.site-header, .lab-intro, #scenario-double-click, #scenario-ten-at-once`))), "lab.png", "lab.png")
-	screenshot(t, ctx, "lab-full.png", "")
+	browsertest.Screenshot(t, ctx, "lab-full.png", "")
 
-	do(t, ctx, "press Run on slow-original", chromedp.Click(chromedp.CSS(`[data-testid=scenario-slow-original] [data-testid=run]`)))
-	waitFor(t, ctx, "live timeline and inspector",
+	browsertest.Do(t, ctx, "press Run on slow-original", chromedp.Click(chromedp.CSS(`[data-testid=scenario-slow-original] [data-testid=run]`)))
+	browsertest.WaitFor(t, ctx, "live timeline and inspector",
 		`document.querySelector('#result-slow-original[data-running] [data-testid=attempt]') && document.querySelector('#inspector[data-running] [data-testid=key]')`)
-	screenshot(t, ctx, "lab-running.png", "")
-	waitFor(t, ctx, "slow-original result", `document.querySelector('#result-slow-original:not([data-running]) [data-testid=charges-n]')`)
+	browsertest.Screenshot(t, ctx, "lab-running.png", "")
+	browsertest.WaitFor(t, ctx, "slow-original result", `document.querySelector('#result-slow-original:not([data-running]) [data-testid=charges-n]')`)
 	if got := readResult(t, ctx, "slow-original"); got.Charges != "1" || got.Orders != "1" || len(got.Statuses) != 3 {
 		t.Errorf("slow-original: page shows %+v, want 1 charge, 1 order, 3 attempts", got)
 	}
-	waitFor(t, ctx, "audit trail with the takeover",
+	browsertest.WaitFor(t, ctx, "audit trail with the takeover",
 		`!document.querySelector('#inspector[data-running]') && [...document.querySelectorAll('#inspector .lab-event')].some(e => e.textContent === 'taken_over')`)
 
-	do(t, ctx, "phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
-	screenshot(t, ctx, "lab-phone.png", "")
+	browsertest.Do(t, ctx, "phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
+	browsertest.Screenshot(t, ctx, "lab-phone.png", "")
 }
 
 // withLab is an option of apptest.New: the shop with the double-click lab
