@@ -1,0 +1,179 @@
+package idemtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"exactlyonce/idem"
+)
+
+// Adapter is one of the kit's web adapters (idemhttp, idemecho) as the
+// conformance suite drives it: every adapter keeps the same promise, so the
+// suite's cases are written once and run through each (Conformance).
+type Adapter struct {
+	// Name names the adapter in the subtests.
+	Name string
+	// Protect returns a server of POST /things under the adapter's key
+	// middleware, with keys scoped by scope, whose handler is h: do is the
+	// adapter's Do, and h's error is answered the way the adapter answers
+	// a handler's error (idemhttp: WriteError; Echo: idemecho.ErrorHandler
+	// in front of Echo's default).
+	Protect func(store *idem.Store, scope func(r *http.Request) (string, error), h Handler) http.Handler
+}
+
+// Handler is a route's handler written once for every adapter: it reads r
+// and writes w as a handler of the adapter would, and do runs work under
+// the request's key as the adapter's Do does.
+type Handler func(w http.ResponseWriter, r *http.Request, do func(idem.Work) error) error
+
+// A conformance case sends one request whose handler (or scope) does what
+// the case names, then the corrected request with the same key and another
+// body, which the suite's handler serves the good way: a freed key runs it
+// afresh; a stored answer refuses it as the key reused.
+type conformanceCase struct {
+	name    string
+	handler Handler
+	scope   func(r *http.Request) (string, error) // nil: "alice"
+	panics  bool                                  // the handler panics: the first request gets no answer
+	status  int
+	problem string // the problem type's slug; "" when the answer is not a problem
+	rows    int    // rows written by the first request
+	stored  bool   // the first answer is the key's (replayed); otherwise the key is free
+}
+
+// insert is the work that writes a row and answers 201.
+func insert(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
+	var id int
+	if err := tx.QueryRow(ctx, `INSERT INTO things DEFAULT VALUES RETURNING id`).Scan(&id); err != nil {
+		return idem.Response{}, fmt.Errorf("insert thing: %w", err)
+	}
+	return idem.JSON(http.StatusCreated, map[string]int{"id": id})
+}
+
+func writeProblem(w http.ResponseWriter, status int, slug string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"type": "/problems/" + slug, "status": status}) //nolint:errcheck // a test's recorder
+}
+
+var errApp = errors.New("the application's own failure")
+
+var conformanceCases = []conformanceCase{
+	{name: "work done", status: http.StatusCreated, rows: 1, stored: true,
+		handler: func(w http.ResponseWriter, r *http.Request, do func(idem.Work) error) error { return do(insert) }},
+	{name: "writes nothing", status: http.StatusInternalServerError, problem: "no-response",
+		handler: func(http.ResponseWriter, *http.Request, func(idem.Work) error) error { return nil }},
+	{name: "panics", panics: true,
+		handler: func(http.ResponseWriter, *http.Request, func(idem.Work) error) error { panic("the handler's bug") }},
+	{name: "work fails", status: http.StatusInternalServerError,
+		handler: func(w http.ResponseWriter, r *http.Request, do func(idem.Work) error) error {
+			return do(func(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
+				if _, err := insert(ctx, tx); err != nil {
+					return idem.Response{}, err
+				}
+				return idem.Response{}, errApp
+			})
+		}},
+}
+
+// Conformance runs the kit's promise through adapter a: a handler that
+// writes nothing, returns an error, panics, or is refused before its work
+// began frees the key with a real answer (never a panic, never a stored
+// refusal), and only the work's answer is the key's. Each case is a
+// subtest of a database of its own (NewPool).
+func Conformance(t *testing.T, a Adapter) {
+	t.Helper()
+	pool := NewPool(t)
+	if _, err := pool.Exec(context.Background(), `CREATE TABLE things (id serial PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	store := idem.NewStore(pool, idem.Options{Lease: 3 * time.Second})
+	for i, tc := range conformanceCases {
+		t.Run(a.Name+"/"+tc.name, func(t *testing.T) {
+			key := fmt.Sprintf("conformance-%d", i)
+			scope := func(r *http.Request) (string, error) {
+				if tc.scope != nil && r.Header.Get("X-Retry") == "" {
+					return tc.scope(r)
+				}
+				return "alice", nil
+			}
+			srv := a.Protect(store, scope, func(w http.ResponseWriter, r *http.Request, do func(idem.Work) error) error {
+				if r.Header.Get("X-Retry") != "" {
+					return do(insert) // the corrected request, served the good way
+				}
+				return tc.handler(w, r, do)
+			})
+			before := countThings(t, pool)
+			first, panicked := sendThing(srv, key, `{"n":1}`, false)
+			if panicked != tc.panics {
+				t.Fatalf("panicked: got %v, want %v", panicked, tc.panics)
+			}
+			if !tc.panics {
+				if first.Code != tc.status {
+					t.Fatalf("first: got %d %s, want %d", first.Code, first.Body, tc.status)
+				}
+				if got := problemSlug(first); tc.problem != "" && got != tc.problem {
+					t.Fatalf("first: got problem %q (%s), want %q", got, first.Body, tc.problem)
+				}
+			}
+			if got := countThings(t, pool) - before; got != tc.rows {
+				t.Fatalf("rows written by the first request: got %d, want %d", got, tc.rows)
+			}
+			if tc.stored {
+				again, _ := sendThing(srv, key, `{"n":1}`, true)
+				if again.Code != first.Code || again.Body.String() != first.Body.String() || again.Header().Get(idem.HeaderReplayed) != "true" {
+					t.Fatalf("the retry: got %d %s %v, want the first answer replayed", again.Code, again.Body, again.Header())
+				}
+				return
+			}
+			// The key is free: the corrected request (another body) runs.
+			retry, _ := sendThing(srv, key, `{"n":2}`, true)
+			if retry.Code != http.StatusCreated || retry.Header().Get(idem.HeaderReplayed) != "" {
+				t.Fatalf("the corrected request with the key: got %d %s, want a fresh 201 (the key freed)", retry.Code, retry.Body)
+			}
+		})
+	}
+}
+
+func sendThing(h http.Handler, key, body string, retry bool) (rec *httptest.ResponseRecorder, panicked bool) {
+	req := httptest.NewRequest(http.MethodPost, "/things", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", key)
+	if retry {
+		req.Header.Set("X-Retry", "1")
+	}
+	rec = httptest.NewRecorder()
+	defer func() {
+		// As a server's recovery would: the panic is the handler's own.
+		if recover() != nil {
+			panicked = true
+		}
+	}()
+	h.ServeHTTP(rec, req)
+	return rec, false
+}
+
+func problemSlug(rec *httptest.ResponseRecorder) string {
+	var p struct{ Type string }
+	json.Unmarshal(rec.Body.Bytes(), &p) //nolint:errcheck // an empty type is the failure
+	return strings.TrimPrefix(p.Type, "/problems/")
+}
+
+func countThings(tb testing.TB, pool *pgxpool.Pool) int {
+	tb.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM things`).Scan(&n); err != nil {
+		tb.Fatalf("count things: %v", err)
+	}
+	return n
+}
