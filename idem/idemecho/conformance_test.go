@@ -21,7 +21,7 @@ var echoV4 = idemtest.Adapter{Name: "echo/v4",
 		keys := idemecho.New(idemecho.Options{Store: store,
 			Scope: func(c echo.Context) (string, error) { return scope(c.Request()) }})
 		e.POST("/things", func(c echo.Context) error {
-			return h(c.Response(), c.Request(), func(work idem.Work) error { return idemecho.Do(c, work) })
+			return h(c.Response(), c.Request(), func(work idem.Work) error { return idemecho.Do(c, work) }, idemecho.LockOf(c))
 		}, keys.Middleware())
 		return e
 	}}

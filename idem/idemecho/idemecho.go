@@ -57,7 +57,9 @@ func New(o Options) *Keys {
 
 // Middleware protects the route's handler (idemhttp.Keys.Middleware): a
 // handler that writes calls Do, or finishes the key in its own transaction
-// with LockOf(c).FinishTx.
+// with LockOf(c).FinishTx. Only that answer is the key's: an error the
+// handler returns, or an answer it writes otherwise (before Do, say), is
+// not stored, and the key is freed for the corrected request.
 func (k *Keys) Middleware() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {

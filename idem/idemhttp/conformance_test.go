@@ -17,7 +17,7 @@ var netHTTP = idemtest.Adapter{Name: "net/http",
 		keys := idemhttp.New(idemhttp.Options{Store: store, Scope: scope})
 		mux := http.NewServeMux()
 		mux.Handle("POST /things", keys.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if err := h(w, r, func(work idem.Work) error { return idemhttp.Do(w, r, work) }); err != nil {
+			if err := h(w, r, func(work idem.Work) error { return idemhttp.Do(w, r, work) }, idemhttp.LockOf(r.Context())); err != nil {
 				idemhttp.WriteError(w, r, err)
 			}
 		})))

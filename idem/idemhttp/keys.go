@@ -108,12 +108,16 @@ func Do(w http.ResponseWriter, r *http.Request, work idem.Work) error {
 // LockOf(ctx).FinishTx), so that its write and the stored answer land
 // together; the key counts as finished only once that transaction
 // committed (Lock.Stored), and a COMMIT that failed frees the key and is
-// refused with idem.ErrNotCommitted (503). Whatever else it answers is
-// stored as the key's answer when it is 2xx to 4xx; a 5xx, or a handler
-// that panics or writes nothing, frees the key so that a retry runs it
-// again (one that writes nothing is refused with idem.ErrNoResponse, 500).
-// An answer is sent only once it is stored: if another request took the
-// key over meanwhile, the client is told 409 (idem.ErrLockLost) instead.
+// refused with idem.ErrNotCommitted (503). Only that answer is the key's
+// (or one the handler stores with LockOf(ctx).Finish): whatever else the
+// handler answers (a refusal before the work began, such as failed
+// validation; its answer to a work that failed; a 5xx) is sent but not
+// stored, and the key is freed, so that the corrected request runs under
+// the same key, as Stripe does and as idemecho does for an error returned
+// before Do. A handler that panics frees the key too, and one that writes
+// nothing frees it and is answered idem.ErrNoResponse (500). A stored
+// answer is sent only once it is stored; if another request took the key
+// over meanwhile, the client is told 409 (idem.ErrLockLost) instead.
 func (k *Keys) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, protected, err := k.Read(w, r)

@@ -32,9 +32,10 @@ type Adapter struct {
 }
 
 // Handler is a route's handler written once for every adapter: it reads r
-// and writes w as a handler of the adapter would, and do runs work under
-// the request's key as the adapter's Do does.
-type Handler func(w http.ResponseWriter, r *http.Request, do func(idem.Work) error) error
+// and writes w as a handler of the adapter would, do runs work under the
+// request's key as the adapter's Do does, and lock is the adapter's
+// LockOf.
+type Handler func(w http.ResponseWriter, r *http.Request, do func(idem.Work) error, lock *idem.Lock) error
 
 // A conformance case sends one request whose handler (or scope) does what
 // the case names, then the corrected request with the same key and another
@@ -70,19 +71,56 @@ var errApp = errors.New("the application's own failure")
 
 var conformanceCases = []conformanceCase{
 	{name: "work done", status: http.StatusCreated, rows: 1, stored: true,
-		handler: func(w http.ResponseWriter, r *http.Request, do func(idem.Work) error) error { return do(insert) }},
+		handler: func(w http.ResponseWriter, r *http.Request, do func(idem.Work) error, lock *idem.Lock) error {
+			return do(insert)
+		}},
 	{name: "writes nothing", status: http.StatusInternalServerError, problem: "no-response",
-		handler: func(http.ResponseWriter, *http.Request, func(idem.Work) error) error { return nil }},
+		handler: func(http.ResponseWriter, *http.Request, func(idem.Work) error, *idem.Lock) error { return nil }},
 	{name: "panics", panics: true,
-		handler: func(http.ResponseWriter, *http.Request, func(idem.Work) error) error { panic("the handler's bug") }},
+		handler: func(http.ResponseWriter, *http.Request, func(idem.Work) error, *idem.Lock) error {
+			panic("the handler's bug")
+		}},
 	{name: "work fails", status: http.StatusInternalServerError,
-		handler: func(w http.ResponseWriter, r *http.Request, do func(idem.Work) error) error {
+		handler: func(w http.ResponseWriter, r *http.Request, do func(idem.Work) error, lock *idem.Lock) error {
 			return do(func(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
 				if _, err := insert(ctx, tx); err != nil {
 					return idem.Response{}, err
 				}
 				return idem.Response{}, errApp
 			})
+		}},
+	{name: "returns an error before the work", status: http.StatusInternalServerError,
+		handler: func(http.ResponseWriter, *http.Request, func(idem.Work) error, *idem.Lock) error { return errApp }},
+	// Stripe's rule: a request refused before it began (failed validation)
+	// stores nothing, so the corrected body under the same key runs.
+	{name: "refuses before the work", status: http.StatusBadRequest, problem: "invalid-request",
+		handler: func(w http.ResponseWriter, _ *http.Request, _ func(idem.Work) error, _ *idem.Lock) error {
+			writeProblem(w, http.StatusBadRequest, "invalid-request")
+			return nil
+		}},
+	{name: "answers 200 without the work", status: http.StatusOK,
+		handler: func(w http.ResponseWriter, _ *http.Request, _ func(idem.Work) error, _ *idem.Lock) error {
+			w.WriteHeader(http.StatusOK)
+			return nil
+		}},
+	// Work that failed wrote nothing and freed the key (Lock.Do): the
+	// handler's answer to it is not the key's either.
+	{name: "refuses after its work failed", status: http.StatusConflict, problem: "slot-taken",
+		handler: func(w http.ResponseWriter, _ *http.Request, do func(idem.Work) error, _ *idem.Lock) error {
+			if err := do(func(context.Context, pgx.Tx) (idem.Response, error) { return idem.Response{}, errApp }); err != nil {
+				writeProblem(w, http.StatusConflict, "slot-taken")
+			}
+			return nil
+		}},
+	// A key released by hand is free: the answer is the handler's, not a
+	// 409 "superseded" about a newer request there is none of.
+	{name: "releases the key by hand, then refuses", status: http.StatusBadRequest, problem: "invalid-request",
+		handler: func(w http.ResponseWriter, r *http.Request, _ func(idem.Work) error, lock *idem.Lock) error {
+			if err := lock.Release(r.Context()); err != nil {
+				return err
+			}
+			writeProblem(w, http.StatusBadRequest, "invalid-request")
+			return nil
 		}},
 }
 
@@ -107,11 +145,11 @@ func Conformance(t *testing.T, a Adapter) {
 				}
 				return "alice", nil
 			}
-			srv := a.Protect(store, scope, func(w http.ResponseWriter, r *http.Request, do func(idem.Work) error) error {
+			srv := a.Protect(store, scope, func(w http.ResponseWriter, r *http.Request, do func(idem.Work) error, lock *idem.Lock) error {
 				if r.Header.Get("X-Retry") != "" {
 					return do(insert) // the corrected request, served the good way
 				}
-				return tc.handler(w, r, do)
+				return tc.handler(w, r, do, lock)
 			})
 			before := countThings(t, pool)
 			first, panicked := sendThing(srv, key, `{"n":1}`, false)
