@@ -81,7 +81,8 @@
 // kit's errors onto 400 (bad or missing key), 404 (nothing stored under a
 // key a status route asks about), 409 with Retry-After (in progress), 413,
 // 422 (key reused with another request) and 503 with Retry-After
-// (ErrUnavailable); idemhttp.WriteError and
+// (ErrUnavailable), and a Scope's ScopeError onto its own status (401 by
+// default); idemhttp.WriteError and
 // idemecho.ErrorHandler write them as problem+json.
 //
 // # HTML forms

@@ -1,6 +1,7 @@
 package idemecho_test
 
 import (
+	"log/slog"
 	"net/http"
 	"testing"
 
@@ -12,12 +13,16 @@ import (
 )
 
 // echoV4 is the Echo v4 adapter as the conformance suite drives it: a route
-// under Keys.Middleware whose handler's error goes to Echo, answered by
-// ErrorHandler in front of Echo's default.
+// under Keys.Middleware whose handler's and Scope's errors go to Echo,
+// answered by ErrorHandler in front of the application's handler, which
+// logs what reaches it and hands it to Echo's default.
 var echoV4 = idemtest.Adapter{Name: "echo/v4",
-	Protect: func(store *idem.Store, scope func(r *http.Request) (string, error), h idemtest.Handler) http.Handler {
+	Protect: func(store *idem.Store, scope func(r *http.Request) (string, error), log *slog.Logger, h idemtest.Handler) http.Handler {
 		e := echo.New()
-		e.HTTPErrorHandler = idemecho.ErrorHandler(e.DefaultHTTPErrorHandler)
+		e.HTTPErrorHandler = idemecho.ErrorHandler(func(err error, c echo.Context) {
+			log.Error("request failed", "err", err)
+			e.DefaultHTTPErrorHandler(err, c)
+		})
 		keys := idemecho.New(idemecho.Options{Store: store,
 			Scope: func(c echo.Context) (string, error) { return scope(c.Request()) }})
 		e.POST("/things", func(c echo.Context) error {

@@ -21,7 +21,11 @@ type Options struct {
 	// Store keeps the keys. Required.
 	Store *idem.Store
 	// Scope names whom a request's key belongs to; a key is never matched
-	// across scopes. Required. Its error is returned to Echo as it is.
+	// across scopes. Required. To refuse the request, return an
+	// *idem.ScopeError: ErrorHandler answers it with its status (default
+	// 401) as problem+json. Any other error is returned to Echo as it is,
+	// for the application's error handler to answer and log (an
+	// *echo.HTTPError keeps its status).
 	Scope func(c echo.Context) (string, error)
 	// Optional, Wait and MaxBody are idemhttp.Options'.
 	Optional bool
@@ -116,9 +120,9 @@ func Write(c echo.Context, o idem.Outcome) error {
 
 // ErrorHandler is an Echo error handler that answers the kit's refusals
 // (idem.RefusalOf: a bad or missing key, a key reused or in progress, a body
-// too large, the database out of reach) as idemhttp.WriteError does, with
-// their status, problem+json and Retry-After, and hands every other error
-// to next:
+// too large, the database out of reach, a Scope's idem.ScopeError) as
+// idemhttp.WriteError does, with their status, problem+json and
+// Retry-After, and hands every other error to next:
 //
 //	e.HTTPErrorHandler = idemecho.ErrorHandler(e.DefaultHTTPErrorHandler)
 func ErrorHandler(next echo.HTTPErrorHandler) echo.HTTPErrorHandler {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -23,8 +24,11 @@ type Options struct {
 	Store *idem.Store
 	// Scope names whom a request's key belongs to (an account, an API
 	// client): a key is never matched across scopes, so one client can
-	// neither see nor block another's. Required. An error is answered as
-	// Refuse answers it (a 401 of the application's, say).
+	// neither see nor block another's. Required. To refuse the request
+	// (no credentials, a bad token), return an *idem.ScopeError: it is
+	// answered with its status (default 401) as problem+json. Any other
+	// error is answered as Refuse answers it (by default logged, and a
+	// 500).
 	Scope func(r *http.Request) (string, error)
 	// Optional lets requests without an Idempotency-Key through,
 	// unprotected; by default they are refused (400).
@@ -40,9 +44,14 @@ type Options struct {
 	// pass chi.RouteContext(r.Context()).RoutePattern().
 	Route func(r *http.Request) string
 	// Refuse answers a request the kit refused (a bad or missing key, a key
-	// in progress or reused, an outage: see idem.RefusalOf) and the Scope's
-	// errors; default WriteError.
+	// in progress or reused, an outage: see idem.RefusalOf), the Scope's
+	// errors and Handle's work's; default WriteError, after logging
+	// (Log) every error that is not a refusal, since its 500 says nothing
+	// of it.
 	Refuse func(w http.ResponseWriter, r *http.Request, err error)
+	// Log is where the default Refuse logs the errors it answers 500;
+	// default slog.Default().
+	Log *slog.Logger
 }
 
 // Keys makes JSON routes idempotent under the Idempotency-Key header (the
@@ -59,8 +68,11 @@ func New(o Options) *Keys {
 	if o.Route == nil {
 		o.Route = func(r *http.Request) string { return r.Pattern }
 	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
 	if o.Refuse == nil {
-		o.Refuse = WriteError
+		o.Refuse = logging(o.Log)
 	}
 	return &Keys{o: o}
 }
@@ -191,6 +203,17 @@ func (e *TooLargeError) Error() string {
 // Is makes errors.Is(err, idem.ErrBodyTooLarge) hold, so that
 // idem.RefusalOf answers it.
 func (e *TooLargeError) Is(target error) bool { return target == idem.ErrBodyTooLarge }
+
+// logging is the default Refuse: WriteError, after logging an error that
+// is not a refusal (a Scope's or a work's own), which its 500 hides.
+func logging(log *slog.Logger) func(w http.ResponseWriter, r *http.Request, err error) {
+	return func(w http.ResponseWriter, r *http.Request, err error) {
+		if _, ok := idem.RefusalOf(err); !ok {
+			log.ErrorContext(r.Context(), "idem: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
+		WriteError(w, r, err)
+	}
+}
 
 func waitOf(d time.Duration) time.Duration {
 	switch {

@@ -1,10 +1,12 @@
 package idemtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -24,11 +26,12 @@ type Adapter struct {
 	// Name names the adapter in the subtests.
 	Name string
 	// Protect returns a server of POST /things under the adapter's key
-	// middleware, with keys scoped by scope, whose handler is h: do is the
-	// adapter's Do, and h's error is answered the way the adapter answers
-	// a handler's error (idemhttp: WriteError; Echo: idemecho.ErrorHandler
-	// in front of Echo's default).
-	Protect func(store *idem.Store, scope func(r *http.Request) (string, error), h Handler) http.Handler
+	// middleware, with keys scoped by scope, whose handler is h: do is
+	// the adapter's Do. Every error that is not the kit's refusal (h's, the
+	// Scope's) is answered and logged to log the way an application of
+	// the adapter does it (idemhttp: the default Refuse, Options.Log;
+	// Echo: its error handler behind idemecho.ErrorHandler).
+	Protect func(store *idem.Store, scope func(r *http.Request) (string, error), log *slog.Logger, h Handler) http.Handler
 }
 
 // Handler is a route's handler written once for every adapter: it reads r
@@ -50,6 +53,7 @@ type conformanceCase struct {
 	problem string // the problem type's slug; "" when the answer is not a problem
 	rows    int    // rows written by the first request
 	stored  bool   // the first answer is the key's (replayed); otherwise the key is free
+	logged  bool   // the first request's failure is logged (a 500 says nothing of it)
 }
 
 // insert is the work that writes a row and answers 201.
@@ -80,7 +84,7 @@ var conformanceCases = []conformanceCase{
 		handler: func(http.ResponseWriter, *http.Request, func(idem.Work) error, *idem.Lock) error {
 			panic("the handler's bug")
 		}},
-	{name: "work fails", status: http.StatusInternalServerError,
+	{name: "work fails", status: http.StatusInternalServerError, logged: true,
 		handler: func(w http.ResponseWriter, r *http.Request, do func(idem.Work) error, lock *idem.Lock) error {
 			return do(func(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
 				if _, err := insert(ctx, tx); err != nil {
@@ -89,7 +93,7 @@ var conformanceCases = []conformanceCase{
 				return idem.Response{}, errApp
 			})
 		}},
-	{name: "returns an error before the work", status: http.StatusInternalServerError,
+	{name: "returns an error before the work", status: http.StatusInternalServerError, logged: true,
 		handler: func(http.ResponseWriter, *http.Request, func(idem.Work) error, *idem.Lock) error { return errApp }},
 	// Stripe's rule: a request refused before it began (failed validation)
 	// stores nothing, so the corrected body under the same key runs.
@@ -112,6 +116,19 @@ var conformanceCases = []conformanceCase{
 			}
 			return nil
 		}},
+	// A Scope that refuses the request says how, with a status of its
+	// own (default 401), as problem+json; nothing is claimed.
+	{name: "scope refuses", status: http.StatusUnauthorized, problem: "unauthorized",
+		scope:   func(*http.Request) (string, error) { return "", &idem.ScopeError{Err: errApp} },
+		handler: func(http.ResponseWriter, *http.Request, func(idem.Work) error, *idem.Lock) error { return nil }},
+	{name: "scope refuses with 403", status: http.StatusForbidden, problem: "forbidden",
+		scope: func(*http.Request) (string, error) {
+			return "", &idem.ScopeError{Status: http.StatusForbidden, Detail: "this account may not send transfers"}
+		},
+		handler: func(http.ResponseWriter, *http.Request, func(idem.Work) error, *idem.Lock) error { return nil }},
+	{name: "scope fails", status: http.StatusInternalServerError, logged: true,
+		scope:   func(*http.Request) (string, error) { return "", errApp },
+		handler: func(http.ResponseWriter, *http.Request, func(idem.Work) error, *idem.Lock) error { return nil }},
 	// A key released by hand is free: the answer is the handler's, not a
 	// 409 "superseded" about a newer request there is none of.
 	{name: "releases the key by hand, then refuses", status: http.StatusBadRequest, problem: "invalid-request",
@@ -145,7 +162,8 @@ func Conformance(t *testing.T, a Adapter) {
 				}
 				return "alice", nil
 			}
-			srv := a.Protect(store, scope, func(w http.ResponseWriter, r *http.Request, do func(idem.Work) error, lock *idem.Lock) error {
+			var log bytes.Buffer
+			srv := a.Protect(store, scope, slog.New(slog.NewTextHandler(&log, nil)), func(w http.ResponseWriter, r *http.Request, do func(idem.Work) error, lock *idem.Lock) error {
 				if r.Header.Get("X-Retry") != "" {
 					return do(insert) // the corrected request, served the good way
 				}
@@ -163,6 +181,9 @@ func Conformance(t *testing.T, a Adapter) {
 				if got := problemSlug(first); tc.problem != "" && got != tc.problem {
 					t.Fatalf("first: got problem %q (%s), want %q", got, first.Body, tc.problem)
 				}
+			}
+			if logged := log.Len() > 0; logged != tc.logged {
+				t.Fatalf("logged: got %v (%q), want %v", logged, log.String(), tc.logged)
 			}
 			if got := countThings(t, pool) - before; got != tc.rows {
 				t.Fatalf("rows written by the first request: got %d, want %d", got, tc.rows)
