@@ -109,6 +109,8 @@ func Do(c echo.Context, work idem.Work) error {
 }
 
 // LockOf returns the lock Middleware holds for the request; nil without one.
+// Its Scope is what Options.Scope returned for the request, its Key the
+// request's key (idemhttp.LockOf).
 func LockOf(c echo.Context) *idem.Lock { return idemhttp.LockOf(c.Request().Context()) }
 
 // Write sends an outcome of idem.Store.Do, marked as a replay only when it

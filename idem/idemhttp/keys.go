@@ -229,7 +229,10 @@ type lockKey struct{}
 
 // LockOf returns the lock Middleware holds for the request whose context is
 // ctx, for a handler that finishes the key in its own transaction; nil
-// without one.
+// without one. It carries what the middleware worked out for the request:
+// its Scope (what Options.Scope returned, so a handler need not compute it
+// again), its Key, and the OperationID to derive a downstream call's key
+// from.
 func LockOf(ctx context.Context) *idem.Lock {
 	l, _ := ctx.Value(lockKey{}).(*idem.Lock)
 	return l
