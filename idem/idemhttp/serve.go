@@ -140,16 +140,6 @@ func (r *recorder) Write(b []byte) (int, error) {
 	return r.body.Write(b)
 }
 
-func (r *recorder) response() idem.Response {
-	h := map[string]string{}
-	for _, name := range idem.ReplayedHeaders {
-		if v := r.header.Get(name); v != "" {
-			h[name] = v
-		}
-	}
-	return idem.Response{Status: r.status, Header: h, Body: bytes.Clone(r.body.Bytes())}
-}
-
 func (r *recorder) flush(w http.ResponseWriter) {
 	h := w.Header()
 	clear(h)
