@@ -47,6 +47,7 @@ type Lock struct {
 	// afterwards stores nothing.
 	finished     bool
 	finishedInTx bool
+	released     bool          // this attempt gave the key up (Release)
 	answer       Response      // what the finish stored, or will once committed
 	lease        time.Duration // how long each claim or heartbeat holds the key
 	sent         time.Time     // when the claim was sent, by this process's clock
@@ -125,8 +126,15 @@ func (l *Lock) Stored(ctx context.Context) (bool, error) {
 func (l *Lock) Answer() Response { return l.answer }
 
 // Release gives the key up when nothing was done under it (the request was
-// refused before any write), so that the client's retry starts afresh.
+// refused before any write), so that the client's retry starts afresh. A
+// lock released already (by hand, or by Do when its work failed) is not
+// released again: nil, so that the middleware, which frees every key whose
+// answer was not stored, tells a key this attempt freed (the handler's
+// answer is sent) from one another attempt took over (ErrLockLost).
 func (l *Lock) Release(ctx context.Context) error {
+	if l.released {
+		return nil
+	}
 	n, err := l.store.q.Release(ctx, idemdb.ReleaseParams{Scope: l.Scope, Key: l.Key, LockToken: l.Token})
 	if err != nil {
 		return storeError("release key", err)
@@ -134,6 +142,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	if n == 0 {
 		return ErrLockLost
 	}
+	l.released = true
 	return nil
 }
 
