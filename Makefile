@@ -251,7 +251,7 @@ bench: bin/testpg ## benchmarks (compare figures within one run only)
 generate: ## regenerate sqlc and templ code (the shop's, the kit's own sqlc.yaml in idem/, the examples' templ)
 	$(SQLC) generate
 	$(SQLC) generate -f idem/sqlc.yaml
-	for f in views/*.templ; do $(TEMPL) generate -f $$f -log-level error || exit 1; done
+	for f in views/*.templ demo/lab/labviews/*.templ; do $(TEMPL) generate -f $$f -log-level error || exit 1; done
 	for d in examples/*/; do if ls $$d*.templ >/dev/null 2>&1; then (cd $$d && GOWORK=off go tool templ generate -log-level error) || exit 1; fi; done
 
 .PHONY: verify
@@ -294,7 +294,7 @@ lint: bin/golangci-lint ## golangci-lint, go mod tidy -diff and templ fmt -fail,
 	cd demo && $(GOLANGCI_LINT) run ./...
 	for d in examples/*/; do (cd $$d && $(GOLANGCI_LINT) run ./...) || exit 1; done
 	for d in . bench demo $(SIDE_MODULES) tools tools/lint idem examples/*/; do (cd $$d && go mod tidy -diff) || { echo "go mod tidy: $$d needs it"; exit 1; }; done
-	$(TEMPL) fmt -fail -log-level warn views
+	$(TEMPL) fmt -fail -log-level warn views demo/lab/labviews
 	for d in examples/*/; do if ls $$d*.templ >/dev/null 2>&1; then (cd $$d && GOWORK=off go tool templ fmt -fail -log-level warn .) || exit 1; fi; done
 
 .PHONY: deps

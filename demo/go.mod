@@ -6,6 +6,7 @@ require (
 	exactlyonce v0.0.0
 	exactlyonce/fakestripe v0.0.0
 	github.com/PuerkitoBio/goquery v1.14.0
+	github.com/a-h/templ v0.3.1118
 	github.com/chromedp/chromedp v0.23.1
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.13.0
@@ -17,7 +18,6 @@ require (
 	exactlyonce/idem v0.0.0 // indirect
 	exactlyonce/localpg v0.0.0 // indirect
 	exactlyonce/mailcatcher v0.0.0 // indirect
-	github.com/a-h/templ v0.3.1118 // indirect
 	github.com/andybalholm/cascadia v1.3.5 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"exactlyonce/demo/lab/labviews"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/tracing"
 	"exactlyonce/internal/web"
@@ -47,6 +48,7 @@ func NewPages(runner *Runner, stats func(ctx context.Context) (refunds, parked i
 func (h *Pages) Register(p *web.RouteSet, forms ...echo.MiddlewareFunc) {
 	mw := forms
 	p.Add(http.MethodGet, "/lab", h.labPage, mw...)
+	p.Add(http.MethodGet, "/lab/static/:name", echo.WrapHandler(labviews.Assets))
 	p.Add(http.MethodPost, "/lab/run/:scenario", h.runLabScenario, mw...)
 	p.Add(http.MethodGet, "/lab/live", h.labLive, mw...)
 	p.Add(http.MethodGet, "/lab/inspector", h.labInspectorPanel, mw...)
@@ -59,12 +61,12 @@ func (h *Pages) Register(p *web.RouteSet, forms ...echo.MiddlewareFunc) {
 // (numbered from 1), and links to the cards before and after it.
 func (h *Pages) labPage(c echo.Context) error {
 	token := h.csrfToken(c)
-	page := views.LabPage{CSRF: token, Faults: labFaults(token, h.lab.Provider())}
+	page := labviews.LabPage{CSRF: token, Faults: labFaults(token, h.lab.Provider())}
 	refunds, parked, err := h.stats(c.Request().Context())
 	if err != nil {
 		return fmt.Errorf("demo stats: %w", err)
 	}
-	page.Faults.SafetyNet = views.LabSafetyNet{Refunds: refunds, Parked: parked}
+	page.Faults.SafetyNet = labviews.LabSafetyNet{Refunds: refunds, Parked: parked}
 	switch {
 	case c.QueryParam("busy") != "":
 		page.Notice = "Another run was in flight, so this one did not start. Try again once it has finished."
@@ -78,11 +80,11 @@ func (h *Pages) labPage(c echo.Context) error {
 	}
 	live, running := h.lab.Live()
 	for i, sc := range Scenarios {
-		card := views.LabCard{
+		card := labviews.LabCard{
 			Number: i + 1, ID: sc.ID, Title: sc.Title, Point: sc.Point, Setup: h.labSetup(sc),
 			Explanation: sc.Explanation, CannotRun: h.lab.CannotRun(sc.ID),
 			PresentURL: fmt.Sprintf("/lab?present=1&card=%d", i+1),
-			Expect:     expectation(sc), CSRF: token, Result: views.LabResult{ScenarioID: sc.ID},
+			Expect:     expectation(sc), CSRF: token, Result: labviews.LabResult{ScenarioID: sc.ID},
 		}
 		if running && live.Scenario == sc.ID {
 			card.Result = labResult(live)
@@ -96,7 +98,7 @@ func (h *Pages) labPage(c echo.Context) error {
 		return err
 	}
 	page.Inspector = in
-	return web.Render(c, http.StatusOK, views.Lab(page))
+	return web.Render(c, http.StatusOK, labviews.Lab(page))
 }
 
 // runLabScenario is POST /lab/run/{scenario}, the Run button. It answers
@@ -121,7 +123,7 @@ func (h *Pages) runLabScenario(c echo.Context) error {
 		return err
 	}
 	if fragment {
-		return web.Render(c, http.StatusOK, views.LabResultPanel(labResult(run)))
+		return web.Render(c, http.StatusOK, labviews.LabResultPanel(labResult(run)))
 	}
 	return web.SeeOther(c, "/lab#scenario-"+id)
 }
@@ -146,7 +148,7 @@ func (h *Pages) labLive(c echo.Context) error {
 	if !ok {
 		return c.NoContent(http.StatusNoContent)
 	}
-	return web.Render(c, http.StatusOK, views.LabResultPanel(labResult(run)))
+	return web.Render(c, http.StatusOK, labviews.LabResultPanel(labResult(run)))
 }
 
 // labInspectorPanel is GET /lab/inspector?customer=…&key=…: the inspector
@@ -156,13 +158,13 @@ func (h *Pages) labInspectorPanel(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return web.Render(c, http.StatusOK, views.LabInspectorPanel(in))
+	return web.Render(c, http.StatusOK, labviews.LabInspectorPanel(in))
 }
 
 // labInspector reads the shopper named by ?customer, or else (or when the
 // lab no longer remembers that one) the shopper of the run in flight or of
 // the last run, and the audit trail of ?key.
-func (h *Pages) labInspector(c echo.Context) (views.LabInspector, error) {
+func (h *Pages) labInspector(c echo.Context) (labviews.LabInspector, error) {
 	ctx := c.Request().Context()
 	key := c.QueryParam("key")
 	if id, err := uuid.Parse(c.QueryParam("customer")); err == nil {
@@ -171,23 +173,23 @@ func (h *Pages) labInspector(c echo.Context) (views.LabInspector, error) {
 			return h.labInspection(c, in), nil
 		}
 		if !errors.Is(err, ErrNotLabShopper) {
-			return views.LabInspector{}, fmt.Errorf("inspect lab shopper: %w", err)
+			return labviews.LabInspector{}, fmt.Errorf("inspect lab shopper: %w", err)
 		}
 	}
 	run, ok := h.lab.Latest()
 	if !ok || run.CustomerID == uuid.Nil {
-		return views.LabInspector{PollURL: "/lab/inspector"}, nil
+		return labviews.LabInspector{PollURL: "/lab/inspector"}, nil
 	}
 	in, err := h.lab.Inspect(ctx, run.CustomerID, key)
 	if err != nil {
-		return views.LabInspector{}, fmt.Errorf("inspect lab shopper: %w", err)
+		return labviews.LabInspector{}, fmt.Errorf("inspect lab shopper: %w", err)
 	}
 	return h.labInspection(c, in), nil
 }
 
 // labInspection names the run an inspection's shopper belongs to, and
 // links its key to the key's traces on the admin listener.
-func (h *Pages) labInspection(c echo.Context, in Inspection) views.LabInspector {
+func (h *Pages) labInspection(c echo.Context, in Inspection) labviews.LabInspector {
 	scenario, running := "", false
 	if live, ok := h.lab.Live(); ok && live.CustomerID == in.CustomerID {
 		scenario, running = live.Scenario, true

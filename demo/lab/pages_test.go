@@ -71,6 +71,32 @@ func TestLabOnlyInDemoMode(t *testing.T) {
 
 // TestLabWithoutScript presses a Run button the way a browser without
 // JavaScript does: a form post, a 303, and the apptest.Page with the result.
+// The lab links its own stylesheet and script, which the lab serves (the
+// shop's /static/ has none of the demo's), cached for good under the hashed
+// URL the page links.
+func TestLabServesItsAssets(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, withLab)
+	p := apptest.NewShopper(t, h).Get(t, "/lab")
+	var links []string
+	p.Doc.Find(`link[rel=stylesheet][href^="/lab/static/"], script[src^="/lab/static/"]`).Each(func(_ int, el *goquery.Selection) {
+		href, ok := el.Attr("href")
+		if !ok {
+			href, _ = el.Attr("src")
+		}
+		links = append(links, href)
+	})
+	if len(links) != 2 {
+		t.Fatalf("got lab asset links %q, want the stylesheet and the script", links)
+	}
+	for _, link := range links {
+		r := h.Do(t, http.MethodGet, link, "")
+		if r.Status != http.StatusOK || len(r.Body) == 0 || !strings.Contains(r.Header.Get("Cache-Control"), "immutable") {
+			t.Errorf("%s: got %d (%d bytes, Cache-Control %q), want 200, the file, immutable", link, r.Status, len(r.Body), r.Header.Get("Cache-Control"))
+		}
+	}
+}
+
 func TestLabWithoutScript(t *testing.T) {
 	t.Parallel()
 	h := apptest.New(t, withLab)

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"exactlyonce/demo/lab/labviews"
 	"exactlyonce/internal/problem"
-	"exactlyonce/views"
 )
 
 // This file turns the lab's records into the view models of views/lab.templ.
@@ -36,14 +36,14 @@ func scenarioTitle(id string) string {
 	return "an earlier run"
 }
 
-func labResult(run Run) views.LabResult {
-	r := views.LabResult{
+func labResult(run Run) labviews.LabResult {
+	r := labviews.LabResult{
 		ScenarioID: run.Scenario, Ran: true, Running: run.Running,
 		Charges: run.Charges, Orders: run.Orders, AsExpected: run.AsExpected,
 		Notes: run.Notes, Error: run.Error,
 	}
 	for _, f := range run.Facts {
-		r.Facts = append(r.Facts, views.LabFact{Label: f.Label, Value: f.Value})
+		r.Facts = append(r.Facts, labviews.LabFact{Label: f.Label, Value: f.Value})
 	}
 	if run.CustomerID != [16]byte{} {
 		r.ShopperID = run.CustomerID.String()
@@ -72,7 +72,7 @@ func labResult(run Run) views.LabResult {
 		if !ok {
 			i = len(r.Lanes)
 			lanes[a.Lane] = i
-			r.Lanes = append(r.Lanes, views.LabLane{Name: a.Lane})
+			r.Lanes = append(r.Lanes, labviews.LabLane{Name: a.Lane})
 		}
 		r.Lanes[i].Attempts = append(r.Lanes[i].Attempts, v)
 	}
@@ -83,7 +83,7 @@ func labResult(run Run) views.LabResult {
 // a round number of milliseconds or seconds split in four, and labels its
 // five ticks "0 100 200 300 400 ms" or "0 1 2 3 4 s": the unit once, at the
 // end, so that the labels fit a narrow column.
-func timeAxis(total time.Duration) (time.Duration, []views.LabTick) {
+func timeAxis(total time.Duration) (time.Duration, []labviews.LabTick) {
 	step := time.Millisecond
 	for _, m := range []time.Duration{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000} {
 		step = m * time.Millisecond
@@ -95,23 +95,23 @@ func timeAxis(total time.Duration) (time.Duration, []views.LabTick) {
 	if step >= time.Second {
 		unit, per = "s", float64(time.Second)
 	}
-	ticks := make([]views.LabTick, 5)
+	ticks := make([]labviews.LabTick, 5)
 	for i := range ticks {
 		label := strconv.FormatFloat(float64(time.Duration(i)*step)/per, 'f', -1, 64)
 		if i == len(ticks)-1 {
 			label += " " + unit
 		}
-		ticks[i] = views.LabTick{At: i, Label: label}
+		ticks[i] = labviews.LabTick{At: i, Label: label}
 	}
 	return 4 * step, ticks
 }
 
-func labAttempt(a Attempt, axis time.Duration) views.LabAttempt {
+func labAttempt(a Attempt, axis time.Duration) labviews.LabAttempt {
 	end := a.End
 	if !a.Done {
 		end = axis
 	}
-	v := views.LabAttempt{
+	v := labviews.LabAttempt{
 		N: a.N, Label: a.Label, Key: a.Key, Short: ShortID(a.Key), Start: millis(a.Start), End: millis(a.End),
 		BarX: share(a.Start, axis), InFlight: !a.Done, Replayed: a.Replayed, RetryAfter: a.RetryAfter,
 		Lock: string(a.Lock), Tone: "wait", Waited: a.Waited,
@@ -157,8 +157,8 @@ func describe(a Attempt) (status, tone, outcome string) {
 	return status, tone, outcome
 }
 
-func labInspection(in Inspection, scenario string, running bool) views.LabInspector {
-	v := views.LabInspector{
+func labInspection(in Inspection, scenario string, running bool) labviews.LabInspector {
+	v := labviews.LabInspector{
 		Customer: in.CustomerID.String(), Shopper: ShortID(in.CustomerID.String()), Scenario: scenario,
 		Running: running, Key: in.Key, KeyShort: ShortID(in.Key),
 	}
@@ -173,7 +173,7 @@ func labInspection(in Inspection, scenario string, running bool) views.LabInspec
 	}
 	v.PollURL = "/lab/inspector?" + q.Encode()
 	for _, k := range in.Keys {
-		kv := views.LabKey{
+		kv := labviews.LabKey{
 			Key: k.Key, Short: ShortID(k.Key), Status: k.Status, Token: k.TokenPrefix,
 			Selected: k.Key == in.Key, Response: "—",
 			URL: "/lab?" + url.Values{"customer": {v.Customer}, "key": {k.Key}}.Encode() + "#inspector",
@@ -194,15 +194,15 @@ func labInspection(in Inspection, scenario string, running bool) views.LabInspec
 		v.Keys = append(v.Keys, kv)
 	}
 	for _, e := range in.Events {
-		v.Events = append(v.Events, views.LabEvent{At: clock(e.At), Event: e.Event, Detail: e.Detail})
+		v.Events = append(v.Events, labviews.LabEvent{At: clock(e.At), Event: e.Event, Detail: e.Detail})
 	}
 	return v
 }
 
-func labFaults(csrf string, b Behaviour) views.LabFaults {
-	return views.LabFaults{
+func labFaults(csrf string, b Behaviour) labviews.LabFaults {
+	return labviews.LabFaults{
 		CSRF: csrf, DelayMS: b.Delay.Milliseconds(), Fail: b.Fail.String(),
-		Options: []views.LabOption{
+		Options: []labviews.LabOption{
 			{Value: string(FaultNone), Label: "None: a healthy provider"},
 			{Value: string(FaultBeforeCharge), Label: "Fail before charging (500)"},
 			{Value: string(FaultAfterCharge), Label: "Charge, then lose the response (500)"},

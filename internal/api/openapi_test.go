@@ -25,9 +25,9 @@ import (
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/localpg"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/web"
+	"exactlyonce/localpg"
 )
 
 // spec is the OpenAPI description loaded and validated by kin-openapi, with

@@ -14,7 +14,6 @@ import (
 
 	"exactlyonce/internal/mail"
 	"exactlyonce/internal/web"
-	"exactlyonce/static"
 	"exactlyonce/views"
 )
 
@@ -117,24 +116,6 @@ func (l demoShoppers) has(ctx context.Context, customer uuid.UUID) bool {
 	}
 	l.known[customer] = l.inspects(ctx, customer)
 	return l.known[customer]
-}
-
-// adminAsset serves the admin pages' stylesheet, as the shop's listener
-// serves its own assets: cached for good under its hashed URL.
-func adminAsset(w http.ResponseWriter, r *http.Request) {
-	const name = "admin.css"
-	b, err := static.FS.ReadFile(name)
-	if err != nil {
-		http.NotFound(w, r)
-		return
-	}
-	if r.URL.Query().Get("v") == static.Version(name) {
-		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-	} else {
-		w.Header().Set("Cache-Control", "no-cache")
-	}
-	w.Header().Set("ETag", `"`+static.Version(name)+`"`)
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
 }
 
 // renderAdmin renders a page into a buffer first, so that a render error

@@ -17,8 +17,8 @@ import (
 	"exactlyonce/fakestripe"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/database"
-	"exactlyonce/localpg"
 	"exactlyonce/internal/problem"
+	"exactlyonce/localpg"
 )
 
 // TestDatabaseOutage stops the application's PostgreSQL under a running

@@ -99,6 +99,18 @@ func TestStaticAssets(t *testing.T) {
 	}
 }
 
+// The lab's stylesheet and script are the demo's (demo/lab/labviews): the
+// shop's binary neither embeds nor serves them.
+func TestShopServesNoDemoAssets(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	for _, path := range []string{"/static/lab.js", "/static/lab.css", "/lab/static/lab.js"} {
+		if r := h.Do(t, http.MethodGet, path, ""); r.Status != http.StatusNotFound {
+			t.Errorf("%s: got %d, want 404", path, r.Status)
+		}
+	}
+}
+
 func TestCartSetsQuantities(t *testing.T) {
 	t.Parallel()
 	h := apptest.New(t, withSecret)

@@ -1,4 +1,4 @@
-package views
+package labviews
 
 // LabPage is /lab, the double-click lab.
 type LabPage struct {
