@@ -38,3 +38,14 @@ FROM stripe_events e
 LEFT JOIN orders o ON o.customer_id = e.customer_id AND o.charge_id = e.payment_intent_id
 WHERE e.customer_id = @customer_id::uuid
 ORDER BY e.received_at, e.event_id;
+
+-- name: DemoStats :one
+-- The totals the lab's fault panel and GET /api/demo/stats show; a full
+-- count is fine at demo sizes. (The charges are the provider's.)
+SELECT
+    (SELECT count(*) FROM orders) AS orders,
+    (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys o USING (scope, key) WHERE k.status = 'started') AS keys_started,
+    (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys o USING (scope, key) WHERE k.status = 'finished') AS keys_finished,
+    (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys o USING (scope, key)
+     WHERE k.status = 'started' AND k.parked_at IS NOT NULL) AS keys_parked,
+    (SELECT count(*) FROM reconciled_refunds) AS refunds;

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"exactlyonce/demo/lab/labdb"
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/handlers"
@@ -27,12 +28,13 @@ func (m *Demo) Mount(s app.DemoShop) app.Mounted {
 	control := Control{Base: s.StripeAPIBase, Secret: s.StripeSecretKey}
 	r := New(s.BaseURL, s.DB, control, Limits{LockTimeout: s.LockTimeout, ProviderTimeout: s.ProviderTimeout}, s.Log)
 	m.Runner = r
+	q := labdb.New(s.DB.Conn())
 	pages := NewPages(r, func(ctx context.Context) (int64, int64, error) {
-		st, err := s.DB.DemoStats(ctx)
+		st, err := q.DemoStats(ctx)
 		return st.Refunds, st.KeysParked, err
 	}, s.AdminURL, handlers.CSRFToken)
 	api := NewAPI(control, func(ctx context.Context) (map[string]int64, error) {
-		st, err := s.DB.DemoStats(ctx)
+		st, err := q.DemoStats(ctx)
 		return map[string]int64{"orders": st.Orders, "keys_started": st.KeysStarted, "keys_finished": st.KeysFinished,
 			"keys_parked": st.KeysParked, "refunds": st.Refunds}, err
 	})

@@ -27,7 +27,7 @@ import (
 )
 
 // records is what the API reads and writes directly: customers, orders,
-// the audit trail and the demo's totals. The order
+// the audit trail. The order
 // flow's own reads and writes go through the engine. *database.DB is the
 // implementation.
 type records interface {
@@ -36,7 +36,6 @@ type records interface {
 	GetOrder(ctx context.Context, arg db.GetOrderParams) (db.Order, error)
 	ListOrders(ctx context.Context, arg db.ListOrdersParams) ([]db.Order, error)
 	ListKeyEvents(ctx context.Context, arg db.ListKeyEventsParams) ([]db.ListKeyEventsRow, error)
-	DemoStats(ctx context.Context) (db.DemoStatsRow, error)
 	PointsBalance(ctx context.Context, customerID uuid.UUID) (int64, error)
 	OrderPoints(ctx context.Context, arg db.OrderPointsParams) (db.OrderPointsRow, error)
 }

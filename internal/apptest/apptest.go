@@ -298,17 +298,17 @@ func WithDemo(d app.Demo) Option {
 	return func(s *Setup) { s.Demo = d }
 }
 
-// Stats are the totals the demo stats endpoint reports: the shop's from
-// its database, the charges (succeeded PaymentIntents) from the fake's.
+// Stats are the shop's totals from its database, and the charges
+// (succeeded PaymentIntents) from the fake's.
 type Stats struct {
-	db.DemoStatsRow
+	db.TotalsRow
 	Charges int64
 }
 
 // Stats reads the totals straight from the databases.
 func (h *Harness) Stats(tb testing.TB) Stats {
 	tb.Helper()
-	s, err := h.DB.DemoStats(context.Background())
+	s, err := h.DB.Totals(context.Background())
 	if err != nil {
 		tb.Fatalf("stats: %v", err)
 	}
@@ -316,7 +316,7 @@ func (h *Harness) Stats(tb testing.TB) Stats {
 	if err != nil {
 		tb.Fatalf("stats: %v", err)
 	}
-	return Stats{DemoStatsRow: s, Charges: charges}
+	return Stats{TotalsRow: s, Charges: charges}
 }
 
 // WantStats fails the test unless there are exactly charges and orders.

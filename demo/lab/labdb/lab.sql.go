@@ -91,6 +91,39 @@ func (q *Queries) CustomerStripeEvents(ctx context.Context, customerID uuid.UUID
 	return items, nil
 }
 
+const demoStats = `-- name: DemoStats :one
+SELECT
+    (SELECT count(*) FROM orders) AS orders,
+    (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys o USING (scope, key) WHERE k.status = 'started') AS keys_started,
+    (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys o USING (scope, key) WHERE k.status = 'finished') AS keys_finished,
+    (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys o USING (scope, key)
+     WHERE k.status = 'started' AND k.parked_at IS NOT NULL) AS keys_parked,
+    (SELECT count(*) FROM reconciled_refunds) AS refunds
+`
+
+type DemoStatsRow struct {
+	Orders       int64
+	KeysStarted  int64
+	KeysFinished int64
+	KeysParked   int64
+	Refunds      int64
+}
+
+// The totals the lab's fault panel and GET /api/demo/stats show; a full
+// count is fine at demo sizes. (The charges are the provider's.)
+func (q *Queries) DemoStats(ctx context.Context) (DemoStatsRow, error) {
+	row := q.db.QueryRow(ctx, demoStats)
+	var i DemoStatsRow
+	err := row.Scan(
+		&i.Orders,
+		&i.KeysStarted,
+		&i.KeysFinished,
+		&i.KeysParked,
+		&i.Refunds,
+	)
+	return i, err
+}
+
 const listCustomerKeys = `-- name: ListCustomerKeys :many
 SELECT key, status, locked_until, (locked_until - now())::interval AS lock_remaining,
        lock_token, response_status, operation_id, created_at, (parked_at IS NOT NULL)::boolean AS parked
