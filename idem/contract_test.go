@@ -17,7 +17,7 @@ import (
 var contractV1 = []string{
 	"function idem_claim(p_scope text, p_key text, p_fingerprint bytea, p_lease interval, p_request jsonb, p_operation_id uuid, p_lock_token uuid, p_kind text) boolean",
 	"function idem_finish(p_scope text, p_key text, p_lock_token uuid, p_status integer, p_headers jsonb, p_body bytea) boolean",
-	"view idem_keys_v1(kind text, scope text, key text, fingerprint bytea, status text, operation_id uuid, lock_token uuid, locked_until timestamp with time zone, lease_left interval, age interval, request jsonb, response_status integer, response_headers jsonb, response_body bytea, created_at timestamp with time zone, finished_at timestamp with time zone, settle_attempts integer, parked_at timestamp with time zone)",
+	"view idem_keys_v1(kind text, scope text, key text, fingerprint bytea, status text, operation_id uuid, lock_token uuid, locked_until timestamp with time zone, lease_left interval, age interval, request jsonb, response_status integer, response_headers jsonb, response_body bytea, created_at timestamp with time zone, finished_at timestamp with time zone, settle_attempts integer, parked_at timestamp with time zone, asked_at timestamp with time zone)",
 	"primary key idem_keys(scope, key)",
 }
 
