@@ -17,13 +17,31 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z\/-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: run
-run: ## serve on http://127.0.0.1:8080 (local PostgreSQL unless DATABASE_URL is set); metrics, pprof, River UI (/riverui/) and caught mail (/mail) on 127.0.0.1:9090
+run: bin/demo bin/fakestripe bin/mailcatcher bin/runlocal ## serve on http://127.0.0.1:8080 with a local PostgreSQL (unless DATABASE_URL is set), the fake Stripe and a mail catcher beside it; metrics, pprof, River UI (/riverui/) and caught mail (/mail) on 127.0.0.1:9090
 	@mkdir -p .data && test -s .data/session-secret || (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > .data/session-secret)
-	LOCAL_DB="$(CURDIR)/.data/postgres" DEMO="$${DEMO:-1}" ADMIN_ADDR="$${ADMIN_ADDR-127.0.0.1:9090}" \
-		MAIL_CATCHER="$${MAIL_CATCHER-auto}" \
-		SESSION_SECRET="$${SESSION_SECRET:-$$(cat .data/session-secret)}" go run ./cmd/web
+	DEMO="$${DEMO:-1}" ADMIN_ADDR="$${ADMIN_ADDR-127.0.0.1:9090}" \
+		SESSION_SECRET="$${SESSION_SECRET:-$$(cat .data/session-secret)}" bin/runlocal -web bin/demo -fake bin/fakestripe -catcher bin/mailcatcher -data .data
 
-# A highly available PostgreSQL (cmd/ha, internal/hapg; docs/ha.md): a
+# The demo's binary: the shop with the double-click lab mounted (demo/, a
+# module of its own: demo/lab and demo/cmd/demo; docs/architecture.md).
+.PHONY: bin/demo
+bin/demo:
+	@go build -C demo -o $(CURDIR)/bin/demo ./cmd/demo
+
+# The fake Stripe (fakestripe/, a module of its own; docs/architecture.md):
+# make run, the chaos harness and the load test run it as a process of
+# its own, on a database of its own.
+.PHONY: bin/fakestripe
+bin/fakestripe:
+	@go build -C fakestripe -o $(CURDIR)/bin/fakestripe ./cmd/fakestripe
+
+# The mail catcher (mailcatcher/, a module of its own): make run starts it
+# beside the shop, whose admin listener shows what it caught at /mail.
+.PHONY: bin/mailcatcher
+bin/mailcatcher:
+	@go build -C mailcatcher -o $(CURDIR)/bin/mailcatcher ./cmd/mailcatcher
+
+# A highly available PostgreSQL (bench/cmd/ha, bench/hapg; docs/ha.md): a
 # pg_auto_failover monitor and two synchronous data nodes on loopback ports,
 # kept in .data/ha. It prints the DATABASE_URL to start make run with, then
 # the nodes' states as they change, until Ctrl-C. HA_STANDBYS=2 makes it
@@ -33,24 +51,36 @@ run: ## serve on http://127.0.0.1:8080 (local PostgreSQL unless DATABASE_URL is 
 HA_STANDBYS ?= 1
 HA_DIR ?= .data/ha
 .PHONY: ha
-ha: ## highly available PostgreSQL (pg_auto_failover, two synchronous nodes; HA_STANDBYS=2 for three) in .data/ha; prints the DATABASE_URL for make run
-	go run ./cmd/ha -dir $(HA_DIR) -standbys $(HA_STANDBYS)
+ha: bin/ha ## highly available PostgreSQL (pg_auto_failover, two synchronous nodes; HA_STANDBYS=2 for three) in .data/ha; prints the DATABASE_URL for make run
+	bin/ha -dir $(HA_DIR) -standbys $(HA_STANDBYS)
 
 .PHONY: idemcheck
-idemcheck: ## check the running shop's idempotency keys (start it with make run first)
-	go run ./cmd/idemcheck -base http://127.0.0.1:8080 -profile shop
+idemcheck: bin/idemcheck ## check the running shop's idempotency keys (start it with make run first)
+	bin/idemcheck -base http://127.0.0.1:8080 -profile shop
 
-# One throwaway PostgreSQL per run (cmd/testpg; see docs/testing.md): a
+# The test bench is a module of its own (bench/go.mod): the chaos harness,
+# the load test, the failover formation, the PgBouncer and HAProxy
+# launchers and the tools that start them. Its commands are built into bin/
+# and run from the root, so that their paths (bin/web, .data/...) are the
+# root's. The shop's binary links none of it (docs/architecture.md).
+BENCH_CMDS := bin/chaos bin/ha bin/loadtest bin/withpgbouncer bin/idemcheck bin/testpg bin/runlocal bin/examples
+.PHONY: $(BENCH_CMDS)
+$(BENCH_CMDS):
+	@go build -C bench -o $(CURDIR)/$@ ./cmd/$(notdir $@)
+
+# The small modules beside the shop, each a program or library of its own
+# that the shop's binary does not link (docs/architecture.md): the fake
+# Stripe, the PostgreSQL launcher and the mail catcher. make test, vet,
+# lint and vulncheck take each in.
+SIDE_MODULES := fakestripe localpg mailcatcher
+
+# One throwaway PostgreSQL per run (bench/cmd/testpg; see docs/testing.md): a
 # target whose tests need PostgreSQL runs them under $(TESTPG), which starts
 # the server and sets TEST_DATABASE_URL for them, unless TEST_DATABASE_URL
 # names a server already: a server of your own, or the one of the make test
 # (or make fuzz) that called the target. Test binaries share the server
 # through template databases of their own (internal/pgtest, idem/idemtest).
 TESTPG = $(if $(TEST_DATABASE_URL),,bin/testpg --)
-
-.PHONY: bin/testpg
-bin/testpg:
-	@go build -o bin/testpg ./cmd/testpg
 
 .PHONY: test
 test: deps verify vet lint bin/testpg ## everything CI checks: generated code, vet, lint, all tests (-race), browser tests
@@ -61,8 +91,11 @@ test: deps verify vet lint bin/testpg ## everything CI checks: generated code, v
 # its own, to crash them). Not listed by make help: run make test.
 .PHONY: test/legs
 test/legs:
-	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v -e /internal/browsertest -e '/model$$')
+	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v -e /internal/browsertest)
 	cd idem && go test -race -count=1 -timeout 10m ./...
+	cd bench && go test -race -count=1 -timeout 15m $$(go list ./... | grep -v '/model$$')
+	for m in $(SIDE_MODULES); do (cd $$m && go test -race -count=1 -timeout 10m ./...) || exit 1; done
+	cd demo && go test -race -count=1 -timeout 10m $$(go list ./... | grep -v -e /browsertest)
 	$(MAKE) -s test/examples
 	$(MAKE) -s test/pgbouncer
 	$(MAKE) -s test/querymodes
@@ -77,8 +110,9 @@ test/legs:
 # chromedp now and then loses a page's execution context after a navigation
 # and a wait times out; a second failure fails the build.
 .PHONY: test/browser
-test/browser: bin/testpg ## headless-Chromium tests of the checkout and the lab
+test/browser: bin/testpg ## headless-Chromium tests of the checkout and of the lab (demo/browsertest)
 	$(TESTPG) $(SHELL) -c 'go test -count=1 -timeout 15m ./internal/browsertest/ || { echo "browser tests failed; retrying once"; go test -count=1 -timeout 15m ./internal/browsertest/; }'
+	$(TESTPG) $(SHELL) -c 'cd demo && { go test -count=1 -timeout 15m ./browsertest/ || { echo "browser tests failed; retrying once"; go test -count=1 -timeout 15m ./browsertest/; }; }'
 
 .PHONY: test/short
 test/short: bin/testpg ## the tests without -race, for a quick loop
@@ -95,12 +129,12 @@ test/kit: bin/testpg ## the idempotency kit's own tests (the idem module), on a 
 # The kit's examples (examples/*), each a module of its own, built and tested
 # as a newcomer would: each copied into a temporary folder outside the tree,
 # its replace pointed at idem/, and built with nothing but its committed
-# go.mod and go.sum (scripts/examples); the glue counts and the code blocks
+# go.mod and go.sum (bench/cmd/examples); the glue counts and the code blocks
 # that idem/README.md, docs/kit.md and the kit's section of README.md quote
 # are checked against the examples.
 .PHONY: test/examples
-test/examples: bin/testpg ## the kit's examples, built and tested from fresh copies outside the tree; the glue counts and code the kit's documents quote
-	$(TESTPG) go run ./scripts/examples
+test/examples: bin/testpg bin/examples ## the kit's examples, built and tested from fresh copies outside the tree; the glue counts and code the kit's documents quote
+	$(TESTPG) bin/examples
 
 # Every Fuzz target of the module, each for a fixed number of executions
 # (scripts/fuzz-budgets, about 3 s each on a quiet 2-core machine) times
@@ -119,10 +153,10 @@ else
 	@scripts/fuzz $(FUZZ_SCALE)
 endif
 
-# The SPIN model of the protocol (model/, docs/model.md): every state of
+# The SPIN model of the protocol (bench/model/, docs/model.md): every state of
 # its two configurations, then each mutation, which must yield its
 # counterexample; -v prints the state-space figures and the counterexamples.
-# make test runs it here, and leaves ./model out of its -race leg (there is
+# make test runs it here, and leaves bench/model out of its -race leg (there is
 # nothing to race: the tests run spin and the verifier it generates). The
 # timeout leaves room for a busy machine: the default configuration's three
 # searches take some 80 s each on a quiet one, and several times that
@@ -130,9 +164,9 @@ endif
 .PHONY: model
 model: ## model-check the protocol with SPIN, and each mutation's counterexample (part of make test; docs/model.md)
 	@command -v spin >/dev/null || scripts/install-deps
-	set -o pipefail; go test -count=1 -timeout 20m -v ./model/ | grep -v '^=== '
+	set -o pipefail; go test -C bench -count=1 -timeout 20m -v ./model/ | grep -v '^=== '
 
-# The chaos harness (cmd/chaos, internal/chaos): shops, provider and
+# The chaos harness (bench/cmd/chaos, bench/chaos): shops, provider and
 # PostgreSQL as separate processes, killed, paused and crashed, rows held
 # locked and the mail server stalled while clients check out; exits
 # non-zero when an invariant broke. See docs/failure-model.md.
@@ -146,19 +180,19 @@ bin/web:
 WEBHOOK_FAULTS := -webhook-duplicates 0.2 -webhook-reorder 0.2 -webhook-delay 200ms
 
 .PHONY: chaos
-chaos: bin/web ## chaos harness, long: 10,000 checkouts under kills, stalls, DB crashes and stalls, row locks, SMTP stalls, provider faults, webhooks twice, late and out of order
-	go run ./cmd/chaos -v -web bin/web -instances 3 -clients 48 -checkouts 10000 -duration 8m -drain 1m \
+chaos: bin/web bin/fakestripe bin/chaos ## chaos harness, long: 10,000 checkouts under kills, stalls, DB crashes and stalls, row locks, SMTP stalls, provider faults, webhooks twice, late and out of order
+	bin/chaos -v -web bin/web -instances 3 -clients 48 -checkouts 10000 -duration 8m -drain 1m \
 		-kills 24 -stalls 16 -db-crashes 6 -db-stalls 4 -row-locks 8 -smtp-stalls 6 $(WEBHOOK_FAULTS)
 
 .PHONY: chaos/short
-chaos/short: bin/web ## chaos harness in under a minute (part of make test)
-	go run ./cmd/chaos -web bin/web -instances 3 -clients 16 -checkouts 250 -duration 30s -drain 8s -settle 30s \
+chaos/short: bin/web bin/fakestripe bin/chaos ## chaos harness in under a minute (part of make test)
+	bin/chaos -web bin/web -instances 3 -clients 16 -checkouts 250 -duration 30s -drain 8s -settle 30s \
 		-kills 2 -stalls 2 -db-crashes 1 -db-stalls 1 -row-locks 1 -smtp-stalls 1 -smtp-stall 5s $(WEBHOOK_FAULTS)
 
-# The failover runs (internal/chaos/ha.go, docs/failure-model.md): the
-# shop's database is a pg_auto_failover formation (internal/hapg) of a
+# The failover runs (bench/chaos/ha.go, docs/failure-model.md): the
+# shop's database is a pg_auto_failover formation (bench/hapg) of a
 # primary and a synchronous standby, reached through one multi-host URL;
-# HAProxy (internal/haproxy) is in front of the shops; the provider keeps
+# HAProxy (bench/haproxy) is in front of the shops; the provider keeps
 # its charges on a PostgreSQL of its own. Failovers kill the primary's
 # node just after its standby's WAL receiver was paused, so the standby
 # lacks the last commits; synchronous, those were never acknowledged.
@@ -169,19 +203,19 @@ HA_CHAOS := -ha -instances 3 -clients 32 -checkouts 6000 -duration 4m -drain 30s
 	-failovers 4 -switchovers 2 -primary-kills 2 -standby-stops 2 -kills 8 -stalls 4 -row-locks 4 -smtp-stalls 2 $(WEBHOOK_FAULTS)
 
 .PHONY: chaos/ha
-chaos/ha: bin/web ## chaos harness on a failover formation through HAProxy, long: 4 failovers, 2 switchovers, primary and standby disruptions, 0 violations
-	go run ./cmd/chaos -v -web bin/web $(HA_CHAOS)
+chaos/ha: bin/web bin/fakestripe bin/chaos ## chaos harness on a failover formation through HAProxy, long: 4 failovers, 2 switchovers, primary and standby disruptions, 0 violations
+	bin/chaos -v -web bin/web $(HA_CHAOS)
 
 # chaos/ha/3 is chaos/ha on three data nodes (-standbys 2, number_sync_standbys
 # 1): a standby stopped, or one leaving for a switchover, leaves the other
 # confirming commits, so the primary never commits alone.
 .PHONY: chaos/ha/3
-chaos/ha/3: bin/web ## chaos/ha on three data nodes (two synchronous standbys), long
-	go run ./cmd/chaos -v -web bin/web $(HA_CHAOS) -standbys 2
+chaos/ha/3: bin/web bin/fakestripe bin/chaos ## chaos/ha on three data nodes (two synchronous standbys), long
+	bin/chaos -v -web bin/web $(HA_CHAOS) -standbys 2
 
 .PHONY: chaos/ha/async
-chaos/ha/async: bin/web ## the counterexample, long: chaos/ha with an asynchronous standby; passes when it finds the acknowledged orders the failovers lost
-	go run ./cmd/chaos -v -web bin/web $(HA_CHAOS) -async -expect-loss
+chaos/ha/async: bin/web bin/fakestripe bin/chaos ## the counterexample, long: chaos/ha with an asynchronous standby; passes when it finds the acknowledged orders the failovers lost
+	bin/chaos -v -web bin/web $(HA_CHAOS) -async -expect-loss
 
 .PHONY: chaos/ha/short
 # Its drive is long enough for its two formation disruptions one after the
@@ -189,13 +223,13 @@ chaos/ha/async: bin/web ## the counterexample, long: chaos/ha with an asynchrono
 # REQUIRE_SYNC_REPLICA took up to 50 s from the kill to a whole formation in
 # make test's own chaos leg (the old primary's rejoin; writes are refused
 # meanwhile), and a 40 s drive left the switchover unmade.
-chaos/ha/short: bin/web ## chaos/ha in about two minutes (part of make test)
-	go run ./cmd/chaos -web bin/web -ha -instances 2 -clients 16 -checkouts 500 -duration 90s -drain 8s -settle 30s \
+chaos/ha/short: bin/web bin/fakestripe bin/chaos ## chaos/ha in about two minutes (part of make test)
+	bin/chaos -web bin/web -ha -instances 2 -clients 16 -checkouts 500 -duration 90s -drain 8s -settle 30s \
 		-failovers 1 -switchovers 1 -kills 1 -stalls 1 $(WEBHOOK_FAULTS)
 
 .PHONY: chaos/ha/async/short
-chaos/ha/async/short: bin/web ## chaos/ha/async in about a minute (part of make test)
-	go run ./cmd/chaos -web bin/web -ha -async -expect-loss -instances 2 -clients 16 -checkouts 300 -duration 25s -drain 8s -settle 30s \
+chaos/ha/async/short: bin/web bin/fakestripe bin/chaos ## chaos/ha/async in about a minute (part of make test)
+	bin/chaos -web bin/web -ha -async -expect-loss -instances 2 -clients 16 -checkouts 300 -duration 25s -drain 8s -settle 30s \
 		-failovers 1 -kills 1 $(WEBHOOK_FAULTS)
 
 # The three short chaos runs at once: they mostly wait (on their drive's
@@ -203,7 +237,7 @@ chaos/ha/async/short: bin/web ## chaos/ha/async in about a minute (part of make 
 # run, so running side by side costs little time and no verdict. Each
 # one's output is printed whole when it ends.
 .PHONY: test/chaos
-test/chaos: bin/web
+test/chaos: bin/web bin/fakestripe bin/chaos
 	$(MAKE) -s -j3 --output-sync=target chaos/short chaos/ha/short chaos/ha/async/short
 
 .PHONY: bench
@@ -213,11 +247,11 @@ bench: bin/testpg ## benchmarks (compare figures within one run only)
 .PHONY: generate
 # templ names each file from where it runs: the shop's views from the root
 # (views/x.templ), each example from its own folder with the templ its
-# go.mod pins (views.templ), as scripts/examples regenerates it.
+# go.mod pins (views.templ), as bench/cmd/examples regenerates it.
 generate: ## regenerate sqlc and templ code (the shop's, the kit's own sqlc.yaml in idem/, the examples' templ)
 	$(SQLC) generate
 	$(SQLC) generate -f idem/sqlc.yaml
-	for f in views/*.templ; do $(TEMPL) generate -f $$f -log-level error || exit 1; done
+	for f in views/*.templ demo/lab/labviews/*.templ; do $(TEMPL) generate -f $$f -log-level error || exit 1; done
 	for d in examples/*/; do if ls $$d*.templ >/dev/null 2>&1; then (cd $$d && GOWORK=off go tool templ generate -log-level error) || exit 1; fi; done
 
 .PHONY: verify
@@ -225,9 +259,12 @@ verify: ## fail when generated code is not what the generators make from the sou
 	@scripts/verify-generated
 
 .PHONY: vet
-vet: ## go vet and gofmt, of the shop, of the kit's module and of its examples' modules
+vet: ## go vet and gofmt, of every module: the shop's, the kit's, the bench's, the fake's, the demo's and the examples'
 	go vet ./...
 	cd idem && go vet ./...
+	cd bench && go vet ./...
+	for m in $(SIDE_MODULES); do (cd $$m && go vet ./...) || exit 1; done
+	cd demo && go vet ./...
 	for d in examples/*/; do (cd $$d && go vet ./...) || exit 1; done
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 
@@ -236,7 +273,8 @@ vet: ## go vet and gofmt, of the shop, of the kit's module and of its examples' 
 # into bin/; then go.mod and go.sum as go mod tidy leaves them, and the
 # templ files as templ fmt leaves them (it formats them in place and fails,
 # as make verify regenerates and fails). Each module on its own: the shop,
-# the kit (idem/), each example; go mod tidy also on the tools modules.
+# the kit (idem/), the bench, the fake Stripe, the demo, each example; go
+# mod tidy also on the tools modules.
 GOLANGCI_LINT := $(CURDIR)/bin/golangci-lint
 
 .PHONY: bin/golangci-lint
@@ -248,19 +286,22 @@ vulncheck: ## govulncheck on every module (vuln.go.dev, or a database built from
 	scripts/vulncheck
 
 .PHONY: lint
-lint: bin/golangci-lint ## golangci-lint, go mod tidy -diff and templ fmt -fail, on the shop's, the kit's and the examples' modules
+lint: bin/golangci-lint ## golangci-lint, go mod tidy -diff and templ fmt -fail, on every module: the shop's, the kit's, the bench's, the fake's, the demo's and the examples'
 	$(GOLANGCI_LINT) run ./...
 	cd idem && $(GOLANGCI_LINT) run ./...
+	cd bench && $(GOLANGCI_LINT) run ./...
+	for m in $(SIDE_MODULES); do (cd $$m && $(GOLANGCI_LINT) run ./...) || exit 1; done
+	cd demo && $(GOLANGCI_LINT) run ./...
 	for d in examples/*/; do (cd $$d && $(GOLANGCI_LINT) run ./...) || exit 1; done
-	for d in . tools tools/lint idem examples/*/; do (cd $$d && go mod tidy -diff) || { echo "go mod tidy: $$d needs it"; exit 1; }; done
-	$(TEMPL) fmt -fail -log-level warn views
+	for d in . bench demo $(SIDE_MODULES) tools tools/lint idem examples/*/; do (cd $$d && go mod tidy -diff) || { echo "go mod tidy: $$d needs it"; exit 1; }; done
+	$(TEMPL) fmt -fail -log-level warn views demo/lab/labviews
 	for d in examples/*/; do if ls $$d*.templ >/dev/null 2>&1; then (cd $$d && GOWORK=off go tool templ fmt -fail -log-level warn .) || exit 1; fi; done
 
 .PHONY: deps
 deps: ## install the system packages the tests need, when missing (as root)
 	@scripts/install-deps
 
-# The load test (cmd/loadtest, internal/loadtest): its own throwaway
+# The load test (bench/cmd/loadtest, bench/loadtest): its own throwaway
 # PostgreSQL and shop, pgbench baselines and HTTP load side by side at one
 # client count, a table of rates, ratios, latencies and CPU per request.
 # The table and the web process's CPU profiles of its main legs are saved
@@ -272,16 +313,16 @@ LOADTEST_DURATION ?= 5s
 LOADTEST_STAMP := $(shell date -u +%Y%m%dT%H%M%SZ)
 LOADTEST_OUT ?= .data/loadtest/$(LOADTEST_STAMP)
 .PHONY: loadtest
-loadtest: bin/web ## load test: pgbench baselines (the minimal pattern among them) vs the shop over HTTP, side by side; the table and CPU profiles in LOADTEST_OUT (PGBOUNCER=1 through PgBouncer)
+loadtest: bin/web bin/fakestripe bin/loadtest ## load test: pgbench baselines (the minimal pattern among them) vs the shop over HTTP, side by side; the table and CPU profiles in LOADTEST_OUT (PGBOUNCER=1 through PgBouncer)
 	@mkdir -p $(LOADTEST_OUT)
-	set -o pipefail; go run ./cmd/loadtest -web bin/web -clients $(LOADTEST_CLIENTS) -duration $(LOADTEST_DURATION) \
+	set -o pipefail; bin/loadtest -web bin/web -clients $(LOADTEST_CLIENTS) -duration $(LOADTEST_DURATION) \
 		$(if $(PGBOUNCER),-pgbouncer) -profile $(if $(PROFILE),$(PROFILE),$(LOADTEST_OUT)) | tee $(LOADTEST_OUT)/table.txt
 	@echo "loadtest: the table and the profiles are in $(LOADTEST_OUT)"
 
 # The engine and API tests through PgBouncer 1.18 in transaction pooling
-# (started by cmd/withpgbouncer), the shop's pool in cache_describe mode;
+# (started by bench/cmd/withpgbouncer), the shop's pool in cache_describe mode;
 # databases are created and migrated on a direct connection.
-PGBOUNCER_PKGS := ./internal/checkout/ ./internal/api/ ./internal/handlers/ ./internal/lifecycle/ ./internal/app/ ./internal/pgbouncer/
+PGBOUNCER_PKGS := ./internal/checkout/ ./internal/api/ ./internal/handlers/ ./internal/lifecycle/ ./internal/app/
 # The API's tests with the shop's pool in each query mode that sends its
 # parameters as text typed from their Go types (DB_QUERY_MODE exec and
 # simple_protocol, offered for PgBouncer): a []byte meant as JSON fails
@@ -291,6 +332,6 @@ test/querymodes: bin/testpg ## the API tests with the pool in the exec and simpl
 	$(TESTPG) $(SHELL) -c 'for m in exec simple_protocol; do TEST_DB_QUERY_MODE=$$m go test -count=1 -timeout 10m ./internal/api/ || exit 1; done'
 
 .PHONY: test/pgbouncer
-test/pgbouncer: ## engine, API and kit tests through PgBouncer in transaction pooling
+test/pgbouncer: bin/withpgbouncer ## engine, API and kit tests through PgBouncer in transaction pooling
 	@command -v pgbouncer >/dev/null || test -x /usr/sbin/pgbouncer || scripts/install-deps
-	go run ./cmd/withpgbouncer -- $(SHELL) -c 'go test -count=1 -timeout 10m $(PGBOUNCER_PKGS) && cd idem && go test -count=1 -timeout 10m .'
+	bin/withpgbouncer -- $(SHELL) -c 'go test -count=1 -timeout 10m $(PGBOUNCER_PKGS) && (cd bench && go test -count=1 -timeout 10m ./pgbouncer/) && cd idem && go test -count=1 -timeout 10m .'

@@ -67,7 +67,10 @@ require (
 )
 
 require (
+	exactlyonce/fakestripe v0.0.0
 	exactlyonce/idem v0.0.0-00010101000000-000000000000
+	exactlyonce/localpg v0.0.0
+	exactlyonce/mailcatcher v0.0.0
 	github.com/PuerkitoBio/goquery v1.14.0
 	github.com/a-h/templ v0.3.1118
 	github.com/chromedp/cdproto v0.160.1
@@ -103,3 +106,9 @@ require (
 tool github.com/a-h/templ/cmd/templ
 
 replace exactlyonce/idem => ./idem
+
+replace exactlyonce/fakestripe => ./fakestripe
+
+replace exactlyonce/localpg => ./localpg
+
+replace exactlyonce/mailcatcher => ./mailcatcher

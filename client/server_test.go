@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"exactlyonce/client"
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 )
 
@@ -58,7 +57,7 @@ func newClient(tb testing.TB, h *apptest.Harness, token, dir string) (*client.Cl
 	return c, rec
 }
 
-func shortLock(c *app.Config) { c.LockTimeout = time.Second }
+func shortLock(c *apptest.Setup) { c.LockTimeout = time.Second }
 
 // TestPlaceOrderRetriesThroughAProviderFault: the provider charges but its
 // answers are lost (502, after the shop asked it again itself and handed
@@ -236,7 +235,7 @@ func TestReconcilesAfterTheRetryWindow(t *testing.T) {
 // provider lost its answer and the lock outlasts the window), so the client
 // stops at the window's end, reads the trail, and says the outcome is open.
 func TestStopsAtTheRetryWindowWithoutGuessing(t *testing.T) {
-	h := apptest.New(t, func(c *app.Config) { c.KeyRetention = 4 * time.Second })
+	h := apptest.New(t, func(c *apptest.Setup) { c.KeyRetention = 4 * time.Second })
 	cust := h.NewCustomer(t)
 	c, rec := newClient(t, h, cust.Token, t.TempDir())
 	h.SetProvider(t, 0, "after_charge")

@@ -88,8 +88,9 @@ func (s *Store) Claim(ctx context.Context, r Request) (Claim, error) {
 		case row.Inserted:
 			return true, Key{}, nil
 		}
-		k, err := KeyOf(row.Fingerprint, row.Status, row.LeaseLeftSeconds, row.AgeSeconds,
-			row.ResponseStatus, row.ResponseHeaders, row.ResponseBody)
+		k, err := KeyRow{Fingerprint: row.Fingerprint, Status: row.Status, LeaseLeftSeconds: row.LeaseLeftSeconds,
+			AgeSeconds: row.AgeSeconds, ResponseStatus: row.ResponseStatus, ResponseHeaders: row.ResponseHeaders,
+			ResponseBody: row.ResponseBody}.Key()
 		return false, k, err
 	})
 }
@@ -97,7 +98,7 @@ func (s *Store) Claim(ctx context.Context, r Request) (Claim, error) {
 // ClaimStatement is a claim's one round trip: it calls idem_claim for the
 // key with the operation ID and lock token given (and may bind writes of
 // the caller's own to it in the same statement) and reports whether it
-// inserted the key, or the key as the statement read it (KeyOf), or
+// inserted the key, or the key as the statement read it (KeyRow), or
 // ErrNotFound when it read no row at all: a key a concurrent transaction
 // inserted after the statement's snapshot.
 type ClaimStatement func(ctx context.Context, operation, token string) (inserted bool, existing Key, err error)
@@ -177,8 +178,9 @@ func (s *Store) resume(ctx context.Context, r Request) (Claim, error) {
 		if err != nil {
 			return storeError("lock key", err)
 		}
-		k, err := KeyOf(row.Fingerprint, row.Status, row.LeaseLeftSeconds, row.AgeSeconds,
-			row.ResponseStatus, row.ResponseHeaders, row.ResponseBody)
+		k, err := KeyRow{Fingerprint: row.Fingerprint, Status: row.Status, LeaseLeftSeconds: row.LeaseLeftSeconds,
+			AgeSeconds: row.AgeSeconds, ResponseStatus: row.ResponseStatus, ResponseHeaders: row.ResponseHeaders,
+			ResponseBody: row.ResponseBody}.Key()
 		if err != nil {
 			return err
 		}
@@ -198,6 +200,10 @@ func (s *Store) resume(ctx context.Context, r Request) (Claim, error) {
 		}
 		if err != nil {
 			return storeError("take over key", err)
+		}
+		err = s.tookOver(ctx, tx, Takeover{Scope: r.Scope, Key: r.Key, LockedUntil: taken.LockedUntil})
+		if err != nil {
+			return err
 		}
 		c = Claim{Lock: &Lock{store: s, Scope: r.Scope, Key: r.Key, OperationID: taken.OperationID,
 			Token: token, Payload: taken.Request, TakenOver: true, lease: s.leaseOf(r), sent: sent}}
@@ -224,17 +230,30 @@ type Key struct {
 	Answer Response
 }
 
-// KeyOf reads a key row in the columns the kit's Claim statement returns
-// (the lease left and the age in seconds, by the database clock), for
-// Decide. A caller whose own statement reads the existing row, as the
-// kit's Claim does, uses it rather than reading the row its own way.
-func KeyOf(fingerprint []byte, status string, leaseLeft, age float64, respStatus *int32, header json.RawMessage, body []byte) (Key, error) {
-	k := Key{Fingerprint: fingerprint, Finished: status == "finished", LeaseLeft: seconds(leaseLeft), Age: seconds(age)}
+// KeyRow is a key as a claim statement reads it, in the columns of the
+// SQL contract's view (idem_keys_v1: fingerprint, status, response_status,
+// response_headers, response_body) with lease_left and age in seconds
+// (extract(epoch FROM …)). A ClaimStatement that found the key already
+// there reports it as KeyRow{…}.Key().
+type KeyRow struct {
+	Fingerprint      []byte
+	Status           string
+	LeaseLeftSeconds float64
+	AgeSeconds       float64
+	ResponseStatus   *int32
+	ResponseHeaders  json.RawMessage
+	ResponseBody     []byte
+}
+
+// Key is the row as the kit judges it.
+func (r KeyRow) Key() (Key, error) {
+	k := Key{Fingerprint: r.Fingerprint, Finished: r.Status == "finished", LeaseLeft: seconds(r.LeaseLeftSeconds),
+		Age: seconds(r.AgeSeconds)}
 	if !k.Finished {
 		return k, nil
 	}
 	var err error
-	k.Answer, err = responseFrom(respStatus, header, body)
+	k.Answer, err = responseFrom(r.ResponseStatus, r.ResponseHeaders, r.ResponseBody)
 	return k, err
 }
 

@@ -139,7 +139,7 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 	for ; n < limit; n++ {
 		sent := time.Now()
 		token := NewID()
-		row, err := c.Store.q.TakeStuck(ctx, idemdb.TakeStuckParams{LockToken: token, Lease: c.Store.lease, Grace: c.Grace,
+		row, err := c.takeStuck(ctx, idemdb.TakeStuckParams{LockToken: token, Lease: c.Store.lease, Grace: c.Grace,
 			Kind: c.Store.kind, AsksFor: asksFor})
 		if errors.Is(err, pgx.ErrNoRows) {
 			break
@@ -171,6 +171,25 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// takeStuck takes the next stuck key over: one statement, or, when the
+// store has a TookOver hook, a transaction of it and the hook's write, so
+// that the caller's record of the takeover commits with it.
+func (c *Completer) takeStuck(ctx context.Context, p idemdb.TakeStuckParams) (idemdb.TakeStuckRow, error) {
+	if c.Store.onTakeover == nil {
+		return c.Store.q.TakeStuck(ctx, p)
+	}
+	var row idemdb.TakeStuckRow
+	err := pgx.BeginFunc(ctx, c.Store.pool, func(tx pgx.Tx) error {
+		var err error
+		if row, err = idemdb.New(tx).TakeStuck(ctx, p); err != nil {
+			return err
+		}
+		return c.Store.tookOver(ctx, tx, Takeover{Scope: row.Scope, Key: row.Key, ByCompleter: true,
+			Attempt: int(row.SettleAttempts), LockedUntil: row.LockedUntil})
+	})
+	return row, err
 }
 
 // settle is one key's turn: the Settler, a parking when it keeps failing

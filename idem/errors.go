@@ -79,3 +79,26 @@ func retryAfter(k Key) time.Duration {
 	}
 	return d
 }
+
+// ScopeError is a Scope function's refusal of a request: who sends it is not
+// known (no credentials, a bad token) or may not use the route. The adapters
+// answer it with Status as problem+json (RefusalOf); nothing is claimed, so
+// the key stays free. Any other error of a Scope is a 500, logged.
+type ScopeError struct {
+	// Status is the answer's status; default 401 Unauthorized.
+	Status int
+	// Detail is what the client is told; default the status's text.
+	Detail string
+	// Err is the cause, for logs and errors.Is; never shown to the client.
+	Err error
+}
+
+func (e *ScopeError) Error() string {
+	if e.Err != nil {
+		return "scope refused: " + e.Err.Error()
+	}
+	return "scope refused"
+}
+
+// Unwrap returns the cause.
+func (e *ScopeError) Unwrap() error { return e.Err }

@@ -24,8 +24,8 @@ type Lock struct {
 	// second attempt repeats the first one's call instead of making another.
 	OperationID string
 	// Token names this attempt. A caller whose own write must land in the
-	// same statement as the finish calls idem_finish with it (see the
-	// migration), and writes only when it returns true, e.g.
+	// same statement as the finish calls idem_finish with it (the SQL
+	// contract, README.md), and writes only when it returns true, e.g.
 	//
 	//	WITH finished AS MATERIALIZED (
 	//	    SELECT idem_finish($scope, $key, $token, 201, NULL, $body) AS ok)
@@ -47,6 +47,7 @@ type Lock struct {
 	// afterwards stores nothing.
 	finished     bool
 	finishedInTx bool
+	released     bool          // this attempt gave the key up (Release)
 	answer       Response      // what the finish stored, or will once committed
 	lease        time.Duration // how long each claim or heartbeat holds the key
 	sent         time.Time     // when the claim was sent, by this process's clock
@@ -125,8 +126,15 @@ func (l *Lock) Stored(ctx context.Context) (bool, error) {
 func (l *Lock) Answer() Response { return l.answer }
 
 // Release gives the key up when nothing was done under it (the request was
-// refused before any write), so that the client's retry starts afresh.
+// refused before any write), so that the client's retry starts afresh. A
+// lock released already (by hand, or by Do when its work failed) is not
+// released again: nil, so that the middleware, which frees every key whose
+// answer was not stored, tells a key this attempt freed (the handler's
+// answer is sent) from one another attempt took over (ErrLockLost).
 func (l *Lock) Release(ctx context.Context) error {
+	if l.released {
+		return nil
+	}
 	n, err := l.store.q.Release(ctx, idemdb.ReleaseParams{Scope: l.Scope, Key: l.Key, LockToken: l.Token})
 	if err != nil {
 		return storeError("release key", err)
@@ -134,6 +142,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	if n == 0 {
 		return ErrLockLost
 	}
+	l.released = true
 	return nil
 }
 
@@ -177,8 +186,32 @@ func (l *Lock) Heartbeat(ctx context.Context) error {
 // FenceAt of the lease, before the lease can run out. Do the attempt's
 // work under the returned context.
 func (l *Lock) Keep(ctx context.Context) (held context.Context, stop func()) {
-	held, stopKeeping := KeepLease(ctx, LeaseKeeping{Lease: l.lease, Since: l.sent, Renew: l.Heartbeat})
+	held, stopKeeping := l.KeepWith(ctx, LeaseHooks{})
 	return held, func() { _ = stopKeeping() }
+}
+
+// LeaseHooks watch the heartbeats of Lock.KeepWith.
+type LeaseHooks struct {
+	// BeforeRenew and BeforeFence, when set, run before each heartbeat and
+	// before the fence stops the work; tests block in them to stand for a
+	// stalled process.
+	BeforeRenew func(ctx context.Context)
+	BeforeFence func(ctx context.Context)
+	// Renewed, when set, is told how each heartbeat went: nil, ErrLockLost,
+	// or the error of one that failed (not a lost lock: the keeper tries
+	// again, and the fence stops the work if none succeeds). For metrics
+	// and logs.
+	Renewed func(ctx context.Context, err error)
+}
+
+// KeepWith is Keep with hooks, and a stop that reports what, if anything,
+// ended the returned context early: ErrLockLost (a heartbeat found the key
+// taken over), ErrLeaseLapsing (the fence stopped the work) or nil. A work
+// that returned its answer before the fence fired may keep it: the key is
+// still this attempt's, and its finish is fenced anyway.
+func (l *Lock) KeepWith(ctx context.Context, h LeaseHooks) (held context.Context, stop func() error) {
+	return KeepLease(ctx, LeaseKeeping{Lease: l.lease, Since: l.sent, Renew: l.Heartbeat,
+		BeforeRenew: h.BeforeRenew, BeforeFence: h.BeforeFence, Renewed: h.Renewed})
 }
 
 // Finished reports whether this attempt's answer is known to be stored:

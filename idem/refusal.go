@@ -3,6 +3,7 @@ package idem
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -29,7 +30,10 @@ type Refusal struct {
 // to show the form again, as the examples do.
 func RefusalOf(err error) (Refusal, bool) {
 	var busy *InProgressError
+	var scope *ScopeError
 	switch {
+	case errors.As(err, &scope):
+		return scope.refusal(), true
 	case errors.Is(err, ErrBadKey):
 		return Refusal{http.StatusBadRequest, "invalid-idempotency-key", "Invalid Idempotency-Key", KeyProblem(err), 0}, true
 	case errors.Is(err, ErrMissingKey):
@@ -68,4 +72,23 @@ func RefusalOf(err error) (Refusal, bool) {
 			"the database did not answer; retry with the same key after Retry-After seconds", 2 * time.Second}, true
 	}
 	return Refusal{}, false
+}
+
+// refusal answers a Scope's refusal with its status, 401 by default, and a
+// slug and title of the status ("unauthorized", "Unauthorized").
+func (e *ScopeError) refusal() Refusal {
+	status := e.Status
+	if status == 0 {
+		status = http.StatusUnauthorized
+	}
+	title := http.StatusText(status)
+	slug := strings.ToLower(strings.ReplaceAll(title, " ", "-"))
+	if title == "" {
+		title, slug = "Scope refused", "scope-refused"
+	}
+	detail := e.Detail
+	if detail == "" {
+		detail = title
+	}
+	return Refusal{Status: status, Slug: slug, Title: title, Detail: detail}
 }

@@ -20,6 +20,7 @@ type Store struct {
 	kind         string
 	lease        time.Duration
 	resumeWithin time.Duration
+	onTakeover   func(ctx context.Context, tx pgx.Tx, t Takeover) error
 	answers      Answers
 	// rememberWhile is the age below which a finished key may be
 	// remembered: Retention minus the entries' lifetime (see remember).
@@ -55,6 +56,16 @@ type Options struct {
 	Answers    Answers
 	AnswersFor time.Duration
 	Retention  time.Duration
+	// TookOver, when set, is called inside the transaction that takes a
+	// key over (a retry's claim, or the completer's pass), after the
+	// takeover's statement: a write of the caller's in tx (an audit
+	// event) commits with the takeover or not at all. An error rolls the
+	// takeover back. It costs a takeover one statement of the caller's;
+	// with it set, the completer's search for a stuck key runs in a
+	// transaction of its own (BEGIN and COMMIT, or ROLLBACK when it finds
+	// none: two more round trips a pass). A request's claim of a key not
+	// taken over never calls it, and costs nothing more.
+	TookOver func(ctx context.Context, tx pgx.Tx, t Takeover) error
 }
 
 // NewStore returns a Store on pool, whose database has Migrations applied.
@@ -62,7 +73,8 @@ func NewStore(pool *pgxpool.Pool, opts Options) *Store {
 	if opts.Lease <= 0 {
 		opts.Lease = 30 * time.Second
 	}
-	s := &Store{pool: pool, q: idemdb.New(pool), kind: opts.Kind, lease: opts.Lease, resumeWithin: opts.ResumeWithin}
+	s := &Store{pool: pool, q: idemdb.New(pool), kind: opts.Kind, lease: opts.Lease, resumeWithin: opts.ResumeWithin,
+		onTakeover: opts.TookOver}
 	// A new store's completer holds off for a Grace, as after an outage:
 	// the asks that this process's predecessor kept in memory died with
 	// it, and those other instances kept through an outage this process

@@ -27,6 +27,17 @@ ON CONFLICT (id) DO NOTHING;
 SELECT id, version, order_id, order_key FROM carts
 WHERE id = @id AND customer_id = @customer_id;
 
+-- name: RefusingCart :one
+-- A cart as the claim that it refused reads it, in one snapshot: whether it
+-- is ordered, its version and the key bound to it, and its lines at that
+-- version, for the refusal to carry them (checkout.CartChangedError).
+SELECT c.id, c.version, c.order_id, c.order_key,
+       coalesce(array_agg(l.sku ORDER BY l.sku) FILTER (WHERE l.sku IS NOT NULL), '{}')::text[] AS skus,
+       coalesce(array_agg(l.quantity ORDER BY l.sku) FILTER (WHERE l.sku IS NOT NULL), '{}')::int[] AS quantities
+FROM carts c LEFT JOIN cart_lines l ON l.cart_id = c.id
+WHERE c.id = @id AND c.customer_id = @customer_id
+GROUP BY c.id;
+
 -- name: LockCart :one
 -- Locks a cart for a change of its lines, for the rest of the transaction.
 SELECT id, version, order_id FROM carts
@@ -73,10 +84,10 @@ RETURNING version;
 -- version's.
 UPDATE carts c
 SET order_key = CASE WHEN c.order_key IS NULL OR (c.order_key_at < now() - @unused_for::interval
-        AND NOT EXISTS (SELECT FROM idem_keys k WHERE k.scope = c.customer_id::text AND k.key = c.order_key))
+        AND NOT EXISTS (SELECT FROM idem_keys_v1 k WHERE k.scope = c.customer_id::text AND k.key = c.order_key))
         THEN @minted::text ELSE c.order_key END,
     order_key_at = CASE WHEN c.order_key IS NULL OR (c.order_key_at < now() - @unused_for::interval
-        AND NOT EXISTS (SELECT FROM idem_keys k WHERE k.scope = c.customer_id::text AND k.key = c.order_key))
+        AND NOT EXISTS (SELECT FROM idem_keys_v1 k WHERE k.scope = c.customer_id::text AND k.key = c.order_key))
         THEN now() ELSE c.order_key_at END
 WHERE c.id = @cart_id AND c.customer_id = @customer_id AND c.order_id IS NULL
 RETURNING c.version, c.order_key::text AS order_key;

@@ -8,9 +8,11 @@
 -- two keys racing for one version cannot both get through, and a change of
 -- the lines waits for it).
 --
--- A key already there is reported as the kit's claim reports it, whatever
--- the cart holds now (a finished order is replayed after its cart closed),
--- and judged by the kit, which runs this statement (idem.Store.ClaimWith).
+-- It names nothing of the kit but its SQL contract (idem/README.md). A
+-- key already there is read through the contract's view and reported as
+-- the kit's claim reports it (idem.KeyRow), whatever the cart holds now (a
+-- finished order is replayed after its cart closed), and judged by the kit,
+-- which runs this statement (idem.Store.ClaimWith).
 -- No row at all means that the cart refused the key, or that the key is too
 -- new for this statement's snapshot; the engine reads the cart to tell which.
 WITH cart AS (
@@ -18,7 +20,7 @@ WITH cart AS (
     WHERE carts.id = sqlc.narg('cart_id')::uuid AND carts.customer_id = @customer_id::uuid
       AND carts.version = sqlc.narg('cart_version')::bigint
       AND carts.order_id IS NULL AND (carts.order_key IS NULL OR carts.order_key = @key::text)
-      AND NOT EXISTS (SELECT FROM idem_keys k WHERE k.scope = (@customer_id::uuid)::text AND k.key = @key::text)
+      AND NOT EXISTS (SELECT FROM idem_keys_v1 k WHERE k.scope = (@customer_id::uuid)::text AND k.key = @key::text)
     RETURNING carts.id, carts.version
 ),
 claimed AS MATERIALIZED (
@@ -50,26 +52,33 @@ SELECT true AS inserted, @fingerprint::bytea AS fingerprint, 'started'::text AS 
 FROM claimed WHERE inserted
 UNION ALL
 SELECT false, k.fingerprint, k.status, k.response_status, k.response_body,
-       extract(epoch FROM k.locked_until - now())::double precision,
-       extract(epoch FROM now() - k.created_at)::double precision
-FROM idem_keys AS k
+       extract(epoch FROM k.lease_left)::double precision,
+       extract(epoch FROM k.age)::double precision
+FROM idem_keys_v1 AS k
 WHERE k.scope = (@customer_id::uuid)::text AND k.key = @key::text
   AND NOT EXISTS (SELECT FROM claimed WHERE inserted);
-
--- name: KeyExists :one
--- Whether a key has been claimed, for the cart order's choice of what to
--- judge: a key in use is judged by what it was claimed for, a new one by the
--- cart as it is now.
-SELECT EXISTS (SELECT FROM idem_keys WHERE scope = (@customer_id::uuid)::text AND key = @key);
 
 -- name: RecordKeyEvent :exec
 -- Appends to a key's audit trail an event written beside its change: the
 -- sweeper's expiry (in the delete's transaction) and a parking, with the
 -- error only the completer knows. Claims and finishes are written by their
--- own statements, takeovers by a trigger on the kit's table
--- (migrations/00066_takeover_events.sql).
+-- own statements, takeovers by RecordTakeover.
 INSERT INTO key_events (customer_id, key, event, detail)
 VALUES (@customer_id, @key, @event, @detail);
+
+-- name: RecordTakeover :exec
+-- Appends a takeover of an order key to its audit trail, in the takeover's
+-- own transaction (the kit's TookOver hook, checkout.recordTakeover), so
+-- that it commits with the takeover or not at all: who took the key, a
+-- retry ("request") or the completer with its count of takeovers
+-- ("attempt"), and when the new lease runs out.
+INSERT INTO key_events (customer_id, key, event, detail)
+VALUES ((@scope::text)::uuid, @key::text, 'taken_over',
+        CASE WHEN @by_completer::boolean
+             THEN jsonb_build_object('by', 'completer', 'attempt', @attempt::integer,
+                                     'locked_until', @locked_until::timestamptz)
+             ELSE jsonb_build_object('by', 'request', 'locked_until', @locked_until::timestamptz)
+        END);
 
 -- name: FinishKey :one
 -- Stores a definite outcome that wrote no order (a declined card, a payment
@@ -100,9 +109,9 @@ SELECT ok FROM finished WHERE ok;
 
 -- name: GetKey :one
 -- A key as an operator (or a test) inspects it.
-SELECT k.scope, k.key, k.status, k.locked_until, (k.locked_until - now())::interval AS lock_remaining,
+SELECT k.scope, k.key, k.status, k.locked_until, k.lease_left::interval AS lock_remaining,
        k.lock_token, k.response_status, k.created_at, k.operation_id, k.settle_attempts, k.parked_at
-FROM idem_keys k
+FROM idem_keys_v1 k
 WHERE k.scope = (@customer_id::uuid)::text AND k.key = @key;
 
 -- name: ListKeyEvents :many
@@ -123,10 +132,10 @@ LIMIT @max_rows;
 -- lease_covers_calls found it). Storing the same id again is a no-op that
 -- succeeds. No row means the attempt lost the key, or may lose it.
 UPDATE order_keys o SET payment_intent_id = @payment_intent_id::text
-FROM idem_keys k
+FROM idem_keys_v1 k
 WHERE o.scope = (@customer_id::uuid)::text AND o.key = @key::text
   AND k.scope = o.scope AND k.key = o.key AND k.status = 'started' AND k.lock_token = @lock_token::uuid
-  AND k.locked_until > now()
+  AND k.lease_left > '0'::interval
   AND (o.payment_intent_id IS NULL OR o.payment_intent_id = @payment_intent_id::text)
 RETURNING true AS stored;
 
@@ -144,9 +153,9 @@ SELECT coalesce((SELECT e.detail->>'traceparent' FROM key_events e
 -- and the trace of the key's claim ('' when it was not traced), which the
 -- completer's trace links to.
 SELECT coalesce(o.payment_intent_id, '')::text AS payment_intent_id,
-       extract(epoch FROM now() - k.created_at)::double precision AS age_seconds,
+       extract(epoch FROM k.age)::double precision AS age_seconds,
        coalesce((SELECT e.detail->>'traceparent' FROM key_events e
                  WHERE e.customer_id = @customer_id::uuid AND e.key = @key::text AND e.event = 'claimed'
                  ORDER BY e.id DESC LIMIT 1), '')::text AS claim_traceparent
-FROM order_keys o JOIN idem_keys k ON k.scope = o.scope AND k.key = o.key
+FROM order_keys o JOIN idem_keys_v1 k ON k.scope = o.scope AND k.key = o.key
 WHERE o.scope = (@customer_id::uuid)::text AND o.key = @key::text;

@@ -36,7 +36,7 @@ SELECT
      AND EXISTS (SELECT FROM customers c WHERE c.id = @customer_id::uuid))::boolean AS ours
 FROM (SELECT 1) AS one
 LEFT JOIN order_keys ok ON ok.payment_intent_id = @intent_id::text
-LEFT JOIN idem_keys k ON k.kind = 'order' AND k.scope = ok.scope AND k.key = ok.key;
+LEFT JOIN idem_keys_v1 k ON k.kind = 'order' AND k.scope = ok.scope AND k.key = ok.key;
 
 -- name: DeploymentID :one
 -- This deployment's marker, made once by the migration: every instance on
@@ -122,7 +122,7 @@ SELECT charge_id FROM recorded;
 -- Whether the order of a key holds the charge: asked after a finish lost its
 -- lock while holding a succeeded charge. status is '' when the key is gone.
 SELECT
-    coalesce((SELECT k.status FROM idem_keys k WHERE k.scope = (@customer_id::uuid)::text AND k.key = @key::text), '')::text AS key_status,
+    coalesce((SELECT k.status FROM idem_keys_v1 k WHERE k.scope = (@customer_id::uuid)::text AND k.key = @key::text), '')::text AS key_status,
     EXISTS (SELECT FROM orders o WHERE o.customer_id = @customer_id AND o.charge_id = @charge_id::text) AS has_order;
 
 -- name: SeeUnclaimedCharge :one

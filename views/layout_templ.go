@@ -179,8 +179,8 @@ func Layout(p Page) templ.Component {
 	})
 }
 
-// csrfField is the anti-forgery token every state-changing form carries.
-func csrfField(token string) templ.Component {
+// CSRFField is the anti-forgery token every state-changing form carries.
+func CSRFField(token string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -21,7 +21,11 @@ type Options struct {
 	// Store keeps the keys. Required.
 	Store *idem.Store
 	// Scope names whom a request's key belongs to; a key is never matched
-	// across scopes. Required. Its error is returned to Echo as it is.
+	// across scopes. Required. To refuse the request, return an
+	// *idem.ScopeError: ErrorHandler answers it with its status (default
+	// 401) as problem+json. Any other error is returned to Echo as it is,
+	// for the application's error handler to answer and log (an
+	// *echo.HTTPError keeps its status).
 	Scope func(c echo.Context) (string, error)
 	// Optional, Wait and MaxBody are idemhttp.Options'.
 	Optional bool
@@ -57,7 +61,9 @@ func New(o Options) *Keys {
 
 // Middleware protects the route's handler (idemhttp.Keys.Middleware): a
 // handler that writes calls Do, or finishes the key in its own transaction
-// with LockOf(c).FinishTx.
+// with LockOf(c).FinishTx. Only that answer is the key's: an error the
+// handler returns, or an answer it writes otherwise (before Do, say), is
+// not stored, and the key is freed for the corrected request.
 func (k *Keys) Middleware() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -103,6 +109,8 @@ func Do(c echo.Context, work idem.Work) error {
 }
 
 // LockOf returns the lock Middleware holds for the request; nil without one.
+// Its Scope is what Options.Scope returned for the request, its Key the
+// request's key (idemhttp.LockOf).
 func LockOf(c echo.Context) *idem.Lock { return idemhttp.LockOf(c.Request().Context()) }
 
 // Write sends an outcome of idem.Store.Do, marked as a replay only when it
@@ -114,9 +122,9 @@ func Write(c echo.Context, o idem.Outcome) error {
 
 // ErrorHandler is an Echo error handler that answers the kit's refusals
 // (idem.RefusalOf: a bad or missing key, a key reused or in progress, a body
-// too large, the database out of reach) as idemhttp.WriteError does, with
-// their status, problem+json and Retry-After, and hands every other error
-// to next:
+// too large, the database out of reach, a Scope's idem.ScopeError) as
+// idemhttp.WriteError does, with their status, problem+json and
+// Retry-After, and hands every other error to next:
 //
 //	e.HTTPErrorHandler = idemecho.ErrorHandler(e.DefaultHTTPErrorHandler)
 func ErrorHandler(next echo.HTTPErrorHandler) echo.HTTPErrorHandler {

@@ -54,8 +54,8 @@ func ExampleDo() {
 	mux.Handle("POST /notes", keys.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var in struct{ Text string }
 		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-			// Stored as the key's answer, as any 2xx to 4xx the handler
-			// writes: a retry with the key gets this 400 again.
+			// Sent, not stored: the work has not begun, so the key is
+			// freed and the corrected body runs under the same key.
 			http.Error(w, "the body is not a note", http.StatusBadRequest)
 			return
 		}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -23,8 +24,11 @@ type Options struct {
 	Store *idem.Store
 	// Scope names whom a request's key belongs to (an account, an API
 	// client): a key is never matched across scopes, so one client can
-	// neither see nor block another's. Required. An error is answered as
-	// Refuse answers it (a 401 of the application's, say).
+	// neither see nor block another's. Required. To refuse the request
+	// (no credentials, a bad token), return an *idem.ScopeError: it is
+	// answered with its status (default 401) as problem+json. Any other
+	// error is answered as Refuse answers it (by default logged, and a
+	// 500).
 	Scope func(r *http.Request) (string, error)
 	// Optional lets requests without an Idempotency-Key through,
 	// unprotected; by default they are refused (400).
@@ -40,9 +44,14 @@ type Options struct {
 	// pass chi.RouteContext(r.Context()).RoutePattern().
 	Route func(r *http.Request) string
 	// Refuse answers a request the kit refused (a bad or missing key, a key
-	// in progress or reused, an outage: see idem.RefusalOf) and the Scope's
-	// errors; default WriteError.
+	// in progress or reused, an outage: see idem.RefusalOf), the Scope's
+	// errors and Handle's work's; default WriteError, after logging
+	// (Log) every error that is not a refusal, since its 500 says nothing
+	// of it.
 	Refuse func(w http.ResponseWriter, r *http.Request, err error)
+	// Log is where the default Refuse logs the errors it answers 500;
+	// default slog.Default().
+	Log *slog.Logger
 }
 
 // Keys makes JSON routes idempotent under the Idempotency-Key header (the
@@ -59,8 +68,11 @@ func New(o Options) *Keys {
 	if o.Route == nil {
 		o.Route = func(r *http.Request) string { return r.Pattern }
 	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
 	if o.Refuse == nil {
-		o.Refuse = WriteError
+		o.Refuse = logging(o.Log)
 	}
 	return &Keys{o: o}
 }
@@ -108,12 +120,16 @@ func Do(w http.ResponseWriter, r *http.Request, work idem.Work) error {
 // LockOf(ctx).FinishTx), so that its write and the stored answer land
 // together; the key counts as finished only once that transaction
 // committed (Lock.Stored), and a COMMIT that failed frees the key and is
-// refused with idem.ErrNotCommitted (503). Whatever else it answers is
-// stored as the key's answer when it is 2xx to 4xx; a 5xx, or a handler
-// that panics or writes nothing, frees the key so that a retry runs it
-// again (one that writes nothing is refused with idem.ErrNoResponse, 500).
-// An answer is sent only once it is stored: if another request took the
-// key over meanwhile, the client is told 409 (idem.ErrLockLost) instead.
+// refused with idem.ErrNotCommitted (503). Only that answer is the key's
+// (or one the handler stores with LockOf(ctx).Finish): whatever else the
+// handler answers (a refusal before the work began, such as failed
+// validation; its answer to a work that failed; a 5xx) is sent but not
+// stored, and the key is freed, so that the corrected request runs under
+// the same key, as Stripe does and as idemecho does for an error returned
+// before Do. A handler that panics frees the key too, and one that writes
+// nothing frees it and is answered idem.ErrNoResponse (500). A stored
+// answer is sent only once it is stored; if another request took the key
+// over meanwhile, the client is told 409 (idem.ErrLockLost) instead.
 func (k *Keys) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, protected, err := k.Read(w, r)
@@ -188,6 +204,17 @@ func (e *TooLargeError) Error() string {
 // idem.RefusalOf answers it.
 func (e *TooLargeError) Is(target error) bool { return target == idem.ErrBodyTooLarge }
 
+// logging is the default Refuse: WriteError, after logging an error that
+// is not a refusal (a Scope's or a work's own), which its 500 hides.
+func logging(log *slog.Logger) func(w http.ResponseWriter, r *http.Request, err error) {
+	return func(w http.ResponseWriter, r *http.Request, err error) {
+		if _, ok := idem.RefusalOf(err); !ok {
+			log.ErrorContext(r.Context(), "idem: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
+		WriteError(w, r, err)
+	}
+}
+
 func waitOf(d time.Duration) time.Duration {
 	switch {
 	case d == 0:
@@ -202,7 +229,10 @@ type lockKey struct{}
 
 // LockOf returns the lock Middleware holds for the request whose context is
 // ctx, for a handler that finishes the key in its own transaction; nil
-// without one.
+// without one. It carries what the middleware worked out for the request:
+// its Scope (what Options.Scope returned, so a handler need not compute it
+// again), its Key, and the OperationID to derive a downstream call's key
+// from.
 func LockOf(ctx context.Context) *idem.Lock {
 	l, _ := ctx.Value(lockKey{}).(*idem.Lock)
 	return l

@@ -15,8 +15,9 @@ const ProblemTypeBase = "/problems/"
 
 // WriteError answers err as problem+json: a refusal of the kit with its
 // status, slug and Retry-After (idem.RefusalOf; a body over the limit is
-// 413), and anything else with a 500 that says nothing of the error (log it
-// in a Refuse of your own that calls this one).
+// 413; a Scope's idem.ScopeError its own status), and anything else with a
+// 500 that says nothing of the error (Keys' default Refuse logs it first; a
+// handler that calls this one for its own errors logs them itself).
 func WriteError(w http.ResponseWriter, _ *http.Request, err error) {
 	ref, ok := idem.RefusalOf(err)
 	if !ok {

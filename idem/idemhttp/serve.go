@@ -71,25 +71,28 @@ func Serve(w http.ResponseWriter, r *http.Request, store *idem.Store, req idem.R
 		writeResponse(w, lock.Answer())
 		return nil
 	case stored:
-	case err != nil || rec.status >= 500 || rec.status == 0:
-		// Nothing stored, nothing worth replaying: let a retry run the
-		// handler again. A handler that wrote nothing at all is answered
-		// for it (ErrNoResponse), never with an empty answer.
-		if relErr := lock.Release(background); relErr != nil && !errors.Is(relErr, idem.ErrLockLost) && err == nil {
-			err = relErr
-		}
-		if err == nil && rec.status == 0 {
-			err = idem.ErrNoResponse
-		}
-		if err != nil {
-			return err
-		}
 	default:
-		if err := lock.Finish(background, rec.response()); err != nil {
-			// ErrLockLost: another attempt took the key over, so the answer
-			// recorded here is not the one a retry will get, and is not
-			// sent either.
+		// Only the work's answer is the key's: Do's, or the one the
+		// handler finished the key with (FinishTx, Finish). Anything else
+		// (a refusal before the work began, failed validation, an answer
+		// to work that failed and freed the key, a 5xx, nothing at all) is
+		// sent but not stored, and the key is freed, so the corrected
+		// request runs: Stripe's rule, and Echo's for an error returned
+		// before Do.
+		relErr := lock.Release(background)
+		switch {
+		case err != nil:
 			return err
+		case errors.Is(relErr, idem.ErrLockLost):
+			// Another attempt took the key over: its answer, not this
+			// one, is what a retry gets.
+			return relErr
+		case relErr != nil:
+			return relErr
+		case rec.status == 0:
+			// A handler that wrote nothing is answered for it, never
+			// with an empty answer.
+			return idem.ErrNoResponse
 		}
 	}
 	rec.flush(w)
@@ -135,16 +138,6 @@ func (r *recorder) Write(b []byte) (int, error) {
 		r.status = http.StatusOK
 	}
 	return r.body.Write(b)
-}
-
-func (r *recorder) response() idem.Response {
-	h := map[string]string{}
-	for _, name := range idem.ReplayedHeaders {
-		if v := r.header.Get(name); v != "" {
-			h[name] = v
-		}
-	}
-	return idem.Response{Status: r.status, Header: h, Body: bytes.Clone(r.body.Bytes())}
 }
 
 func (r *recorder) flush(w http.ResponseWriter) {

@@ -41,7 +41,7 @@ FOR UPDATE;
 UPDATE idem_keys
 SET lock_token = @lock_token::uuid, locked_until = now() + @lease::interval, asked_at = now()
 WHERE scope = @scope AND key = @key AND status = 'started' AND parked_at IS NULL
-RETURNING operation_id, request;
+RETURNING operation_id, request, locked_until;
 
 -- name: TakeStuck :one
 -- The completer's takeover: the oldest started key whose lease has run out
@@ -67,7 +67,7 @@ SET lock_token = @lock_token::uuid, locked_until = now() + @lease::interval,
     settle_attempts = k.settle_attempts + 1
 FROM stuck
 WHERE k.scope = stuck.scope AND k.key = stuck.key AND k.status = 'started' AND k.parked_at IS NULL
-RETURNING k.scope, k.key, k.operation_id, k.request, k.settle_attempts;
+RETURNING k.scope, k.key, k.operation_id, k.request, k.settle_attempts, k.locked_until;
 
 -- name: Park :execrows
 -- Parks a poison key held by the completer: it stays started, and no

@@ -21,14 +21,13 @@ import (
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/readiness"
 	"exactlyonce/internal/web"
 )
 
 // records is what the API reads and writes directly: customers, orders,
-// the audit trail and the demo's totals. The order
+// the audit trail. The order
 // flow's own reads and writes go through the engine. *database.DB is the
 // implementation.
 type records interface {
@@ -37,7 +36,6 @@ type records interface {
 	GetOrder(ctx context.Context, arg db.GetOrderParams) (db.Order, error)
 	ListOrders(ctx context.Context, arg db.ListOrdersParams) ([]db.Order, error)
 	ListKeyEvents(ctx context.Context, arg db.ListKeyEventsParams) ([]db.ListKeyEventsRow, error)
-	DemoStats(ctx context.Context) (db.DemoStatsRow, error)
 	PointsBalance(ctx context.Context, customerID uuid.UUID) (int64, error)
 	OrderPoints(ctx context.Context, arg db.OrderPointsParams) (db.OrderPointsRow, error)
 }
@@ -57,9 +55,8 @@ type Handler struct {
 	catalog  *catalog.Catalog
 	carts    *cart.Store
 	checkout *checkout.Engine
-	// provider is the fake payment provider, whose faults the demo
-	// controls set; nil when demo mode is off.
-	provider   *fakestripe.Provider
+	// demo mounts the demo's routes; nil when demo mode is off.
+	demo       func(api *web.RouteSet)
 	log        *slog.Logger
 	lifecycle  Lifecycle
 	errors     *web.Errors
@@ -75,9 +72,11 @@ type Deps struct {
 	Catalog  *catalog.Catalog
 	Carts    *cart.Store
 	Checkout *checkout.Engine
-	// Provider enables the demo controls when non-nil.
-	Provider *fakestripe.Provider
-	Log      *slog.Logger
+	// Demo, when not nil, mounts the demo's routes (/api/demo/...) among
+	// the API's: the app sets it with DEMO=1. The API knows nothing else of
+	// the demo.
+	Demo func(api *web.RouteSet)
+	Log  *slog.Logger
 	// Lifecycle is the key retention policy (policy.go).
 	Lifecycle Lifecycle
 	// Errors answers the routes' errors, and Limits are the quotas and
@@ -95,6 +94,6 @@ type Deps struct {
 // New returns the API's handler.
 func New(d Deps) *Handler {
 	return &Handler{db: d.DB, tokens: newTokenCache(), catalog: d.Catalog, carts: d.Carts, checkout: d.Checkout,
-		provider: d.Provider, log: d.Log, lifecycle: d.Lifecycle, errors: d.Errors, limits: d.Limits,
+		demo: d.Demo, log: d.Log, lifecycle: d.Lifecycle, errors: d.Errors, limits: d.Limits,
 		pickupKeys: d.Keys, pickups: d.Pickups, ready: d.Ready}
 }

@@ -78,19 +78,16 @@ func (h *Handler) orderCart(c echo.Context) error {
 		key = derivedCartKey(ct)
 	}
 	req.Card = orderCard(req.Card)
-	fp, legacy, err := cartOrderFingerprint(ct, req.Card, ifMatchHeader)
+	fp, err := cartOrderFingerprint(ct, req.Card, ifMatchHeader)
 	if err != nil {
 		return err
 	}
-	lockFor, err := h.demoLockFor(c)
-	if err != nil {
-		return err
-	}
-	res, err := h.checkout.Place(ctx, checkout.Attempt{
-		CustomerID: customerID(c), Key: key, Fingerprint: fp, AcceptFingerprints: [][]byte{legacy}, LockFor: lockFor,
+	wait := applyWait(c.Request().Header, c.Response().Header())
+	res, err := h.checkout.PlaceOrAwait(ctx, checkout.Attempt{
+		CustomerID: customerID(c), Key: key, Fingerprint: fp,
 		Order: checkout.Order{Items: ct.Items, Card: req.Card},
 		Cart:  &checkout.CartVersion{ID: ct.ID, Version: ct.Version},
-	})
+	}, wait)
 	if err != nil {
 		return err
 	}
@@ -110,25 +107,16 @@ func derivedCartKey(ct cart.Cart) string {
 // outcome was lost, after the cart was edited, waits for that order (409)
 // and then gets it, never 422. What the key pays for is the version it was
 // claimed with (the engine resumes the order priced then).
-//
-// legacy is what the shop's rule before the kit's gave the same request,
-// with the cart's current version (checkout.LegacyFingerprint): a key
-// claimed under it matches a retry sent while its cart is unchanged.
-func cartOrderFingerprint(ct cart.Cart, card, ifMatch string) (fp, legacy []byte, err error) {
+func cartOrderFingerprint(ct cart.Cart, card, ifMatch string) ([]byte, error) {
 	body, err := json.Marshal(struct {
 		CardLast4 string    `json:"card_last4"`
 		CartID    uuid.UUID `json:"cart_id"`
 		IfMatch   string    `json:"if_match"`
 	}{card[max(0, len(card)-4):], ct.ID, ifMatch})
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode cart order: %w", err)
+		return nil, fmt.Errorf("encode cart order: %w", err)
 	}
-	old, err := json.Marshal(map[string]any{"cart_id": ct.ID, "cart_version": ct.Version, "card": card})
-	if err != nil {
-		return nil, nil, fmt.Errorf("encode cart order: %w", err)
-	}
-	legacy, err = checkout.LegacyFingerprint(http.MethodPost, cartOrderRoute, old)
-	return checkout.Fingerprint(http.MethodPost, cartOrderRoute, body), legacy, err
+	return checkout.Fingerprint(http.MethodPost, cartOrderRoute, body), nil
 }
 
 // ifMatch reports whether an If-Match header admits version: absent or

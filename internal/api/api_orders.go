@@ -41,15 +41,15 @@ type orderRequest struct {
 // normalised, and the fingerprint of the result. Every error is a 400 and
 // comes before the claim, so nothing is stored and the same key works once
 // the body is fixed.
-func decodeOrder(body []byte) (req orderRequest, fp []byte, accept [][]byte, err error) {
+func decodeOrder(body []byte) (req orderRequest, fp []byte, err error) {
 	if err := web.DecodeStrict(body, &req); err != nil {
-		return orderRequest{}, nil, nil, err
+		return orderRequest{}, nil, err
 	}
 	req.Card = orderCard(req.Card)
-	if fp, accept, err = req.fingerprint(); err != nil {
-		return orderRequest{}, nil, nil, err
+	if fp, err = req.fingerprint(); err != nil {
+		return orderRequest{}, nil, err
 	}
-	return req, fp, accept, nil
+	return req, fp, nil
 }
 
 // orderCard is the card an order names, defaulted and normalised as the
@@ -71,10 +71,7 @@ func orderCard(card string) string {
 // (the whole number must not be stored, even hashed: the digits an attacker
 // does not know are few enough to try). Two bodies that decode to the same
 // order share a fingerprint; two that do not, never do.
-//
-// accept holds what the shop's earlier rule made of the same order
-// (checkout.LegacyFingerprint), which keys claimed before the change hold.
-func (r orderRequest) fingerprint() (fp []byte, accept [][]byte, err error) {
+func (r orderRequest) fingerprint() ([]byte, error) {
 	var items []canonicalItem // null for no items, as the body had it
 	if r.Items != nil {
 		items = make([]canonicalItem, len(r.Items))
@@ -93,10 +90,9 @@ func (r orderRequest) fingerprint() (fp []byte, accept [][]byte, err error) {
 		Items     []canonicalItem `json:"items"`
 	}{r.Card[max(0, len(r.Card)-4):], items})
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode order: %w", err)
+		return nil, fmt.Errorf("encode order: %w", err)
 	}
-	return checkout.Fingerprint(http.MethodPost, orderRoute, body),
-		[][]byte{checkout.LegacyCanonicalFingerprint(http.MethodPost, orderRoute, body)}, nil
+	return checkout.Fingerprint(http.MethodPost, orderRoute, body), nil
 }
 
 // canonicalItem is an order line with its members in name order.
@@ -115,18 +111,15 @@ func (h *Handler) placeOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	req, fp, accept, err := decodeOrder(body)
+	req, fp, err := decodeOrder(body)
 	if err != nil {
 		return err
 	}
-	lockFor, err := h.demoLockFor(c)
-	if err != nil {
-		return err
-	}
-	res, err := h.checkout.Place(c.Request().Context(), checkout.Attempt{
-		CustomerID: customerID(c), Key: key, Fingerprint: fp, AcceptFingerprints: accept,
-		Order: checkout.Order{Items: req.Items, Card: req.Card}, LockFor: lockFor,
-	})
+	wait := applyWait(c.Request().Header, c.Response().Header())
+	res, err := h.checkout.PlaceOrAwait(c.Request().Context(), checkout.Attempt{
+		CustomerID: customerID(c), Key: key, Fingerprint: fp,
+		Order: checkout.Order{Items: req.Items, Card: req.Card},
+	}, wait)
 	if err != nil {
 		return err
 	}

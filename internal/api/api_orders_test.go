@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/problem"
@@ -162,22 +161,13 @@ func TestProviderOutageStoresNothing(t *testing.T) {
 	h.WaitLockExpired(t, c, "k") // at once: its lease was ended
 }
 
-func TestDemoControlsOnlyInDemoMode(t *testing.T) {
+// The shop alone has no demo controls: they are the lab's (demo/lab, whose
+// tests check them with the lab mounted).
+func TestNoDemoControlsInTheShop(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.Demo = false })
+	h := apptest.New(t)
 	apptest.WantProblem(t, h.Do(t, http.MethodGet, "/api/demo/stats", ""), problem.NotFound)
 	apptest.WantProblem(t, h.Do(t, http.MethodPut, "/api/demo/provider", `{"fail":"decline"}`), problem.NotFound)
-
-	demo := apptest.New(t)
-	apptest.WantProblem(t, demo.Do(t, http.MethodPut, "/api/demo/provider", `{"fail":"explode"}`), problem.InvalidRequest)
-	r := demo.Do(t, http.MethodGet, "/api/demo/stats", "")
-	var stats map[string]int64
-	r.JSON(t, &stats)
-	for _, k := range []string{"charges", "orders", "keys_started", "keys_finished"} {
-		if _, ok := stats[k]; !ok || r.Status != http.StatusOK {
-			t.Errorf("stats: got %d %s, want 200 with %q", r.Status, r.Body, k)
-		}
-	}
 }
 
 func TestProductsAndCustomers(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/problem"
 )
@@ -125,7 +124,7 @@ func TestCustomerNameMustBeText(t *testing.T) {
 
 func TestReplayDoesNotDependOnTodaysCatalog(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.CatalogMaxAge = time.Nanosecond })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.CatalogMaxAge = time.Nanosecond })
 	c := h.NewCustomer(t)
 	first := h.PlaceOrder(t, c, "k", oneMug)
 	if first.Status != http.StatusCreated {
@@ -166,22 +165,5 @@ func TestBearerSchemeIsCaseInsensitive(t *testing.T) {
 	}
 	for _, auth := range []string{"Basic " + c.Token, "Bearer", "Bearer    ", c.Token} {
 		apptest.WantProblem(t, h.Do(t, http.MethodGet, "/api/orders", "", "Authorization", auth), problem.Unauthorized)
-	}
-}
-
-func TestDemoProviderBodyIsStrict(t *testing.T) {
-	t.Parallel()
-	h := apptest.New(t)
-	for name, body := range map[string]string{
-		"trailing ]": `{"fail": "decline"}]`,
-		"duplicate":  `{"fail": "decline", "fail": "none"}`,
-	} {
-		r := h.Do(t, http.MethodPut, "/api/demo/provider", body)
-		if r.Status != http.StatusBadRequest {
-			t.Errorf("%s: got %d %s, want 400", name, r.Status, r.Body)
-		}
-	}
-	if got := h.App.Provider.Behaviour().Fail; got != "none" {
-		t.Errorf("got provider fault %q, want none: no refused body may change it", got)
 	}
 }

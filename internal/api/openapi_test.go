@@ -21,14 +21,13 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/api"
-	"exactlyonce/internal/app"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakestripe"
-	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/web"
+	"exactlyonce/localpg"
 )
 
 // spec is the OpenAPI description loaded and validated by kin-openapi, with
@@ -129,7 +128,7 @@ func TestOpenAPIDescribesEveryRouteAndError(t *testing.T) {
 	// An attempt of key "k-held" waits after its claim until released, so
 	// that a retry meets the held key (409).
 	claimed, release := make(chan struct{}), make(chan struct{})
-	h := apptest.New(t, func(c *app.Config) {
+	h := apptest.New(t, func(c *apptest.Setup) {
 		c.LockTimeout = 30 * time.Second
 		c.ProviderTimeout = 300 * time.Millisecond
 		c.Hooks.AfterClaim = func(_ context.Context, cl checkout.Claimed) {
@@ -179,17 +178,11 @@ func TestOpenAPIDescribesEveryRouteAndError(t *testing.T) {
 	s.do(t, h, 409, "POST", "/api/orders", mugOrder, withKey("k-held")...)
 	close(release)
 	<-held
-	s.do(t, h, 200, "PUT", "/api/demo/provider", `{"delay_ms":0,"fail":"after_charge"}`)
+	h.SetProvider(t, 0, "after_charge")
 	s.do(t, h, 502, "POST", "/api/orders", mugOrder, withKey("k-6")...)
-	s.do(t, h, 200, "PUT", "/api/demo/provider", `{"fail":"timeout"}`)
+	h.SetProvider(t, 0, "timeout")
 	s.do(t, h, 504, "POST", "/api/orders", mugOrder, withKey("k-7")...)
-	s.do(t, h, 200, "PUT", "/api/demo/provider", `{"fail":"none","rates":{"decline":0.25}}`)
-	s.do(t, h, 200, "GET", "/api/demo/provider", "")
-	s.do(t, h, 200, "PUT", "/api/demo/provider", `{"fail":"none"}`)
-	s.do(t, h, 400, "PUT", "/api/demo/provider", `{"fail":"sometimes"}`)
-	s.do(t, h, 415, "PUT", "/api/demo/provider", `x`, "Content-Type", "text/plain")
-	s.do(t, h, 200, "GET", "/api/demo/provider", "")
-	s.do(t, h, 200, "GET", "/api/demo/stats", "")
+	h.SetProvider(t, 0, "none")
 
 	s.do(t, h, 200, "GET", "/api/orders", "", auth...)
 	s.do(t, h, 401, "GET", "/api/orders", "")
@@ -239,7 +232,7 @@ func TestOpenAPIDescribesEveryRouteAndError(t *testing.T) {
 
 	// A server that allows one new customer per address answers the
 	// second with 429 and Retry-After.
-	strict := apptest.New(t, func(c *app.Config) { c.CustomerQuota = web.CustomerQuota{PerMinute: 1, Burst: 1} })
+	strict := apptest.New(t, func(c *apptest.Setup) { c.CustomerQuota = web.CustomerQuota{PerMinute: 1, Burst: 1} })
 	s.do(t, strict, 201, "POST", "/api/customers", `{}`)
 	s.do(t, strict, 429, "POST", "/api/customers", `{}`)
 	s.do(t, h, 200, "GET", "/healthz", "")
@@ -400,7 +393,7 @@ func TestOpenAPIDuringADatabaseOutage(t *testing.T) {
 	if err := database.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	if err := fakestripe.Migrate(ctx, pool); err != nil { // the in-process fake's schema
+	if err := fakestripe.Migrate(ctx, pool); err != nil { // the fake's schema, for its server (stripetest)
 		t.Fatal(err)
 	}
 	h := apptest.NewOnPool(t, pool)

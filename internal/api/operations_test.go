@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/problem"
@@ -40,7 +39,7 @@ func TestHealthAndReadiness(t *testing.T) {
 
 func TestIdempotencyPolicy(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.KeyRetention = 2 * time.Hour })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.KeyRetention = 2 * time.Hour })
 	r := h.Do(t, http.MethodGet, "/api/idempotency-policy", "")
 	var p struct {
 		Retention    int64 `json:"retention_seconds"`
@@ -132,7 +131,7 @@ func (b *syncBuffer) String() string {
 func TestLogsRedactSecrets(t *testing.T) {
 	t.Parallel()
 	var out syncBuffer
-	h := apptest.New(t, func(cfg *app.Config) { cfg.Log = logging.New(&out, "json", slog.LevelDebug) })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.Log = logging.New(&out, "json", slog.LevelDebug) })
 	c := h.NewCustomer(t)
 	const (
 		key  = "secret-key-0123456789abcdef"

@@ -177,7 +177,7 @@ func TestReadinessWithoutDatabase(t *testing.T) {
 // the provider: the shop's pages and replays still work.
 func TestReadinessWithProviderDown(t *testing.T) {
 	t.Parallel()
-	h := durableHarness(t, func(c *app.Config) {
+	h := durableHarness(t, func(c *apptest.Setup) {
 		c.StripeAPIBase, c.StripeSecretKey = "http://127.0.0.1:1", "sk_test_nobody"
 	})
 	rep, checks := readyz(t, h, http.StatusOK)

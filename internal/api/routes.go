@@ -40,10 +40,8 @@ func (h *Handler) Register(e *echo.Echo) {
 	api.Add(http.MethodGet, "/api/keys/:key/events", h.keyEvents, h.requireCustomer)
 	api.Add(http.MethodGet, "/api/openapi.json", h.openAPI)
 
-	if h.provider != nil {
-		api.Add(http.MethodGet, "/api/demo/provider", h.getProviderBehaviour)
-		api.Add(http.MethodPut, "/api/demo/provider", h.setProviderBehaviour)
-		api.Add(http.MethodGet, "/api/demo/stats", h.demoStats)
+	if h.demo != nil {
+		h.demo(api)
 	}
 	api.RefuseOtherMethods()
 

@@ -2,16 +2,14 @@ package api_test
 
 import (
 	"context"
-	"encoding/json"
+	"exactlyonce/fakestripe"
 	"net/http"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
-	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/problem"
 )
@@ -24,9 +22,12 @@ import (
 // fault, then heal.
 func setBlip(t *testing.T, h *apptest.Harness, fault string, times int) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"fail": fault, "times": times})
-	if r := h.Do(t, http.MethodPut, "/api/demo/provider", string(body)); r.Status != http.StatusOK {
-		t.Fatalf("set provider: got %d %s", r.Status, r.Body)
+	f, err := fakestripe.ParseFault(fault)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Provider.SetBehaviour(fakestripe.Behaviour{Fail: f, Times: times}); err != nil {
+		t.Fatalf("set provider: %v", err)
 	}
 }
 
@@ -64,7 +65,7 @@ func TestConflictNamesAShortWait(t *testing.T) {
 	t.Parallel()
 	claimed := make(chan struct{})
 	var once sync.Once
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.LockTimeout = 30 * time.Second
 		cfg.Hooks.AfterClaim = func(context.Context, checkout.Claimed) { once.Do(func() { close(claimed) }) }
 	})
@@ -87,7 +88,7 @@ func TestConflictNamesAShortWait(t *testing.T) {
 // takes it over at once.
 func TestProviderBlipCostsSeconds(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = 30 * time.Second })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.LockTimeout = 30 * time.Second })
 	c := h.NewCustomer(t)
 
 	t.Run("an answer lost once", func(t *testing.T) {
@@ -123,7 +124,7 @@ func TestProviderBlipCostsSeconds(t *testing.T) {
 // gets the order its key paid for.
 func TestCartOrderRetriedAfterTheCartChanged(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = 30 * time.Second })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.LockTimeout = 30 * time.Second })
 	cc := newCartClient(t, h)
 	wantCart(t, cc.do(t, http.MethodPut, "", twoMugs), http.StatusOK)
 	order := func() apptest.Response {
@@ -163,7 +164,7 @@ func TestFinishPastItsTimeoutIsAnOutage(t *testing.T) {
 	var once sync.Once
 	release := make(chan struct{})
 	var h *apptest.Harness
-	h = apptest.New(t, func(cfg *app.Config) {
+	h = apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.LockTimeout, cfg.FinishTimeout = 3*time.Second, 500*time.Millisecond
 		cfg.Hooks.BeforeFinish = func(ctx context.Context, cl checkout.Claimed) {
 			once.Do(func() {
@@ -188,28 +189,6 @@ func TestFinishPastItsTimeoutIsAnOutage(t *testing.T) {
 	h.WaitLockExpired(t, c, "stuck-finish")
 	if r := h.PlaceOrder(t, c, "stuck-finish", oneMug); r.Status != http.StatusCreated {
 		t.Fatalf("retry: got %d %s, want 201", r.Status, r.Body)
-	}
-	h.WantStats(t, 1, 1)
-}
-
-// A key claimed under the shop's fingerprint rule before the kit's (keys a
-// server of the earlier version stored, within their retention) is still
-// matched by a retry of the same request, byte for byte: replayed, never
-// 422.
-func TestKeysOfTheEarlierFingerprintRuleStillMatch(t *testing.T) {
-	t.Parallel()
-	h := apptest.New(t)
-	c := h.NewCustomer(t)
-	canonical := []byte(`{"card_last4":"4242","items":[{"quantity":1,"sku":"mug-espresso"}]}`)
-	legacy := checkout.LegacyCanonicalFingerprint(http.MethodPost, "/api/orders", canonical)
-	// The earlier server placed the order under the legacy fingerprint.
-	if _, err := h.App.Checkout.Place(context.Background(), checkout.Attempt{CustomerID: c.ID, Key: "old-key", Fingerprint: legacy,
-		Order: checkout.Order{Items: []catalog.Item{{SKU: "mug-espresso", Quantity: 1}}, Card: "4242424242424242"}}); err != nil {
-		t.Fatal(err)
-	}
-	r := h.PlaceOrder(t, c, "old-key", oneMug)
-	if r.Status != http.StatusCreated || r.Header.Get("Idempotent-Replayed") != "true" {
-		t.Fatalf("retry after the upgrade: got %d %s, want the stored 201 replayed", r.Status, r.Body)
 	}
 	h.WantStats(t, 1, 1)
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"time"
+
+	"exactlyonce/static"
 )
 
 // Admin is the operations handler: an index of the operator's pages at /,
@@ -22,7 +24,7 @@ import (
 func (a *App) Admin() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", a.adminIndex)
-	mux.HandleFunc("GET /static/admin.css", adminAsset)
+	mux.Handle("GET /static/admin.css", static.Shop)
 	mux.Handle("GET /readyz", a.Readiness)
 	mux.Handle("GET /metrics", a.Metrics.Handler())
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -30,7 +32,7 @@ func (a *App) Admin() http.Handler {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	if a.cfg.MailCatcher != nil {
+	if a.cfg.MailCatcherURL != "" {
 		mux.HandleFunc("GET /mail", a.adminMail)
 	}
 	mux.HandleFunc("GET /payments", a.adminPayments)

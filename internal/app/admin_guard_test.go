@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 )
 
@@ -72,7 +71,7 @@ func TestAdminListenerIsGuarded(t *testing.T) {
 	}{{"without ADMIN_TOKEN", ""}, {"with ADMIN_TOKEN", adminToken}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			h := apptest.New(t, func(c *app.Config) { c.AdminToken = tc.token })
+			h := apptest.New(t, func(c *apptest.Setup) { c.AdminToken = tc.token })
 			c := h.NewCustomer(t)
 			if r := h.PlaceOrder(t, c, "k", oneMug); r.Status != http.StatusCreated {
 				t.Fatalf("place order: got %d %s", r.Status, r.Body)

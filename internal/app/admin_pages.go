@@ -3,7 +3,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,10 +12,8 @@ import (
 	"github.com/a-h/templ"
 	"github.com/google/uuid"
 
-	"exactlyonce/internal/lab"
 	"exactlyonce/internal/mail"
 	"exactlyonce/internal/web"
-	"exactlyonce/static"
 	"exactlyonce/views"
 )
 
@@ -41,7 +38,7 @@ func (a *App) adminIndex(w http.ResponseWriter, r *http.Request) {
 		links = append(links, views.AdminLink{Title: "River UI", Href: riverUIPrefix + "/", Listener: admin,
 			About: "The outbox's jobs (loyalty points, confirmation mail) by state, with their attempts and errors. Read-only without ADMIN_TOKEN."})
 	}
-	if a.cfg.MailCatcher != nil {
+	if a.cfg.MailCatcherURL != "" {
 		links = append(links, views.AdminLink{Title: "Caught mail", Href: "/mail", Listener: admin,
 			About: "The demo's confirmation mails, each with the way to its order."})
 	}
@@ -49,12 +46,12 @@ func (a *App) adminIndex(w http.ResponseWriter, r *http.Request) {
 		About: "The latest traces this process keeps in memory, and the traces of one idempotency key: its requests, the provider's calls, the completer's passes and the outbox's jobs, span by span."})
 	links = append(links, views.AdminLink{Title: "Profiles", Href: "/debug/pprof/", Listener: admin,
 		About: "The Go profiler: CPU, heap, goroutines, traces. Each profile costs CPU while it runs."})
-	if a.Lab != nil {
-		links = append(links, views.AdminLink{Title: "Key inspector", Href: shop + "/lab#inspector", Listener: onShop,
+	if a.demo.Inspector != "" {
+		links = append(links, views.AdminLink{Title: "Key inspector", Href: shop + a.demo.Inspector + "#inspector", Listener: onShop,
 			About: "In the double-click lab: a lab shopper's keys, their status, lock and audit trail."})
 	} else {
 		links = append(links, views.AdminLink{Title: "Key inspector", Listener: onShop,
-			About: "Not on this server: it is part of the double-click lab, served with DEMO=1 and the in-process provider. GET /api/keys/{key}/events gives a customer its key's trail."})
+			About: "Not on this server: it is part of the double-click lab, served by the demo's binary with DEMO=1 (make run; demo/cmd/demo). GET /api/keys/{key}/events gives a customer its key's trail."})
 	}
 	a.renderAdmin(w, r, views.AdminIndexPage(views.AdminIndex{ShopURL: shop, Links: links}))
 }
@@ -64,11 +61,17 @@ func (a *App) adminIndex(w http.ResponseWriter, r *http.Request) {
 // opens for the browser that placed it) and, for a lab run's shopper, the
 // key inspector.
 func (a *App) adminMail(w http.ResponseWriter, r *http.Request) {
-	msgs := a.cfg.MailCatcher.Messages()
+	caught, err := readCaughtMail(r.Context(), a.cfg.MailCatcherURL)
+	if err != nil {
+		a.cfg.Log.WarnContext(r.Context(), "admin: caught mail unreadable", "err", err)
+		http.Error(w, "The mail catcher at "+a.cfg.MailCatcherURL+" cannot be read: is make run's catcher running?", http.StatusBadGateway)
+		return
+	}
+	msgs := caught.Messages
 	slices.Reverse(msgs)
 	shop := a.shopURL(r)
-	lab := labShoppers{runner: a.Lab, known: map[uuid.UUID]bool{}}
-	page := views.AdminMail{SMTPAddr: a.cfg.MailCatcher.Addr(), Mails: make([]views.CaughtMail, len(msgs))}
+	lab := demoShoppers{inspects: a.demo.Inspects, known: map[uuid.UUID]bool{}}
+	page := views.AdminMail{SMTPAddr: caught.SMTP, Mails: make([]views.CaughtMail, len(msgs))}
 	for i, m := range msgs {
 		v := views.CaughtMail{Subject: m.Subject, From: m.From, To: strings.Join(m.To, ", "),
 			Received: m.ReceivedAt.UTC().Format(time.DateTime), MessageID: m.MessageID, Body: m.Body, Raw: string(m.Raw)}
@@ -76,7 +79,7 @@ func (a *App) adminMail(w http.ResponseWriter, r *http.Request) {
 			v.OrderID, v.ReceiptURL = order.String(), shop+"/orders/"+order.String()
 			for _, to := range m.To {
 				if customer, ok := mail.CustomerOfAddress(to); ok && lab.has(r.Context(), customer) {
-					v.InspectorURL = shop + "/lab?" + url.Values{"customer": {customer.String()}}.Encode() + "#inspector"
+					v.InspectorURL = shop + a.demo.Inspector + "?" + url.Values{"customer": {customer.String()}}.Encode() + "#inspector"
 				}
 			}
 		}
@@ -97,41 +100,22 @@ func (a *App) shopURL(r *http.Request) string {
 	return shop
 }
 
-// labShoppers says which customers are lab runs' shoppers, asking the lab
-// once per customer.
-type labShoppers struct {
-	runner *lab.Runner
-	known  map[uuid.UUID]bool
+// demoShoppers says which customers are the demo's shoppers, asking the
+// demo once per customer.
+type demoShoppers struct {
+	inspects func(ctx context.Context, customer uuid.UUID) bool
+	known    map[uuid.UUID]bool
 }
 
-func (l labShoppers) has(ctx context.Context, customer uuid.UUID) bool {
-	if l.runner == nil {
+func (l demoShoppers) has(ctx context.Context, customer uuid.UUID) bool {
+	if l.inspects == nil {
 		return false
 	}
 	if is, ok := l.known[customer]; ok {
 		return is
 	}
-	_, err := l.runner.Inspect(ctx, customer, "")
-	l.known[customer] = !errors.Is(err, lab.ErrNotLabShopper)
+	l.known[customer] = l.inspects(ctx, customer)
 	return l.known[customer]
-}
-
-// adminAsset serves the admin pages' stylesheet, as the shop's listener
-// serves its own assets: cached for good under its hashed URL.
-func adminAsset(w http.ResponseWriter, r *http.Request) {
-	const name = "admin.css"
-	b, err := static.FS.ReadFile(name)
-	if err != nil {
-		http.NotFound(w, r)
-		return
-	}
-	if r.URL.Query().Get("v") == static.Version(name) {
-		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-	} else {
-		w.Header().Set("Cache-Control", "no-cache")
-	}
-	w.Header().Set("ETag", `"`+static.Version(name)+`"`)
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
 }
 
 // renderAdmin renders a page into a buffer first, so that a render error

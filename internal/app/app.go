@@ -1,19 +1,17 @@
 // Package app assembles the shop from its parts: the database, the catalog,
-// the fake payment provider and the client that calls it over HTTP, the
-// checkout engine, and the HTTP handlers. cmd/web and the tests build the
-// application through New, so the tests run exactly what production runs.
+// the payment client that calls the provider over HTTP (Stripe, or the
+// fake as a program of its own), the checkout engine, the HTTP handlers,
+// and a demo when one is mounted (Demo). cmd/web, demo/cmd/demo and the tests
+// build the application through New, so the tests run what production
+// runs.
 package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,10 +23,7 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakestripe"
-	"exactlyonce/internal/lab"
 	"exactlyonce/internal/lifecycle"
-	"exactlyonce/internal/mailcatcher"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/pickup"
@@ -41,17 +36,16 @@ import (
 // Config is what New needs beyond the pool.
 type Config struct {
 	// BaseURL is where this server is reached over loopback, such as
-	// http://127.0.0.1:8080. Without a ProviderListener the payment client
-	// calls the in-process fake, served by this same server under /v1,
-	// through it, and the fake sends its webhooks to it.
+	// http://127.0.0.1:8080: the lab sends its scenarios' requests to it.
 	BaseURL         string
 	LockTimeout     time.Duration
 	ProviderTimeout time.Duration
 	// FinishTimeout bounds the statement that writes an order (see
 	// checkout.Config); zero means the engine's default.
 	FinishTimeout time.Duration
-	// Demo turns on the demo controls.
-	Demo bool
+	// Demo, when set, is mounted on the shop (demo/cmd/demo's lab; see
+	// Demo); nil serves the shop alone.
+	Demo Demo
 	// Hooks are passed to the checkout engine; tests use them.
 	Hooks checkout.Hooks
 	Log   *slog.Logger
@@ -70,8 +64,8 @@ type Config struct {
 	// keys; empty means a random one, good for this process only.
 	SessionSecret string
 	// AllowedHosts are the Host names (host or host:port) the server
-	// answers for, besides BaseURL's, which is always allowed: the payment
-	// client reaches the fake provider through it.
+	// answers for, besides BaseURL's, which is always allowed: the lab's
+	// requests and the fake's webhooks come through it.
 	AllowedHosts []string
 	// CustomerQuota limits the anonymous customers one client address may
 	// create (API and browser); zero means web.DefaultCustomerQuota.
@@ -88,21 +82,15 @@ type Config struct {
 	// catalogMaxAge. Tests shorten it to see a catalog change at once.
 	CatalogMaxAge time.Duration
 
-	// StripeAPIBase is the base URL of Stripe (https://api.stripe.com) or
-	// of a fake that runs as a process of its own (`web provider`), such as
-	// http://127.0.0.1:8081, reached with StripeSecretKey. Empty runs the
-	// fake in this process, with a secret key of its own.
+	// StripeAPIBase is the base URL of Stripe (https://api.stripe.com, the
+	// default when empty) or of the fake Stripe (fakestripe/cmd/fakestripe,
+	// which make run, the tests and the bench start beside the shop),
+	// reached with StripeSecretKey. With Demo, the lab sets the fake's
+	// faults through its control API there.
 	StripeAPIBase   string
 	StripeSecretKey string
-	// StripeWebhookSecret verifies the webhooks at /webhooks/stripe; with
-	// the in-process fake, empty makes one the two share.
+	// StripeWebhookSecret verifies the webhooks at /webhooks/stripe.
 	StripeWebhookSecret string
-	// ProviderListener is where Serve serves the in-process provider: a
-	// loopback listener apart from the shop's, so that at shutdown the
-	// provider outlives the shop's listener and the orders still in flight
-	// can finish their charges. Nil mounts it under /v1 on the shop's
-	// own routes instead, for tests that serve a.Echo themselves.
-	ProviderListener net.Listener
 
 	// ProviderKeyWindow is how long the provider remembers idempotency keys
 	// (see checkout.Config); zero means checkout.DefaultProviderKeyWindow.
@@ -112,8 +100,6 @@ type Config struct {
 	MaxSettleAttempts int
 	// ReconcileInterval spaces the reconciler's passes; zero disables it.
 	ReconcileInterval time.Duration
-	// ProviderOptions are passed to the fake provider; tests use them.
-	ProviderOptions []fakestripe.Option
 	// ReconcilerHooks are passed to the reconciler; tests use them.
 	ReconcilerHooks lifecycle.ReconcilerHooks
 
@@ -128,9 +114,11 @@ type Config struct {
 	// UI (see guardAdmin).
 	AdminHosts []string
 	AdminToken string
-	// MailCatcher is the demo's local SMTP server (MAIL_CATCHER), whose
-	// mail the admin listener shows at /mail; nil when none runs here.
-	MailCatcher *mailcatcher.Server
+	// MailCatcherURL is the demo's mail catcher's HTTP address
+	// (MAIL_CATCHER_URL, which make run sets), whose caught mail the admin
+	// listener shows at /mail; empty shows none. The catcher runs beside
+	// the shop, as a process of its own.
+	MailCatcherURL string
 	// Tracing is the process's tracer provider and its recent traces
 	// (tracing.New), which the admin listener shows at /traces; nil is
 	// tracing off.
@@ -149,7 +137,6 @@ type App struct {
 	Echo     *echo.Echo
 	DB       *database.DB
 	Checkout *checkout.Engine
-	Provider *fakestripe.Provider
 	// Payments is the client of the provider the engine and the background
 	// workers use.
 	Payments  *payment.Client
@@ -158,9 +145,6 @@ type App struct {
 	Sweeper   *lifecycle.Sweeper
 	// Reconciler refunds charges that no order holds.
 	Reconciler *lifecycle.Reconciler
-	// Lab runs the double-click lab's scenarios; nil unless Demo is on
-	// and the provider runs in this process.
-	Lab *lab.Runner
 	// Keys is the idem kit's key store (the pickup form's keys).
 	Keys *idem.Store
 	// Readiness is what GET /readyz reports, on the shop's listener and
@@ -182,10 +166,10 @@ type App struct {
 	handler http.Handler
 
 	cfg Config
-	// providerHandler serves the in-process provider on
-	// cfg.ProviderListener; nil when the provider is mounted on Echo or
-	// runs elsewhere.
-	providerHandler http.Handler
+	// demo is what Config.Demo mounted; zero without one.
+	demo Mounted
+	// Demo is Config.Demo, for tests that drive the demo.
+	Demo Demo
 }
 
 // deploymentReadTimeout bounds the read of the deployment's marker at
@@ -221,7 +205,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 			deploymentErr = fmt.Errorf("read deployment id: %w", deploymentErr)
 		}
 	}
-	provider, payments, webhookSecret := paymentProvider(d, cfg, deployment)
+	payments := paymentClient(cfg, deployment)
 	if cfg.KeyRetention <= 0 {
 		cfg.KeyRetention = DefaultKeyRetention
 	}
@@ -234,16 +218,18 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		})
 	}
 	hooks := cfg.Hooks
-	var labRunner *lab.Runner
-	if cfg.Demo && provider != nil {
-		// The lab sends its scenarios' requests to this server's own API,
-		// and freezes an attempt through the engine's hooks.
-		labRunner = lab.New(cfg.BaseURL, d, provider,
-			lab.Limits{LockTimeout: cfg.LockTimeout, ProviderTimeout: cfg.ProviderTimeout}, cfg.Log)
-		hooks.BeforeRenew = bothHooks(labRunner.Stall, cfg.Hooks.BeforeRenew)
-		hooks.BeforeFence = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFence)
-		hooks.BeforeFinish = bothHooks(labRunner.Stall, cfg.Hooks.BeforeFinish)
-		cfg.Jobs.LoyaltyHooks.AfterAward = bothErrHooks(labRunner.CrashAfterAward, cfg.Jobs.LoyaltyHooks.AfterAward)
+	var demo Mounted
+	if cfg.Demo != nil {
+		shop := DemoShop{BaseURL: cfg.BaseURL, DB: d, LockTimeout: cfg.LockTimeout, ProviderTimeout: cfg.ProviderTimeout,
+			StripeAPIBase: cfg.StripeAPIBase, StripeSecretKey: cfg.StripeSecretKey, Log: cfg.Log}
+		if cfg.Tracing.Recent != nil {
+			shop.AdminURL = cfg.AdminURL
+		}
+		demo = cfg.Demo.Mount(shop)
+		hooks.BeforeRenew = bothHooks(demo.Hooks.BeforeRenew, hooks.BeforeRenew)
+		hooks.BeforeFence = bothHooks(demo.Hooks.BeforeFence, hooks.BeforeFence)
+		hooks.BeforeFinish = bothHooks(demo.Hooks.BeforeFinish, hooks.BeforeFinish)
+		cfg.Jobs.LoyaltyHooks.AfterAward = bothErrHooks(demo.AfterAward, cfg.Jobs.LoyaltyHooks.AfterAward)
 	}
 	engine := checkout.New(d, cat, payments, checkout.Config{
 		LockTimeout: cfg.LockTimeout, FinishTimeout: cfg.FinishTimeout, Hooks: hooks, Metrics: m, Log: cfg.Log,
@@ -264,31 +250,18 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	keys := idem.NewStore(pool, idem.Options{Kind: pickup.KeyKind, Lease: cfg.LockTimeout,
 		Answers: rememberAnswers(cfg.RememberedAnswers), AnswersFor: rememberFor, Retention: cfg.KeyRetention})
 	ready := newReadiness(d, payments, cfg)
-	webhooks := stripehook.New(d, payments, webhookSecret, m, cfg.Log)
-	register(e, d, cfg, routes{engine: engine, catalog: cat, provider: provider, lab: labRunner, keys: keys, metrics: m,
+	webhooks := stripehook.New(d, payments, cfg.StripeWebhookSecret, m, cfg.Log)
+	register(e, d, cfg, routes{engine: engine, catalog: cat, demo: demo, keys: keys, metrics: m,
 		ready: ready, webhooks: webhooks})
 
 	a := &App{
-		Echo: e, DB: d, Checkout: engine, Provider: provider, Payments: payments,
-		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, Lab: labRunner, Keys: keys, Readiness: ready,
+		Echo: e, DB: d, Checkout: engine, Payments: payments,
+		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, demo: demo, Demo: cfg.Demo, Keys: keys, Readiness: ready,
 		Tracing: cfg.Tracing, cfg: cfg, deploymentErr: deploymentErr,
 	}
-	mounted := false // the in-process provider is served under /v1
-	switch {
-	case provider == nil:
-	case cfg.ProviderListener != nil:
-		a.providerHandler = tracing.Server(newProviderEcho(provider), tp, nil)
-	default:
-		provider.Register(e.Group("/v1"))
-		mounted = true
-	}
 	// The shop's listener serves strangers: each request starts a trace of
-	// its own, linked to the caller's. Only the in-process provider's calls,
-	// when it is mounted here under /v1 (tests), come from the shop itself
-	// and join its trace, as on a listener of their own.
-	a.handler = tracing.Server(e, tp, func(r *http.Request) bool {
-		return !mounted || !strings.HasPrefix(r.URL.Path, "/v1/")
-	})
+	// its own, linked to the caller's.
+	a.handler = tracing.Server(e, tp, nil)
 	if cfg.Jobs.Log == nil {
 		cfg.Jobs.Log = cfg.Log
 	}
@@ -306,8 +279,11 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 // names by its route template.
 func (a *App) Handler() http.Handler { return a.handler }
 
-// bothHooks runs first, then second when there is one.
+// bothHooks runs first, then second, each when there is one.
 func bothHooks(first, second func(context.Context, checkout.Claimed)) func(context.Context, checkout.Claimed) {
+	if first == nil {
+		return second
+	}
 	if second == nil {
 		return first
 	}
@@ -317,9 +293,12 @@ func bothHooks(first, second func(context.Context, checkout.Claimed)) func(conte
 	}
 }
 
-// bothErrHooks runs first, then second when there is one, stopping at the
+// bothErrHooks runs first, then second, each when there is one, stopping at the
 // first error.
 func bothErrHooks[T any](first, second func(context.Context, T) error) func(context.Context, T) error {
+	if first == nil {
+		return second
+	}
 	if second == nil {
 		return first
 	}
@@ -338,10 +317,4 @@ func hostOf(rawURL string) string {
 		return ""
 	}
 	return u.Host
-}
-
-func randomSecret() string {
-	b := make([]byte, 24)
-	rand.Read(b)
-	return "sk_test_" + hex.EncodeToString(b)
 }

@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
-	"exactlyonce/internal/localpg"
+	"exactlyonce/localpg"
 )
 
 // TestRetryThroughAnOutageKeepsItsOrder stops the database under a client
@@ -27,7 +26,7 @@ func TestRetryThroughAnOutageKeepsItsOrder(t *testing.T) {
 	// Longer than a restart on a busy machine takes, so that the client's
 	// last ask, just before it, is still within the grace afterwards.
 	const grace = 30 * time.Second
-	h := apptest.NewOnPool(t, pool, func(cfg *app.Config) {
+	h := apptest.NewOnPool(t, pool, func(cfg *apptest.Setup) {
 		cfg.LockTimeout = time.Second
 		cfg.CompleterGrace = grace
 	})

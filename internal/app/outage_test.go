@@ -14,11 +14,11 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakestripe"
-	"exactlyonce/internal/localpg"
 	"exactlyonce/internal/problem"
+	"exactlyonce/localpg"
 )
 
 // TestDatabaseOutage stops the application's PostgreSQL under a running
@@ -114,7 +114,7 @@ func ownDatabase(t *testing.T) (*localpg.Server, localpg.Options, *pgxpool.Pool)
 	if err := database.Migrate(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	if err := fakestripe.Migrate(ctx, pool); err != nil { // the in-process fake's schema
+	if err := fakestripe.Migrate(ctx, pool); err != nil { // the fake's schema, for its server (stripetest)
 		t.Fatal(err)
 	}
 	return pg, opts, pool

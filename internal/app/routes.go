@@ -11,9 +11,7 @@ import (
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/handlers"
-	"exactlyonce/internal/lab"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/readiness"
@@ -23,10 +21,10 @@ import (
 
 // routes is what the two faces of the server are built from.
 type routes struct {
-	engine   *checkout.Engine
-	catalog  *catalog.Catalog
-	provider *fakestripe.Provider
-	lab      *lab.Runner
+	engine  *checkout.Engine
+	catalog *catalog.Catalog
+	// demo is what Config.Demo mounted; zero without one.
+	demo     Mounted
 	keys     *idem.Store
 	metrics  *metrics.Metrics
 	ready    *readiness.Checker
@@ -47,19 +45,17 @@ func register(e *echo.Echo, d *database.DB, cfg Config, r routes) {
 	e.Use(web.HostAllowList(append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))))
 
 	carts, pickups := cart.New(d, r.catalog), pickup.NewStore(d)
-	demo := cfg.Demo && r.provider != nil
 	pages := handlers.Deps{DB: d, Catalog: r.catalog, Carts: carts, Checkout: r.engine, Log: cfg.Log,
 		Errors: errs, Limits: limits, Metrics: r.metrics, Keys: r.keys, Pickups: pickups}
 	pages.Sessions, pages.FormKeys, pages.FormSecret, pages.FormTTL = browserSessions(cfg)
-	if cfg.Tracing.Recent != nil {
-		// The key inspector links a key to its traces there.
-		pages.AdminURL = cfg.AdminURL
-	}
 	machines := api.Deps{DB: d, Catalog: r.catalog, Carts: carts, Checkout: r.engine, Log: cfg.Log,
 		Lifecycle: api.Lifecycle{Retention: cfg.KeyRetention}, Errors: errs, Limits: limits, Keys: r.keys, Pickups: pickups, Ready: r.ready}
-	if demo {
-		pages.Provider, pages.Lab, machines.Provider = r.provider, r.lab, r.provider
+	// The demo's pages, routes and middleware (Config.Demo), mounted among
+	// the shop's; the shop's handlers know nothing of them.
+	for _, mw := range r.demo.Middleware {
+		e.Use(mw)
 	}
+	pages.Demo, machines.Demo = r.demo.Pages, r.demo.API
 	// The pages first: their catch-all 404 ("/*") yields to the API's
 	// own ("/api/*") and to every route registered after it.
 	handlers.New(pages).Register(e)

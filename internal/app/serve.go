@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"time"
 
 	"exactlyonce/idem"
@@ -56,19 +55,12 @@ func (a *App) StartWorkers(ctx context.Context) *idem.Maintainer {
 //     once its lock expires; they get cutOffGrace to answer 503;
 //  3. stop the workers, letting a pass in progress write what it learned,
 //     and the outbox's jobs (Config.RunJobs), letting those running finish
-//     for a few seconds; a job cut off is delivered again;
-//  4. stop the in-process provider, if it has a listener of its own
-//     (Config.ProviderListener): the requests and workers above call it
-//     until they are done, so it stops last.
+//     for a few seconds; a job cut off is delivered again.
 //
 // The caller closes the pool after Serve returns, when nothing uses it.
 func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
 	if a.deploymentErr != nil {
 		return a.deploymentErr
-	}
-	if a.providerHandler != nil {
-		stop := serveInternal(a.providerHandler, a.cfg.ProviderListener)
-		defer stop()
 	}
 	srv := newServer(a.Handler(), a.cfg.ProviderTimeout)
 	// The workers outlive ctx: they stop after the server, in step 3.
@@ -111,19 +103,4 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, grace time.Duration) e
 	}
 	a.cfg.Log.Info("shutdown: stopping background workers")
 	return nil
-}
-
-// serveInternal serves h on ln, a loopback listener only this process calls,
-// until the returned stop is called. stop lets the calls in flight finish,
-// for up to cutOffGrace: by then their callers have given up on them.
-func serveInternal(h http.Handler, ln net.Listener) (stop func()) {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at stop
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), cutOffGrace)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			srv.Close()
-		}
-	}
 }

@@ -19,12 +19,13 @@ import (
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/pgtest"
 	"exactlyonce/internal/problem"
+	"exactlyonce/internal/stripetest"
 )
 
 const oneMug = `{"items": [{"sku": "mug-espresso", "quantity": 1}]}`
 
-// server is an App run by Serve, as cmd/web runs it: the in-process
-// provider on a loopback listener of its own.
+// server is an App run by Serve, as cmd/web runs it, paying through the
+// fake Stripe on a server of its own.
 type server struct {
 	*apptest.Harness
 	stop   context.CancelFunc
@@ -42,22 +43,21 @@ func serve(t *testing.T, pool *pgxpool.Pool, grace time.Duration, hold chan stru
 	if err != nil {
 		t.Fatal(err)
 	}
-	providerLn, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The fake Stripe is a server of its own, as in production, so that
+	// it outlives the shop's listener at shutdown.
+	fake := stripetest.StartOn(t, pool)
 	charging := make(chan struct{})
 	var once sync.Once
 	a := app.New(pool, app.Config{
 		// A lock renewed every 2 s is never missed on a loaded machine, so
 		// the completer below cannot take the order over while it runs.
 		BaseURL: "http://" + ln.Addr().String(), LockTimeout: 6 * time.Second, ProviderTimeout: 30 * time.Second,
-		Demo: true, Log: slog.New(slog.DiscardHandler),
+		Log: slog.New(slog.DiscardHandler),
 		// Running, so that Serve has workers to stop; a pass finds nothing
 		// to do while the key is locked, nor, within the grace, once an
 		// abandoned attempt handed its key back for the client's retry.
 		CompleterInterval: 10 * time.Millisecond, SweepInterval: 10 * time.Millisecond, CompleterGrace: time.Hour,
-		ProviderListener: providerLn,
+		StripeAPIBase: fake.URL, StripeSecretKey: stripetest.Secret,
 		Hooks: checkout.Hooks{BeforeCharge: func(context.Context, checkout.Claimed) {
 			once.Do(func() { close(charging) })
 			if hold != nil {
@@ -66,7 +66,7 @@ func serve(t *testing.T, pool *pgxpool.Pool, grace time.Duration, hold chan stru
 		}},
 	})
 	s := &server{
-		Harness: &apptest.Harness{URL: "http://" + ln.Addr().String(), App: a, DB: database.New(pool)},
+		Harness: &apptest.Harness{URL: "http://" + ln.Addr().String(), App: a, DB: database.New(pool), Provider: fake.Provider},
 		served:  make(chan error, 1), charging: charging,
 	}
 	ctx, stop := context.WithCancel(context.Background())
@@ -150,7 +150,7 @@ func TestShutdownCutsOffRequestAfterGrace(t *testing.T) {
 
 	// The next process resolves it: here a retry, at once, since the
 	// abandoned attempt handed its key back.
-	restarted := apptest.NewOnPool(t, pool, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	restarted := apptest.NewOnPool(t, pool, func(cfg *apptest.Setup) { cfg.LockTimeout = time.Second })
 	restarted.WaitLockExpired(t, c, "k")
 	if r := restarted.PlaceOrder(t, c, "k", oneMug); r.Status != http.StatusCreated {
 		t.Errorf("retry after restart: got %d %s, want 201", r.Status, r.Body)
@@ -160,10 +160,8 @@ func TestShutdownCutsOffRequestAfterGrace(t *testing.T) {
 
 // TestShutdownKeepsProviderForOrdersInFlight holds an order just before its
 // provider call until the shop's listener is closed by the shutdown, then
-// lets it call: the in-process provider, on a listener of its own, still
-// answers, and the order is placed. With the provider mounted on the shop's
-// own listener instead (ProviderListener nil), this call is refused and the
-// order answers 503 provider-unavailable, charging nothing.
+// lets it call: the provider, a server of its own as in production, still
+// answers, and the order is placed.
 func TestShutdownKeepsProviderForOrdersInFlight(t *testing.T) {
 	t.Parallel()
 	hold := make(chan struct{})

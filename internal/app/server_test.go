@@ -128,14 +128,14 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// serveWithReadTimeout serves a demo shop on 127.0.0.1 with a 300 ms read
+// serveWithReadTimeout serves a shop on 127.0.0.1 with a 300 ms read
 // timeout, so that a body a client stops sending is cut off quickly, and
 // returns its address and the log it writes (JSON lines).
 func serveWithReadTimeout(t *testing.T) (string, *lockedBuffer) {
 	t.Helper()
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
-	a := New(pgtest.NewPool(t), Config{LockTimeout: 30 * time.Second, ProviderTimeout: 5 * time.Second, Demo: true, Log: log,
+	a := New(pgtest.NewPool(t), Config{LockTimeout: 30 * time.Second, ProviderTimeout: 5 * time.Second, Log: log,
 		AllowedHosts: []string{"x"}})
 	srv := newServer(a.Echo, time.Second)
 	srv.ReadTimeout = 300 * time.Millisecond

@@ -5,6 +5,7 @@ package apptest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -18,13 +19,14 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/pgtest"
 	"exactlyonce/internal/problem"
+	"exactlyonce/internal/stripetest"
 	"exactlyonce/internal/tracing"
 	"exactlyonce/internal/web"
 )
@@ -34,10 +36,21 @@ type Harness struct {
 	URL string
 	App *app.App
 	DB  *database.DB
+	// Provider is the fake Stripe the shop pays through, served over HTTP
+	// as Stripe is; tests set its faults and read its charges directly.
+	Provider *fakestripe.Provider
+}
+
+// Setup is what an Option may change before the application starts: its
+// configuration, and the fake provider's options.
+type Setup struct {
+	app.Config
+	// ProviderOptions are passed to the fake Stripe the harness starts.
+	ProviderOptions []fakestripe.Option
 }
 
 // Option changes the application's configuration before it starts.
-type Option func(*app.Config)
+type Option func(*Setup)
 
 // New starts the application on a database of its own and stops it when the
 // test ends. Demo mode is on; logs go to stderr only when TEST_LOG is set.
@@ -89,7 +102,7 @@ func NewTraced(tb testing.TB, cfg tracing.Config, opts ...Option) *Harness {
 		tb.Fatalf("open traced pool: %v", err)
 	}
 	tb.Cleanup(pool.Close)
-	opts = append(opts[:len(opts):len(opts)], func(c *app.Config) { c.Tracing = tr })
+	opts = append(opts[:len(opts):len(opts)], func(c *Setup) { c.Tracing = tr })
 	return NewOnPool(tb, pool, opts...)
 }
 
@@ -105,19 +118,35 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 	if err != nil {
 		tb.Fatalf("listen: %v", err)
 	}
-	cfg := app.Config{
+	setup := Setup{Config: app.Config{
 		BaseURL:         "http://" + ln.Addr().String(),
 		LockTimeout:     30 * time.Second,
 		ProviderTimeout: 5 * time.Second,
-		Demo:            true,
 		Log:             testLogger(),
 		// Tests send far more than a person would, from one address:
 		// the write limits are lifted, but for the tests of the limits
 		// themselves (which set their own).
 		WriteLimits: Unlimited,
-	}
+	}}
 	for _, opt := range opts {
-		opt(&cfg)
+		opt(&setup)
+	}
+	cfg := setup.Config
+	// The fake Stripe keeps its state in a schema of its own on the test's
+	// database, through a pool of its own, so that two shops on one
+	// database (two processes, or one restarted) see one provider; the shop
+	// reaches it only over HTTP, as it reaches Stripe.
+	var fake *stripetest.Server
+	if cfg.StripeAPIBase == "" {
+		// It sends its webhooks to this shop, signed with the shop's
+		// secret (an option's, or one made here), unless an option says
+		// otherwise (WithoutWebhooks comes after this).
+		if cfg.StripeWebhookSecret == "" {
+			cfg.StripeWebhookSecret = "whsec_test_" + rand.Text()
+		}
+		hooks := fakestripe.WithWebhooks(cfg.BaseURL+"/webhooks/stripe", cfg.StripeWebhookSecret)
+		fake = stripetest.StartOn(tb, pool, append([]fakestripe.Option{hooks}, setup.ProviderOptions...)...)
+		cfg.StripeAPIBase, cfg.StripeSecretKey = fake.URL, stripetest.Secret
 	}
 	if cfg.Tracing == nil {
 		tr, err := tracing.New(context.Background(), DefaultTracing())
@@ -127,15 +156,15 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 		cfg.Tracing = tr
 	}
 	a := app.New(pool, cfg)
-	if a.Provider != nil {
-		tb.Cleanup(a.Provider.Close) // its webhook deliveries, after the server
-	}
 	srv := httptest.NewUnstartedServer(a.Handler())
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()
 	tb.Cleanup(srv.Close)
 	h := &Harness{URL: srv.URL, App: a, DB: d}
+	if fake != nil {
+		h.Provider = fake.Provider
+	}
 	// Every test, whatever it does, must end with no charge that a lost
 	// finish left without an order. (Cleanups run last first: the server
 	// is still up.)
@@ -147,12 +176,18 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 	return h
 }
 
-// WithoutWebhooks is an option of New: the in-process fake Stripe sends no
+// WithoutWebhooks is an option of New: the fake Stripe sends no
 // webhooks, as when they never arrive. The reconciler's tests use it: the
 // webhook handler would otherwise do what they watch the reconciler do, at
 // a moment of the delivery's own choosing.
-func WithoutWebhooks(cfg *app.Config) {
-	cfg.ProviderOptions = append(cfg.ProviderOptions, fakestripe.WithWebhooks("", ""))
+func WithoutWebhooks(s *Setup) {
+	s.ProviderOptions = append(s.ProviderOptions, fakestripe.WithWebhooks("", ""))
+}
+
+// WithProvider is an option of New: the fake Stripe gets opts too (such as
+// fakestripe.WithBeforeCharge).
+func WithProvider(opts ...fakestripe.Option) Option {
+	return func(s *Setup) { s.ProviderOptions = append(s.ProviderOptions, opts...) }
 }
 
 func testLogger() *slog.Logger {
@@ -248,32 +283,40 @@ func (h *Harness) PlaceOrder(tb testing.TB, c Customer, key, body string) Respon
 // SetProvider sets the fake provider's fault for the following charges.
 func (h *Harness) SetProvider(tb testing.TB, delay time.Duration, fail string) {
 	tb.Helper()
-	body, _ := json.Marshal(map[string]any{"delay_ms": delay.Milliseconds(), "fail": fail})
-	r := h.Do(tb, http.MethodPut, "/api/demo/provider", string(body))
-	if r.Status != http.StatusOK {
-		tb.Fatalf("set provider: got %d %s", r.Status, r.Body)
+	f, err := fakestripe.ParseFault(fail)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := h.Provider.SetBehaviour(fakestripe.Behaviour{Delay: delay, Fail: f}); err != nil {
+		tb.Fatalf("set provider: %v", err)
 	}
 }
 
-// Stats are the totals the demo stats endpoint reports: the shop's from
-// its database, the charges (succeeded PaymentIntents) from the fake's.
+// WithDemo is an option of New: the shop with d mounted (the double-click
+// lab, as demo/cmd/demo serves it).
+func WithDemo(d app.Demo) Option {
+	return func(s *Setup) { s.Demo = d }
+}
+
+// Stats are the shop's totals from its database, and the charges
+// (succeeded PaymentIntents) from the fake's.
 type Stats struct {
-	db.DemoStatsRow
+	db.TotalsRow
 	Charges int64
 }
 
 // Stats reads the totals straight from the databases.
 func (h *Harness) Stats(tb testing.TB) Stats {
 	tb.Helper()
-	s, err := h.DB.DemoStats(context.Background())
+	s, err := h.DB.Totals(context.Background())
 	if err != nil {
 		tb.Fatalf("stats: %v", err)
 	}
-	charges, err := h.fake().Succeeded(context.Background())
+	charges, err := h.Provider.Succeeded(context.Background())
 	if err != nil {
 		tb.Fatalf("stats: %v", err)
 	}
-	return Stats{DemoStatsRow: s, Charges: charges}
+	return Stats{TotalsRow: s, Charges: charges}
 }
 
 // WantStats fails the test unless there are exactly charges and orders.

@@ -2,15 +2,17 @@ package apptest
 
 import (
 	"context"
+	"net/http/httptest"
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
-	"exactlyonce/internal/mailcatcher"
+	"exactlyonce/mailcatcher"
 )
 
 // WithMailCatcher sends the confirmations to a mail catcher of the test's
-// own, on a loopback port, and has idle job workers poll often.
+// own, on a loopback port, shows its mail on the admin listener's /mail
+// (through its HTTP listing, as make run's), and has idle job workers poll
+// often.
 func WithMailCatcher(tb testing.TB) (Option, *mailcatcher.Server) {
 	tb.Helper()
 	catcher, err := mailcatcher.Listen("127.0.0.1:0")
@@ -18,8 +20,10 @@ func WithMailCatcher(tb testing.TB) (Option, *mailcatcher.Server) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { catcher.Close() })
-	return func(c *app.Config) {
-		c.Jobs.SMTPAddr = catcher.Addr()
+	listing := httptest.NewServer(catcher.Handler())
+	tb.Cleanup(listing.Close)
+	return func(c *Setup) {
+		c.Jobs.SMTPAddr, c.MailCatcherURL = catcher.Addr(), listing.URL
 		c.Jobs.PollInterval = 50 * time.Millisecond
 	}, catcher
 }

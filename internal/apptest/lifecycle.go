@@ -2,7 +2,7 @@ package apptest
 
 import (
 	"context"
-	"exactlyonce/internal/fakestripe"
+	"exactlyonce/fakestripe"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -28,7 +28,7 @@ func (h *Harness) Key(tb testing.TB, c Customer, key string) db.GetKeyRow {
 func (h *Harness) Intent(tb testing.TB, c Customer, key string) (fakestripe.Intent, error) {
 	tb.Helper()
 	op := h.Key(tb, c, key).OperationID.String()
-	intents, err := h.fake().IntentsByMetadata(context.Background(), map[string]string{"operation_id": op})
+	intents, err := h.Provider.IntentsByMetadata(context.Background(), map[string]string{"operation_id": op})
 	if err != nil {
 		return fakestripe.Intent{}, err
 	}
@@ -37,10 +37,6 @@ func (h *Harness) Intent(tb testing.TB, c Customer, key string) (fakestripe.Inte
 	}
 	return intents[0], nil
 }
-
-// fake reads the fake Stripe's tables in the shop's database, whoever
-// serves them (this process's provider or another's).
-func (h *Harness) fake() *fakestripe.Provider { return fakestripe.New(h.DB, "") }
 
 // Backdate moves a key's creation and finish, and its audit events, back by d, as if
 // it had been made that long ago. Tests of expiry use it instead of waiting

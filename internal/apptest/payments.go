@@ -7,15 +7,15 @@ import (
 
 	"github.com/google/uuid"
 
-	"exactlyonce/internal/fakestripe/stripetest"
 	"exactlyonce/internal/payment"
+	"exactlyonce/internal/stripetest"
 )
 
 // PaidElsewhere makes a succeeded PaymentIntent at the fake Stripe that the
 // shop did not make, with md as its metadata, as a Payment Link, an
 // invoice, another app or another shop on the same account would: through
-// a fake of its own served on the shop's database (the in-process fake's
-// state), with a client that writes no deployment marker of its own, and
+// a fake of its own on the same state as the harness's fake (its schema on
+// the test's database), with a client that writes no deployment marker of its own, and
 // sending no webhooks (a test posts what it wants the shop to receive).
 func (h *Harness) PaidElsewhere(tb testing.TB, md payment.Metadata) payment.Intent {
 	tb.Helper()

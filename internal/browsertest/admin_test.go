@@ -8,7 +8,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 )
 
@@ -40,7 +39,7 @@ func TestOperatorPagesFit(t *testing.T) {
 	sendTo, catcher := apptest.WithMailCatcher(t)
 	// Traced as `web` is: its statements are spans too, so the order's
 	// trace shows them under the phases that sent them.
-	h := apptest.NewTraced(t, apptest.DefaultTracing(), sendTo, func(c *app.Config) { c.MailCatcher = catcher })
+	h := apptest.NewTraced(t, apptest.DefaultTracing(), sendTo)
 	h.StartJobs(t)
 	admin := serveAdmin(t, h)
 	ctx := newBrowser(t)

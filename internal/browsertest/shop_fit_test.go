@@ -45,7 +45,7 @@ func TestShopPagesFit(t *testing.T) {
 			if s == phone {
 				doc = p.name + "-phone.png"
 			}
-			screenshot(t, ctx, p.name+"-"+s.name+".png", doc)
+			screenshot(t, ctx, p.name+"-"+s.Name+".png", doc)
 		}
 	}
 

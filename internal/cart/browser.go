@@ -119,6 +119,27 @@ func (s *Store) BrowserCheckout(ctx context.Context, owner uuid.UUID, minted str
 	return c, key, err == nil, err
 }
 
+// KeepCheckoutKey is BrowserCheckout for a page that already has the
+// cart's lines at version (the engine's refusal of a form for an older
+// version carries them): it only keeps the key of that version, in one
+// statement. ok is false when the cart is no longer open at version (it was
+// changed again, or ordered), and the page has nothing current to show.
+func (s *Store) KeepCheckoutKey(ctx context.Context, owner, cartID uuid.UUID, version int64, minted string, unusedFor time.Duration) (key string, ok bool, err error) {
+	row, err := s.db.CheckoutKey(ctx, db.CheckoutKeyParams{CartID: cartID, CustomerID: owner, Minted: minted, UnusedFor: unusedFor})
+	if errors.Is(err, database.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("checkout key: %w", err)
+	}
+	if row.Version != version {
+		// The key was kept for a version whose lines the page does not
+		// have; the next render of /checkout shows them with the same key.
+		return "", false, nil
+	}
+	return row.OrderKey, true, nil
+}
+
 // errNothingToPay ends BrowserCheckout's transaction when the shopper has
 // no cart to pay for.
 var errNothingToPay = errors.New("no cart to pay for")

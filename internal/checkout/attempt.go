@@ -1,6 +1,7 @@
 package checkout
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -25,13 +26,10 @@ type Attempt struct {
 	// Fingerprint identifies the request (see Fingerprint); the same key
 	// with another fingerprint is refused with ErrKeyReused.
 	Fingerprint []byte
-	// AcceptFingerprints are what an earlier fingerprint rule made of the
-	// same request (idem.Request.Accept): a key stored under one of them
-	// matches, so that a rule's change refuses no retry of an earlier key.
-	AcceptFingerprints [][]byte
-	Order              Order
+	Order       Order
 	// LockFor overrides the engine's LockTimeout for this attempt; zero
-	// keeps the default (Place fills it in).
+	// takes the context's (WithLockFor), or else the default (Place fills
+	// it in).
 	LockFor time.Duration
 	// Cart, when set, is the cart version the order pays for; Order.Items
 	// must be its lines. See CartVersion.
@@ -52,6 +50,10 @@ type Result struct {
 	Body json.RawMessage
 	// Replayed is true when the outcome was stored by an earlier attempt.
 	Replayed bool
+	// Joined is true when that earlier attempt was still running when
+	// this one came, and PlaceOrAwait waited for it: the caller asked once
+	// (a double-click), so a page does not say "already placed".
+	Joined bool
 }
 
 // Receipt is the body of a placed order, stored and replayed verbatim.
@@ -69,4 +71,15 @@ func (r Result) Receipt() (Receipt, error) {
 	var rc Receipt
 	err := json.Unmarshal(r.Body, &rc)
 	return rc, err
+}
+
+// lockForKey is the context key of WithLockFor.
+type lockForKey struct{}
+
+// WithLockFor makes the attempts placed with ctx hold their keys for d
+// instead of the engine's LockTimeout. The demo's lab sets it, through a
+// middleware mounted only with DEMO=1, to show a takeover in seconds; the
+// handlers that place orders know nothing of it.
+func WithLockFor(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, lockForKey{}, d)
 }

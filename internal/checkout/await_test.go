@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 )
@@ -17,7 +16,7 @@ import (
 func TestAwaitPastItsDeadlineIsNotDone(t *testing.T) {
 	t.Parallel()
 	claimed, release := make(chan struct{}), make(chan struct{})
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.Hooks.AfterClaim = func(context.Context, checkout.Claimed) { close(claimed); <-release }
 	})
 	c := h.NewCustomer(t)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
 )
@@ -20,10 +21,11 @@ type CartVersion struct {
 	Version int64
 }
 
-// cartRefusal says why ClaimOrderKey inserted nothing for a cart, reading the cart
-// anew: nil when the cart would accept the key.
+// cartRefusal says why ClaimOrderKey inserted nothing for a cart, reading
+// the cart anew: nil when the cart would accept the key. A cart that changed
+// is refused with itself as it is now, priced (CartChangedError).
 func (e *Engine) cartRefusal(ctx context.Context, a Attempt) error {
-	cart, err := e.db.GetCart(ctx, db.GetCartParams{ID: a.Cart.ID, CustomerID: a.CustomerID})
+	cart, err := e.db.RefusingCart(ctx, db.RefusingCartParams{ID: a.Cart.ID, CustomerID: a.CustomerID})
 	if errors.Is(err, database.ErrNotFound) {
 		// Carts are never deleted and their owner never changes: the
 		// caller named a cart that is not this customer's.
@@ -35,10 +37,19 @@ func (e *Engine) cartRefusal(ctx context.Context, a Attempt) error {
 	switch {
 	case cart.OrderID != nil:
 		return &CartOrderedError{OrderID: *cart.OrderID}
-	case cart.Version != a.Cart.Version:
-		return ErrCartChanged
-	case cart.OrderKey != nil && *cart.OrderKey != a.Key:
-		return ErrCartChanged
+	case cart.Version == a.Cart.Version && (cart.OrderKey == nil || *cart.OrderKey == a.Key):
+		return nil
 	}
-	return nil
+	refusal := &CartChangedError{Now: CartVersion{ID: cart.ID, Version: cart.Version}, Items: make([]catalog.Item, len(cart.Skus))}
+	for i, sku := range cart.Skus {
+		refusal.Items[i] = catalog.Item{SKU: sku, Quantity: int(cart.Quantities[i])}
+	}
+	if len(refusal.Items) > 0 {
+		// A cart the catalog cannot price today (or not now) is still
+		// refused as changed; its page sends the shopper to the cart.
+		if priced, err := e.catalog.Price(ctx, refusal.Items); err == nil {
+			refusal.Priced = &priced
+		}
+	}
+	return refusal
 }

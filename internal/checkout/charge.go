@@ -283,6 +283,22 @@ func worthRetrying(err error) bool {
 	return false
 }
 
+// callProvider runs one call to the provider as a span, provider.<call>,
+// and times it in the provider metric, whose exemplar is the trace.
+func (e *Engine) callProvider(ctx context.Context, call string, f func(ctx context.Context) (payment.Intent, error)) (payment.Intent, error) {
+	ctx, span := e.tracer.Start(ctx, "provider."+call)
+	began := time.Now()
+	in, err := f(ctx)
+	result := providerResult(ctx, in, err)
+	e.metrics.ObserveProvider(ctx, call, result, began)
+	span.SetAttributes(attrResult.String(result))
+	if in.ID != "" {
+		span.SetAttributes(attrIntent.String(in.ID))
+	}
+	tracing.End(span, err)
+	return in, err
+}
+
 // providerResult is the result label of a provider call's metric.
 func providerResult(ctx context.Context, in payment.Intent, err error) string {
 	var (

@@ -80,9 +80,10 @@ func (c claim) token() uuid.UUID { return uuid.MustParse(c.lock.Token) }
 // key, or a Result to replay, or one of ErrKeyReused and *InProgressError.
 //
 // A new key costs one statement, ClaimOrderKey: the kit's claim
-// (idem_claim) with the priced order the completer needs, the provider key
-// and, for a cart version, the binding of the version to the key. The kit
-// runs it (idem.Store.ClaimWith) and judges a key that existed, which the
+// (idem_claim, of the kit's SQL contract) with the priced order the
+// completer needs, the provider key and, for a cart version, the binding of
+// the version to the key. The kit runs it (idem.Store.ClaimWith) and judges
+// a key that existed, which the
 // same statement reports: a replay, a reused key or one in progress is
 // answered from that unlocked read, since a fingerprint never changes and
 // an answer is final; a takeover goes through the kit's locked path. A key
@@ -106,7 +107,7 @@ func (e *Engine) claimKey(ctx context.Context, a Attempt, priced catalog.Priced,
 		}
 	}
 	kc, err := e.keys.ClaimWith(ctx, idem.Request{Scope: a.CustomerID.String(), Key: a.Key,
-		Fingerprint: a.Fingerprint, Accept: a.AcceptFingerprints, Lease: a.LockFor}, run)
+		Fingerprint: a.Fingerprint, Lease: a.LockFor}, run)
 	c, replay, err = e.claimed(a, kc, err, refusal)
 	e.endClaim(ctx, span, a, c, replay, err)
 	return c, replay, err
@@ -149,7 +150,8 @@ func (e *Engine) claimStatement(ctx context.Context, a Attempt, priced catalog.P
 	case row.Inserted:
 		return true, idem.Key{}, nil
 	}
-	k, err := idem.KeyOf(row.Fingerprint, row.Status, row.LeaseLeftSeconds, row.AgeSeconds, row.ResponseStatus, nil, row.ResponseBody)
+	k, err := idem.KeyRow{Fingerprint: row.Fingerprint, Status: row.Status, LeaseLeftSeconds: row.LeaseLeftSeconds,
+		AgeSeconds: row.AgeSeconds, ResponseStatus: row.ResponseStatus, ResponseBody: row.ResponseBody}.Key()
 	return false, k, err
 }
 
@@ -262,8 +264,8 @@ func claimOutcome(c claim, replay *Result, err error) (string, slog.Level) {
 	case replay != nil:
 		return metrics.ClaimReplay, slog.LevelDebug
 	case c.lock.TakenOver:
-		// The takeover's own statement wrote its audit event (a trigger,
-		// migrations/00066_takeover_events.sql).
+		// The takeover's transaction wrote its audit event
+		// (recordTakeover, the kit's TookOver hook).
 		return metrics.ClaimTakeover, slog.LevelInfo
 	}
 	return metrics.ClaimNew, slog.LevelDebug

@@ -12,11 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/problem"
 )
 
@@ -25,9 +24,9 @@ func mugWith(card string) string {
 	return `{"items": [{"sku": "mug-espresso", "quantity": 1}], "card": "` + card + `"}`
 }
 
-// fakeOf reads and moves the fake Stripe's intents in the harness's
-// database.
-func fakeOf(h *apptest.Harness) *fakestripe.Provider { return fakestripe.New(h.DB, "") }
+// fakeOf is the harness's fake Stripe, whose intents the tests read and
+// move.
+func fakeOf(h *apptest.Harness) *fakestripe.Provider { return h.Provider }
 
 // wantIntentStatus fails unless the intent of the key's operation is in
 // status at the fake, and returns it.
@@ -121,7 +120,7 @@ func TestAProcessingConfirmIsNotAPaidOrder(t *testing.T) {
 // never writes an order while it is processing.
 func TestCompleterWaitsForAProcessingIntent(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.LockTimeout = time.Second })
 	c := h.NewCustomer(t)
 	r := h.PlaceOrder(t, c, "k", mugWith(fakestripe.ProcessingPaymentMethod))
 	apptest.WantProblem(t, r, problem.OutcomeUnknown)
@@ -159,7 +158,7 @@ func tamperAmount(ctx context.Context, d *database.DB, key string) error {
 func TestASucceededChargeOfAnotherAmountIsNotAPaidOrder(t *testing.T) {
 	t.Parallel()
 	var h *apptest.Harness
-	h = apptest.New(t, func(cfg *app.Config) {
+	h = apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.Hooks.BeforeConfirm = func(ctx context.Context, c checkout.Claimed) {
 			if err := tamperAmount(ctx, h.DB, c.Key); err != nil {
 				t.Error(err)
@@ -184,7 +183,7 @@ func TestASucceededChargeOfAnotherAmountIsNotAPaidOrder(t *testing.T) {
 
 func TestCompleterRefundsASucceededChargeOfAnotherAmount(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.LockTimeout = time.Second })
 	c := h.NewCustomer(t)
 	strand(t, h, c, "k", oneMug, "after_charge")
 	if err := tamperAmount(context.Background(), h.DB, "k"); err != nil {

@@ -11,8 +11,9 @@
 //  3. finish.go — write the order and the response to replay in one
 //     statement, only if this attempt still holds the key's lock token.
 //
-// The JSON API and the browser checkout both call Engine.Place; they differ
-// only in how they read the request and render the Result. An attempt may
+// The JSON API and the browser checkout both call Engine.PlaceOrAwait (Place,
+// waiting for an attempt that holds the key when the caller asks to); they
+// differ only in how they read the request and render the Result. An attempt may
 // name the cart version it pays for (cart_claim.go): then a new key is
 // claimed only while the cart is open at that version and bound to no other
 // key, and the finish closes the cart, so one cart version is charged once.
@@ -166,6 +167,9 @@ type Engine struct {
 	// what each guard buys (export_test.go).
 	finish finishFunc
 
+	// waiters caps the callers waiting per key (waiters.go).
+	waiters keyWaiters
+
 	// abandoned is closed by Abandon; attempts in flight watch it.
 	abandoned   chan struct{}
 	abandonOnce sync.Once
@@ -188,9 +192,10 @@ func New(d *database.DB, cat *catalog.Catalog, payments Payments, cfg Config) *E
 	e := &Engine{
 		db: d, catalog: cat, payments: payments, cfg: cfg,
 		// The order keys live in the kit's store; a claim never resumes a
-		// key the provider may have forgotten (see ProviderKeyWindow).
+		// key the provider may have forgotten (see ProviderKeyWindow), and
+		// every takeover is on the key's trail (recordTakeover).
 		keys: idem.NewStore(d.Pool, idem.Options{Kind: KeyKind, Lease: cfg.LockTimeout, ResumeWithin: cfg.ProviderKeyWindow,
-			Answers: cfg.Answers, AnswersFor: cfg.AnswersFor, Retention: cfg.KeyRetention}),
+			Answers: cfg.Answers, AnswersFor: cfg.AnswersFor, Retention: cfg.KeyRetention, TookOver: recordTakeover}),
 		metrics: cfg.Metrics, log: cfg.Log, abandoned: make(chan struct{}),
 	}
 	if e.metrics == nil {

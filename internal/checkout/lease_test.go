@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/problem"
@@ -21,7 +20,7 @@ func TestLeaseRenewalKeepsSlowCallsKey(t *testing.T) {
 	// second, room for a loaded machine's delays.)
 	const lock = 3 * time.Second
 	charging, release := make(chan struct{}), make(chan struct{})
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.LockTimeout = lock
 		cfg.Hooks.BeforeCharge = func(_ context.Context, c checkout.Claimed) {
 			if !c.TakenOver {
@@ -62,7 +61,7 @@ func TestRenewalStopsAfterTakeover(t *testing.T) {
 	// cancel the original's provider call and end it with 409.
 	originalCharging, retryClaimed := make(chan struct{}), make(chan struct{})
 	cause := make(chan error, 1)
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.LockTimeout = time.Second
 		cfg.Hooks.AfterClaim = func(_ context.Context, c checkout.Claimed) {
 			if c.TakenOver {
@@ -130,7 +129,7 @@ func TestRenewalStopsAfterTakeover(t *testing.T) {
 func TestStalledPastItsLeaseConfirmsNothing(t *testing.T) {
 	t.Parallel()
 	stalled, wake := make(chan struct{}), make(chan struct{})
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.LockTimeout = time.Second
 		// The heartbeat and the fence stay stalled until the call ends,
 		// so that what stops the store is the statement's guard, not the

@@ -9,12 +9,100 @@ import (
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/trace"
 
+	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
-	"exactlyonce/internal/db"
+	"exactlyonce/internal/database"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/tracing"
 )
+
+const (
+	// MaxWait is the longest PlaceOrAwait keeps a caller waiting for the
+	// attempt that holds its key. It covers a usual provider call, so the
+	// second submit of a double-click ends on the receipt with no page in
+	// between, and stays far below what a browser or a proxy gives a request.
+	MaxWait = 3 * time.Second
+	// ClaimTimeout bounds what a waiting caller's attempt does before it
+	// owns its key (pricing and the claim), which PlaceOrAwait runs detached
+	// from the caller's cancellation.
+	ClaimTimeout = 15 * time.Second
+)
+
+// PlaceOrAwait is Place for a caller that would rather wait for the attempt
+// holding its key than be told it is held: the second submit of a
+// double-click, or an API client that asked to wait (Prefer: wait). When
+// another attempt holds the key (*InProgressError, or ErrLockLost: a newer
+// one took it over from this one) it waits, with the kit's one wait loop,
+// until that attempt has finished or let its lock expire, and places again:
+// the result is then the other attempt's, Replayed and Joined. It gives up
+// after wait (at most MaxWait) with the error it last met (the key's
+// *InProgressError, whose RetryAfter says when to ask again, or
+// ErrLockLost); with wait zero it is Place.
+//
+// A caller that waits has its attempts detached from its own cancellation,
+// bounded by ClaimTimeout beyond the wait, until one owns the key (Place
+// detaches it from then on): a browser drops the first request of a
+// double-click for the second, and the first must still claim its key and
+// go on, or the second would find the key claimed by an attempt that
+// stopped, and wait out its lock. Only
+// maxWaiters callers wait per key at once; past that a caller is answered
+// at once, so that a flood of one request (a stuck key, a script) cannot
+// hold a goroutine and a database poll per request.
+func (e *Engine) PlaceOrAwait(ctx context.Context, a Attempt, wait time.Duration) (Result, error) {
+	wait = min(wait, MaxWait)
+	deadline := time.Now().Add(wait)
+	// The wait ends with the caller; the attempts do not (see above).
+	waiting := ctx
+	if wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), wait+ClaimTimeout)
+		defer cancel()
+	}
+	var leave func()
+	for {
+		res, err := e.Place(ctx, a)
+		held := errors.Is(err, ErrLockLost) || errors.Is(err, idem.ErrInProgress)
+		if !held || wait <= 0 {
+			res.Joined = leave != nil && err == nil
+			return res, err
+		}
+		if leave == nil {
+			var ok bool
+			if leave, ok = e.joinWaiters(a); !ok {
+				return Result{}, err
+			}
+			defer leave()
+		}
+		if !e.Await(waiting, a.CustomerID, a.Key, deadline) {
+			return Result{}, err
+		}
+	}
+}
+
+// Await waits until the attempt holding the key has finished or let its
+// lock expire — the moment to call Place again — and reports true, or
+// false when the deadline passes or ctx ends first. It waits with the kit's
+// one wait loop (idem.Poll).
+func (e *Engine) Await(ctx context.Context, customer uuid.UUID, key string, deadline time.Time) bool {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	err := idem.Poll(ctx, func(ctx context.Context) (bool, error) {
+		_, err := e.keys.Get(ctx, customer.String(), key)
+		if ctx.Err() != nil {
+			// The wait is over (Poll returns ctx's error), whatever the
+			// read said: a deadline that passed before the first read must
+			// not count as "stopped holding", or a caller that loops on
+			// Place and Await would spin until the lock runs out.
+			return false, nil
+		}
+		// Finished, gone, or no longer held (its lease ran out): the
+		// moment to place again. An error is for Place to meet and report.
+		busy, held := errors.AsType[*idem.InProgressError](err)
+		return !held || !busy.Held, nil
+	})
+	return err == nil
+}
 
 // Place runs one attempt of an order through claim, charge and finish.
 //
@@ -29,6 +117,9 @@ func (e *Engine) Place(ctx context.Context, a Attempt) (Result, error) {
 		// Claiming now would only leave one more key for the completer.
 		return Result{}, &AbandonedError{RetryAfter: time.Second}
 	default:
+	}
+	if d, ok := ctx.Value(lockForKey{}).(time.Duration); ok && a.LockFor <= 0 {
+		a.LockFor = d
 	}
 	if a.LockFor <= 0 {
 		a.LockFor = e.cfg.LockTimeout
@@ -114,16 +205,47 @@ func invalidCard(priced catalog.Priced, refusal error, reason string) error {
 	return &InvalidOrderError{Reason: reason, Card: true, CheckDigit: reason == cardCheckReason, Priced: priced}
 }
 
+// ErrNoSuchKey means the customer has no such key.
+var ErrNoSuchKey = errors.New("no such key")
+
+// KeyState is what became of a key: its stored outcome once finished,
+// else whether an attempt still holds its lock.
+type KeyState struct {
+	Finished bool
+	Result   Result // the stored outcome, Replayed, when Finished
+	Held     bool   // an attempt holds the lock (by the database clock)
+}
+
+// State reads the customer's key, for a page that shows how an order is
+// going. ErrNoSuchKey when there is none.
+func (e *Engine) State(ctx context.Context, customer uuid.UUID, key string) (KeyState, error) {
+	resp, err := e.keys.Get(ctx, customer.String(), key)
+	var busy *idem.InProgressError
+	switch {
+	case errors.Is(err, idem.ErrNotFound):
+		return KeyState{}, ErrNoSuchKey
+	case errors.As(err, &busy):
+		return KeyState{Held: busy.Held}, nil
+	case err != nil:
+		return KeyState{}, fmt.Errorf("read key: %w", database.Translate(err))
+	}
+	return KeyState{Finished: true, Result: Result{Status: resp.Status, Body: resp.Body, Replayed: true}}, nil
+}
+
 // KeyInUse reports whether the customer's key has been claimed: a check a
 // request makes before refusing a new order for a precondition (a cart
 // version), which must not refuse a retry of one in use. That retry is
-// judged by what its key was claimed for.
+// judged by what its key was claimed for. It asks the kit (idem.Store.Get),
+// which answers for a key whether it is finished or started.
 func (e *Engine) KeyInUse(ctx context.Context, customer uuid.UUID, key string) (bool, error) {
-	used, err := e.db.KeyExists(ctx, db.KeyExistsParams{CustomerID: customer, Key: key})
-	if err != nil {
-		return false, fmt.Errorf("read key: %w", err)
+	_, err := e.keys.Get(ctx, customer.String(), key)
+	switch {
+	case errors.Is(err, idem.ErrNotFound):
+		return false, nil
+	case err == nil, errors.Is(err, idem.ErrInProgress):
+		return true, nil
 	}
-	return used, nil
+	return false, fmt.Errorf("read key: %w", database.Translate(err))
 }
 
 // chargeAndFinish is phases 2 and 3 of an attempt that owns its key.
@@ -181,6 +303,65 @@ func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claime
 		return e.finishMismatch(ctx, e.payments, a, c, priced, in)
 	}
 	return e.finishOrder(ctx, a, c, priced, in)
+}
+
+// FenceAt is how long after its lock was last taken or renewed an attempt
+// stops its own provider call if no renewal has succeeded since: the kit's
+// fence (idem.FenceAt), three quarters of the lock timeout. config checks
+// that a normal provider call (PROVIDER_TIMEOUT) fits in that time.
+func FenceAt(lockFor time.Duration) time.Duration { return idem.FenceAt(lockFor) }
+
+// withLease runs call, the provider call, under the kit's lease keeper
+// (idem.Lock.KeepWith, the kit's heartbeat with hooks): every
+// third of the lock timeout it extends the lease, but only while the key
+// still carries this attempt's token. A lock shorter than a slow provider
+// call would otherwise let a retry take over a live attempt. What is about
+// orders here is only the hooks, the metrics and the log lines.
+//
+// When a renewal finds the token gone, a newer attempt owns the operation:
+// call's context is cancelled and withLease returns ErrLockLost. When
+// renewals fail (the database is slow or unreachable, or the heartbeat
+// itself is stalled), the keeper's fence cancels the call FenceAt after the
+// lock was last known to be taken, and withLease returns ErrLeaseLapsing. A
+// call that has already reached the provider may still be processed there;
+// what makes that harmless is that the completer cancels at the provider
+// before concluding "no charge".
+func (e *Engine) withLease(ctx context.Context, c claim, who Claimed, call func(ctx context.Context) error) error {
+	hooks := idem.LeaseHooks{
+		Renewed: func(ctx context.Context, err error) {
+			switch {
+			case errors.Is(err, ErrLockLost):
+				e.metrics.LeaseRenewals.WithLabelValues("lost").Inc()
+				e.log.WarnContext(ctx, "lock lost to a newer attempt during the provider call; stopping",
+					logging.Key(who.Key), "customer_id", who.CustomerID, "completer", who.ByCompleter)
+			case err != nil:
+				e.metrics.LeaseRenewals.WithLabelValues("error").Inc()
+				e.log.WarnContext(ctx, "renew lock", logging.Key(who.Key), "err", err)
+			default:
+				e.metrics.LeaseRenewals.WithLabelValues("renewed").Inc()
+			}
+		},
+	}
+	if h := e.cfg.Hooks.BeforeRenew; h != nil {
+		hooks.BeforeRenew = func(ctx context.Context) { h(ctx, who) }
+	}
+	if h := e.cfg.Hooks.BeforeFence; h != nil {
+		hooks.BeforeFence = func(ctx context.Context) { h(ctx, who) }
+	}
+	held, stop := c.lock.KeepWith(ctx, hooks)
+	err := call(held)
+	switch cause := stop(); {
+	case errors.Is(cause, ErrLockLost):
+		return ErrLockLost
+	case errors.Is(cause, ErrLeaseLapsing) && err != nil:
+		// (A call that returned an answer before the fence fired keeps it:
+		// the lock is still this attempt's, so it may finish.)
+		e.metrics.LeaseRenewals.WithLabelValues("fenced").Inc()
+		e.log.WarnContext(ctx, "lock could not be renewed; provider call stopped before the lock ran out",
+			logging.Key(who.Key), "customer_id", who.CustomerID, "completer", who.ByCompleter)
+		return ErrLeaseLapsing
+	}
+	return err
 }
 
 // handBackRetryAfter is what a client is told to wait after an attempt

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/payment"
@@ -14,7 +13,7 @@ import (
 
 func TestCompleterParksPoisonKey(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.LockTimeout = time.Second
 		cfg.MaxSettleAttempts = 2
 	})
@@ -82,7 +81,7 @@ func TestCompleterDoesNotParkForAnOutage(t *testing.T) {
 	t.Parallel()
 	// The provider is unreachable at every attempt: a passing outage, not a
 	// poison key. The key is left for later passes, however many.
-	h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.LockTimeout = time.Second })
 	c := h.NewCustomer(t)
 	strand(t, h, c, "k", oneMug, "after_charge")
 	completer := checkout.NewCompleter(h.App.Checkout, downProvider, checkout.CompleterConfig{MaxAttempts: 1})
@@ -116,7 +115,7 @@ func TestCompleterParksOnlyLastingRefusals(t *testing.T) {
 	for status, wantParked := range map[int]bool{429: false, 409: false, 401: false, 400: true} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
 			t.Parallel()
-			h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+			h := apptest.New(t, func(cfg *apptest.Setup) { cfg.LockTimeout = time.Second })
 			c := h.NewCustomer(t)
 			strand(t, h, c, "k", oneMug, "after_charge")
 			completer := checkout.NewCompleter(h.App.Checkout, refusingProvider(status), checkout.CompleterConfig{MaxAttempts: 1})

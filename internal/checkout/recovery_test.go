@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/problem"
@@ -66,7 +65,7 @@ func wantReplay(t *testing.T, r apptest.Response, status int) {
 
 func TestCompleterFinishesChargedOrder(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.LockTimeout = time.Second })
 	c := h.NewCustomer(t)
 	strand(t, h, c, "k", oneMug, "after_charge")
 	h.WantStats(t, 1, 0) // charged, no order: what the completer is for
@@ -101,7 +100,7 @@ func TestCompleterFinishesChargedOrder(t *testing.T) {
 
 func TestCompleterFindsNoCharge(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.LockTimeout = time.Second })
 	c := h.NewCustomer(t)
 	strand(t, h, c, "k", oneMug, "before_charge")
 
@@ -128,7 +127,7 @@ func TestCompleterFindsNoCharge(t *testing.T) {
 
 func TestCompleterFindsDeclinedCharge(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.LockTimeout = time.Second })
 	c := h.NewCustomer(t)
 	body := `{"items": [{"sku": "mug-espresso", "quantity": 1}], "card": "4000000000000002"}`
 	strand(t, h, c, "k", body, "after_charge")
@@ -152,7 +151,7 @@ func TestCompleterLeavesKeysAlone(t *testing.T) {
 		t.Parallel()
 		// An attempt that holds its key (30 s lock) and is still at work.
 		claimed, release := make(chan struct{}), make(chan struct{})
-		h := apptest.New(t, func(cfg *app.Config) {
+		h := apptest.New(t, func(cfg *apptest.Setup) {
 			cfg.CompleterGrace = 0
 			cfg.Hooks.AfterClaim = func(context.Context, checkout.Claimed) { close(claimed); <-release }
 		})
@@ -168,7 +167,7 @@ func TestCompleterLeavesKeysAlone(t *testing.T) {
 	})
 	t.Run("within the grace period", func(t *testing.T) {
 		t.Parallel()
-		h := apptest.New(t, func(cfg *app.Config) {
+		h := apptest.New(t, func(cfg *apptest.Setup) {
 			cfg.LockTimeout = time.Second
 			cfg.CompleterGrace = time.Hour
 		})
@@ -199,7 +198,7 @@ func TestCompleterStallsAndRetryWins(t *testing.T) {
 	// The completer finds the charge, then stalls before its finish until
 	// its lock has expired and a retry has taken over and finished.
 	completerFound, retryDone := make(chan struct{}), make(chan struct{})
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.LockTimeout = time.Second
 		cfg.Hooks.BeforeFinish = func(_ context.Context, c checkout.Claimed) {
 			if c.ByCompleter {
@@ -225,8 +224,8 @@ func TestCompleterStallsAndRetryWins(t *testing.T) {
 		t.Errorf("retry: got %d %s, want a new 201", retry.Status, retry.Body)
 	}
 	h.WantStats(t, 1, 1)
-	// The takeovers' events are written by their own statements (a trigger
-	// on the kit's table), which tells the completer's from the retry's.
+	// The takeovers' events are written in their own transactions (the
+	// kit's TookOver hook), which tells the completer's from the retry's.
 	events := wantEvents(t, h, c, "k", "claimed", "taken_over", "taken_over", "finished")
 	if len(events) == 4 {
 		if by, attempt := events[1].Detail["by"], events[1].Detail["attempt"]; by != "completer" || attempt != 1.0 {
@@ -253,7 +252,7 @@ func TestRetryStallsAndCompleterWins(t *testing.T) {
 	// The retry takes over and charges, then stalls before its finish until
 	// its lock has expired and the completer has settled the key.
 	retryCharged, completerDone := make(chan struct{}), make(chan struct{})
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.LockTimeout = time.Second
 		cfg.Hooks.BeforeFinish = func(_ context.Context, c checkout.Claimed) {
 			if c.TakenOver && !c.ByCompleter {
@@ -292,7 +291,7 @@ func TestTwoCompletersAtOnce(t *testing.T) {
 	// whole pass.
 	var claimed atomic.Bool
 	firstHolds, release := make(chan string, 1), make(chan struct{})
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.LockTimeout = 3 * time.Second
 		cfg.Hooks.BeforeCharge = func(_ context.Context, c checkout.Claimed) {
 			if !c.ByCompleter {
@@ -337,7 +336,7 @@ func TestRetryOfChargedKeyResumesAfterProductLeftCatalog(t *testing.T) {
 	// The retry cannot be priced, but its key is this very request and may
 	// have charged: it must resume with the stored order, not answer 400
 	// "nothing was charged".
-	h := apptest.New(t, func(cfg *app.Config) { cfg.CatalogMaxAge = time.Nanosecond; cfg.LockTimeout = 2 * time.Second })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.CatalogMaxAge = time.Nanosecond; cfg.LockTimeout = 2 * time.Second })
 	c := h.NewCustomer(t)
 	strand(t, h, c, "k", oneMug, "after_charge")
 	if _, err := h.DB.Pool.Exec(context.Background(), `DELETE FROM products WHERE sku = 'mug-espresso'`); err != nil {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 )
@@ -55,7 +54,7 @@ func TestTenConcurrentRequestsOneKey(t *testing.T) {
 	// scheduler does; the 0.3 s provider delay is the article's setting.
 	const n = 10
 	release := make(chan struct{})
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.Hooks.AfterClaim = func(context.Context, checkout.Claimed) { waitOrTimeout(t, release) }
 	})
 	c := h.NewCustomer(t)
@@ -113,7 +112,7 @@ func TestSameKeyDifferentRequestIsRefused(t *testing.T) {
 
 func TestProviderFailsAfterCharging(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	h := apptest.New(t, func(cfg *apptest.Setup) { cfg.LockTimeout = time.Second })
 	c := h.NewCustomer(t)
 	h.SetProvider(t, 0, "after_charge")
 
@@ -158,7 +157,7 @@ func slowOriginal(t *testing.T, mutate func(*checkout.Engine)) (h *apptest.Harne
 		retryCharged    = make(chan struct{})
 		originalReplied = make(chan struct{})
 	)
-	h = apptest.New(t, func(cfg *app.Config) {
+	h = apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.LockTimeout = time.Second
 		cfg.Hooks.BeforeFinish = func(_ context.Context, c checkout.Claimed) {
 			if c.TakenOver {

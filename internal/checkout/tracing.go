@@ -1,13 +1,9 @@
 package checkout
 
 import (
-	"context"
-	"time"
-
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"exactlyonce/internal/payment"
 	"exactlyonce/internal/tracing"
 )
 
@@ -46,22 +42,6 @@ const (
 	// attrAttempt counts the completer's takeovers of the key.
 	attrAttempt = attribute.Key("exactlyonce.settle_attempt")
 )
-
-// callProvider runs one call to the provider as a span, provider.<call>,
-// and times it in the provider metric, whose exemplar is the trace.
-func (e *Engine) callProvider(ctx context.Context, call string, f func(ctx context.Context) (payment.Intent, error)) (payment.Intent, error) {
-	ctx, span := e.tracer.Start(ctx, "provider."+call)
-	began := time.Now()
-	in, err := f(ctx)
-	result := providerResult(ctx, in, err)
-	e.metrics.ObserveProvider(ctx, call, result, began)
-	span.SetAttributes(attrResult.String(result))
-	if in.ID != "" {
-		span.SetAttributes(attrIntent.String(in.ID))
-	}
-	tracing.End(span, err)
-	return in, err
-}
 
 // noTracer is the engine's tracer when it is given no provider.
 func noTracer() trace.Tracer { return tracing.Off().Provider.Tracer(tracerName) }

@@ -13,11 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/db"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/problem"
 )
 
@@ -41,7 +40,7 @@ func TestCallLandingAfterTheVerdictChargesNothing(t *testing.T) {
 	// completer found no charge "yet", then the paused call charged.)
 	arrived, land := make(chan struct{}), make(chan struct{})
 	var first atomic.Bool
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.LockTimeout = time.Second
 		// Long enough that the client never gives up on the late call.
 		cfg.ProviderTimeout = 30 * time.Second
@@ -88,7 +87,7 @@ func TestCallLandingBeforeTheVerdictMakesOneOrder(t *testing.T) {
 	// settled the key: the completer's cancel returns the charge and writes
 	// the order, and the original's finish writes nothing.
 	charged, completerDone := make(chan struct{}), make(chan struct{})
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.LockTimeout = time.Second
 		cfg.Hooks.BeforeFinish = func(_ context.Context, c checkout.Claimed) {
 			if stalledOriginal(c) {
@@ -136,7 +135,7 @@ func TestLeaseFencesItself(t *testing.T) {
 	}
 	fenced := make(chan stopped, 1)
 	var h *apptest.Harness
-	h = apptest.New(t, func(cfg *app.Config) {
+	h = apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.LockTimeout = lock
 		cfg.Hooks.BeforeRenew = func(ctx context.Context, c checkout.Claimed) {
 			if stalledOriginal(c) {
@@ -195,7 +194,7 @@ func TestKeyOlderThanProviderWindowIsNotResent(t *testing.T) {
 	// the create after that would make a second PaymentIntent. So a retry
 	// does not resume such a key: the completer, which only retrieves and
 	// cancels, settles it.
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.LockTimeout = time.Second
 		cfg.ProviderKeyWindow = time.Hour
 	})

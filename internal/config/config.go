@@ -20,12 +20,9 @@ import (
 
 // Config is every setting of the web binary.
 type Config struct {
-	// DatabaseURL is the PostgreSQL connection string. When empty, LocalDB
-	// must name a directory for a project-local server.
+	// DatabaseURL is the PostgreSQL connection string (required; `make
+	// run` starts a project-local server and sets it).
 	DatabaseURL string
-	// LocalDB is where `make run` keeps its own PostgreSQL when no
-	// DATABASE_URL is given.
-	LocalDB string
 	// Addr is the listen address of the HTTP server.
 	Addr string
 	// LockTimeout is how long a claimed idempotency key stays locked.
@@ -95,26 +92,20 @@ type Config struct {
 	// round trip (REMEMBERED_ANSWERS, default 10000; 0 remembers none).
 	RememberedAnswers int
 	// PaymentProvider is "fake" (PAYMENT_PROVIDER, the default: the fake
-	// Stripe, in this process or as `web provider`) or "stripe" (Stripe's
-	// API, test mode with an sk_test_ key).
+	// Stripe, fakestripe/cmd/fakestripe, a process of its own that `make
+	// run` starts) or "stripe" (Stripe's API, test mode with an sk_test_
+	// key).
 	PaymentProvider string
 	// StripeAPIBase is the API's base URL (STRIPE_API_BASE): with stripe
-	// https://api.stripe.com by default; with fake, empty runs the fake
-	// inside the shop, and the URL of a `web provider` (such as
-	// http://127.0.0.1:8081) uses that one.
+	// https://api.stripe.com by default; with fake, the fake's URL
+	// (required).
 	StripeAPIBase string
 	// StripeSecretKey is Stripe's secret key (STRIPE_SECRET_KEY), or the
-	// key a `web provider` accepts and its shops send.
+	// key the fake was started with.
 	StripeSecretKey string
 	// StripeWebhookSecret verifies Stripe-Signature on /webhooks/stripe
-	// (STRIPE_WEBHOOK_SECRET, whsec_…); `web provider` signs with it. The
-	// in-process fake and its shop share a random one when it is empty.
+	// (STRIPE_WEBHOOK_SECRET, whsec_…): the secret the provider signs with.
 	StripeWebhookSecret string
-	// StripeWebhookURL is where `web provider` sends its webhooks
-	// (STRIPE_WEBHOOK_URL, such as http://127.0.0.1:8080/webhooks/stripe).
-	StripeWebhookURL string
-	// ProviderAddr is where `web provider` listens.
-	ProviderAddr string
 	// DBMaxConns caps the pgx pool (DB_MAX_CONNS); zero keeps pgx's
 	// default, the greater of 4 and the number of CPUs. Instances ×
 	// DB_MAX_CONNS must stay below PostgreSQL's max_connections (minus its
@@ -149,9 +140,13 @@ type Config struct {
 	// standbys are asynchronous).
 	RequireSyncReplica bool
 	// SMTPAddr is the SMTP server confirmation mail goes to (SMTP_ADDR,
-	// default 127.0.0.1:1025, a local mail catcher's port; with
-	// MailCatcher and no SMTP_ADDR it is empty: the catcher's address).
+	// default 127.0.0.1:1025, a local mail catcher's usual port; `make run`
+	// sets its own catcher's).
 	SMTPAddr string
+	// MailCatcherURL is the HTTP address of the demo's mail catcher
+	// (MAIL_CATCHER_URL, which make run sets): the admin listener shows its
+	// caught mail at /mail. Empty shows none.
+	MailCatcherURL string
 	// MailFrom is the confirmations' sender (MAIL_FROM).
 	MailFrom string
 	// JobRescueAfter is how long an outbox job may stay running before it
@@ -159,12 +154,6 @@ type Config struct {
 	// (outbox.RescuerInterval) (JOB_RESCUE_AFTER, default 1m); the chaos
 	// harness shortens it to see its kills' jobs rerun.
 	JobRescueAfter time.Duration
-	// MailCatcher, when set (MAIL_CATCHER, such as 127.0.0.1:1025, or
-	// "auto", a free loopback port, which make run sets), starts the
-	// demo's in-memory SMTP server there; the admin listener shows its
-	// mail at /mail. Without SMTP_ADDR the confirmations go to it. It is
-	// refused without DEMO.
-	MailCatcher string
 	// Tracing is how spans are made, kept and exported (tracing.go):
 	// OTEL_SDK_DISABLED, OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_ENDPOINT,
 	// OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG, RECENT_TRACES_MIB.
@@ -180,7 +169,6 @@ const MinSessionSecret = 32
 func Load() (Config, error) {
 	c := Config{
 		DatabaseURL: os.Getenv("DATABASE_URL"),
-		LocalDB:     os.Getenv("LOCAL_DB"),
 		Addr:        getenv("ADDR", "127.0.0.1:8080"),
 		LogFormat:   getenv("LOG_FORMAT", "text"),
 		// Read as given: it is hashed into keys, so its form does not matter.
@@ -191,8 +179,6 @@ func Load() (Config, error) {
 		StripeAPIBase:       os.Getenv("STRIPE_API_BASE"),
 		StripeSecretKey:     os.Getenv("STRIPE_SECRET_KEY"),
 		StripeWebhookSecret: os.Getenv("STRIPE_WEBHOOK_SECRET"),
-		StripeWebhookURL:    os.Getenv("STRIPE_WEBHOOK_URL"),
-		ProviderAddr:        getenv("PROVIDER_ADDR", "127.0.0.1:8081"),
 	}
 	var err error
 	if c.LockTimeout, err = duration("LOCK_TIMEOUT", 30*time.Second); err != nil {
@@ -280,9 +266,6 @@ func Load() (Config, error) {
 	if n := len(c.SessionSecret); n > 0 && n < MinSessionSecret {
 		return c, fmt.Errorf("SESSION_SECRET is %d bytes long; it must be at least %d, such as 32 random bytes in hex, or unset for a random one that lasts until the process stops", n, MinSessionSecret)
 	}
-	if err := c.checkStripe(); err != nil {
-		return c, err
-	}
 	maxConns, err := number("DB_MAX_CONNS")
 	if err != nil || maxConns != float64(int(maxConns)) || maxConns > 10000 {
 		return c, fmt.Errorf("DB_MAX_CONNS: want a whole number of connections from 1 to 10000, got %q", os.Getenv("DB_MAX_CONNS"))
@@ -309,23 +292,15 @@ func Load() (Config, error) {
 		return c, err
 	}
 	c.MailFrom = getenv("MAIL_FROM", "shop@exactlyonce.test")
-	c.MailCatcher = os.Getenv("MAIL_CATCHER")
-	c.SMTPAddr = os.Getenv("SMTP_ADDR")
-	if c.SMTPAddr == "" && c.MailCatcher == "" {
-		// With a catcher and no SMTP_ADDR, the mail goes to the
-		// catcher, wherever it listens (cmd/web).
-		c.SMTPAddr = "127.0.0.1:1025"
-	}
-	if c.MailCatcher != "" && !c.Demo {
-		return c, fmt.Errorf("MAIL_CATCHER is set but DEMO is not: the catcher keeps mail in the shop's memory and shows it to anyone who reaches the admin listener, so it runs only in the demo (DEMO=1); in production point SMTP_ADDR at a real mail server")
-	}
+	c.SMTPAddr = getenv("SMTP_ADDR", "127.0.0.1:1025")
+	c.MailCatcherURL = os.Getenv("MAIL_CATCHER_URL")
 	if c.JobRescueAfter, err = duration("JOB_RESCUE_AFTER", time.Minute); err != nil {
 		return c, err
 	}
 	if c.Tracing, err = loadTracing(); err != nil {
 		return c, err
 	}
-	if c.DatabaseURL == "" && c.LocalDB == "" {
+	if c.DatabaseURL == "" {
 		return c, fmt.Errorf("DATABASE_URL is not set: point it at PostgreSQL, or use `make run`, which starts a local server")
 	}
 	return c, nil
@@ -410,35 +385,35 @@ func boolean(key string, fallback bool) (bool, error) {
 	return b, nil
 }
 
-// checkStripe checks the payment provider's settings.
-func (c *Config) checkStripe() error {
+// CheckProvider checks the payment provider's settings, which only the
+// process that serves needs: `web sweep` and `web worker` never call the
+// provider, and a cron entry should not need its keys. The shop reaches its
+// provider only over HTTP, Stripe or the fake alike, so both need the same
+// three settings.
+func (c *Config) CheckProvider() error {
 	switch c.PaymentProvider {
 	case "fake":
+		if c.StripeAPIBase == "" {
+			return fmt.Errorf("PAYMENT_PROVIDER=fake (the default) needs STRIPE_API_BASE: the fake Stripe's URL, such as http://127.0.0.1:8081 (`make run` starts one, fakestripe/cmd/fakestripe)")
+		}
 	case "stripe":
 		if c.StripeAPIBase == "" {
 			c.StripeAPIBase = "https://api.stripe.com"
 		}
-		if c.StripeSecretKey == "" {
-			return fmt.Errorf("PAYMENT_PROVIDER=stripe needs STRIPE_SECRET_KEY (an sk_test_… key from the dashboard's test mode)")
-		}
-		if c.StripeWebhookSecret == "" {
-			return fmt.Errorf("PAYMENT_PROVIDER=stripe needs STRIPE_WEBHOOK_SECRET (whsec_…, from `stripe listen` or the webhook endpoint)")
-		}
 	default:
 		return fmt.Errorf("PAYMENT_PROVIDER: want fake or stripe, got %q", c.PaymentProvider)
 	}
-	if u, err := url.Parse(c.StripeAPIBase); c.StripeAPIBase != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "") {
+	if u, err := url.Parse(c.StripeAPIBase); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "" {
 		return fmt.Errorf("STRIPE_API_BASE: want an http:// or https:// URL with no path, such as http://127.0.0.1:8081, got %q", c.StripeAPIBase)
 	}
-	if c.StripeAPIBase != "" && c.StripeSecretKey == "" {
-		return fmt.Errorf("STRIPE_API_BASE is set but STRIPE_SECRET_KEY is not: set it to the key `web provider` was started with")
+	if c.StripeSecretKey == "" {
+		return fmt.Errorf("STRIPE_SECRET_KEY is not set: an sk_test_… key from Stripe's dashboard, or the key the fake was started with")
 	}
-	if c.StripeAPIBase != "" && c.StripeWebhookSecret == "" {
+	if c.StripeWebhookSecret == "" {
 		// The shop mounts POST /webhooks/stripe, and Stripe's SDK verifies
 		// a signature against an empty key, which anyone can make: a
-		// forged payment_intent.succeeded would be believed. Only the
-		// in-process fake (no STRIPE_API_BASE) makes a secret of its own.
-		return fmt.Errorf("STRIPE_API_BASE is set but STRIPE_WEBHOOK_SECRET is not: POST /webhooks/stripe would accept events signed with an empty key; set it to the secret the provider signs with (`web provider`'s STRIPE_WEBHOOK_SECRET, or whsec_… from Stripe)")
+		// forged payment_intent.succeeded would be believed.
+		return fmt.Errorf("STRIPE_WEBHOOK_SECRET is not set: POST /webhooks/stripe would accept events signed with an empty key; set it to the secret the provider signs with (the fake's STRIPE_WEBHOOK_SECRET, or whsec_… from Stripe)")
 	}
 	return nil
 }

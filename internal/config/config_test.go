@@ -8,7 +8,7 @@ import (
 )
 
 func TestShortSessionSecretRefusesToStart(t *testing.T) {
-	t.Setenv("DATABASE_URL", "postgres://localhost/x")
+	validEnv(t)
 	t.Setenv("SESSION_SECRET", "too-short")
 	_, err := Load()
 	if err == nil || !strings.Contains(err.Error(), "SESSION_SECRET") || !strings.Contains(err.Error(), "at least 32") {
@@ -61,7 +61,7 @@ func TestLockTimeoutMustOutlastProviderTimeout(t *testing.T) {
 }
 
 func TestLoadRefusesShortLock(t *testing.T) {
-	t.Setenv("DATABASE_URL", "postgres://localhost/x")
+	validEnv(t)
 	t.Setenv("LOCK_TIMEOUT", "5s")
 	t.Setenv("PROVIDER_TIMEOUT", "10s")
 	_, err := Load()
@@ -71,7 +71,7 @@ func TestLoadRefusesShortLock(t *testing.T) {
 }
 
 func TestRememberedAnswers(t *testing.T) {
-	t.Setenv("DATABASE_URL", "postgres://localhost/x")
+	validEnv(t)
 	for _, tc := range []struct {
 		env  string
 		want int
@@ -91,23 +91,38 @@ func TestRememberedAnswers(t *testing.T) {
 	}
 }
 
-// The demo's mail catcher keeps mail in memory and shows it on the admin
-// listener: MAIL_CATCHER alone, without DEMO, must not start it.
-func TestMailCatcherOnlyInTheDemo(t *testing.T) {
+// validEnv sets the settings the shop cannot start without: a database
+// and a provider, reached over HTTP (the fake's URL here).
+func validEnv(t *testing.T) {
 	t.Setenv("DATABASE_URL", "postgres://localhost/x")
-	t.Setenv("MAIL_CATCHER", "127.0.0.1:1025")
-	t.Setenv("DEMO", "")
-	if _, err := Load(); err == nil || !strings.Contains(err.Error(), "MAIL_CATCHER") {
-		t.Errorf("MAIL_CATCHER without DEMO: got %v, want it refused", err)
+	t.Setenv("PAYMENT_PROVIDER", "")
+	t.Setenv("STRIPE_API_BASE", "http://127.0.0.1:8081")
+	t.Setenv("STRIPE_SECRET_KEY", "sk_test_provider")
+	t.Setenv("STRIPE_WEBHOOK_SECRET", "whsec_0123456789")
+}
+
+// The shop runs no provider of its own: with the fake (the default), it
+// refuses to start without the fake's URL, and says what to set and where
+// one comes from, rather than sending charges to Stripe's own address.
+func TestTheFakeNeedsItsURL(t *testing.T) {
+	validEnv(t)
+	t.Setenv("STRIPE_API_BASE", "")
+	if _, err := loadServing(); err == nil || !strings.Contains(err.Error(), "STRIPE_API_BASE") || !strings.Contains(err.Error(), "make run") {
+		t.Errorf("the fake without STRIPE_API_BASE: got %v, want it refused, naming STRIPE_API_BASE and make run", err)
 	}
-	t.Setenv("DEMO", "1")
-	if c, err := Load(); err != nil || c.MailCatcher == "" {
-		t.Errorf("MAIL_CATCHER with DEMO=1: got %v, want it started", err)
+	// What only serving needs: `web sweep` and `web worker` start without it.
+	if _, err := Load(); err != nil {
+		t.Errorf("without STRIPE_API_BASE, for sweep and worker: got %v, want it loaded", err)
+	}
+	t.Setenv("PAYMENT_PROVIDER", "stripe")
+	c, err := loadServing()
+	if err != nil || c.StripeAPIBase != "https://api.stripe.com" {
+		t.Errorf("Stripe without STRIPE_API_BASE: got %q, %v, want https://api.stripe.com", c.StripeAPIBase, err)
 	}
 }
 
 func TestJobsPoolSize(t *testing.T) {
-	t.Setenv("DATABASE_URL", "postgres://localhost/x")
+	validEnv(t)
 	for env, want := range map[string]int{"": 4, "2": 2, "0": -1, "x": -1, "1.5": -1} {
 		t.Setenv("JOBS_DB_MAX_CONNS", env)
 		c, err := Load()
@@ -127,7 +142,7 @@ func TestJobsPoolSize(t *testing.T) {
 // exported; OpenTelemetry's own variables change that, and a value that
 // makes no sense stops the start.
 func TestTracing(t *testing.T) {
-	t.Setenv("DATABASE_URL", "postgres://localhost/x")
+	validEnv(t)
 	c, err := Load()
 	if err != nil {
 		t.Fatal(err)
@@ -160,27 +175,27 @@ func TestTracing(t *testing.T) {
 }
 
 // TestWebhookSecretRequiredWithAProviderElsewhere: with STRIPE_API_BASE set
-// (the fake as a process of its own, or Stripe) and no
+// (the fake, or Stripe) and no
 // STRIPE_WEBHOOK_SECRET, the shop would mount POST /webhooks/stripe and
 // verify signatures against an empty key, which anyone can sign with
 // (issue 33): it refuses to start, naming the variable.
 func TestWebhookSecretRequiredWithAProviderElsewhere(t *testing.T) {
-	t.Setenv("DATABASE_URL", "postgres://localhost/x")
-	t.Setenv("STRIPE_API_BASE", "http://127.0.0.1:8081")
-	t.Setenv("STRIPE_SECRET_KEY", "sk_test_provider")
+	validEnv(t)
 	t.Setenv("STRIPE_WEBHOOK_SECRET", "")
-	if _, err := Load(); err == nil || !strings.Contains(err.Error(), "STRIPE_WEBHOOK_SECRET") {
+	if _, err := loadServing(); err == nil || !strings.Contains(err.Error(), "STRIPE_WEBHOOK_SECRET") {
 		t.Errorf("got %v, want an error naming STRIPE_WEBHOOK_SECRET", err)
 	}
 	t.Setenv("STRIPE_WEBHOOK_SECRET", "whsec_0123456789")
-	if _, err := Load(); err != nil {
+	if _, err := loadServing(); err != nil {
 		t.Errorf("with the secret: got %v, want it accepted", err)
 	}
-	// The in-process fake makes a secret of its own.
-	t.Setenv("STRIPE_API_BASE", "")
-	t.Setenv("STRIPE_SECRET_KEY", "")
-	t.Setenv("STRIPE_WEBHOOK_SECRET", "")
-	if _, err := Load(); err != nil {
-		t.Errorf("the in-process fake: got %v, want it accepted", err)
+}
+
+// loadServing is Load and the checks of the process that serves.
+func loadServing() (Config, error) {
+	c, err := Load()
+	if err != nil {
+		return c, err
 	}
+	return c, c.CheckProvider()
 }

@@ -3,7 +3,7 @@ package config
 import "testing"
 
 func TestPoolSettings(t *testing.T) {
-	t.Setenv("DATABASE_URL", "postgres://localhost/x")
+	validEnv(t)
 	t.Setenv("DB_MAX_CONNS", "24")
 	t.Setenv("DB_QUERY_MODE", "cache_describe")
 	t.Setenv("MIGRATE_DATABASE_URL", "postgres://localhost:5432/x")

@@ -38,8 +38,9 @@ func loadTracing() (tracing.Config, error) {
 			return t, fmt.Errorf("OTEL_TRACES_SAMPLER_ARG: want the share of traces to record, from 0 to 1, got %q", arg)
 		}
 	default:
-		// The others ignore the caller's decision, which the provider's
-		// spans must follow to land in the shop's traces.
+		// The others ignore the caller's decision, which a service the
+		// shop calls (the provider, in a collector) must follow to land in
+		// the shop's traces.
 		return t, fmt.Errorf("OTEL_TRACES_SAMPLER: want parentbased_always_on, parentbased_traceidratio or parentbased_always_off, got %q", sampler)
 	}
 	mib, err := count("RECENT_TRACES_MIB", tracing.DefaultRecentBytes>>20)

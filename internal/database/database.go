@@ -33,6 +33,6 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 
 // Conn is the pool as sqlc's generated code talks to it, with errors
 // translated: for the demo rooms whose queries sqlc generates into packages
-// of their own (internal/lab/labdb, internal/chaos/chaosdb), whose DBTX is
+// of their own (demo/lab/labdb, bench/chaos/chaosdb), whose DBTX is
 // the same interface.
 func (d *DB) Conn() db.DBTX { return translating{d.Pool} }

@@ -82,10 +82,10 @@ func (q *Queries) CartOfOrder(ctx context.Context, arg CartOfOrderParams) (uuid.
 const checkoutKey = `-- name: CheckoutKey :one
 UPDATE carts c
 SET order_key = CASE WHEN c.order_key IS NULL OR (c.order_key_at < now() - $1::interval
-        AND NOT EXISTS (SELECT FROM idem_keys k WHERE k.scope = c.customer_id::text AND k.key = c.order_key))
+        AND NOT EXISTS (SELECT FROM idem_keys_v1 k WHERE k.scope = c.customer_id::text AND k.key = c.order_key))
         THEN $2::text ELSE c.order_key END,
     order_key_at = CASE WHEN c.order_key IS NULL OR (c.order_key_at < now() - $1::interval
-        AND NOT EXISTS (SELECT FROM idem_keys k WHERE k.scope = c.customer_id::text AND k.key = c.order_key))
+        AND NOT EXISTS (SELECT FROM idem_keys_v1 k WHERE k.scope = c.customer_id::text AND k.key = c.order_key))
         THEN now() ELSE c.order_key_at END
 WHERE c.id = $3 AND c.customer_id = $4 AND c.order_id IS NULL
 RETURNING c.version, c.order_key::text AS order_key
@@ -279,6 +279,46 @@ func (q *Queries) OpenBrowserCart(ctx context.Context, customerID uuid.UUID) (Op
 	row := q.db.QueryRow(ctx, openBrowserCart, customerID)
 	var i OpenBrowserCartRow
 	err := row.Scan(&i.ID, &i.Version)
+	return i, err
+}
+
+const refusingCart = `-- name: RefusingCart :one
+SELECT c.id, c.version, c.order_id, c.order_key,
+       coalesce(array_agg(l.sku ORDER BY l.sku) FILTER (WHERE l.sku IS NOT NULL), '{}')::text[] AS skus,
+       coalesce(array_agg(l.quantity ORDER BY l.sku) FILTER (WHERE l.sku IS NOT NULL), '{}')::int[] AS quantities
+FROM carts c LEFT JOIN cart_lines l ON l.cart_id = c.id
+WHERE c.id = $1 AND c.customer_id = $2
+GROUP BY c.id
+`
+
+type RefusingCartParams struct {
+	ID         uuid.UUID
+	CustomerID uuid.UUID
+}
+
+type RefusingCartRow struct {
+	ID         uuid.UUID
+	Version    int64
+	OrderID    *uuid.UUID
+	OrderKey   *string
+	Skus       []string
+	Quantities []int32
+}
+
+// A cart as the claim that it refused reads it, in one snapshot: whether it
+// is ordered, its version and the key bound to it, and its lines at that
+// version, for the refusal to carry them (checkout.CartChangedError).
+func (q *Queries) RefusingCart(ctx context.Context, arg RefusingCartParams) (RefusingCartRow, error) {
+	row := q.db.QueryRow(ctx, refusingCart, arg.ID, arg.CustomerID)
+	var i RefusingCartRow
+	err := row.Scan(
+		&i.ID,
+		&i.Version,
+		&i.OrderID,
+		&i.OrderKey,
+		&i.Skus,
+		&i.Quantities,
+	)
 	return i, err
 }
 

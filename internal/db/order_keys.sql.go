@@ -19,7 +19,7 @@ WITH cart AS (
     WHERE carts.id = $2::uuid AND carts.customer_id = $3::uuid
       AND carts.version = $4::bigint
       AND carts.order_id IS NULL AND (carts.order_key IS NULL OR carts.order_key = $1::text)
-      AND NOT EXISTS (SELECT FROM idem_keys k WHERE k.scope = ($3::uuid)::text AND k.key = $1::text)
+      AND NOT EXISTS (SELECT FROM idem_keys_v1 k WHERE k.scope = ($3::uuid)::text AND k.key = $1::text)
     RETURNING carts.id, carts.version
 ),
 claimed AS MATERIALIZED (
@@ -48,9 +48,9 @@ SELECT true AS inserted, $5::bytea AS fingerprint, 'started'::text AS status,
 FROM claimed WHERE inserted
 UNION ALL
 SELECT false, k.fingerprint, k.status, k.response_status, k.response_body,
-       extract(epoch FROM k.locked_until - now())::double precision,
-       extract(epoch FROM now() - k.created_at)::double precision
-FROM idem_keys AS k
+       extract(epoch FROM k.lease_left)::double precision,
+       extract(epoch FROM k.age)::double precision
+FROM idem_keys_v1 AS k
 WHERE k.scope = ($3::uuid)::text AND k.key = $1::text
   AND NOT EXISTS (SELECT FROM claimed WHERE inserted)
 `
@@ -89,9 +89,11 @@ type ClaimOrderKeyRow struct {
 // two keys racing for one version cannot both get through, and a change of
 // the lines waits for it).
 //
-// A key already there is reported as the kit's claim reports it, whatever
-// the cart holds now (a finished order is replayed after its cart closed),
-// and judged by the kit, which runs this statement (idem.Store.ClaimWith).
+// It names nothing of the kit but its SQL contract (idem/README.md). A
+// key already there is read through the contract's view and reported as
+// the kit's claim reports it (idem.KeyRow), whatever the cart holds now (a
+// finished order is replayed after its cart closed), and judged by the kit,
+// which runs this statement (idem.Store.ClaimWith).
 // No row at all means that the cart refused the key, or that the key is too
 // new for this statement's snapshot; the engine reads the cart to tell which.
 // The event names the claim's trace (its W3C traceparent, when tracing is
@@ -200,9 +202,9 @@ func (q *Queries) FinishKey(ctx context.Context, arg FinishKeyParams) (bool, err
 }
 
 const getKey = `-- name: GetKey :one
-SELECT k.scope, k.key, k.status, k.locked_until, (k.locked_until - now())::interval AS lock_remaining,
+SELECT k.scope, k.key, k.status, k.locked_until, k.lease_left::interval AS lock_remaining,
        k.lock_token, k.response_status, k.created_at, k.operation_id, k.settle_attempts, k.parked_at
-FROM idem_keys k
+FROM idem_keys_v1 k
 WHERE k.scope = ($1::uuid)::text AND k.key = $2
 `
 
@@ -245,32 +247,13 @@ func (q *Queries) GetKey(ctx context.Context, arg GetKeyParams) (GetKeyRow, erro
 	return i, err
 }
 
-const keyExists = `-- name: KeyExists :one
-SELECT EXISTS (SELECT FROM idem_keys WHERE scope = ($1::uuid)::text AND key = $2)
-`
-
-type KeyExistsParams struct {
-	CustomerID uuid.UUID
-	Key        string
-}
-
-// Whether a key has been claimed, for the cart order's choice of what to
-// judge: a key in use is judged by what it was claimed for, a new one by the
-// cart as it is now.
-func (q *Queries) KeyExists(ctx context.Context, arg KeyExistsParams) (bool, error) {
-	row := q.db.QueryRow(ctx, keyExists, arg.CustomerID, arg.Key)
-	var exists bool
-	err := row.Scan(&exists)
-	return exists, err
-}
-
 const keyIntent = `-- name: KeyIntent :one
 SELECT coalesce(o.payment_intent_id, '')::text AS payment_intent_id,
-       extract(epoch FROM now() - k.created_at)::double precision AS age_seconds,
+       extract(epoch FROM k.age)::double precision AS age_seconds,
        coalesce((SELECT e.detail->>'traceparent' FROM key_events e
                  WHERE e.customer_id = $1::uuid AND e.key = $2::text AND e.event = 'claimed'
                  ORDER BY e.id DESC LIMIT 1), '')::text AS claim_traceparent
-FROM order_keys o JOIN idem_keys k ON k.scope = o.scope AND k.key = o.key
+FROM order_keys o JOIN idem_keys_v1 k ON k.scope = o.scope AND k.key = o.key
 WHERE o.scope = ($1::uuid)::text AND o.key = $2::text
 `
 
@@ -352,8 +335,7 @@ type RecordKeyEventParams struct {
 // Appends to a key's audit trail an event written beside its change: the
 // sweeper's expiry (in the delete's transaction) and a parking, with the
 // error only the completer knows. Claims and finishes are written by their
-// own statements, takeovers by a trigger on the kit's table
-// (migrations/00066_takeover_events.sql).
+// own statements, takeovers by RecordTakeover.
 func (q *Queries) RecordKeyEvent(ctx context.Context, arg RecordKeyEventParams) error {
 	_, err := q.db.Exec(ctx, recordKeyEvent,
 		arg.CustomerID,
@@ -364,12 +346,46 @@ func (q *Queries) RecordKeyEvent(ctx context.Context, arg RecordKeyEventParams) 
 	return err
 }
 
+const recordTakeover = `-- name: RecordTakeover :exec
+INSERT INTO key_events (customer_id, key, event, detail)
+VALUES (($1::text)::uuid, $2::text, 'taken_over',
+        CASE WHEN $3::boolean
+             THEN jsonb_build_object('by', 'completer', 'attempt', $4::integer,
+                                     'locked_until', $5::timestamptz)
+             ELSE jsonb_build_object('by', 'request', 'locked_until', $5::timestamptz)
+        END)
+`
+
+type RecordTakeoverParams struct {
+	Scope       string
+	Key         string
+	ByCompleter bool
+	Attempt     int32
+	LockedUntil time.Time
+}
+
+// Appends a takeover of an order key to its audit trail, in the takeover's
+// own transaction (the kit's TookOver hook, checkout.recordTakeover), so
+// that it commits with the takeover or not at all: who took the key, a
+// retry ("request") or the completer with its count of takeovers
+// ("attempt"), and when the new lease runs out.
+func (q *Queries) RecordTakeover(ctx context.Context, arg RecordTakeoverParams) error {
+	_, err := q.db.Exec(ctx, recordTakeover,
+		arg.Scope,
+		arg.Key,
+		arg.ByCompleter,
+		arg.Attempt,
+		arg.LockedUntil,
+	)
+	return err
+}
+
 const storeIntent = `-- name: StoreIntent :one
 UPDATE order_keys o SET payment_intent_id = $1::text
-FROM idem_keys k
+FROM idem_keys_v1 k
 WHERE o.scope = ($2::uuid)::text AND o.key = $3::text
   AND k.scope = o.scope AND k.key = o.key AND k.status = 'started' AND k.lock_token = $4::uuid
-  AND k.locked_until > now()
+  AND k.lease_left > '0'::interval
   AND (o.payment_intent_id IS NULL OR o.payment_intent_id = $1::text)
 RETURNING true AS stored
 `

@@ -27,7 +27,7 @@ func (q *Queries) AdvanceReconcilerCursor(ctx context.Context, createdFrom int64
 
 const chargeHasOrder = `-- name: ChargeHasOrder :one
 SELECT
-    coalesce((SELECT k.status FROM idem_keys k WHERE k.scope = ($1::uuid)::text AND k.key = $2::text), '')::text AS key_status,
+    coalesce((SELECT k.status FROM idem_keys_v1 k WHERE k.scope = ($1::uuid)::text AND k.key = $2::text), '')::text AS key_status,
     EXISTS (SELECT FROM orders o WHERE o.customer_id = $1 AND o.charge_id = $3::text) AS has_order
 `
 
@@ -134,7 +134,7 @@ SELECT
      AND EXISTS (SELECT FROM customers c WHERE c.id = $3::uuid))::boolean AS ours
 FROM (SELECT 1) AS one
 LEFT JOIN order_keys ok ON ok.payment_intent_id = $1::text
-LEFT JOIN idem_keys k ON k.kind = 'order' AND k.scope = ok.scope AND k.key = ok.key
+LEFT JOIN idem_keys_v1 k ON k.kind = 'order' AND k.scope = ok.scope AND k.key = ok.key
 `
 
 type MatchIntentParams struct {

@@ -9,17 +9,17 @@ import (
 	"context"
 )
 
-const demoStats = `-- name: DemoStats :one
+const totals = `-- name: Totals :one
 SELECT
     (SELECT count(*) FROM orders) AS orders,
-    (SELECT count(*) FROM idem_keys k JOIN order_keys o USING (scope, key) WHERE k.status = 'started') AS keys_started,
-    (SELECT count(*) FROM idem_keys k JOIN order_keys o USING (scope, key) WHERE k.status = 'finished') AS keys_finished,
-    (SELECT count(*) FROM idem_keys k JOIN order_keys o USING (scope, key)
+    (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys o USING (scope, key) WHERE k.status = 'started') AS keys_started,
+    (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys o USING (scope, key) WHERE k.status = 'finished') AS keys_finished,
+    (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys o USING (scope, key)
      WHERE k.status = 'started' AND k.parked_at IS NOT NULL) AS keys_parked,
     (SELECT count(*) FROM reconciled_refunds) AS refunds
 `
 
-type DemoStatsRow struct {
+type TotalsRow struct {
 	Orders       int64
 	KeysStarted  int64
 	KeysFinished int64
@@ -27,11 +27,11 @@ type DemoStatsRow struct {
 	Refunds      int64
 }
 
-// Totals for the demo controls; a full count is fine at demo sizes. (The
-// charges are the provider's: fakestripe.Ledger.)
-func (q *Queries) DemoStats(ctx context.Context) (DemoStatsRow, error) {
-	row := q.db.QueryRow(ctx, demoStats)
-	var i DemoStatsRow
+// Counts across the whole shop, for the tests' harness (apptest.Stats); a
+// full count is fine at test sizes. (The charges are the provider's.)
+func (q *Queries) Totals(ctx context.Context) (TotalsRow, error) {
+	row := q.db.QueryRow(ctx, totals)
+	var i TotalsRow
 	err := row.Scan(
 		&i.Orders,
 		&i.KeysStarted,

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -15,6 +16,8 @@ import (
 	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/formkey"
+	"exactlyonce/internal/payment"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/web"
 	"exactlyonce/views"
@@ -51,24 +54,26 @@ type shownForm struct {
 	items []catalog.Item
 }
 
-// errStillRunning is placeFromPage's word for an order still running when
-// the submit stops waiting for it: the answer is the processing page.
-var errStillRunning = errors.New("the order is still running")
-
 // answerOf decides the answer to an attempt of the pay form. retry is that
-// form again, with the same key. Errors that are not an outcome of the
-// order (a changed form, a price that changed) go to the error handler.
-func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.CheckoutForm, res checkout.Result, joined bool, err error) (answer, error) {
+// form again, with the same key. It does not classify errors (the error
+// table, web.Classify, does): it picks, for the few outcomes the pay form
+// answers with a page of its own, what that page needs (the form again, a
+// fresh form, the receipt, the processing page), and sends every other
+// error to the error handler, which answers it from the table.
+func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.CheckoutForm, res checkout.Result, err error) (answer, error) {
 	var (
-		invalid   *checkout.InvalidOrderError
-		unknown   *checkout.OutcomeUnknownError
-		abandoned *checkout.AbandonedError
-		ordered   *checkout.CartOrderedError
+		invalid *checkout.InvalidOrderError
+		ordered *checkout.CartOrderedError
+		changed *checkout.CartChangedError
 	)
+	if err == nil {
+		return resultAnswer(res)
+	}
+	f := web.Classify(err)
 	switch {
-	case err == nil:
-		return resultAnswer(res, joined)
-	case errors.Is(err, errStillRunning):
+	case f.Kind == problem.KeyInUse || f.Kind == problem.LockLost:
+		// Still running when the engine stopped waiting for it: the
+		// processing page waits on, without holding a request open.
 		return processingAnswer(retry.Key, nil), nil
 	case errors.As(err, &invalid) && invalid.Card:
 		// Nothing was claimed: the same form, with the same key, once the
@@ -82,12 +87,11 @@ func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.Checko
 		// The cart was ordered under another key (a form of an older
 		// render): that order is this form's answer.
 		return answer{location: "/orders/" + ordered.OrderID.String() + "?replayed=1"}, nil
-	case errors.Is(err, checkout.ErrCartChanged):
-		return h.cartChanged(ctx, id, retry.CSRF)
-	case errors.As(err, &unknown), errors.As(err, &abandoned):
+	case errors.As(err, &changed):
+		return h.cartChanged(ctx, id, retry.CSRF, changed)
+	case resumable[f.Kind]:
 		// The payment's outcome is not known (the provider failed, or the
 		// server is stopping): the same form again resumes it.
-		f := web.Classify(err)
 		wait := web.RetryAfterSeconds(f.RetryAfter)
 		return answer{status: f.Kind.Status, retryAfter: wait,
 			page: views.OrderAnswer{Outage: &views.OutagePage{RetryAfterSeconds: wait, Retry: retry}}}, nil
@@ -95,14 +99,20 @@ func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.Checko
 	return answer{}, err
 }
 
+// resumable are the rows of the table whose payment the same form, sent
+// again, resumes: its page offers that form rather than a way out.
+var resumable = map[problem.Kind]bool{
+	problem.OutcomeUnknown: true, problem.ProviderTimeout: true, problem.ProviderUnavailable: true, problem.ShuttingDown: true,
+}
+
 // resultAnswer answers a stored outcome: a placed order with 303 to its
 // receipt, a declined payment with its page.
 //
-// joined means this request did not place the order but waited for the
-// attempt that did, as the second submit of a double-click does: the
-// shopper asked once, so the receipt carries no "already placed" note.
-func resultAnswer(res checkout.Result, joined bool) (answer, error) {
-	note := res.Replayed && !joined
+// A result Joined (this request waited for the attempt that placed it, as
+// the second submit of a double-click does) is one the shopper asked for
+// once, so the receipt carries no "already placed" note.
+func resultAnswer(res checkout.Result) (answer, error) {
+	note := res.Replayed && !res.Joined
 	switch res.Status {
 	case http.StatusCreated:
 		var placed struct {
@@ -137,20 +147,40 @@ func resultAnswer(res checkout.Result, joined bool) (answer, error) {
 }
 
 // cartChanged answers a form for a version of the cart that is no longer
-// its own: nothing was charged, and the page shows the cart as it is now
-// with a fresh form (its version's key).
-func (h *Handler) cartChanged(ctx context.Context, id uuid.UUID, csrf string) (answer, error) {
-	shown, ok, err := h.freshCheckout(ctx, id, csrf)
+// its own: nothing was charged, and the page shows the cart as it is now,
+// as the engine read and priced it when it refused the form, with a fresh
+// form (its version's key, kept with the cart).
+func (h *Handler) cartChanged(ctx context.Context, id uuid.UUID, csrf string, changed *checkout.CartChangedError) (answer, error) {
+	if changed.Priced == nil {
+		return answer{}, cartChangedAway(changed)
+	}
+	minted, err := h.formKeys.Mint()
+	if err != nil {
+		return answer{}, err
+	}
+	key, ok, err := h.carts.KeepCheckoutKey(ctx, id, changed.Now.ID, changed.Now.Version, minted, h.formKeys.TTL()/2)
 	if err != nil {
 		return answer{}, err
 	}
 	if !ok {
-		return answer{}, &web.PageError{Status: http.StatusConflict, Title: "Your cart changed",
-			Message: "Your cart changed since this checkout page was opened, and it is empty now, so nothing was charged.",
-			Action:  web.BackToCart, Err: checkout.ErrCartChanged}
+		return answer{}, cartChangedAway(changed)
 	}
+	shown := h.payForm(id, csrf, key, changed.Now.ID, changed.Now.Version, changed.Items, *changed.Priced)
 	shown.cartChanged = true
 	return answer{status: http.StatusConflict, form: &shown}, nil
+}
+
+// cartChangedAway is the answer to a form whose cart changed when there is
+// no current form to show instead: the cart is empty now, cannot be priced,
+// or changed once more while the refusal was answered. The cart page shows
+// it as it is.
+func cartChangedAway(changed *checkout.CartChangedError) error {
+	message := "Your cart changed since this checkout page was opened, so nothing was charged. Check it and order again."
+	if len(changed.Items) == 0 {
+		message = "Your cart changed since this checkout page was opened, and it is empty now, so nothing was charged."
+	}
+	return &web.PageError{Status: http.StatusConflict, Title: "Your cart changed", Message: message,
+		Action: web.BackToCart, Err: changed}
 }
 
 // processingAnswer is the page of an order still running. It reloads
@@ -186,4 +216,44 @@ func send(c echo.Context, a answer) error {
 		page.Checkout = &p
 	}
 	return web.Render(c, a.status, views.Answer(page))
+}
+
+// payForm is the pay form for a cart version whose lines are priced, under
+// key, signed for the shopper and for exactly what it shows.
+func (h *Handler) payForm(id uuid.UUID, csrf, key string, cartID uuid.UUID, version int64, items []catalog.Item, priced catalog.Priced) shownForm {
+	b := formkey.Binding{CartID: cartID, CartVersion: version, Items: items, Amount: priced.Amount}
+	form := views.CheckoutForm{
+		CSRF: csrf, Key: key, KeySig: h.formKeys.Sign(id, key, b),
+		CartID: cartID.String(), CartVersion: version, Items: formItems(items), Amount: priced.Amount,
+	}
+	return shownForm{priced: priced, form: form, items: items}
+}
+
+// checkoutView is the checkout page of a form whose lines are priced.
+func checkoutView(priced catalog.Priced, form views.CheckoutForm) views.CheckoutPage {
+	return views.CheckoutPage{
+		Lines: viewLines(priced.Lines, priced.Currency),
+		Total: views.Money{Minor: priced.Amount, Currency: priced.Currency},
+		Form:  form,
+		Cards: testCards,
+	}
+}
+
+// testCards are shown on the checkout page: the fake provider's card that
+// succeeds and the one it always declines.
+var testCards = []views.TestCard{
+	{Number: groupDigits(payment.SucceedingCard), Outcome: "succeeds", Succeeds: true},
+	{Number: groupDigits(payment.DeclinedCard), Outcome: "is declined"},
+}
+
+// groupDigits writes a card number in groups of four, as printed on cards.
+func groupDigits(n string) string {
+	var b strings.Builder
+	for i, r := range n {
+		if i > 0 && i%4 == 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -137,10 +137,7 @@ func (s submission) last4() string { return s.card[max(0, len(s.card)-4):] }
 // digest of one is as good as the number (so few digits are guessed from it),
 // so it must not be stored. A form changed after its key was first used
 // gets another fingerprint, and the engine refuses it (ErrKeyReused).
-//
-// accept holds what the shop's earlier rule made of the same form
-// (checkout.LegacyFingerprint), which keys claimed before the change hold.
-func (s submission) fingerprint() (fp []byte, accept [][]byte, err error) {
+func (s submission) fingerprint() ([]byte, error) {
 	items := slices.Clone(s.items)
 	slices.SortStableFunc(items, func(a, b catalog.Item) int { return strings.Compare(a.SKU, b.SKU) })
 	body, err := json.Marshal(struct {
@@ -149,23 +146,19 @@ func (s submission) fingerprint() (fp []byte, accept [][]byte, err error) {
 		CardLast4 string         `json:"card_last4"`
 	}{items, s.amount, s.last4()})
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode order: %w", err)
+		return nil, fmt.Errorf("encode order: %w", err)
 	}
-	legacy, err := checkout.LegacyFingerprint(http.MethodPost, checkoutRoute, body)
-	if err != nil {
-		return nil, nil, err
-	}
-	return checkout.Fingerprint(http.MethodPost, checkoutRoute, idem.NormalizeJSON(body)), [][]byte{legacy}, nil
+	return checkout.Fingerprint(http.MethodPost, checkoutRoute, idem.NormalizeJSON(body)), nil
 }
 
 // attempt is the order the form asks for, by shopper id.
 func (s submission) attempt(id uuid.UUID) (checkout.Attempt, error) {
-	fp, accept, err := s.fingerprint()
+	fp, err := s.fingerprint()
 	if err != nil {
 		return checkout.Attempt{}, err
 	}
 	return checkout.Attempt{
-		CustomerID: id, Key: s.key, Fingerprint: fp, AcceptFingerprints: accept,
+		CustomerID: id, Key: s.key, Fingerprint: fp,
 		Order:          checkout.Order{Items: s.items, Card: s.card},
 		Cart:           &checkout.CartVersion{ID: s.cartID, Version: s.version},
 		ExpectedAmount: s.amount,

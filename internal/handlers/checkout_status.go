@@ -7,10 +7,8 @@ import (
 
 	"exactlyonce/idem"
 	"exactlyonce/internal/checkout"
-	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/web"
-	"exactlyonce/views"
 )
 
 // checkoutStatus is GET /checkout/status?key=…, where the processing page
@@ -38,7 +36,8 @@ func (h *Handler) checkoutStatus(c echo.Context) error {
 	if state.Finished {
 		// Replayed (the cart is not touched again) and joined (the shopper
 		// sent the order once; no "already placed" note).
-		ans, err := resultAnswer(state.Result, true)
+		state.Result.Joined = true
+		ans, err := resultAnswer(state.Result)
 		if err != nil {
 			return err
 		}
@@ -63,10 +62,6 @@ func (h *Handler) checkoutStatus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	b := formkey.Binding{CartID: open.ID, CartVersion: open.Version, Items: open.Items, Amount: priced.Amount}
-	retry := views.CheckoutForm{
-		CSRF: csrfToken(c), Key: key, KeySig: h.formKeys.Sign(id, key, b),
-		CartID: open.ID.String(), CartVersion: open.Version, Items: formItems(open.Items), Amount: priced.Amount,
-	}
+	retry := h.payForm(id, csrfToken(c), key, open.ID, open.Version, open.Items, priced).form
 	return send(c, processingAnswer(key, &retry))
 }

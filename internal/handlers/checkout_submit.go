@@ -1,27 +1,12 @@
 package handlers
 
 import (
-	"context"
-	"errors"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/web"
-)
-
-const (
-	// holdFor is how long a second submit waits for the attempt already
-	// running before it answers with the processing page. It covers a
-	// usual provider call, so a double-click ends on the receipt with no
-	// page in between, and stays far below the time a browser or a proxy
-	// gives a request.
-	holdFor = 3 * time.Second
-	// claimTimeout bounds what Place does before it owns the key (pricing
-	// and the claim), which runs detached from the request (see place).
-	claimTimeout = 15 * time.Second
 )
 
 var sessionEnded = &web.PageError{Status: http.StatusForbidden, Title: "Your session has ended",
@@ -40,6 +25,7 @@ func (h *Handler) submitCheckout(c echo.Context) error {
 	if !ok {
 		return sessionEnded
 	}
+	csrf := csrfToken(c)
 	sub, err := readSubmission(c)
 	if err != nil {
 		return err
@@ -51,49 +37,15 @@ func (h *Handler) submitCheckout(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, joined, err := h.placeFromPage(c.Request().Context(), a)
+	// The second submit of a double-click waits for the first, as long as
+	// a usual payment takes; past that the processing page waits for it
+	// by refreshing, without holding a request open.
+	res, err := h.checkout.PlaceOrAwait(c.Request().Context(), a, checkout.MaxWait)
 	// The same form again, with the same key: what the page offers when
 	// the card is refused or the payment's outcome is not known.
-	ans, err := h.answerOf(c.Request().Context(), id, sub.retryForm(csrfToken(c)), res, joined, err)
+	ans, err := h.answerOf(c.Request().Context(), id, sub.retryForm(csrf), res, err)
 	if err != nil {
 		return err
 	}
 	return send(c, ans)
-}
-
-// placeFromPage places the order. When another attempt holds the key —
-// the first submit of a double-click — it waits for that attempt's outcome
-// (joined) and answers with it; past holdFor it gives up with
-// errStillRunning, and the processing page keeps waiting without holding a
-// request open.
-func (h *Handler) placeFromPage(ctx context.Context, a checkout.Attempt) (res checkout.Result, joined bool, err error) {
-	deadline := time.Now().Add(holdFor)
-	for {
-		res, err := h.place(ctx, a)
-		var inProgress *checkout.InProgressError
-		if !errors.As(err, &inProgress) && !errors.Is(err, checkout.ErrLockLost) {
-			return res, joined, err
-		}
-		if !joined {
-			leave, ok := h.joinWaiters(a)
-			if !ok {
-				return res, joined, errStillRunning
-			}
-			defer leave()
-		}
-		joined = true
-		if !h.checkout.Await(ctx, a.CustomerID, a.Key, deadline) {
-			return res, joined, errStillRunning
-		}
-	}
-}
-
-// place runs one attempt detached from the request's cancellation. A
-// double-click makes the browser drop the first request for the second; the
-// first must still claim its key and go on, or the second would find the
-// key claimed by an attempt that stopped, and wait out its lock.
-func (h *Handler) place(ctx context.Context, a checkout.Attempt) (checkout.Result, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
-	defer cancel()
-	return h.checkout.Place(ctx, a)
 }

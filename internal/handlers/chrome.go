@@ -13,7 +13,7 @@ import (
 func (h *Handler) pageChrome(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		c.SetRequest(r.WithContext(views.WithChrome(r.Context(), &views.Chrome{Lab: h.lab != nil})))
+		c.SetRequest(r.WithContext(views.WithChrome(r.Context(), &views.Chrome{Lab: h.demo != nil})))
 		return next(c)
 	}
 }

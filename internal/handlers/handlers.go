@@ -9,6 +9,7 @@ package handlers
 
 import (
 	"context"
+	"github.com/labstack/echo/v4"
 	"log/slog"
 	"time"
 
@@ -22,9 +23,7 @@ import (
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/formkey"
-	"exactlyonce/internal/lab"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/session"
@@ -42,8 +41,6 @@ type records interface {
 	ListOrders(ctx context.Context, arg db.ListOrdersParams) ([]db.Order, error)
 	PointsBalance(ctx context.Context, customerID uuid.UUID) (int64, error)
 	OrderPoints(ctx context.Context, arg db.OrderPointsParams) (db.OrderPointsRow, error)
-	// DemoStats are the lab's totals.
-	DemoStats(ctx context.Context) (db.DemoStatsRow, error)
 }
 
 // Handler holds the dependencies of the browser pages.
@@ -55,27 +52,21 @@ type Handler struct {
 	catalog      *catalog.Catalog
 	carts        *cart.Store
 	checkout     *checkout.Engine
-	// provider is the fake payment provider, whose faults the lab sets;
-	// nil when demo mode is off.
-	provider *fakestripe.Provider
-	log      *slog.Logger
+	log          *slog.Logger
 	// sessions and formKeys serve the pages: the shopper's cookies and the
 	// keys minted into checkout forms.
 	sessions *session.Store
 	formKeys *formkey.Signer
-	// lab runs the double-click lab; nil when demo mode is off.
-	lab    *lab.Runner
-	errors *web.Errors
-	limits *web.Limits
-	// waiters caps the submits waiting per key (waiters.go).
-	waiters keyWaiters
+	// demo mounts the demo's pages (the double-click lab); nil when demo
+	// mode is off.
+	demo    func(p *web.RouteSet, forms ...echo.MiddlewareFunc)
+	errors  *web.Errors
+	limits  *web.Limits
 	metrics *metrics.Metrics
 	// pickupFlow and pickups serve the pickup slot form (page_pickup.go).
 	pickupFlow *idemecho.Form
 	pickupKeys *idem.Store
 	pickups    pickups
-	// adminURL is Deps.AdminURL.
-	adminURL string
 }
 
 // pickups is the pickup reservations' store; *pickup.Store is the
@@ -90,15 +81,16 @@ type Deps struct {
 	Catalog  *catalog.Catalog
 	Carts    *cart.Store
 	Checkout *checkout.Engine
-	// Provider enables the lab's provider controls when non-nil.
-	Provider *fakestripe.Provider
 	Log      *slog.Logger
 	// Sessions and FormKeys are the shop's signed cookies and checkout
 	// form keys.
 	Sessions *session.Store
 	FormKeys *formkey.Signer
-	// Lab enables the double-click lab (/lab) when non-nil.
-	Lab *lab.Runner
+	// Demo, when not nil, mounts the demo's pages (the double-click lab,
+	// /lab) among the pages, behind the middleware that guards the shop's
+	// forms: the app sets it with DEMO=1. The pages know nothing else of
+	// the demo.
+	Demo func(p *web.RouteSet, forms ...echo.MiddlewareFunc)
 	// Errors answers the pages' errors, and Limits are the quotas and
 	// write limits, both shared with the API.
 	Errors *web.Errors
@@ -111,15 +103,12 @@ type Deps struct {
 	Pickups    pickups
 	FormSecret []byte
 	FormTTL    time.Duration
-	// AdminURL is the admin listener's address, for the key inspector's
-	// link to a key's traces there; empty shows none.
-	AdminURL string
 }
 
 // New returns the pages' handler.
 func New(d Deps) *Handler {
 	return &Handler{db: d.DB, liveShoppers: newShopperCache(), catalog: d.Catalog, carts: d.Carts, checkout: d.Checkout,
-		provider: d.Provider, log: d.Log, sessions: d.Sessions, formKeys: d.FormKeys, lab: d.Lab,
+		log: d.Log, sessions: d.Sessions, formKeys: d.FormKeys, demo: d.Demo,
 		errors: d.Errors, limits: d.Limits, metrics: d.Metrics, pickups: d.Pickups, pickupFlow: newPickupForm(d),
-		pickupKeys: d.Keys, adminURL: d.AdminURL}
+		pickupKeys: d.Keys}
 }

@@ -3,24 +3,13 @@ package handlers
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"exactlyonce/internal/catalog"
-	"exactlyonce/internal/formkey"
-	"exactlyonce/internal/payment"
 	"exactlyonce/internal/web"
 	"exactlyonce/views"
 )
-
-// testCards are shown on the checkout page: the fake provider's card that
-// succeeds and the one it always declines.
-var testCards = []views.TestCard{
-	{Number: groupDigits(payment.SucceedingCard), Outcome: "succeeds", Succeeds: true},
-	{Number: groupDigits(payment.DeclinedCard), Outcome: "is declined"},
-}
 
 // checkoutPage is GET /checkout: the order summary and the pay form, with
 // the idempotency key of the cart's current version.
@@ -64,32 +53,5 @@ func (h *Handler) freshCheckout(ctx context.Context, id uuid.UUID, csrf string) 
 	if err != nil {
 		return shownForm{}, false, err
 	}
-	b := formkey.Binding{CartID: kept.ID, CartVersion: kept.Version, Items: kept.Items, Amount: priced.Amount}
-	form := views.CheckoutForm{
-		CSRF: csrf, Key: key, KeySig: h.formKeys.Sign(id, key, b),
-		CartID: kept.ID.String(), CartVersion: kept.Version, Items: formItems(kept.Items), Amount: priced.Amount,
-	}
-	return shownForm{priced: priced, form: form, items: kept.Items}, true, nil
-}
-
-// checkoutView is the checkout page of a form whose lines are priced.
-func checkoutView(priced catalog.Priced, form views.CheckoutForm) views.CheckoutPage {
-	return views.CheckoutPage{
-		Lines: viewLines(priced.Lines, priced.Currency),
-		Total: views.Money{Minor: priced.Amount, Currency: priced.Currency},
-		Form:  form,
-		Cards: testCards,
-	}
-}
-
-// groupDigits writes a card number in groups of four, as printed on cards.
-func groupDigits(n string) string {
-	var b strings.Builder
-	for i, r := range n {
-		if i > 0 && i%4 == 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return h.payForm(id, csrf, key, kept.ID, kept.Version, kept.Items, priced), true, nil
 }

@@ -54,7 +54,7 @@ func TestCheckoutPageWeight(t *testing.T) {
 
 func rawGet(t *testing.T, s *shopper, path string) []byte {
 	t.Helper()
-	resp, err := s.client.Get(s.h.URL + path)
+	resp, err := s.Client.Get(s.H.URL + path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 )
 
@@ -162,7 +161,7 @@ func TestOrderClosesTheCart(t *testing.T) {
 // the order, and the same statement closes the cart.
 func TestRecoveredOrderClosesTheCart(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		withSecret(cfg)
 		cfg.LockTimeout = time.Second
 	})

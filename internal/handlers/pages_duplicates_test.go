@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 )
@@ -18,7 +17,7 @@ import (
 // holdFirst makes the first attempt wait after claiming its key until
 // release is closed; claimed is closed when it has claimed.
 func holdFirst(claimed, release chan struct{}) apptest.Option {
-	return func(cfg *app.Config) {
+	return func(cfg *apptest.Setup) {
 		withSecret(cfg)
 		cfg.Hooks.AfterClaim = func(_ context.Context, c checkout.Claimed) {
 			if c.TakenOver {
@@ -125,7 +124,7 @@ func TestProviderOutageRetriesSafely(t *testing.T) {
 	for _, fault := range []string{"before_charge", "after_charge"} {
 		t.Run(fault, func(t *testing.T) {
 			t.Parallel()
-			h := apptest.New(t, func(cfg *app.Config) {
+			h := apptest.New(t, func(cfg *apptest.Setup) {
 				withSecret(cfg)
 				cfg.LockTimeout = time.Second
 			})
@@ -162,7 +161,7 @@ func TestProviderOutageRetriesSafely(t *testing.T) {
 
 func TestStatusOffersToResumeAnAbandonedOrder(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		withSecret(cfg)
 		cfg.LockTimeout = 30 * time.Second
 	})

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +17,6 @@ import (
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/session"
-	"exactlyonce/views"
 )
 
 // testSecret is the SESSION_SECRET of page tests that need to read a
@@ -32,23 +29,13 @@ const (
 	declinedCard = "4000000000000002"
 )
 
-// shopper is a browser without JavaScript: it keeps cookies, sends forms,
-// and does not follow redirects on its own, so tests see every 303.
-type shopper struct {
-	h      *apptest.Harness
-	client *http.Client
-}
+// shopper is apptest.Shopper (a browser without JavaScript, which the
+// demo's page tests use too) in these tests' words; page is its Page.
+type shopper struct{ *apptest.Shopper }
 
 func newShopper(t testing.TB, h *apptest.Harness) *shopper {
 	t.Helper()
-	jar, err := cookiejar.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &shopper{h: h, client: &http.Client{
-		Jar:           jar,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	return &shopper{apptest.NewShopper(t, h)}
 }
 
 // page is a response parsed as HTML.
@@ -58,56 +45,39 @@ type page struct {
 	doc    *goquery.Document
 }
 
+func pageOf(p apptest.Page) page { return page{status: p.Status, header: p.Header, doc: p.Doc} }
+
+func (p page) shown() apptest.Page {
+	return apptest.Page{Status: p.status, Header: p.header, Doc: p.doc}
+}
+
 func (s *shopper) do(t testing.TB, req *http.Request) page {
 	t.Helper()
-	resp, err := s.client.Do(req)
-	if err != nil {
-		// Not Fatalf: some tests send from goroutines.
-		t.Errorf("%s %s: %v", req.Method, req.URL.Path, err)
-		return page{doc: goquery.NewDocumentFromNode(nil)}
-	}
-	defer resp.Body.Close()
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	if err != nil {
-		t.Errorf("parse %s %s: %v", req.Method, req.URL.Path, err)
-	}
-	return page{status: resp.StatusCode, header: resp.Header, doc: doc}
+	return pageOf(s.Do(t, req))
 }
 
 func (s *shopper) get(t testing.TB, path string) page {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, s.h.URL+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.do(t, req)
+	return pageOf(s.Get(t, path))
 }
 
 func (s *shopper) post(t testing.TB, path string, form url.Values) page {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.h.URL+path, strings.NewReader(form.Encode()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	return s.do(t, req)
+	return pageOf(s.Post(t, path, form))
 }
 
 // follow loads the page a 303 points to.
 func (s *shopper) follow(t testing.TB, p page) page {
 	t.Helper()
-	if p.status != http.StatusSeeOther {
-		t.Fatalf("got status %d (%s), want 303", p.status, p.text("error-message"))
-	}
-	return s.get(t, p.header.Get("Location"))
+	return pageOf(s.Follow(t, p.shown()))
 }
 
 // id is the shopper's customer id, read from its session cookie.
 func (s *shopper) id(t testing.TB) uuid.UUID {
 	t.Helper()
-	u, _ := url.Parse(s.h.URL)
+	u, _ := url.Parse(s.H.URL)
 	r := &http.Request{Header: http.Header{}}
-	for _, c := range s.client.Jar.Cookies(u) {
+	for _, c := range s.Client.Jar.Cookies(u) {
 		r.AddCookie(c)
 	}
 	id, ok := session.New([]byte(testSecret)).Shopper(r)
@@ -117,91 +87,30 @@ func (s *shopper) id(t testing.TB) uuid.UUID {
 	return id
 }
 
-// addToCart submits a product's add-to-cart form from the catalog page,
-// as a click would.
 func (s *shopper) addToCart(t testing.TB, sku string) {
 	t.Helper()
-	catalog := s.get(t, "/")
-	form := catalog.doc.Find(`[data-testid=product][data-sku="` + sku + `"] form[data-testid=add-to-cart]`)
-	if form.Length() != 1 {
-		t.Fatalf("no add-to-cart form for %s", sku)
-	}
-	if r := s.post(t, "/cart", formValues(form)); r.status != http.StatusSeeOther {
-		t.Fatalf("add %s: got %d, want 303", sku, r.status)
-	}
+	s.AddToCart(t, sku)
 }
 
-// checkoutForm loads /checkout and returns its pay form's values, with the
-// card typed in.
 func (s *shopper) checkoutForm(t testing.TB, card string) url.Values {
 	t.Helper()
-	p := s.get(t, "/checkout")
-	if p.status != http.StatusOK {
-		t.Fatalf("checkout: got %d, want 200", p.status)
-	}
-	form := p.testid("checkout-form")
-	if form.Length() != 1 {
-		t.Fatal("no checkout form")
-	}
-	v := formValues(form)
-	v.Set("card", card)
-	return v
+	return s.CheckoutForm(t, card)
 }
 
-func (p page) testid(id string) *goquery.Selection {
-	return p.doc.Find(`[data-testid="` + id + `"]`)
-}
+func (p page) testid(id string) *goquery.Selection { return p.shown().TestID(id) }
 
-func (p page) text(id string) string {
-	return strings.TrimSpace(p.testid(id).Text())
-}
+func (p page) text(id string) string { return p.shown().Text(id) }
 
-// formValues collects the named inputs of a form, as a browser submits it.
-func formValues(form *goquery.Selection) url.Values {
-	v := url.Values{}
-	form.Find("input[name]").Each(func(_ int, in *goquery.Selection) {
-		name, _ := in.Attr("name")
-		value, _ := in.Attr("value")
-		v.Add(name, value)
-	})
-	return v
-}
+var formValues = apptest.FormValues
 
-// wantErrorPage fails unless p is the error page with the given status.
 func wantErrorPage(t testing.TB, p page, status int) {
 	t.Helper()
-	if p.status != status {
-		t.Errorf("got status %d, want %d", p.status, status)
-	}
-	e := p.testid("error-page")
-	if e.Length() != 1 {
-		t.Fatalf("got no error page (status %d)", p.status)
-	}
-	if got, _ := e.Attr("data-status"); got != strconv.Itoa(status) {
-		t.Errorf("error page says status %q, want %d", got, status)
-	}
-	if p.text("error-message") == "" {
-		t.Error("error page without a message")
-	}
+	apptest.WantErrorPage(t, p.shown(), status)
 }
 
-// wantReceipt fails unless p is the receipt of an order and returns its id.
 func wantReceipt(t testing.TB, p page) string {
 	t.Helper()
-	if p.status != http.StatusOK || p.testid("receipt").Length() != 1 {
-		t.Fatalf("got status %d and no receipt (%s)", p.status, p.text("error-message"))
-	}
-	id := p.testid("order-id").AttrOr("data-order-id", "")
-	if _, err := uuid.Parse(id); err != nil {
-		t.Errorf("receipt order id %q: %v", id, err)
-	}
-	if got, want := p.text("order-id"), views.OrderNumber(id); got != want {
-		t.Errorf("receipt shows order %q, want its short number %q", got, want)
-	}
-	if p.text("amount") == "" {
-		t.Errorf("receipt without an amount")
-	}
-	return id
+	return apptest.WantReceipt(t, p.shown())
 }
 
 // wantNothingStored fails unless no key, charge or order exists.

@@ -7,6 +7,7 @@ import (
 
 	"exactlyonce/idem/idemhttp"
 	"exactlyonce/internal/web"
+	"exactlyonce/static"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -39,8 +40,10 @@ func (h *Handler) Register(e *echo.Echo) {
 	p.Add(http.MethodPost, "/pickup", h.reservePickup, pickups...)
 	p.Add(http.MethodGet, "/pickup/status", h.pickupStatus, mw...)
 	p.Add(http.MethodGet, "/pickup/:id", h.pickupReceipt, mw...)
-	p.Add(http.MethodGet, "/static/:name", h.asset)
-	h.registerLab(p)
+	p.Add(http.MethodGet, "/static/:name", echo.WrapHandler(static.Shop))
+	if h.demo != nil {
+		h.demo(p, middleware.BodyLimit(maxFormBytes), h.csrfProtection())
+	}
 	p.RefuseOtherMethods()
 	// A path no route serves is a page a person mistyped, unless it is
 	// under a machine client's group (which registers its own).

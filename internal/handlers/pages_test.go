@@ -13,14 +13,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/problem"
 	"exactlyonce/static"
 )
 
-func withSecret(cfg *app.Config) { cfg.SessionSecret = testSecret }
+func withSecret(cfg *apptest.Setup) { cfg.SessionSecret = testSecret }
 
 func TestCatalogPage(t *testing.T) {
 	t.Parallel()
@@ -97,6 +96,18 @@ func TestStaticAssets(t *testing.T) {
 	}
 	if r := h.Do(t, http.MethodGet, "/static/nope.js", ""); r.Status != http.StatusNotFound {
 		t.Errorf("missing asset: got %d, want 404", r.Status)
+	}
+}
+
+// The lab's stylesheet and script are the demo's (demo/lab/labviews): the
+// shop's binary neither embeds nor serves them.
+func TestShopServesNoDemoAssets(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	for _, path := range []string{"/static/lab.js", "/static/lab.css", "/lab/static/lab.js"} {
+		if r := h.Do(t, http.MethodGet, path, ""); r.Status != http.StatusNotFound {
+			t.Errorf("%s: got %d, want 404", path, r.Status)
+		}
 	}
 }
 
@@ -492,7 +503,7 @@ func TestSignOutRevokesTheSession(t *testing.T) {
 	// profile copied, a stolen cookie).
 	copied := newShopper(t, h)
 	u, _ := url.Parse(h.URL)
-	copied.client.Jar.SetCookies(u, s.client.Jar.Cookies(u))
+	copied.Client.Jar.SetCookies(u, s.Client.Jar.Cookies(u))
 	if n := copied.get(t, "/orders").doc.Find(`[data-testid=order-row]`).Length(); n != 1 {
 		t.Fatalf("the copy before sign-out: got %d orders, want 1", n)
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/web"
@@ -28,7 +27,7 @@ func countCustomers(t *testing.T, h *apptest.Harness) int {
 // row is written.
 func TestNewCustomersAreLimitedPerAddress(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		withSecret(cfg)
 		cfg.CustomerQuota = web.CustomerQuota{PerMinute: 1, Burst: 2}
 	})
@@ -58,7 +57,7 @@ func TestNewCustomersAreLimitedPerAddress(t *testing.T) {
 // processing page (which waits by refreshing).
 func TestWaitingSubmitsPerKeyAreCapped(t *testing.T) {
 	t.Parallel()
-	const waiting = 4 // handlers.maxWaitingSubmits
+	const waiting = 4 // checkout.maxWaiters
 	claimed, release := make(chan struct{}), make(chan struct{})
 	h := apptest.New(t, holdFirst(claimed, release))
 	s := newShopper(t, h)

@@ -114,3 +114,7 @@ func csrfToken(c echo.Context) string {
 	token, _ := c.Get(csrfKey).(string)
 	return token
 }
+
+// CSRFToken is the token the page's forms must carry, for pages mounted
+// beside the shop's (Deps.Demo) behind the same guard.
+func CSRFToken(c echo.Context) string { return csrfToken(c) }

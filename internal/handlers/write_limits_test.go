@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/web"
@@ -18,7 +17,7 @@ import (
 // withLimits sets the write limits of a test's server: the given fields,
 // and the rest out of reach, so that each test meets one limit only.
 func withLimits(w web.WriteLimits) apptest.Option {
-	return func(c *app.Config) {
+	return func(c *apptest.Setup) {
 		l := apptest.Unlimited
 		if w.PerCustomerBurst > 0 {
 			l.PerCustomerPerMinute, l.PerCustomerBurst = w.PerCustomerPerMinute, w.PerCustomerBurst
@@ -192,7 +191,7 @@ func TestRefusedRetryIsRecordedAsAnAsk(t *testing.T) {
 func TestPageRetryOfAStartedKeyPassesTheLimitOnNewKeys(t *testing.T) {
 	t.Parallel()
 	h := apptest.New(t, withSecret, withLimits(web.WriteLimits{PerCustomerPerMinute: 1, PerCustomerBurst: 1}),
-		func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+		func(cfg *apptest.Setup) { cfg.LockTimeout = time.Second })
 	s := newShopper(t, h)
 	s.addToCart(t, "book-retries") // sent before the shopper has a session: a visitor's
 	form := s.checkoutForm(t, goodCard)

@@ -11,7 +11,6 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/google/uuid"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/payment"
@@ -204,7 +203,7 @@ func TestRefusedRefundIsParkedAndTheCursorMovesOn(t *testing.T) {
 func TestReconcilerRefundsALateSuccessOfALostKey(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	h := apptest.New(t, apptest.WithoutWebhooks, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	h := apptest.New(t, apptest.WithoutWebhooks, func(cfg *apptest.Setup) { cfg.LockTimeout = time.Second })
 	c := h.NewCustomer(t)
 	h.SetProvider(t, 0, "before_charge")
 	if r := h.PlaceOrder(t, c, "late", oneMug); r.Status != http.StatusBadGateway {

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/lifecycle"
 )
@@ -55,7 +54,7 @@ func TestTwoReconcilersRefundAnOrphanOnce(t *testing.T) {
 			t.Error("the other reconciler never reached the refund")
 		}
 	}}
-	h := apptest.New(t, apptest.WithoutWebhooks, func(cfg *app.Config) { cfg.ReconcilerHooks = hooks })
+	h := apptest.New(t, apptest.WithoutWebhooks, func(cfg *apptest.Setup) { cfg.ReconcilerHooks = hooks })
 	c := h.NewCustomer(t)
 	order(t, h, c, "paid")
 	orphan(t, h, c, "orphan")
@@ -118,7 +117,7 @@ func TestTwoReconcilersRefundAnOrphanOnce(t *testing.T) {
 
 func TestReconcilerCursorWaitsForPendingCharges(t *testing.T) {
 	t.Parallel()
-	h := apptest.New(t, apptest.WithoutWebhooks, func(cfg *app.Config) { cfg.LockTimeout = time.Second })
+	h := apptest.New(t, apptest.WithoutWebhooks, func(cfg *apptest.Setup) { cfg.LockTimeout = time.Second })
 	c := h.NewCustomer(t)
 	paid := order(t, h, c, "paid")
 	h.SetProvider(t, 0, "after_charge")
@@ -209,7 +208,7 @@ func TestRefundMadeButNotRecordedIsRecordedByTheNextPass(t *testing.T) {
 			crash()
 		}
 	}}
-	h := apptest.New(t, apptest.WithoutWebhooks, func(cfg *app.Config) { cfg.ReconcilerHooks = hooks })
+	h := apptest.New(t, apptest.WithoutWebhooks, func(cfg *apptest.Setup) { cfg.ReconcilerHooks = hooks })
 	c := h.NewCustomer(t)
 	orphan(t, h, c, "orphan")
 	if _, err := h.App.Reconciler.Pass(crashCtx); err == nil {
@@ -310,7 +309,7 @@ func TestRefundKeyInUseIsAskedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	release, err := h.App.Provider.HoldKey(context.Background(), lifecycle.RefundKey(in.ID))
+	release, err := h.Provider.HoldKey(context.Background(), lifecycle.RefundKey(in.ID))
 	if err != nil {
 		t.Fatal(err)
 	}

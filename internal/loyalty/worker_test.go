@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/loyalty"
@@ -30,7 +29,7 @@ func placeOrder(t *testing.T, h *apptest.Harness, c apptest.Customer, key string
 }
 
 func withLoyaltyHooks(hooks loyalty.Hooks) apptest.Option {
-	return func(c *app.Config) { c.Jobs.LoyaltyHooks = hooks }
+	return func(c *apptest.Setup) { c.Jobs.LoyaltyHooks = hooks }
 }
 
 // The worker dies after its ledger insert and before the job is marked

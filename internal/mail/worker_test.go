@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
@@ -70,7 +69,7 @@ func TestConfirmationDelivered(t *testing.T) {
 func TestCrashAfterSendResendsSameMessageID(t *testing.T) {
 	t.Parallel()
 	withCatcher, catcher := apptest.WithMailCatcher(t)
-	h := apptest.New(t, withCatcher, func(c *app.Config) {
+	h := apptest.New(t, withCatcher, func(c *apptest.Setup) {
 		c.Jobs.MailHooks.AfterSend = func(_ context.Context, job *river.Job[outbox.MailArgs]) error {
 			if job.Attempt == 1 {
 				return errors.New("simulated crash after sending")
@@ -193,7 +192,7 @@ func TestStalledMailServerHoldsNoConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(jobsPool.Close)
-	h := apptest.NewOnPool(t, pool, func(c *app.Config) {
+	h := apptest.NewOnPool(t, pool, func(c *apptest.Setup) {
 		c.Jobs.SMTPAddr, c.Jobs.PollInterval, c.Jobs.Pool = addr, 50*time.Millisecond, jobsPool
 	})
 	c := h.NewCustomer(t)

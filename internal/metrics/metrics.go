@@ -64,8 +64,9 @@ type Metrics struct {
 	ProviderCalls *prometheus.HistogramVec
 	// HTTPRequests times requests by method, route template and status.
 	HTTPRequests *prometheus.HistogramVec
-	// WaitingSubmits is how many browser submits are waiting for another
-	// attempt at their key to finish.
+	// WaitingSubmits is how many requests (browser submits, API orders sent
+	// with Prefer: wait) are waiting for another attempt at their key to
+	// finish.
 	WaitingSubmits prometheus.Gauge
 	// Throttled counts requests refused by a quota, by quota.
 	Throttled *prometheus.CounterVec
@@ -132,7 +133,7 @@ func New() *Metrics {
 		}, []string{"method", "route", "status"}),
 		WaitingSubmits: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "exactlyonce_checkout_waiting_submits",
-			Help: "Browser submits waiting for the attempt already running under their key (a double-click's second submit); capped per key.",
+			Help: "Requests waiting for the attempt already running under their key (a double-click's second submit, an API order sent with Prefer: wait); capped per key.",
 		}),
 		Throttled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "exactlyonce_throttled_total",

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/fakestripe/stripetest"
+	"exactlyonce/internal/stripetest"
 )
 
 // BenchmarkCallPatterns measures the two ways of charging a PaymentIntent

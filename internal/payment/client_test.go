@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/fakestripe"
-	"exactlyonce/internal/fakestripe/stripetest"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/pgtest"
+	"exactlyonce/internal/stripetest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -139,7 +139,7 @@ func TestConcurrentConfirmsChargeOnce(t *testing.T) {
 			t.Errorf("call %d: got %v, want the intent or a transient 409", i, err)
 		}
 	}
-	ledger, err := fakestripe.Ledger(t.Context(), s.DB)
+	ledger, err := fakestripe.Ledger(t.Context(), s.Pool)
 	if err != nil || len(ledger) != 1 || ledger[0].Status != fakestripe.StatusSucceeded {
 		t.Errorf("got ledger %+v, %v, want one succeeded intent", ledger, err)
 	}

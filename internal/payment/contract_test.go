@@ -24,16 +24,16 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/stripe/stripe-go/v85"
 
-	"exactlyonce/internal/fakestripe"
-	"exactlyonce/internal/fakestripe/stripetest"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/payment"
+	"exactlyonce/internal/stripetest"
 )
 
 // TestContract runs every call of the payment client against the fake
 // Stripe through a recording proxy, and checks each request the SDK sent
 // and each answer the fake gave against Stripe's published OpenAPI
 // description (testdata/stripe-openapi.json: Stripe's spec3.json trimmed to
-// the operations the shop calls by scripts/stripe-openapi; see there for the
+// the operations the shop calls by bench/cmd/stripe-openapi; see there for the
 // version), as if the exchange had been with api.stripe.com: the path and
 // method must be Stripe's, the form parameters ones Stripe takes, with the
 // types it takes; an answer must be of the operation's schema (an error

@@ -1,14 +1,9 @@
 package payment
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
-
-	"github.com/stripe/stripe-go/v85"
 )
 
 // ErrCanceled means the PaymentIntent was canceled at the provider (by the
@@ -122,57 +117,4 @@ func (e *ProviderError) Transient() bool {
 
 func (e *ProviderError) Error() string {
 	return fmt.Sprintf("payment provider refused the request (status %d, %s): %s", e.Status, e.Type, e.Message)
-}
-
-// unavailable classifies a failure to get an answer.
-func unavailable(ctx context.Context, err error) *UnavailableError {
-	var opErr *net.OpError
-	var netErr net.Error
-	switch {
-	// Checked first: a failed dial, even a timed-out one, means the request
-	// never left, which is worth more to the caller than why.
-	case errors.As(err, &opErr) && opErr.Op == "dial":
-		return &UnavailableError{Reason: ReasonUnreachable, Err: err}
-	case ctx.Err() != nil, errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled),
-		errors.As(err, &netErr) && netErr.Timeout():
-		return &UnavailableError{Reason: ReasonTimeout, Err: err}
-	default:
-		return &UnavailableError{Reason: ReasonFailed, Err: err}
-	}
-}
-
-// classify turns what the SDK returned into the error it means for the
-// shop: a *DeclinedError, an *UnavailableError or a *ProviderError.
-func classify(ctx context.Context, err error) error {
-	var se *stripe.Error
-	if !errors.As(err, &se) {
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) {
-			return &UnavailableError{Reason: ReasonFailed, Err: errors.New("unreadable answer")}
-		}
-		return unavailable(ctx, err)
-	}
-	shouldRetry := ""
-	if se.LastResponse != nil {
-		shouldRetry = se.LastResponse.Header.Get("Stripe-Should-Retry")
-	}
-	switch {
-	case se.HTTPStatusCode >= 500:
-		return &UnavailableError{Reason: ReasonFailed, Status: se.HTTPStatusCode,
-			Err: fmt.Errorf("%s: %s", se.Type, se.Msg)}
-	case se.HTTPStatusCode == http.StatusPaymentRequired && se.Type == stripe.ErrorTypeCard:
-		d := &DeclinedError{ChargeID: se.ChargeID, Message: se.Msg}
-		if se.PaymentIntent != nil {
-			d.IntentID = se.PaymentIntent.ID
-		}
-		return d
-	case se.HTTPStatusCode >= 400:
-		return &ProviderError{Status: se.HTTPStatusCode, Type: string(se.Type), Code: string(se.Code),
-			Message: se.Msg, ShouldRetry: shouldRetry,
-			canceled: se.PaymentIntent != nil && se.PaymentIntent.Status == stripe.PaymentIntentStatusCanceled}
-	}
-	// A 402 that is no card error, a redirect: none is an answer this API
-	// gives, so the outcome is unknown.
-	return &UnavailableError{Reason: ReasonFailed, Status: se.HTTPStatusCode,
-		Err: fmt.Errorf("unexpected answer with status %d", se.HTTPStatusCode)}
 }

@@ -5,7 +5,7 @@
 // is much quicker than migrating.
 //
 // Set TEST_DATABASE_URL to a superuser URL to use an existing server instead;
-// make test sets it to the one server of its run (cmd/testpg). Test binaries
+// make test sets it to the one server of its run (bench/cmd/testpg). Test binaries
 // can then share the server, each with a template of its own under a unique
 // name, dropped with its copies when the binary ends.
 // When that URL goes through a transaction pooler (PgBouncer), also set
@@ -30,8 +30,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"exactlyonce/internal/database"
-	"exactlyonce/internal/fakestripe"
-	"exactlyonce/internal/localpg"
+	"exactlyonce/localpg"
 )
 
 // env is what Main prepares for NewDatabase. It is package state because
@@ -144,18 +143,15 @@ func startServer(ctx context.Context) (*localpg.Server, error) {
 
 // migrate applies the migrations to the template through a pool that is
 // closed again before return: a database cannot be copied while anyone is
-// connected to it. The fake Stripe's schema is applied too, as `make run`
-// applies it beside the shop's for the fake it runs in process.
+// connected to it. Only the shop's and the kit's: the fake Stripe applies
+// its own schema where it runs (internal/stripetest).
 func migrate(ctx context.Context, url string) error {
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
 		return fmt.Errorf("connect to template: %w", err)
 	}
 	defer pool.Close()
-	if err := database.Migrate(ctx, pool); err != nil {
-		return err
-	}
-	return fakestripe.Migrate(ctx, pool)
+	return database.Migrate(ctx, pool)
 }
 
 func databaseURL(name string) string {

@@ -1,25 +1,31 @@
 package problem
 
-import "net/http"
+import (
+	"net/http"
+
+	"exactlyonce/idem"
+)
 
 // The table: every error code the shop answers with, for the API (type,
-// title, status, About) and for a page (Page). The handlers map each error
-// onto one of these once (internal/handlers, classify.go); the JSON writer
-// and the page writer only read the row. Kinds lists the rows the API
-// answers with, for /problems/{slug} and api/openapi.json.
+// title, status, About) and for a page (Page). A row for one of the kit's
+// refusals is made by kitKind: its type, title and status are the kit's
+// (idem.RefusalOf), and the shop adds only its words. web.Classify maps
+// each error onto one of these once; the JSON writer and the page writer
+// only read the row. Kinds lists the rows the API answers with, for
+// /problems/{slug} and api/openapi.json.
 var (
 	InvalidRequest = Kind{Slug: "invalid-request", Title: "Invalid request", Status: http.StatusBadRequest,
 		About: "The body or a parameter is malformed or names something that does not exist. Nothing was stored: fix the request and send it again, with the same Idempotency-Key if you like.",
 		Page: Page{Heading: "This request cannot be carried out",
 			Message: "The form asked for something the shop cannot sell or reserve, so nothing was charged or reserved.", Next: ToShop}}
-	MissingKey = Kind{Slug: "missing-idempotency-key", Title: "Idempotency-Key required", Status: http.StatusBadRequest,
-		About: `This operation charges money, so it must carry an Idempotency-Key header: a string of 1 to 255 printable ASCII characters, preferably a UUID, generated once per operation and reused on every retry. Example: Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324".`,
-		Page: Page{Heading: "This form cannot be used",
-			Message: "This form arrived without its key, so it was refused and nothing was charged. Open the form again.", Next: ToShop}}
-	InvalidKey = Kind{Slug: "invalid-idempotency-key", Title: "Invalid Idempotency-Key", Status: http.StatusBadRequest,
-		About: "The Idempotency-Key header must be one Structured Field string (or the bare key) of 1 to 255 printable ASCII characters.",
-		Page: Page{Heading: "This form cannot be used",
-			Message: "This form arrived with a key the shop cannot read, so it was refused and nothing was charged. Open the form again.", Next: ToShop}}
+	MissingKey = kitKind(idem.ErrMissingKey,
+		`This operation charges money, so it must carry an Idempotency-Key header: a string of 1 to 255 printable ASCII characters, preferably a UUID, generated once per operation and reused on every retry. Example: Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324".`,
+		Page{Heading: "This form cannot be used",
+			Message: "This form arrived without its key, so it was refused and nothing was charged. Open the form again.", Next: ToShop})
+	InvalidKey = kitKind(idem.ErrBadKey,
+		"The Idempotency-Key header must be one Structured Field string (or the bare key) of 1 to 255 printable ASCII characters.",
+		Page{Heading: "This form cannot be used",
+			Message: "This form arrived with a key the shop cannot read, so it was refused and nothing was charged. Open the form again.", Next: ToShop})
 	Unauthorized = Kind{Slug: "unauthorized", Title: "Authentication required", Status: http.StatusUnauthorized,
 		About: "Send the token from POST /api/customers as Authorization: Bearer <token>.",
 		Page: Page{Heading: "Not signed in",
@@ -36,18 +42,18 @@ var (
 		About: "This resource does not support the request's method.",
 		Page: Page{Heading: "Not allowed",
 			Message: "This page cannot be used that way.", Next: ToShop}}
-	KeyInUse = Kind{Slug: "request-in-progress", Title: "Request in progress", Status: http.StatusConflict,
-		About: "Another request with this Idempotency-Key is still being processed. Retry after the number of seconds in Retry-After: you will get its stored result.",
-		Page: Page{Heading: "Still working on it",
-			Message: "This form was already sent and the shop is still working on it. Send it again in a few seconds: it can never charge you twice.", Next: ToShop}}
-	LockLost = Kind{Slug: "request-superseded", Title: "Request superseded", Status: http.StatusConflict,
-		About: "This attempt took too long and a retry with the same Idempotency-Key took the operation over. Nothing was written by this attempt; retry to receive the result of the one that finished.",
-		Page: Page{Heading: "Taken over by a newer try",
-			Message: "This attempt took too long and a newer sending of the same form took it over. Send the form again to see how it ended: it can never charge you twice.", Next: ToShop}}
-	KeyReused = Kind{Slug: "idempotency-key-reused", Title: "Idempotency-Key reused", Status: http.StatusUnprocessableEntity,
-		About: "This Idempotency-Key was already used for a different request. A key identifies one operation: generate a new key for a new operation.",
-		Page: Page{Heading: "This form was changed",
-			Message: "This form was already sent with other contents than it now carries, so it was refused and nothing more was charged or reserved. Open the form again to start anew.", Next: ToShop}}
+	KeyInUse = kitKind(idem.ErrInProgress,
+		"Another request with this Idempotency-Key is still being processed. Retry after the number of seconds in Retry-After: you will get its stored result.",
+		Page{Heading: "Still working on it",
+			Message: "This form was already sent and the shop is still working on it. Send it again in a few seconds: it can never charge you twice.", Next: ToShop})
+	LockLost = kitKind(idem.ErrLockLost,
+		"This attempt took too long and a retry with the same Idempotency-Key took the operation over. Nothing was written by this attempt; retry to receive the result of the one that finished.",
+		Page{Heading: "Taken over by a newer try",
+			Message: "This attempt took too long and a newer sending of the same form took it over. Send the form again to see how it ended: it can never charge you twice.", Next: ToShop})
+	KeyReused = kitKind(idem.ErrMismatch,
+		"This Idempotency-Key was already used for a different request. A key identifies one operation: generate a new key for a new operation.",
+		Page{Heading: "This form was changed",
+			Message: "This form was already sent with other contents than it now carries, so it was refused and nothing more was charged or reserved. Open the form again to start anew.", Next: ToShop})
 	UnsupportedMediaType = Kind{Slug: "unsupported-media-type", Title: "Unsupported media type", Status: http.StatusUnsupportedMediaType,
 		About: "Send the body as application/json.",
 		Page: Page{Heading: "Form not understood",
@@ -83,10 +89,10 @@ var (
 		About: "Too many requests of this kind came from your address, or for this Idempotency-Key, in a short time. Nothing was stored; retry after the number of seconds in Retry-After.",
 		Page: Page{Heading: "Too many requests",
 			Message: "Too many requests came from you, or from your address, in a short time. Nothing was changed; try again in a few seconds.", Next: ToShop}}
-	RequestTimeout = Kind{Slug: "request-timeout", Title: "Request timeout", Status: http.StatusRequestTimeout,
-		About: "The request's body did not arrive whole in time (the connection was too slow, or the client stopped sending). Nothing was read or stored: send the request again, with the same Idempotency-Key.",
-		Page: Page{Heading: "The form did not arrive",
-			Message: "Your browser stopped sending the form before it arrived whole, so nothing was changed or charged. Send it again.", Next: ToShop}}
+	RequestTimeout = kitKind(idem.ErrIncompleteBody,
+		"The request's body did not arrive whole in time (the connection was too slow, or the client stopped sending). Nothing was read or stored: send the request again, with the same Idempotency-Key.",
+		Page{Heading: "The form did not arrive",
+			Message: "Your browser stopped sending the form before it arrived whole, so nothing was changed or charged. Send it again.", Next: ToShop})
 	CartOrdered = Kind{Slug: "cart-ordered", Title: "Cart already ordered", Status: http.StatusConflict,
 		About: "This cart has been ordered (under another Idempotency-Key, or none) and is closed: it cannot be changed or ordered again. GET the cart for its order_id; put what you want next in a new cart.",
 		Page: Page{Heading: "Cart already ordered",
@@ -99,10 +105,10 @@ var (
 		About: "The If-Match header names a version of the cart that is not its current one. Nothing was stored or charged: GET the cart for its current version, check it, and order again.",
 		Page: Page{Heading: "Your cart changed",
 			Message: "Your cart changed since this page was opened, so nothing was charged. Check it and order again.", Next: ToCart}}
-	Unavailable = Kind{Slug: "service-unavailable", Title: "Service unavailable", Status: http.StatusServiceUnavailable,
-		About: "The shop's database cannot be reached for a moment (it is restarting, or the network to it failed). Retry after Retry-After seconds, with the same Idempotency-Key for an order: if this attempt got as far as the payment, the retry resumes it without charging twice.",
-		Page: Page{Heading: "Back in a moment",
-			Message: "The shop cannot reach its records right now. Please try again in a few seconds. If you were paying, sending the same form again is safe: it can never charge you twice.", Next: ToShop}}
+	Unavailable = kitKind(idem.ErrUnavailable,
+		"The shop's database cannot be reached for a moment (it is restarting, or the network to it failed). Retry after Retry-After seconds, with the same Idempotency-Key for an order: if this attempt got as far as the payment, the retry resumes it without charging twice.",
+		Page{Heading: "Back in a moment",
+			Message: "The shop cannot reach its records right now. Please try again in a few seconds. If you were paying, sending the same form again is safe: it can never charge you twice.", Next: ToShop})
 	Internal = Kind{Slug: "internal", Title: "Internal error", Status: http.StatusInternalServerError,
 		About: "Something went wrong on our side. It has been logged. Retrying with the same Idempotency-Key is safe.",
 		Page: Page{Heading: "Something went wrong",
@@ -120,10 +126,10 @@ var (
 			Message: "The total of your order is not the one this form showed, so nothing was charged. Check the new total and pay again.", Next: ToCheckout}}
 	// FormRefused is a form key the kit's forms refuse: missing, minted for
 	// another visitor or form, or expired.
-	FormRefused = Kind{Slug: "form-refused", Title: "Form refused", Status: http.StatusBadRequest,
-		About: "The form's key is missing, was minted for another visitor or form, or has expired. Nothing was stored.",
-		Page: Page{Heading: "This form cannot be used",
-			Message: "This form is too old, was changed, or was made for another browser, so it was refused and nothing was reserved. Open the form again.", Next: ToPickup}}
+	FormRefused = kitKind(idem.ErrFormKeyMissing,
+		"The form's key is missing, was minted for another visitor or form, or has expired. Nothing was stored.",
+		Page{Heading: "This form cannot be used",
+			Message: "This form is too old, was changed, or was made for another browser, so it was refused and nothing was reserved. Open the form again.", Next: ToPickup})
 )
 
 // Kinds lists every kind the API answers with, for the documentation route.

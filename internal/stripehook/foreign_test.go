@@ -60,7 +60,7 @@ func TestWebhookLeavesIntentsItDidNotMake(t *testing.T) {
 		{CustomerID: c.ID.String(), Key: "k", OperationID: uuid.NewString(), Deployment: uuid.NewString()},
 	} {
 		paid := h.PaidElsewhere(t, md)
-		in, err := h.App.Provider.Intent(context.Background(), paid.ID)
+		in, err := h.Provider.Intent(context.Background(), paid.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

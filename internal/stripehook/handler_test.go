@@ -13,9 +13,8 @@ import (
 	"github.com/stripe/stripe-go/v85"
 	"github.com/stripe/stripe-go/v85/webhook"
 
-	"exactlyonce/internal/app"
+	"exactlyonce/fakestripe"
 	"exactlyonce/internal/apptest"
-	"exactlyonce/internal/fakestripe"
 	"exactlyonce/internal/pgtest"
 )
 
@@ -27,7 +26,7 @@ const oneMug = `{"items": [{"sku": "mug-espresso", "quantity": 1}]}`
 
 func newShop(t *testing.T) *apptest.Harness {
 	t.Helper()
-	return apptest.New(t, func(cfg *app.Config) { cfg.StripeWebhookSecret = secret })
+	return apptest.New(t, func(cfg *apptest.Setup) { cfg.StripeWebhookSecret = secret })
 }
 
 // post delivers a Stripe event of typ carrying object, of the SDK's API

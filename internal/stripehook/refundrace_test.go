@@ -24,7 +24,7 @@ func TestRefundKeyInUseIsA503(t *testing.T) {
 	c := h.NewCustomer(t)
 	in := orphan(t, h, c, "k")
 
-	release, err := h.App.Provider.HoldKey(context.Background(), lifecycle.RefundKey(in.ID))
+	release, err := h.Provider.HoldKey(context.Background(), lifecycle.RefundKey(in.ID))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
-	"exactlyonce/internal/fakestripe/stripetest"
+	"exactlyonce/internal/stripetest"
 )
 
 // TestPendingIsWatchedUntilSettled: the handler's "pending" (the intent
@@ -67,7 +66,7 @@ func TestPendingIsWatchedUntilSettled(t *testing.T) {
 func TestEmptySecretRefusesEveryDelivery(t *testing.T) {
 	t.Parallel()
 	provider := stripetest.Start(t)
-	h := apptest.New(t, func(cfg *app.Config) {
+	h := apptest.New(t, func(cfg *apptest.Setup) {
 		cfg.StripeAPIBase, cfg.StripeSecretKey, cfg.StripeWebhookSecret = provider.URL, stripetest.Secret, ""
 	})
 	object := []byte(`{"id": "pi_forged", "object": "payment_intent", "status": "canceled", "metadata": {}}`)

@@ -3,12 +3,10 @@ package web
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/idem"
-	"exactlyonce/idem/idemhttp"
 	"exactlyonce/internal/cart"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
@@ -17,30 +15,65 @@ import (
 	"exactlyonce/internal/problem"
 )
 
-// classify maps every error the handlers, the engine and the kit return
+// Classify maps every error the handlers, the engine and the kit return
 // onto its row of the error table. It is the only such mapping: the JSON
 // writer and the page writer both start from its answer, so the API and
-// the pages cannot disagree about what an error is. Anything it does not
-// know is Internal, whose words never include the error's text.
+// the pages cannot disagree about what an error is.
+//
+// The table has two parts. The kit's refusals (a reused key, one in
+// progress, a missing one…) are answered as the kit answers them
+// (idem.RefusalOf: the status, the type, the detail and the Retry-After),
+// under the shop's row for them (problem.OfKit); the engine's own errors
+// for those are the kit's (checkout.ErrKeyReused is idem.ErrMismatch), so
+// they need no row here. What follows is only the shop's part: its own
+// errors. Anything neither knows is Internal, whose words never include
+// the error's text.
 func Classify(err error) *Failure {
+	if f, ok := errors.AsType[*Failure](err); ok {
+		return f
+	}
+	if databaseUnavailable(err) {
+		return &Failure{Kind: problem.Unavailable, Detail: "the database cannot be reached; retry shortly", RetryAfter: databaseRetryAfter}
+	}
+	if f := shopFailure(err); f != nil {
+		return f
+	}
+	if r, ok := idem.RefusalOf(err); ok {
+		f := &Failure{Kind: problem.OfKit(r), Detail: r.Detail, RetryAfter: r.RetryAfter}
+		if f.Kind == problem.InvalidRequest {
+			f.Reason = tooLarge
+		}
+		return f
+	}
+	if he, ok := errors.AsType[*echo.HTTPError](err); ok {
+		switch he.Code {
+		case http.StatusNotFound:
+			return Fail(problem.NotFound, "no such route")
+		case http.StatusMethodNotAllowed:
+			return Fail(problem.MethodNotAllowed, "")
+		case http.StatusRequestEntityTooLarge:
+			return &Failure{Kind: problem.InvalidRequest, Detail: "the body is too large", Reason: tooLarge}
+		}
+	}
+	return Fail(problem.Internal, "")
+}
+
+// tooLarge is what a shopper is told of a body larger than any order.
+const tooLarge = "what was sent is larger than any order can be"
+
+// shopFailure is the shop's part of the table: the errors of its own
+// domain (carts, pickups, the catalog, the order engine), or nil.
+func shopFailure(err error) *Failure {
 	var (
-		f           *Failure
 		invalid     *checkout.InvalidOrderError
-		inProgress  *checkout.InProgressError
 		unknown     *checkout.OutcomeUnknownError
 		abandoned   *checkout.AbandonedError
 		ordered     *checkout.CartOrderedError
 		price       *checkout.PriceChangedError
 		invalidCart *catalog.InvalidCartError
 		badPickup   *pickup.InvalidError
-		tooLarge    *idemhttp.TooLargeError
-		he          *echo.HTTPError
 	)
 	switch {
-	case errors.As(err, &f):
-		return f
-	case databaseUnavailable(err):
-		return &Failure{Kind: problem.Unavailable, Detail: "the database cannot be reached; retry shortly", RetryAfter: databaseRetryAfter}
 	case errors.As(err, &badPickup):
 		return &Failure{Kind: problem.InvalidRequest, Detail: badPickup.Field + ": " + badPickup.Reason, Reason: badPickup.Reason}
 	case errors.As(err, &invalidCart):
@@ -59,48 +92,12 @@ func Classify(err error) *Failure {
 		return Fail(problem.CartChanged, "the cart changed while the order was being placed")
 	case errors.As(err, &price):
 		return Fail(problem.PriceChanged, "the order does not cost the amount expected")
-	case errors.Is(err, idem.ErrFormKeyMissing), errors.Is(err, idem.ErrFormKeyForeign), errors.Is(err, idem.ErrFormKeyExpired):
-		return Fail(problem.FormRefused, "")
-	case errors.Is(err, idem.ErrMissingKey):
-		return Fail(problem.MissingKey, "send an Idempotency-Key header with a unique value per operation")
-	case errors.Is(err, idem.ErrBadKey):
-		return Fail(problem.InvalidKey, idem.KeyProblem(err))
-	case errors.As(err, &tooLarge):
-		return &Failure{Kind: problem.InvalidRequest, Detail: tooLarge.Error(), Reason: "what was sent is larger than any order can be"}
-	case errors.Is(err, idem.ErrIncompleteBody):
-		return Fail(problem.RequestTimeout, "the body did not arrive whole in time")
-	case errors.Is(err, idem.ErrMismatch):
-		return Fail(problem.KeyReused, "this Idempotency-Key was first sent with a different method, route or body")
-	case errors.Is(err, idem.ErrInProgress):
-		// The kit says when asking again is useful (1 to 5 s).
-		wait := time.Second
-		if errors.As(err, &inProgress) && inProgress.RetryAfter > 0 {
-			wait = inProgress.RetryAfter
-		}
-		return &Failure{Kind: problem.KeyInUse, Detail: "an earlier request with this Idempotency-Key has not finished yet", RetryAfter: wait}
-	case errors.Is(err, idem.ErrNotCommitted):
-		// The write's COMMIT failed after the key was finished in it:
-		// nothing was stored and the kit freed the key.
-		return &Failure{Kind: problem.Unavailable, Detail: "the write did not commit and nothing was stored; retry with the same key", RetryAfter: time.Second}
-	case errors.Is(err, idem.ErrNoResponse):
-		return Fail(problem.Internal, "the handler wrote no response; the key is freed, retry is safe")
-	case errors.Is(err, idem.ErrLockLost):
-		return &Failure{Kind: problem.LockLost, Detail: "a newer attempt with this Idempotency-Key took the operation over", RetryAfter: time.Second}
 	case errors.As(err, &abandoned):
 		return &Failure{Kind: problem.ShuttingDown, Detail: "the server stopped before this request finished", RetryAfter: abandoned.RetryAfter}
 	case errors.As(err, &unknown):
 		return &Failure{Kind: outcomeKind(unknown.Reason), Detail: "the outcome of the payment is not known yet", RetryAfter: unknown.RetryAfter}
-	case errors.As(err, &he):
-		switch he.Code {
-		case http.StatusNotFound:
-			return Fail(problem.NotFound, "no such route")
-		case http.StatusMethodNotAllowed:
-			return Fail(problem.MethodNotAllowed, "")
-		case http.StatusRequestEntityTooLarge:
-			return &Failure{Kind: problem.InvalidRequest, Detail: "the body is too large", Reason: "what was sent is larger than any order can be"}
-		}
 	}
-	return Fail(problem.Internal, "")
+	return nil
 }
 
 // outcomeKind words a payment whose outcome is unknown by why: the

@@ -455,7 +455,7 @@ const takeOver = `-- name: TakeOver :one
 UPDATE idem_keys
 SET lock_token = $1::uuid, locked_until = now() + $2::interval, asked_at = now()
 WHERE scope = $3 AND key = $4 AND status = 'started' AND parked_at IS NULL
-RETURNING operation_id, request
+RETURNING operation_id, request, locked_until
 `
 
 type TakeOverParams struct {
@@ -468,6 +468,7 @@ type TakeOverParams struct {
 type TakeOverRow struct {
 	OperationID string
 	Request     json.RawMessage
+	LockedUntil time.Time
 }
 
 // Hands a started key whose lease has run out to a new attempt. The caller
@@ -482,7 +483,7 @@ func (q *Queries) TakeOver(ctx context.Context, arg TakeOverParams) (TakeOverRow
 		arg.Key,
 	)
 	var i TakeOverRow
-	err := row.Scan(&i.OperationID, &i.Request)
+	err := row.Scan(&i.OperationID, &i.Request, &i.LockedUntil)
 	return i, err
 }
 
@@ -501,7 +502,7 @@ SET lock_token = $1::uuid, locked_until = now() + $2::interval,
     settle_attempts = k.settle_attempts + 1
 FROM stuck
 WHERE k.scope = stuck.scope AND k.key = stuck.key AND k.status = 'started' AND k.parked_at IS NULL
-RETURNING k.scope, k.key, k.operation_id, k.request, k.settle_attempts
+RETURNING k.scope, k.key, k.operation_id, k.request, k.settle_attempts, k.locked_until
 `
 
 type TakeStuckParams struct {
@@ -518,6 +519,7 @@ type TakeStuckRow struct {
 	OperationID    string
 	Request        json.RawMessage
 	SettleAttempts int32
+	LockedUntil    time.Time
 }
 
 // The completer's takeover: the oldest started key whose lease has run out
@@ -544,6 +546,7 @@ func (q *Queries) TakeStuck(ctx context.Context, arg TakeStuckParams) (TakeStuck
 		&i.OperationID,
 		&i.Request,
 		&i.SettleAttempts,
+		&i.LockedUntil,
 	)
 	return i, err
 }

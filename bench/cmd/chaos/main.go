@@ -1,0 +1,92 @@
+// Command chaos runs the chaos harness (package chaos) against a built web
+// binary: shops, provider and PostgreSQL as separate processes on loopback,
+// clients placing checkouts while instances are killed and paused, the
+// database crashes and stalls, rows stay locked, the mail server hangs and
+// the provider's webhooks arrive twice, late and out of order. It prints one summary line and the report as JSON, and
+// exits 1 when an invariant broke (2 when the run could not be made).
+//
+//	go build -o bin/web ./cmd/web && go run ./cmd/chaos -web bin/web
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"exactlyonce/bench/chaos"
+)
+
+func main() {
+	var cfg chaos.Config
+	flag.StringVar(&cfg.Web, "web", "bin/web", "the built web binary")
+	flag.StringVar(&cfg.Fake, "fake", "bin/fakestripe", "the built fake Stripe (make bin/fakestripe)")
+	flag.IntVar(&cfg.Instances, "instances", 3, "shop processes")
+	flag.IntVar(&cfg.Clients, "clients", 8, "concurrent clients")
+	flag.IntVar(&cfg.Checkouts, "checkouts", 500, "logical checkouts in all")
+	flag.DurationVar(&cfg.Duration, "duration", 30*time.Second, "the time the checkouts are spread over")
+	flag.DurationVar(&cfg.Drain, "drain", 10*time.Second, "how long checkouts in flight then get to finish")
+	flag.DurationVar(&cfg.Settle, "settle", 30*time.Second, "bound on the wait for the completer to settle every key")
+	flag.Uint64Var(&cfg.Seed, "seed", 0, "random seed (0: pick one)")
+	flag.IntVar(&cfg.Kills, "kills", 3, "kill -9 of an instance, each restarted")
+	flag.IntVar(&cfg.Stalls, "stalls", 2, "SIGSTOP of an instance for longer than lock + completer grace")
+	flag.IntVar(&cfg.DBCrashes, "db-crashes", 0, "PostgreSQL crashes (pg_ctl stop -m immediate, then start)")
+	flag.IntVar(&cfg.DBStalls, "db-stalls", 0, "SIGSTOP of every PostgreSQL process for -db-stall, then SIGCONT")
+	flag.DurationVar(&cfg.DBStall, "db-stall", 0, "how long PostgreSQL stays stopped (default 12s, past the shops' 10 s FinishTimeout)")
+	flag.IntVar(&cfg.RowLocks, "row-locks", 0, "transactions holding the row locks of the newest keys (started first) for -row-lock")
+	flag.DurationVar(&cfg.RowLock, "row-lock", 0, "how long a row lock is held (default 12s, past the shops' 10 s FinishTimeout)")
+	flag.IntVar(&cfg.RowLockKeys, "row-lock-keys", 0, "how many keys a row lock holds (default 4)")
+	flag.IntVar(&cfg.SMTPStalls, "smtp-stalls", 0, "spans in which the mail server accepts connections and then answers nothing, for -smtp-stall")
+	flag.DurationVar(&cfg.SMTPStall, "smtp-stall", 0, "how long an SMTP stall lasts (default 12s, past the shops' 10 s SMTP timeout)")
+	flag.BoolVar(&cfg.HA, "ha", false, "the shop's database as a pg_auto_failover formation (a primary and a standby), HAProxy in front of the shops")
+	flag.BoolVar(&cfg.Async, "async", false, "with -ha, an asynchronous standby: the counterexample, whose failovers lose acknowledged commits")
+	flag.IntVar(&cfg.Standbys, "standbys", 0, "with -ha, the primary's standbys: 1 (default) or 2 (three data nodes, number_sync_standbys 1)")
+	flag.IntVar(&cfg.Failovers, "failovers", 0, "with -ha, failovers: the primary's node killed just after its standby's WAL receiver was paused for -tail-lag")
+	flag.IntVar(&cfg.Switchovers, "switchovers", 0, "with -ha, pg_autoctl perform failover")
+	flag.IntVar(&cfg.PrimaryKills, "primary-kills", 0, "with -ha, kill -9 of the primary's postmaster (its keeper restarts it)")
+	flag.IntVar(&cfg.StandbyStops, "standby-stops", 0, "with -ha, the standby stopped for -standby-down, then started again")
+	flag.DurationVar(&cfg.TailLag, "tail-lag", 0, "how long the standby's WAL receiver is paused before a failover kills the primary (default 1.5s)")
+	flag.DurationVar(&cfg.StandbyDown, "standby-down", 0, "how long a stopped standby stays down (default 5s)")
+	expectLoss := flag.Bool("expect-loss", false, "pass only if the run finds acknowledged writes lost (the asynchronous counterexample), and nothing else broken")
+	flag.StringVar(&cfg.ProviderFaults, "provider-faults", "rates", "the provider's faults: rates (windows for a provider without rates), windows, or off")
+	flag.Float64Var(&cfg.RequiresAction, "requires-action", 0, "with -provider-faults rates, the share of confirms (0 to 1) answered requires_action (default 0.02; negative for none)")
+	flag.Float64Var(&cfg.Processing, "processing", 0, "with -provider-faults rates, the share of confirms (0 to 1) answered processing (default 0.02; negative for none)")
+	flag.DurationVar(&cfg.ProcessingFor, "processing-for", 0, "how long a processing intent stays so before it moves on (default 1.5s)")
+	flag.Float64Var(&cfg.WebhookDuplicates, "webhook-duplicates", 0, "share of the provider's webhook events (0 to 1) delivered twice")
+	flag.Float64Var(&cfg.WebhookReorder, "webhook-reorder", 0, "share of the provider's webhook events (0 to 1) held back so that later ones overtake them")
+	flag.DurationVar(&cfg.WebhookDelay, "webhook-delay", 0, "how long the provider waits before each webhook delivery")
+	flag.DurationVar(&cfg.LockTimeout, "lock-timeout", 0, "the shops' LOCK_TIMEOUT (default 3s)")
+	flag.DurationVar(&cfg.CompleterGrace, "completer-grace", 0, "the shops' COMPLETER_GRACE (default 12s, longer than a client's longest silence between two asks; shorter, a 402 not completed to a client still retrying is counted, not a violation)")
+	flag.DurationVar(&cfg.RequestTimeout, "request-timeout", 0, "how long a client waits for an answer (default 5s)")
+	flag.StringVar(&cfg.Dir, "dir", "", "folder for logs and the database (default: a temporary one, deleted after a pass)")
+	verbose := flag.Bool("v", false, "log each step to stderr")
+	flag.Parse()
+	if *verbose {
+		cfg.Log = os.Stderr
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := chaos.Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		os.Exit(2)
+	}
+	fmt.Println(rep.Summary())
+	fmt.Println(string(rep.JSON()))
+	if *expectLoss {
+		found, other := rep.Loss()
+		fmt.Printf("chaos: acknowledged writes lost: %d violations that show it, %d that the run's evidence shows they caused, %d that they do not explain\n",
+			found, rep.LostWriteEffects(), other)
+		if found == 0 || other > 0 {
+			os.Exit(1)
+		}
+		return
+	}
+	if !rep.Passed() {
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"exactlyonce/bench/loadtest"
+)
+
+// legs are the results the targets are judged on.
+type legs struct {
+	pgNew, appNew, appNewJobs, pgSeed, pgPoint, appReplay, floor loadtest.Result
+	// pgMin is the minimal pattern (pgbench/minimal.sql), issue 25's fixed
+	// yardstick; defNew and defReplay are the shop as shipped (RUN_JOBS=1).
+	pgMin, defNew, defReplay loadtest.Result
+	// sweeps are the -sweep rows that carry a p99 target, each with its
+	// baseline.
+	sweeps []loadtest.Row
+}
+
+// replayCPU is issue 12's bound on the web process's CPU per replay.
+const replayCPU = 60 * time.Microsecond
+
+// verdicts judges issue 12's targets on one run's legs, and for each one
+// missed says why, from what the same run measured, and what to do next.
+func verdicts(l legs) ([]loadtest.Verdict, error) {
+	app, err := loadtest.Statements("neworder.sql")
+	if err != nil {
+		return nil, err
+	}
+	seed, err := loadtest.Statements("seed.sql")
+	if err != nil {
+		return nil, err
+	}
+	minimal, err := loadtest.Statements("minimal.sql")
+	if err != nil {
+		return nil, err
+	}
+	ratio := func(r, base loadtest.Result) float64 {
+		if base.Rate() == 0 {
+			return 0
+		}
+		return r.Rate() / base.Rate()
+	}
+	newOrders := ratio(l.appNew, l.pgNew)
+	withJobs := ratio(l.appNewJobs, l.pgNew)
+	vsSeed := ratio(l.appNew, l.pgSeed)
+	seedVsApp := ratio(l.pgSeed, l.pgNew)
+	replays := ratio(l.appReplay, l.pgPoint)
+	cpu, floor := l.appReplay.CPUPerRequest(), l.floor.CPUPerRequest()
+
+	vsMin := ratio(l.appNew, l.pgMin)
+	defVsMin := ratio(l.defNew, l.pgMin)
+	defReplays := ratio(l.defReplay, l.pgPoint)
+	vs := []loadtest.Verdict{{
+		Target:   "new orders ≥ 0.5× the minimal pattern, RUN_JOBS=0",
+		Measured: fmt.Sprintf("%.2f× (%s web CPU per order)", vsMin, loadtest.FormatDuration(l.appNew.CPUPerRequest())),
+		Met:      vsMin >= 0.5,
+		Why: fmt.Sprintf("the minimal pattern is %d statements; the app's order is %d to PostgreSQL plus four HTTP exchanges in the web process "+
+			"(the order, the fake Stripe's create and confirm, and its webhook), which took %.2f of a core during the leg, and the load generator %.2f: "+
+			"on %d cores that CPU is PostgreSQL's. Next: make loadtest PROFILE=… and the largest item in the neworders profile",
+			minimal, app, cores(l.appNew.CPU, l.appNew.Elapsed), cores(l.appNew.ClientCPU, l.appNew.Elapsed), runtime.NumCPU()),
+	}, {
+		Target:   "new orders ≥ 0.35× the minimal pattern, as shipped (jobs in the web process)",
+		Measured: fmt.Sprintf("%.2f× (%s web CPU per order, its jobs included)", defVsMin, loadtest.FormatDuration(l.defNew.CPUPerRequest())),
+		Met:      defVsMin >= 0.35,
+		Why: fmt.Sprintf("as RUN_JOBS=0's, plus each order's two jobs in the same process (River's fetch and completion, the loyalty award, the mail's SMTP exchange and its record): "+
+			"%s web CPU per order against %s without them. Next: the neworders-defaults profile",
+			loadtest.FormatDuration(l.defNew.CPUPerRequest()), loadtest.FormatDuration(l.appNew.CPUPerRequest())),
+	}, {
+		Target:   "replays ≥ 0.6× pgbench point select, as shipped",
+		Measured: fmt.Sprintf("%.2f× (%s web CPU per replay)", defReplays, loadtest.FormatDuration(l.defReplay.CPUPerRequest())),
+		Met:      defReplays >= 0.6,
+		Why: fmt.Sprintf("a bare net/http server answering the same request ran at %.2f× here, with %s CPU per request: the floor of any Go server on this machine. "+
+			"Next: the replays-defaults profile", ratio(l.floor, l.pgPoint), loadtest.FormatDuration(floor)),
+	}, {
+		Target:   "new orders ≥ 0.6× pgbench of the app's statements",
+		Measured: fmt.Sprintf("%.2f× for the order path (%.2f× with its jobs done during the leg by web worker)", newOrders, withJobs),
+		Met:      newOrders >= 0.6,
+		Why: fmt.Sprintf("pgbench's leg leaves PostgreSQL all %d cores; during the app's, the web process took %.2f of a core (%s per order; the fake Stripe is a process of its own, its CPU in the table's provider column) "+
+			"and the HTTP load generator %.2f, which PostgreSQL then lacks. "+
+			"Next: the shop, the provider and the load generator on machines of their own, or pinned to cores apart from PostgreSQL's",
+			runtime.NumCPU(), cores(l.appNew.CPU, l.appNew.Elapsed), loadtest.FormatDuration(l.appNew.CPUPerRequest()), cores(l.appNew.ClientCPU, l.appNew.Elapsed)),
+	}, {
+		Target:   "new orders ≥ 2× the seed's five-round-trip shape",
+		Measured: fmt.Sprintf("%.2f×", vsSeed),
+		Met:      vsSeed >= 2,
+		Why: fmt.Sprintf("out of reach by construction: the seed's shape is %d statements to the app's %d, both with the fake Stripe's same two transactions, "+
+			"so even where round trips were all that cost the app could be at most %.2f×; on loopback PostgreSQL's CPU bounds both, "+
+			"and pgbench ran the seed's shape at %.2f× the app's statements (the app's do more: the fence, the audit event, the cart check). "+
+			"Next: measure with a network between the app and PostgreSQL (this kernel has no netem)", seed, app, float64(seed)/float64(app), seedVsApp),
+	}, {
+		Target:   "replays ≥ 0.3× pgbench point select",
+		Measured: fmt.Sprintf("%.2f×", replays),
+		Met:      replays >= 0.3,
+		Why: fmt.Sprintf("a bare net/http server answering the same request ran at %.2f× here; the rest is the shop's own work per request. "+
+			"Next: make loadtest PROFILE=… and the largest item in the profile", ratio(l.floor, l.pgPoint)),
+	}, {
+		Target:   "web CPU per replay ≤ 60 µs",
+		Measured: fmt.Sprintf("%s (a bare net/http server: %s)", loadtest.FormatDuration(cpu), loadtest.FormatDuration(floor)),
+		Met:      cpu > 0 && cpu <= replayCPU,
+		Why: fmt.Sprintf("the floor, a bare net/http server answering the same request, used %s per request on this machine, %.0f %% of the budget; "+
+			"routing, the security headers, the access log line, the token check, the strict decode, the fingerprint and the remembered answer add %s. "+
+			"Next: the access log line is the largest of them (LOG_LEVEL=warn drops it), then echo's middleware chain",
+			loadtest.FormatDuration(floor), 100*float64(floor)/float64(replayCPU), loadtest.FormatDuration(cpu-floor)),
+	}}
+	for _, s := range l.sweeps {
+		p99 := float64(s.Result.P99) / float64(s.Baseline.P99)
+		vs = append(vs, loadtest.Verdict{
+			Target:   "claim p99 within 20 %: " + s.Result.Name,
+			Measured: fmt.Sprintf("p99 %.2f× (%s → %s)", p99, loadtest.FormatDuration(s.Baseline.P99), loadtest.FormatDuration(s.Result.P99)),
+			Met:      p99 <= 1.2,
+			Why:      sweepWhy(s.Result.Name),
+		})
+	}
+	return vs, nil
+}
+
+// sweepWhy is the reason and next step for a retention leg that missed.
+func sweepWhy(name string) string {
+	if strings.Contains(name, "partition") {
+		return "dropping the partition takes about a second of the 5 s leg: what remains is the noise between legs. Next: longer legs (-duration)"
+	}
+	return "batched deletes take CPU and WAL the claims need, for minutes, where dropping a day's partition takes about a second (the partition rows of -sweep-by). " +
+		"Next: docs/partition-notes.md — partitioning the key table costs every claim and needs a lock and a lookup to stay exactly-once, so it waits for a backlog that matters"
+}
+
+// cores is how many cores cpu time over elapsed wall time kept busy.
+func cores(cpu, elapsed time.Duration) float64 {
+	if elapsed <= 0 {
+		return 0
+	}
+	return cpu.Seconds() / elapsed.Seconds()
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"exactlyonce/bench/loadtest"
+)
+
+func TestVerdicts(t *testing.T) {
+	leg := func(n int, cpu time.Duration) loadtest.Result {
+		return loadtest.Result{N: n, Elapsed: time.Second, CPU: cpu * time.Duration(n)}
+	}
+	quiet := loadtest.Result{Name: "claim alone", N: 1, Elapsed: time.Second, P99: 20 * time.Millisecond}
+	busy := loadtest.Result{Name: "claim while the sweeper deletes 1M keys", N: 1, Elapsed: time.Second, P99: 30 * time.Millisecond}
+	vs, err := verdicts(legs{
+		pgNew: leg(1000, 0), appNew: leg(610, time.Millisecond), appNewJobs: leg(350, 3*time.Millisecond),
+		pgSeed: leg(1200, 0), pgPoint: leg(30000, 0),
+		appReplay: leg(15000, 64*time.Microsecond), floor: leg(24000, 34*time.Microsecond),
+		pgMin: leg(2400, 0), defNew: leg(960, 2*time.Millisecond), defReplay: leg(18000, 70*time.Microsecond),
+		sweeps: []loadtest.Row{{Result: busy, Baseline: &quiet}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		met  bool
+		says []string
+	}{
+		{false, []string{"0.25×", "1.00 ms web CPU per order", "the minimal pattern is 3 statements", "to PostgreSQL plus four HTTP exchanges"}},
+		{true, []string{"0.40×", "2.00 ms web CPU per order, its jobs included", "against 1.00 ms without them"}},
+		{true, []string{"0.60×", "70 µs web CPU per replay", "ran at 0.80× here, with 34 µs"}},
+		{true, []string{"0.61×", "0.35×", "took 0.61 of a core"}},
+		{false, []string{"0.51×", "18 statements to the app's 16", "at most 1.12×", "1.20×"}},
+		{true, []string{"0.50×"}},
+		{false, []string{"64 µs (a bare net/http server: 34 µs)", "used 34 µs", "57 %", "add 30 µs"}},
+		{false, []string{"p99 1.50×", "20.00 ms → 30.00 ms", "batched deletes"}},
+	}
+	if len(vs) != len(want) {
+		t.Fatalf("got %d verdicts, want %d", len(vs), len(want))
+	}
+	for i, w := range want {
+		v := vs[i]
+		if v.Met != w.met {
+			t.Errorf("%s: met %v, want %v", v.Target, v.Met, w.met)
+		}
+		for _, s := range w.says {
+			if !strings.Contains(v.Measured+" "+v.Why, s) {
+				t.Errorf("%s: %q / %q does not say %q", v.Target, v.Measured, v.Why, s)
+			}
+		}
+	}
+}

@@ -1,0 +1,51 @@
+-- name: ListCustomerKeys :many
+-- A customer's keys as the double-click lab shows them, oldest first. The
+-- lock's remaining time is measured by the database clock, like every
+-- decision about a lock.
+SELECT key, status, locked_until, (locked_until - now())::interval AS lock_remaining,
+       lock_token, response_status, operation_id, created_at, (parked_at IS NOT NULL)::boolean AS parked
+FROM idem_keys_v1
+WHERE scope = (@customer_id::uuid)::text
+ORDER BY created_at, key
+LIMIT @max_rows;
+
+-- name: CountCustomerOrders :one
+SELECT count(*) FROM orders WHERE customer_id = @customer_id;
+
+-- name: OrderLoyaltyJobs :many
+-- The loyalty jobs of a customer's orders, as the worker-crash scenario
+-- shows them: how many attempts each took, and the first attempt's error.
+SELECT id, state::text AS state, attempt::integer AS attempt,
+       coalesce(errors[1]->>'error', '')::text AS first_error
+FROM river_job
+WHERE kind = 'loyalty_points' AND args->>'customer_id' = (@customer_id::uuid)::text
+ORDER BY id;
+
+-- name: CustomerLedger :one
+-- A customer's loyalty ledger: its rows and their sum.
+SELECT count(*) AS rows, coalesce(sum(points), 0)::bigint AS points
+FROM loyalty_ledger
+WHERE customer_id = @customer_id;
+
+-- name: CustomerStripeEvents :many
+-- The Stripe events the shop's webhook inbox holds for a customer's
+-- PaymentIntents, in the order they were handled, each with when the
+-- order holding its intent was written (null: none is), as the
+-- webhook-before-the-answer scenario shows them. Both times are the
+-- database's.
+SELECT e.event_id, e.type, e.payment_intent_id, e.effect, e.received_at, o.created_at AS order_written_at
+FROM stripe_events e
+LEFT JOIN orders o ON o.customer_id = e.customer_id AND o.charge_id = e.payment_intent_id
+WHERE e.customer_id = @customer_id::uuid
+ORDER BY e.received_at, e.event_id;
+
+-- name: DemoStats :one
+-- The totals the lab's fault panel and GET /api/demo/stats show; a full
+-- count is fine at demo sizes. (The charges are the provider's.)
+SELECT
+    (SELECT count(*) FROM orders) AS orders,
+    (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys o USING (scope, key) WHERE k.status = 'started') AS keys_started,
+    (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys o USING (scope, key) WHERE k.status = 'finished') AS keys_finished,
+    (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys o USING (scope, key)
+     WHERE k.status = 'started' AND k.parked_at IS NOT NULL) AS keys_parked,
+    (SELECT count(*) FROM reconciled_refunds) AS refunds;

@@ -1,0 +1,298 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"exactlyonce/client"
+)
+
+// Scenario is one experiment of the lab.
+type Scenario struct {
+	// ID names the scenario in URLs.
+	ID    string
+	Title string
+	// Point is what the scenario shows, in one line: the card's headline.
+	Point string
+	// Setup is the scenario's conditions in a few words; the provider's
+	// delay, which depends on the server (see Limits), is not in it.
+	Setup string
+	// Explanation says what happens and why, in one paragraph, for those
+	// who unfold it.
+	Explanation string
+	// WantCharges and WantOrders are what a correct server ends with.
+	WantCharges, WantOrders int64
+
+	// provider is the fake provider's behaviour for the run; steps may
+	// change it.
+	provider Behaviour
+	// minDelay is the shortest provider delay the scenario can be told
+	// with (see Limits.plan); zero: any.
+	minDelay time.Duration
+	steps    func(ctx context.Context, s *session) error
+}
+
+// The request bodies: one espresso mug, and the same order tampered with.
+const (
+	oneMug  = `{"items": [{"sku": "mug-espresso", "quantity": 1}]}`
+	twoMugs = `{"items": [{"sku": "mug-espresso", "quantity": 2}]}`
+)
+
+// clientMug is oneMug for the Go client, which writes the body itself.
+var clientMug = client.OrderRequest{Items: []client.Item{{SKU: "mug-espresso", Quantity: 1}}}
+
+// shortLock is the lock of the scenario that waits for one to expire, for
+// its own requests only.
+const shortLock = time.Second
+
+// Scenarios are the lab's experiments, in the order the page shows them.
+var Scenarios = []Scenario{
+	{
+		ID: "double-click", Title: "Double-click",
+		Point: "The second click waits for the first and lands on its receipt; an API client is told 409, wait.",
+		Setup: "Two submits of one form, 50 ms apart",
+		Explanation: "The form carries one Idempotency-Key, made when the page was rendered, so both submits send the same key. " +
+			"The first claims the key and goes to the provider. The second arrives while the key is locked. The checkout page " +
+			"(POST /checkout) holds it until the first has an answer and shows that receipt, so the shopper sees one order; " +
+			"the lab's browser lane waits the same way over the API. An API client is answered 409 with Retry-After instead, " +
+			"and asks again later. Either way nothing is charged twice: the key, not the button, makes the second click harmless.",
+		WantCharges: 1, WantOrders: 1,
+		provider: Behaviour{Delay: 300 * time.Millisecond},
+		// The second click, 50 ms after the first, must find it in flight.
+		minDelay: 100 * time.Millisecond,
+		steps: func(ctx context.Context, s *session) error {
+			key := uuid.NewString()
+			var wg sync.WaitGroup
+			wg.Go(func() { s.placeIn(ctx, LaneBrowser, "click 1", key, oneMug) })
+			if err := sleep(ctx, 50*time.Millisecond); err != nil {
+				return err
+			}
+			wg.Go(func() { s.placeWaiting(ctx, LaneBrowser, "click 2", key, oneMug) })
+			wg.Go(func() { s.placeIn(ctx, LaneAPI, "click 2", key, oneMug) })
+			wg.Wait()
+			return nil
+		},
+	},
+	{
+		ID: "ten-at-once", Title: "Ten at once",
+		Point: "Ten requests with one key: the database lets exactly one claim it, so one charge.",
+		Setup: "Ten concurrent submits, one key",
+		Explanation: "Ten requests with the same key are let go at the same instant. The database decides: exactly one INSERT of " +
+			"the key wins, and that request alone calls the provider. The other nine find the key locked and get 409, or, " +
+			"if they arrive after it finished, the stored answer replayed. Ten submissions, one charge.",
+		WantCharges: 1, WantOrders: 1,
+		provider: Behaviour{Delay: 300 * time.Millisecond},
+		steps: func(ctx context.Context, s *session) error {
+			key := uuid.NewString()
+			s.concurrently(ctx, 10, func() (string, string) { return "submit", key })
+			return nil
+		},
+	},
+	{
+		ID: "baseline", Title: "Baseline: a fresh key every time",
+		Point: "A new key for every request is no key at all: ten submits, ten charges.",
+		Setup: "The same ten submits, each with a new key",
+		Explanation: "This is a client that makes a new key for every request, which is no better than sending none. Each " +
+			"request looks like a new operation, so each claims its own key, calls the provider with its own derived key, " +
+			"and writes its own order. Ten submissions, ten charges: the protection lives in reusing the key, not in the server alone.",
+		WantCharges: 10, WantOrders: 10,
+		provider: Behaviour{Delay: 300 * time.Millisecond},
+		steps: func(ctx context.Context, s *session) error {
+			s.concurrently(ctx, 10, func() (string, string) { return "submit, new key", uuid.NewString() })
+			return nil
+		},
+	},
+	{
+		ID: "tampered", Title: "Tampered resubmit",
+		Point: "The same key with a changed body is refused (422): a key names one operation.",
+		Setup: "An order for one mug, then the same key for two",
+		Explanation: "The server stores a fingerprint of the request with the key. The resubmit changes the quantity, so " +
+			"its fingerprint differs and the server refuses it with 422 rather than replay the first answer (which would " +
+			"hide the change) or charge again (which would make the key mean two operations). A key names one operation.",
+		WantCharges: 1, WantOrders: 1,
+		steps: func(ctx context.Context, s *session) error {
+			key := uuid.NewString()
+			s.place(ctx, "original", key, oneMug, 0)
+			s.place(ctx, "quantity 2", key, twoMugs, 0)
+			return nil
+		},
+	},
+	{
+		ID: "crash-after-charge", Title: "Crash after charge",
+		Point: "The provider's answer is lost; the retry takes the key over and gets the same charge back.",
+		Setup: "The provider charges, then its response is lost · the server's own lock",
+		Explanation: "The provider takes the money and the response never arrives. The server asks again twice, with the " +
+			"same derived key, and loses those answers too, so it answers 502: the outcome is unknown. It does not make the " +
+			"client wait out its lock: it hands the key back (its lease ends now, the key stays started), and says Retry-After: 2. " +
+			"The retry takes the key over and asks the provider again with the same derived key; the provider answers with the " +
+			"charge it already made, and the order is written against it. Four provider calls, one charge.",
+		WantCharges: 1, WantOrders: 1,
+		provider: Behaviour{Fail: FaultAfterCharge},
+		steps: func(ctx context.Context, s *session) error {
+			key := uuid.NewString()
+			s.place(ctx, "original", key, oneMug, 0)
+			if err := s.setProvider(Behaviour{}); err != nil {
+				return err
+			}
+			recovered := s.place(ctx, "retry", key, oneMug, 0)
+			if recovered.status == http.StatusCreated {
+				s.fact("recovered by", "the retry")
+			}
+			return s.noteOriginalCharge(ctx, key, recovered)
+		},
+	},
+	{
+		ID: "webhook-first", Title: "Webhook before the answer",
+		Point: "Stripe's webhook for the charge arrives before the shop's own call returns; the order is still written once.",
+		Setup: "The provider delivers payment_intent.succeeded, then answers the confirm",
+		Explanation: "Stripe sends its events on its own schedule: the webhook saying a PaymentIntent succeeded can reach the shop " +
+			"while the call that confirmed it is still on its way back. Here the provider delivers it first, and waits for the shop " +
+			"to take it. The webhook handler checks the signature, then looks the intent up by its id: no order holds it yet, " +
+			"and its key is still started, held by the attempt waiting for this very answer. So the handler writes no order and " +
+			"refunds nothing; it records the event in its inbox as pending, in one transaction with its id, and answers 200. Then the " +
+			"confirm's answer arrives and the attempt writes the order, fenced by its lock token. One charge, one order, the event " +
+			"handled once.",
+		WantCharges: 1, WantOrders: 1,
+		provider: Behaviour{BeforeAnswer: true},
+		steps:    webhookFirstSteps,
+	},
+	{
+		ID: "slow-original", Title: "Slow original, retry after lock expiry",
+		Point: "A stalled original loses its lock to a retry; when it wakes, its write is refused.",
+		Setup: "1 s lock · the original stalls and stops renewing it",
+		Explanation: "An attempt renews its lock while it waits for the provider, so normally a retry cannot take over a live " +
+			"request. Here the original's process stalls (a long GC pause, a frozen VM) and its lock expires. A retry takes " +
+			"the key over with a new lock token, and the provider's idempotency gives it the same charge. When the original " +
+			"wakes, its token no longer matches: it writes nothing and is answered 409 superseded. Its client retries as told " +
+			"and receives the retry's order. Without the token check (the status guard kept) there would still be one order, " +
+			"but the stale original would win and the retry be told it lost; only a finish with no guard at all writes a second order.",
+		WantCharges: 1, WantOrders: 1,
+		provider: Behaviour{Delay: 2 * time.Second},
+		steps: func(ctx context.Context, s *session) error {
+			key := uuid.NewString()
+			release := s.stall(key)
+			defer release()
+			var wg sync.WaitGroup
+			wg.Go(func() { s.place(ctx, "original", key, oneMug, shortLock) })
+			err := s.waitLockExpired(ctx, key)
+			if err == nil {
+				s.place(ctx, "retry after expiry", key, oneMug, shortLock)
+			}
+			release() // the original wakes up
+			wg.Wait()
+			if err != nil {
+				return err
+			}
+			s.place(ctx, "original retried", key, oneMug, shortLock)
+			return nil
+		},
+	},
+	{
+		ID: "two-tabs", Title: "Two tabs",
+		Point: "The key belongs to the cart version, so the second tab gets the first tab's receipt.",
+		Setup: "One cart, its checkout open in two tabs, paid in both",
+		Explanation: "A shopper opens the checkout twice (two tabs, or a checkout left open and reopened later) and pays in " +
+			"both. Both pages show the same cart version, and the key is the version's: minted when the version is first " +
+			"shown and kept with the cart, so both tabs send one key. The first tab's order closes the cart; the second gets " +
+			"the stored answer replayed, the first tab's receipt. Here the tabs are API clients ordering the cart version " +
+			"they show (POST /api/carts/{id}/order with If-Match), which derives the key from the cart and its version.",
+		WantCharges: 1, WantOrders: 1,
+		provider: Behaviour{Delay: 300 * time.Millisecond},
+		steps: func(ctx context.Context, s *session) error {
+			cart := uuid.New()
+			version, err := s.r.api.putCart(ctx, s.shopper, cart, oneMug)
+			if err != nil {
+				return err
+			}
+			first := s.orderCart(ctx, "tab 1", cart, version)
+			second := s.orderCart(ctx, "tab 2", cart, version)
+			if first.status == http.StatusCreated && second.replayed && bytes.Equal(first.body, second.body) {
+				s.note("the second tab was answered with the first tab's order")
+			}
+			return nil
+		},
+	},
+	{
+		ID: "key-per-render", Title: "Baseline: a key per render",
+		Point: "A key per page render makes the same cart two orders.",
+		Setup: "The same two tabs, each page with a key of its own",
+		Explanation: "This is the checkout as it would be if every render of the page minted its own key, and the order " +
+			"named no cart version (POST /api/orders with each tab's key). Each tab's key is new to the server, so each " +
+			"is a new operation: two charges and two orders for one cart. The key must belong to what is being bought, " +
+			"not to the page that shows it.",
+		WantCharges: 2, WantOrders: 2,
+		provider: Behaviour{Delay: 300 * time.Millisecond},
+		steps: func(ctx context.Context, s *session) error {
+			// The Go client keeps a key per operation; naming the
+			// operation after the render gives each tab its own.
+			for _, tab := range []string{"tab 1", "tab 2"} {
+				if _, err := s.placeAsClient(ctx, tab+", its own key", "render of "+tab, clientMug); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	},
+	{
+		ID: "refresh", Title: "Refresh after success",
+		Point: "A finished key answers with its stored response, byte for byte, and charges nothing.",
+		Setup: "An order, then the same request again",
+		Explanation: "Refreshing the confirmation page, or a client retrying after a lost response, resends the request. " +
+			"The key is finished, so the server answers with the stored response, byte for byte, marked Idempotent-Replayed: " +
+			"true, and neither calls the provider nor writes anything.",
+		WantCharges: 1, WantOrders: 1,
+		steps: func(ctx context.Context, s *session) error {
+			// The Go client resends as a client after a lost response
+			// does: the same operation, so the same key.
+			first, err := s.placeAsClient(ctx, "original", "checkout", clientMug)
+			if err != nil {
+				return err
+			}
+			again, err := s.placeAsClient(ctx, "refresh", "checkout", clientMug)
+			if err != nil {
+				return err
+			}
+			if first.status == http.StatusCreated && again.replayed && bytes.Equal(first.body, again.body) {
+				s.note("the replay is byte-for-byte the original response, marked Idempotent-Replayed: true")
+			}
+			return nil
+		},
+	},
+	{
+		ID: "worker-crash", Title: "Worker crash after effect",
+		Point: "A job that dies after its effect runs again, and its ledger row is written once.",
+		Setup: "An order · its loyalty job dies after the ledger insert, before completion",
+		Explanation: "The order's statement also enqueued its loyalty job (the outbox). The job's worker inserts the order's ledger row, " +
+			"then dies before River marks the job completed. The insert and the completion are one transaction, so the crash rolls " +
+			"both back; River delivers the job again (attempt 2), and the row keyed by the order is written once. Had the row " +
+			"survived, the second run's INSERT … ON CONFLICT DO NOTHING would have added nothing. The balance is a sum over the ledger.",
+		WantCharges: 1, WantOrders: 1,
+		steps: workerCrashSteps,
+	},
+}
+
+// ScenarioByID returns the scenario named id.
+func ScenarioByID(id string) (Scenario, bool) {
+	for _, sc := range Scenarios {
+		if sc.ID == id {
+			return sc, true
+		}
+	}
+	return Scenario{}, false
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

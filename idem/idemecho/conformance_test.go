@@ -1,0 +1,34 @@
+package idemecho_test
+
+import (
+	"log/slog"
+	"net/http"
+	"testing"
+
+	"github.com/labstack/echo/v4"
+
+	"exactlyonce/idem"
+	"exactlyonce/idem/idemecho"
+	"exactlyonce/idem/idemtest"
+)
+
+// echoV4 is the Echo v4 adapter as the conformance suite drives it: a route
+// under Keys.Middleware whose handler's and Scope's errors go to Echo,
+// answered by ErrorHandler in front of the application's handler, which
+// logs what reaches it and hands it to Echo's default.
+var echoV4 = idemtest.Adapter{Name: "echo/v4",
+	Protect: func(store *idem.Store, scope func(r *http.Request) (string, error), log *slog.Logger, h idemtest.Handler) http.Handler {
+		e := echo.New()
+		e.HTTPErrorHandler = idemecho.ErrorHandler(func(err error, c echo.Context) {
+			log.Error("request failed", "err", err)
+			e.DefaultHTTPErrorHandler(err, c)
+		})
+		keys := idemecho.New(idemecho.Options{Store: store,
+			Scope: func(c echo.Context) (string, error) { return scope(c.Request()) }})
+		e.POST("/things", func(c echo.Context) error {
+			return h(c.Response(), c.Request(), func(work idem.Work) error { return idemecho.Do(c, work) }, idemecho.LockOf(c))
+		}, keys.Middleware())
+		return e
+	}}
+
+func TestConformance(t *testing.T) { idemtest.Conformance(t, echoV4) }

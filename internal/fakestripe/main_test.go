@@ -1,9 +1,0 @@
-package fakestripe_test
-
-import (
-	"testing"
-
-	"exactlyonce/internal/pgtest"
-)
-
-func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -1,0 +1,11 @@
+module exactlyonce/localpg
+
+go 1.27.3
+
+require github.com/jackc/pgx/v5 v5.13.0
+
+require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	golang.org/x/text v0.44.0 // indirect
+)

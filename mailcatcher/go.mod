@@ -1,0 +1,3 @@
+module exactlyonce/mailcatcher
+
+go 1.27.3
