@@ -75,10 +75,10 @@ $(BENCH_CMDS):
 SIDE_MODULES := fakestripe localpg mailcatcher
 
 # The kit's adapters to a web framework, each a module of its own beside
-# the kit's core (idem/go.mod requires no web framework): the Echo v5
-# adapter. make test, test/kit, vet, lint and vulncheck take each in, as
+# the kit's core (idem/go.mod requires no web framework): Echo v4's and
+# Echo v5's. make test, test/kit, vet, lint and vulncheck take each in, as
 # they take in idem/.
-KIT_ADAPTERS := idem/idemecho5
+KIT_ADAPTERS := idem/idemecho idem/idemecho5
 
 # One throwaway PostgreSQL per run (bench/cmd/testpg; see docs/testing.md): a
 # target whose tests need PostgreSQL runs them under $(TESTPG), which starts
