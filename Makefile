@@ -74,6 +74,12 @@ $(BENCH_CMDS):
 # lint and vulncheck take each in.
 SIDE_MODULES := fakestripe localpg mailcatcher
 
+# The kit's adapters to a web framework, each a module of its own beside
+# the kit's core (idem/go.mod requires no web framework): Echo v4's and
+# Echo v5's. make test, test/kit, vet, lint and vulncheck take each in, as
+# they take in idem/.
+KIT_ADAPTERS := idem/idemecho idem/idemecho5
+
 # One throwaway PostgreSQL per run (bench/cmd/testpg; see docs/testing.md): a
 # target whose tests need PostgreSQL runs them under $(TESTPG), which starts
 # the server and sets TEST_DATABASE_URL for them, unless TEST_DATABASE_URL
@@ -93,6 +99,7 @@ test: deps verify vet lint bin/testpg ## everything CI checks: generated code, v
 test/legs:
 	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v -e /internal/browsertest)
 	cd idem && go test -race -count=1 -timeout 10m ./...
+	for m in $(KIT_ADAPTERS); do (cd $$m && go test -race -count=1 -timeout 10m ./...) || exit 1; done
 	cd bench && go test -race -count=1 -timeout 15m $$(go list ./... | grep -v '/model$$')
 	for m in $(SIDE_MODULES); do (cd $$m && go test -race -count=1 -timeout 10m ./...) || exit 1; done
 	cd demo && go test -race -count=1 -timeout 10m $$(go list ./... | grep -v -e /browsertest)
@@ -124,7 +131,7 @@ test/short: bin/testpg ## the tests without -race, for a quick loop
 # (see docs/testing.md).
 .PHONY: test/kit
 test/kit: bin/testpg ## the idempotency kit's own tests (the idem module), on a throwaway PostgreSQL
-	$(TESTPG) $(SHELL) -c 'cd idem && go test -count=1 ./...'
+	$(TESTPG) $(SHELL) -c 'cd idem && go test -count=1 ./... && for m in $(KIT_ADAPTERS); do (cd $(CURDIR)/$$m && go test -count=1 ./...) || exit 1; done'
 
 # The kit's examples (examples/*), each a module of its own, built and tested
 # as a newcomer would: each copied into a temporary folder outside the tree,
@@ -262,6 +269,7 @@ verify: ## fail when generated code is not what the generators make from the sou
 vet: ## go vet and gofmt, of every module: the shop's, the kit's, the bench's, the fake's, the demo's and the examples'
 	go vet ./...
 	cd idem && go vet ./...
+	for m in $(KIT_ADAPTERS); do (cd $$m && go vet ./...) || exit 1; done
 	cd bench && go vet ./...
 	for m in $(SIDE_MODULES); do (cd $$m && go vet ./...) || exit 1; done
 	cd demo && go vet ./...
@@ -289,11 +297,12 @@ vulncheck: ## govulncheck on every module (vuln.go.dev, or a database built from
 lint: bin/golangci-lint ## golangci-lint, go mod tidy -diff and templ fmt -fail, on every module: the shop's, the kit's, the bench's, the fake's, the demo's and the examples'
 	$(GOLANGCI_LINT) run ./...
 	cd idem && $(GOLANGCI_LINT) run ./...
+	for m in $(KIT_ADAPTERS); do (cd $$m && $(GOLANGCI_LINT) run ./...) || exit 1; done
 	cd bench && $(GOLANGCI_LINT) run ./...
 	for m in $(SIDE_MODULES); do (cd $$m && $(GOLANGCI_LINT) run ./...) || exit 1; done
 	cd demo && $(GOLANGCI_LINT) run ./...
 	for d in examples/*/; do (cd $$d && $(GOLANGCI_LINT) run ./...) || exit 1; done
-	for d in . bench demo $(SIDE_MODULES) tools tools/lint idem examples/*/; do (cd $$d && go mod tidy -diff) || { echo "go mod tidy: $$d needs it"; exit 1; }; done
+	for d in . bench demo $(SIDE_MODULES) tools tools/lint idem $(KIT_ADAPTERS) examples/*/; do (cd $$d && go mod tidy -diff) || { echo "go mod tidy: $$d needs it"; exit 1; }; done
 	$(TEMPL) fmt -fail -log-level warn views demo/lab/labviews
 	for d in examples/*/; do if ls $$d*.templ >/dev/null 2>&1; then (cd $$d && GOWORK=off go tool templ fmt -fail -log-level warn .) || exit 1; fi; done
 

@@ -68,7 +68,8 @@ require (
 
 require (
 	exactlyonce/fakestripe v0.0.0
-	exactlyonce/idem v0.0.0-00010101000000-000000000000
+	exactlyonce/idem v0.0.0
+	exactlyonce/idem/idemecho v0.0.0
 	exactlyonce/localpg v0.0.0
 	exactlyonce/mailcatcher v0.0.0
 	github.com/PuerkitoBio/goquery v1.14.0
@@ -106,6 +107,8 @@ require (
 tool github.com/a-h/templ/cmd/templ
 
 replace exactlyonce/idem => ./idem
+
+replace exactlyonce/idem/idemecho => ./idem/idemecho
 
 replace exactlyonce/fakestripe => ./fakestripe
 

@@ -14,6 +14,7 @@ require (
 
 require (
 	exactlyonce/idem v0.0.0 // indirect
+	exactlyonce/idem/idemecho v0.0.0 // indirect
 	github.com/a-h/templ v0.3.1118 // indirect
 	github.com/andybalholm/cascadia v1.3.5 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -91,6 +92,7 @@ require (
 replace (
 	exactlyonce => ../
 	exactlyonce/idem => ../idem
+	exactlyonce/idem/idemecho => ../idem/idemecho
 )
 
 replace exactlyonce/fakestripe => ../fakestripe

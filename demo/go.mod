@@ -16,6 +16,7 @@ require (
 
 require (
 	exactlyonce/idem v0.0.0 // indirect
+	exactlyonce/idem/idemecho v0.0.0 // indirect
 	exactlyonce/localpg v0.0.0 // indirect
 	exactlyonce/mailcatcher v0.0.0 // indirect
 	github.com/andybalholm/cascadia v1.3.5 // indirect
@@ -94,6 +95,7 @@ replace (
 	exactlyonce => ../
 	exactlyonce/fakestripe => ../fakestripe
 	exactlyonce/idem => ../idem
+	exactlyonce/idem/idemecho => ../idem/idemecho
 )
 
 replace exactlyonce/localpg => ../localpg

@@ -4,6 +4,7 @@ go 1.27.3
 
 require (
 	exactlyonce/idem v0.0.0
+	exactlyonce/idem/idemecho v0.0.0
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/labstack/echo/v4 v4.16.6
 )
@@ -25,3 +26,5 @@ require (
 )
 
 replace exactlyonce/idem => ../../idem
+
+replace exactlyonce/idem/idemecho => ../../idem/idemecho

@@ -1,8 +1,8 @@
 // Package idemecho adapts the idem kit's HTTP side (idemhttp) to Echo v4:
 // a JSON route under the Idempotency-Key header (Keys) and a protected HTML
 // form (Form), with Echo's context, route patterns and error handler. It is
-// the only package of the kit that imports Echo; moving to Echo v5 touches
-// this file alone.
+// a module of its own (exactlyonce/idem/idemecho), so that the kit's core
+// requires no web framework; idemecho5 is the same for Echo v5.
 package idemecho
 
 import (

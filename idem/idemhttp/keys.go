@@ -2,7 +2,7 @@
 // idem kit: a JSON route under the Idempotency-Key header (Keys), and a form
 // that carries a key minted when it was rendered (Form). It works with the
 // standard library's ServeMux and with any router built on net/http (chi,
-// gorilla); idemecho adapts it to Echo.
+// gorilla); idemecho and idemecho5 adapt it to Echo v4 and v5.
 package idemhttp
 
 import (
@@ -155,7 +155,7 @@ func (k *Keys) Middleware(next http.Handler) http.Handler {
 // fingerprint is the method, the route and the body with its members
 // sorted (idem.NormalizeJSON). protected is false for a request without a
 // key on an Optional route. The errors are refusals (idem.RefusalOf) and
-// the Scope's own. Middleware is built on it, and so is idemecho's.
+// the Scope's own. Middleware is built on it, and so are idemecho's and idemecho5's.
 func (k *Keys) Read(w http.ResponseWriter, r *http.Request) (req idem.Request, protected bool, err error) {
 	values := r.Header.Values("Idempotency-Key")
 	switch {

@@ -17,7 +17,7 @@ import (
 // its answer is held back until it is stored, then sent. It returns the
 // kit's refusals (idem.RefusalOf) and next's own error for the caller to
 // answer: nothing has been written to w then. Keys.Middleware is built on
-// it, and so is idemecho's.
+// it, and so are idemecho's and idemecho5's.
 func Serve(w http.ResponseWriter, r *http.Request, store *idem.Store, req idem.Request, wait time.Duration,
 	next func(w http.ResponseWriter, r *http.Request) error) error {
 	ctx := r.Context()

@@ -19,9 +19,9 @@ import (
 	"exactlyonce/idem"
 )
 
-// Adapter is one of the kit's web adapters (idemhttp, idemecho) as the
-// conformance suite drives it: every adapter keeps the same promise, so the
-// suite's cases are written once and run through each (Conformance).
+// Adapter is one of the kit's web adapters (idemhttp, idemecho, idemecho5)
+// as the conformance suite drives it: every adapter keeps the same promise,
+// so the suite's cases are written once and run through each (Conformance).
 type Adapter struct {
 	// Name names the adapter in the subtests.
 	Name string

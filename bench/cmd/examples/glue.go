@@ -30,10 +30,10 @@ type gluedLine struct {
 //
 //   - an import of the kit;
 //   - a statement, declaration or struct field that names the kit: one of
-//     its packages (idem., idemhttp., idemecho.), or a name bound to it,
-//     that is a variable, field or parameter declared with one of the kit's
-//     types or assigned straight from a call of a kit package or a literal
-//     of a kit type (names are matched as names, not by scope);
+//     its packages (idem., idemhttp., idemecho., idemecho5.), or a name
+//     bound to it, that is a variable, field or parameter declared with one
+//     of the kit's types or assigned straight from a call of a kit package
+//     or a literal of a kit type (names are matched as names, not by scope);
 //   - all the lines of such a statement (an if whose condition names the
 //     kit, a call that spans lines), except the bodies of the function
 //     literals in it, which are the app's own code and are counted by the
@@ -352,7 +352,7 @@ func exprs(list []ast.Expr) []ast.Node {
 }
 
 // templKit matches a templ line that names a kit package or imports it.
-var templKit = regexp.MustCompile(`\bidem(http|echo)?\.|"` + regexp.QuoteMeta(kitModule) + `(/[a-z]+)?"`)
+var templKit = regexp.MustCompile(`\bidem(http|echo5?)?\.|"` + regexp.QuoteMeta(kitModule) + `(/[a-z0-9]+)?"`)
 
 func templGlue(name string) ([]gluedLine, error) {
 	src, err := os.ReadFile(name)

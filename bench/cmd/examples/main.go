@@ -1,7 +1,7 @@
 // Command examples builds and tests each of the kit's examples (examples/*)
 // as a newcomer would: from a fresh copy in a temporary folder outside the
-// tree, whose go.mod requires the kit by its module path through a replace
-// rewritten to the kit's folder, with nothing but its committed go.mod and
+// tree, whose go.mod requires the kit's modules (the core, an adapter) by
+// their module paths through replaces rewritten to their folders, with nothing but its committed go.mod and
 // go.sum (GOWORK off, -mod=readonly: a missing go.sum line fails the
 // build). In each copy it checks that templ generate changes nothing, then
 // runs go vet, go build and go test, the tests on TEST_DATABASE_URL (which
@@ -21,6 +21,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -102,7 +103,10 @@ func check(root, name string, keep bool) error {
 	if err := copyExample(root, name, dir); err != nil {
 		return err
 	}
-	replace := []string{"go", "mod", "edit", "-replace", kitModule + "=" + filepath.Join(root, "idem")}
+	replace, err := kitReplaces(root, dir)
+	if err != nil {
+		return err
+	}
 	if err := step(dir, replace...); err != nil {
 		return err
 	}
@@ -121,6 +125,37 @@ func check(root, name string, keep bool) error {
 		}
 	}
 	return nil
+}
+
+// kitReplaces is the go mod edit that points the copy's replaces of the
+// kit's modules at the tree: the core's (exactlyonce/idem) and an
+// adapter's, a module of its own (exactlyonce/idem/idemecho), each at the
+// folder its path names under the root. The example's own replaces are
+// relative to examples/NAME and lead nowhere from the copy.
+func kitReplaces(root, dir string) ([]string, error) {
+	cmd := exec.Command("go", "mod", "edit", "-json")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go mod edit -json: %w", err)
+	}
+	var mod struct {
+		Replace []struct{ Old struct{ Path string } }
+	}
+	if err := json.Unmarshal(out, &mod); err != nil {
+		return nil, fmt.Errorf("read go.mod: %w", err)
+	}
+	edit := []string{"go", "mod", "edit"}
+	for _, r := range mod.Replace {
+		if isKit(r.Old.Path) {
+			folder := filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(r.Old.Path, "exactlyonce/")))
+			edit = append(edit, "-replace", r.Old.Path+"="+folder)
+		}
+	}
+	if len(edit) == 3 {
+		return nil, fmt.Errorf("go.mod replaces no module of the kit (%s)", kitModule)
+	}
+	return edit, nil
 }
 
 func step(dir string, args ...string) error {

@@ -1,0 +1,70 @@
+package idemecho5
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/labstack/echo/v5"
+
+	"exactlyonce/idem"
+	"exactlyonce/idem/idemhttp"
+)
+
+// FormOptions configure a Form, as idemhttp.FormOptions do, with Echo's
+// context.
+type FormOptions struct {
+	idem.FormOptions
+	// Visitor names the visitor (its keys' scope); default
+	// idemhttp.CookieVisitor("idem_visitor").
+	Visitor func(c *echo.Context) (string, error)
+	// StatusPath is where Status is served (GET). Required.
+	StatusPath string
+	// Page renders body as a whole page with status, in the application's
+	// layout; default idemhttp.BarePage.
+	Page func(c *echo.Context, status int, body idemhttp.Component) error
+}
+
+// Form is an HTML form protected by a key minted when it is rendered
+// (idemhttp.Form), for Echo.
+type Form struct {
+	http *idemhttp.Form
+}
+
+// NewForm returns the form o describes.
+func NewForm(o FormOptions) (*Form, error) {
+	ho := idemhttp.FormOptions{FormOptions: o.FormOptions, StatusPath: o.StatusPath}
+	if o.Visitor != nil {
+		ho.Visitor = func(_ http.ResponseWriter, r *http.Request) (string, error) { return o.Visitor(contextOf(r)) }
+	}
+	if o.Page != nil {
+		ho.Page = func(_ http.ResponseWriter, r *http.Request, status int, body idemhttp.Component) error {
+			return o.Page(contextOf(r), status, body)
+		}
+	}
+	f, err := idemhttp.NewForm(ho)
+	if err != nil {
+		return nil, err
+	}
+	return &Form{http: f}, nil
+}
+
+// Core is the framework-neutral form under f.
+func (f *Form) Core() *idem.Form { return f.http.Core() }
+
+// with returns the request carrying c, for the options' callbacks.
+func with(c *echo.Context) *http.Request {
+	return c.Request().WithContext(context.WithValue(c.Request().Context(), contextKey{}, c))
+}
+
+// Key mints the key to render into the form (idemhttp.HiddenFields).
+func (f *Form) Key(c *echo.Context) (idem.FormKey, error) { return f.http.Key(c.Response(), with(c)) }
+
+// Submit runs work at most once for the key the submitted form carries
+// (idemhttp.Form.Submit); refusals and work's errors go to Echo's error
+// handler.
+func (f *Form) Submit(c *echo.Context, fields []string, work idem.Work) error {
+	return f.http.Submit(c.Response(), with(c), fields, work)
+}
+
+// Status serves the form's StatusPath (idemhttp.Form.Status).
+func (f *Form) Status(c *echo.Context) error { return f.http.Status(c.Response(), with(c)) }
