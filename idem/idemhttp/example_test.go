@@ -98,7 +98,8 @@ func ExampleForm() {
 	mux.HandleFunc("POST /send", func(w http.ResponseWriter, r *http.Request) {
 		amount := r.PostFormValue("amount")
 		err := form.Submit(w, r, []string{amount}, func(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
-			_, err := tx.Exec(ctx, `INSERT INTO transfers (amount) VALUES ($1)`, amount)
+			// The visitor the form computed is the lock's scope.
+			_, err := tx.Exec(ctx, `INSERT INTO transfers (sender, amount) VALUES ($1, $2)`, idem.LockOf(ctx).Scope, amount)
 			return idem.Redirect("/sent"), err
 		})
 		if err != nil {
