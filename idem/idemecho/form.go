@@ -22,6 +22,9 @@ type FormOptions struct {
 	// Page renders body as a whole page with status, in the application's
 	// layout; default idemhttp.BarePage.
 	Page func(c echo.Context, status int, body idemhttp.Component) error
+	// StartOver is where a visitor goes to fill the form in again
+	// (idemhttp.FormOptions.StartOver); default "/".
+	StartOver string
 }
 
 // Form is an HTML form protected by a key minted when it is rendered
@@ -32,7 +35,7 @@ type Form struct {
 
 // NewForm returns the form o describes.
 func NewForm(o FormOptions) (*Form, error) {
-	ho := idemhttp.FormOptions{FormOptions: o.FormOptions, StatusPath: o.StatusPath}
+	ho := idemhttp.FormOptions{FormOptions: o.FormOptions, StatusPath: o.StatusPath, StartOver: o.StartOver}
 	if o.Visitor != nil {
 		ho.Visitor = func(_ http.ResponseWriter, r *http.Request) (string, error) { return o.Visitor(contextOf(r)) }
 	}
@@ -68,3 +71,10 @@ func (f *Form) Submit(c echo.Context, fields []string, work idem.Work) error {
 
 // Status serves the form's StatusPath (idemhttp.Form.Status).
 func (f *Form) Status(c echo.Context) error { return f.http.Status(c.Response(), with(c)) }
+
+// WriteError answers one of the kit's refusals of a submit as a page in the
+// form's layout, in words for the visitor (idemhttp.Form.WriteError), and
+// reports false, writing nothing, for the application's own errors.
+func (f *Form) WriteError(c echo.Context, err error) bool {
+	return f.http.WriteError(c.Response(), with(c), err)
+}

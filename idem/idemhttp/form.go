@@ -51,6 +51,10 @@ type FormOptions struct {
 	// Page writes body as a whole page with status, in the application's
 	// layout; default a bare HTML page.
 	Page func(w http.ResponseWriter, r *http.Request, status int, body Component) error
+	// StartOver is where a visitor goes to fill the form in again: the
+	// link of WriteError's pages, and where StatusHandler sends a submit
+	// that left nothing stored. Default "/".
+	StartOver string
 }
 
 // Form is an HTML form protected by a key minted when it is rendered: a
@@ -75,6 +79,9 @@ func NewForm(o FormOptions) (*Form, error) {
 	}
 	if o.Page == nil {
 		o.Page = BarePage
+	}
+	if o.StartOver == "" {
+		o.StartOver = "/"
 	}
 	return &Form{core: core, o: o}, nil
 }

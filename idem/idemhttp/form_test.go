@@ -2,6 +2,8 @@ package idemhttp_test
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -73,3 +75,52 @@ func TestFormWorkGetsTheVisitor(t *testing.T) {
 		t.Fatalf("the work's lock %+v, want one whose Scope is the visitor alice", got)
 	}
 }
+
+// The kit's refusals of a submit are rendered through the form's page in
+// words for the visitor; the application's own errors are left to it.
+func TestFormWriteError(t *testing.T) {
+	form := newForm(t, idemhttp.FormOptions{
+		StartOver: "/send",
+		Page: func(w http.ResponseWriter, r *http.Request, status int, body idemhttp.Component) error {
+			w.WriteHeader(status)
+			io.WriteString(w, "<main class=layout>") //nolint:errcheck // a recorder
+			return body.Render(r.Context(), w)
+		},
+	})
+	h := func(w http.ResponseWriter, r *http.Request) {
+		err := form.Submit(w, r, []string{r.PostFormValue("amount")}, func(context.Context, pgx.Tx) (idem.Response, error) {
+			if r.PostFormValue("amount") == "0" {
+				return idem.Response{}, errOwn
+			}
+			return idem.Redirect("/sent"), nil
+		})
+		if err != nil && !form.WriteError(w, r, err) {
+			if !errors.Is(err, errOwn) {
+				t.Errorf("WriteError declined %v", err)
+			}
+			w.WriteHeader(http.StatusTeapot)
+		}
+	}
+	key := form.Core().Mint("alice")
+	if rec := submitAs(t, h, "alice", key, "5"); rec.Code != http.StatusSeeOther {
+		t.Fatalf("first submit: %d", rec.Code)
+	}
+	rec := submitAs(t, h, "alice", key, "6")
+	body := rec.Body.String()
+	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(body, "<main class=layout>") ||
+		!strings.Contains(body, "already sent") || !strings.Contains(body, `href="/send"`) {
+		t.Fatalf("the same key with other values: %d %q, want 422 in the layout, in the visitor's words, with a way back", rec.Code, body)
+	}
+	if strings.Contains(strings.ToLower(body), "idempotency") {
+		t.Fatalf("the visitor is told %q", body)
+	}
+	rec = submitAs(t, h, "bob", key, "5")
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "cannot be sent") {
+		t.Fatalf("another visitor's key: %d %q", rec.Code, rec.Body)
+	}
+	if rec := submitAs(t, h, "alice", form.Core().Mint("alice"), "0"); rec.Code != http.StatusTeapot {
+		t.Fatalf("the work's own error: %d %q, want it left to the application", rec.Code, rec.Body)
+	}
+}
+
+var errOwn = errors.New("the application's own error")
