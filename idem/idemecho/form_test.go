@@ -82,3 +82,23 @@ func TestFormWriteError(t *testing.T) {
 		t.Fatalf("the work's own error: %d %q, want it left to the application", rec.Code, rec.Body)
 	}
 }
+
+// The status route written once: a finished submit's answer, and a key
+// with nothing stored sent to StartOver.
+func TestFormStatusHandler(t *testing.T) {
+	e, form := formApp(t, idemecho.FormOptions{StartOver: "/send"})
+	e.GET("/send/status", form.StatusHandler())
+	key := form.Core().Mint("alice")
+	submit(e, key, "5")
+	status := func(key string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/send/status?"+url.Values{"key": {key}}.Encode(), nil))
+		return rec
+	}
+	if rec := status(key.Key); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/sent" {
+		t.Fatalf("a finished key: %d %v, want its 303 to /sent", rec.Code, rec.Header())
+	}
+	if rec := status(form.Core().Mint("alice").Key); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/send" {
+		t.Fatalf("a key with nothing stored: %d %v, want a 303 to StartOver", rec.Code, rec.Header())
+	}
+}

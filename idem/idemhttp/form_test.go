@@ -124,3 +124,31 @@ func TestFormWriteError(t *testing.T) {
 }
 
 var errOwn = errors.New("the application's own error")
+
+// The status route written once: a finished submit's answer, and a key
+// with nothing stored sent to StartOver.
+func TestFormStatusHandler(t *testing.T) {
+	form := newForm(t, idemhttp.FormOptions{StartOver: "/send"})
+	h := func(w http.ResponseWriter, r *http.Request) {
+		if err := form.Submit(w, r, []string{"5"}, func(context.Context, pgx.Tx) (idem.Response, error) {
+			return idem.Redirect("/sent/1"), nil
+		}); err != nil {
+			t.Error(err)
+		}
+	}
+	key := form.Core().Mint("alice")
+	submitAs(t, h, "alice", key, "5")
+	status := func(key string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/send/status?"+url.Values{"key": {key}}.Encode(), nil)
+		req.Header.Set("X-Visitor", "alice")
+		rec := httptest.NewRecorder()
+		form.StatusHandler().ServeHTTP(rec, req)
+		return rec
+	}
+	if rec := status(key.Key); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/sent/1" {
+		t.Fatalf("a finished key: %d %v, want its 303 to /sent/1", rec.Code, rec.Header())
+	}
+	if rec := status(form.Core().Mint("alice").Key); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/send" {
+		t.Fatalf("a key with nothing stored: %d %v, want a 303 to StartOver", rec.Code, rec.Header())
+	}
+}
