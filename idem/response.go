@@ -32,6 +32,18 @@ func JSON(status int, v any) (Response, error) {
 	return Response{Status: status, Header: map[string]string{"Content-Type": "application/json"}, Body: b}, nil
 }
 
+// Created is the answer to a request that made a resource: 201 with v
+// encoded as its JSON body and Location naming the new resource (its
+// path, or a URL), as JSON returns it otherwise.
+func Created(location string, v any) (Response, error) {
+	resp, err := JSON(http.StatusCreated, v)
+	if err != nil {
+		return resp, err
+	}
+	resp.Header["Location"] = location
+	return resp, nil
+}
+
 // Redirect is a Response that sends the browser to location with 303 See
 // Other (post/redirect/get), for a form's Work to return.
 func Redirect(location string) Response {
