@@ -11,14 +11,6 @@ import (
 // It is sent on replays only, never on a fresh answer.
 const HeaderReplayed = "Idempotent-Replayed"
 
-// ReplayedHeaders are the response headers the middleware used to keep of
-// an answer a handler wrote by itself; others (cookies, dates, request IDs)
-// belong to one response only.
-//
-// Deprecated: the middleware stores only the work's answer now (Do,
-// Lock.FinishTx), the Response the work returned, with the Header it set.
-var ReplayedHeaders = []string{"Location", "Content-Type"}
-
 // JSON is a Response of status with v encoded as its JSON body, for a
 // Work to return. Its Header is never nil, so a Work may set a header
 // (Location) before it looks at the error; when v cannot be encoded, the

@@ -58,7 +58,7 @@ func visitorWords(err error, ref idem.Refusal) (title, text string) {
 // refused is the page WriteError renders: what happened, and a way back to
 // the form.
 func refused(title, text, startOver string) Component {
-	return ComponentFunc(func(_ context.Context, w io.Writer) error {
+	return componentFunc(func(_ context.Context, w io.Writer) error {
 		_, err := io.WriteString(w, `<section data-testid="refused" role="alert"><h1>`+html.EscapeString(title)+`</h1>`+
 			`<p>`+html.EscapeString(text)+`</p><p><a href="`+html.EscapeString(startOver)+`">Start over</a></p></section>`)
 		return err
