@@ -170,7 +170,7 @@ func (f *Form) StatusHandler() http.Handler {
 		default:
 			slog.ErrorContext(r.Context(), "idem: form status failed", "path", r.URL.Path, "err", err)
 			title, text := visitorWords(err, idem.Refusal{})
-			_ = f.o.Page(w, r, http.StatusInternalServerError, refused(title, text, f.o.StartOver)) //nolint:errcheck // the status is sent: there is nothing else to show
+			f.o.Page(w, r, http.StatusInternalServerError, refused(title, text, f.o.StartOver)) //nolint:errcheck // the status is sent: there is nothing else to show
 		}
 	})
 }

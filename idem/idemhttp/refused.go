@@ -28,7 +28,7 @@ func (f *Form) WriteError(w http.ResponseWriter, r *http.Request, err error) boo
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ref.RetryAfter.Seconds()))))
 	}
 	title, text := visitorWords(err, ref)
-	_ = f.o.Page(w, r, ref.Status, refused(title, text, f.o.StartOver)) //nolint:errcheck // the status is sent: there is nothing else to show
+	f.o.Page(w, r, ref.Status, refused(title, text, f.o.StartOver)) //nolint:errcheck // the status is sent: there is nothing else to show
 	return true
 }
 
