@@ -35,12 +35,12 @@ type Answer struct {
 // scope or key contains the separator and no two pairs share a string.
 func answerKey(scope, key string) string { return scope + "\x00" + key }
 
-// Recall answers r from what this process remembers: a replay, or
+// recall answers r from what this process remembers: a replay, or
 // ErrMismatch for another fingerprint. ok is false when the store
 // remembers nothing of the key (or has no Options.Answers), and the claim
 // must go to the database. A caller with a claim statement of its own calls
 // it before sending that statement.
-func (s *Store) Recall(r Request) (c Claim, ok bool, err error) {
+func (s *Store) recall(r Request) (c Claim, ok bool, err error) {
 	if s.answers == nil {
 		return Claim{}, false, nil
 	}

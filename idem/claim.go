@@ -127,14 +127,14 @@ func (s *Store) ClaimWith(ctx context.Context, r Request, run ClaimStatement) (C
 }
 
 func (s *Store) claimWith(ctx context.Context, r Request, run ClaimStatement) (Claim, error) {
-	if c, ok, err := s.Recall(r); ok {
+	if c, ok, err := s.recall(r); ok {
 		return c, err
 	}
 	if run == nil {
 		return s.resume(ctx, r)
 	}
 	sent := time.Now()
-	operation, token := NewID(), NewID()
+	operation, token := newID(), newID()
 	inserted, k, err := run(ctx, operation, token)
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -146,7 +146,7 @@ func (s *Store) claimWith(ctx context.Context, r Request, run ClaimStatement) (C
 			Payload: r.Payload, lease: s.leaseOf(r), sent: sent}}, nil
 	}
 	v := s.verdict(k, r)
-	if v == VerdictTakeOver {
+	if v == verdictTakeOver {
 		return retryable(s.resume(ctx, r))
 	}
 	s.remember(r, k)
@@ -185,17 +185,17 @@ func (s *Store) resume(ctx context.Context, r Request) (Claim, error) {
 			return err
 		}
 		k.Parked = row.Parked
-		if v := s.verdict(k, r); v != VerdictTakeOver {
+		if v := s.verdict(k, r); v != verdictTakeOver {
 			s.remember(r, k)
 			c, err = s.answer(v, k)
 			return err
 		}
-		token := NewID()
+		token := newID()
 		taken, err := q.TakeOver(ctx, idemdb.TakeOverParams{Scope: r.Scope, Key: r.Key, LockToken: token, Lease: s.leaseOf(r)})
 		if errors.Is(err, pgx.ErrNoRows) {
 			// Parked after all (the statement checks it again): an
 			// operator's, never a retry's.
-			c, err = s.answer(VerdictParked, k)
+			c, err = s.answer(verdictParked, k)
 			return err
 		}
 		if err != nil {
@@ -257,32 +257,32 @@ func (r KeyRow) Key() (Key, error) {
 	return k, err
 }
 
-// verdict is Judge, with the request's accepted fingerprints and the
+// verdict is judge, with the request's accepted fingerprints and the
 // store's ResumeWithin: a key stored under a fingerprint r accepts matches,
 // and a key too old to be resumed is not taken over by a claim but left to
 // the completer.
-func (s *Store) verdict(k Key, r Request) Verdict {
-	v := Judge(k.Fingerprint, r.fingerprintFor(k.Fingerprint), k.Finished, k.LeaseLeft > 0)
+func (s *Store) verdict(k Key, r Request) claimVerdict {
+	v := judge(k.Fingerprint, r.fingerprintFor(k.Fingerprint), k.Finished, k.LeaseLeft > 0)
 	switch {
-	case v != VerdictTakeOver:
+	case v != verdictTakeOver:
 	case k.Parked:
-		return VerdictParked
+		return verdictParked
 	case s.resumeWithin > 0 && k.Age >= s.resumeWithin:
-		return VerdictTooOld
+		return verdictTooOld
 	}
 	return v
 }
 
 // answer turns verdict v on k, anything but a takeover, into what Claim
 // returns.
-func (s *Store) answer(v Verdict, k Key) (Claim, error) {
+func (s *Store) answer(v claimVerdict, k Key) (Claim, error) {
 	switch v {
-	case VerdictMismatch:
+	case verdictMismatch:
 		return Claim{}, ErrMismatch
-	case VerdictReplay:
+	case verdictReplay:
 		resp := k.Answer
 		return Claim{Replay: &resp}, nil
-	case VerdictTooOld, VerdictParked:
+	case verdictTooOld, verdictParked:
 		// Left to the completer, which settles it within its next passes,
 		// or, parked, to an operator.
 		return Claim{}, &InProgressError{RetryAfter: maxRetryAfter}
@@ -292,9 +292,9 @@ func (s *Store) answer(v Verdict, k Key) (Claim, error) {
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// NewID returns a random (version 4) UUID in its text form: lock tokens and
+// newID returns a random (version 4) UUID in its text form: lock tokens and
 // operation IDs, which nobody should be able to guess.
-func NewID() string {
+func newID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24)
 	b[6] = b[6]&0x0f | 0x40

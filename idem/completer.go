@@ -40,8 +40,8 @@ type poisonError struct{ err error }
 func (e *poisonError) Error() string { return e.err.Error() }
 func (e *poisonError) Unwrap() error { return e.err }
 
-// IsPoison reports whether err was marked with Poison.
-func IsPoison(err error) bool {
+// isPoison reports whether err was marked with Poison.
+func isPoison(err error) bool {
 	var p *poisonError
 	return errors.As(err, &p)
 }
@@ -138,7 +138,7 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 	n := 0
 	for ; n < limit; n++ {
 		sent := time.Now()
-		token := NewID()
+		token := newID()
 		row, err := c.takeStuck(ctx, idemdb.TakeStuckParams{LockToken: token, Lease: c.Store.lease, Grace: c.Grace,
 			Kind: c.Store.kind, AsksFor: asksFor})
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -197,7 +197,7 @@ func (c *Completer) takeStuck(ctx context.Context, p idemdb.TakeStuckParams) (id
 func (c *Completer) settle(ctx context.Context, l *Lock, attempt, maxAttempts int) {
 	outcome, err := c.Settler.Settle(ctx, l)
 	s := Settled{Lock: l, Attempt: attempt, Outcome: outcome, Err: err}
-	if IsPoison(err) && s.Attempt >= maxAttempts {
+	if isPoison(err) && s.Attempt >= maxAttempts {
 		s.Parked = c.park(ctx, l)
 	}
 	if c.Observe != nil {

@@ -72,7 +72,7 @@ func (l *Lock) Do(ctx context.Context, work Work) (Response, error) {
 		bounded, cancelAt = context.WithDeadline(bounded, d)
 		defer cancelAt()
 	}
-	held, stop := l.Keep(bounded)
+	held, stop := l.Keep(WithLock(bounded, l))
 	defer stop()
 	var resp Response
 	finishRan := false

@@ -41,8 +41,7 @@
 //     work's context as soon as the attempt cannot be sure it still holds
 //     the key (cause ErrLockLost when taken over, ErrLeaseLapsing when no
 //     heartbeat succeeded for FenceAt of the lease): the attempt fences
-//     itself before another takes over. KeepLease is the same keeper for a
-//     key kept in a table of the caller's own, and Judge the claim's rule.
+//     itself before another takes over.
 //     Derive downstream keys (a payment provider's) from OperationID, so
 //     that an attempt that took over repeats the first attempt's call.
 //  3. Finish, fenced. The answer is stored WHERE lock_token = mine AND status

@@ -10,3 +10,9 @@ func SinceStart(s *Store, ago time.Duration) {
 	defer s.asks.mu.Unlock()
 	s.asks.downAt = time.Now().Add(-ago)
 }
+
+// UpPart is upPart, for migrations_test.
+var UpPart = upPart
+
+// Recall is recall, for answers_test.
+func (s *Store) Recall(r Request) (Claim, bool, error) { return s.recall(r) }

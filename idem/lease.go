@@ -23,10 +23,10 @@ func FenceAt(lease time.Duration) time.Duration { return lease - lease/4 }
 // loop.
 const minRenewEvery = 10 * time.Millisecond
 
-// LeaseKeeping is what KeepLease needs to keep one attempt's lease. Lock.Keep
+// leaseKeeping is what keepLease needs to keep one attempt's lease. Lock.Keep
 // fills it for a key in the kit's table; a caller whose key lives in a table
 // of its own fills it with its own renewal.
-type LeaseKeeping struct {
+type leaseKeeping struct {
 	// Lease is how long a claim or renewal holds the key.
 	Lease time.Duration
 	// Since is when, by this process's clock, the claim (or the last
@@ -48,7 +48,7 @@ type LeaseKeeping struct {
 	Renewed func(ctx context.Context, err error)
 }
 
-// KeepLease renews a lease every third of it while the attempt's work runs
+// keepLease renews a lease every third of it while the attempt's work runs
 // under held, and fences the attempt itself: held is cancelled with cause
 // ErrLockLost as soon as a renewal finds the key taken over, and with cause
 // ErrLeaseLapsing when no renewal has succeeded FenceAt after the last one
@@ -56,7 +56,7 @@ type LeaseKeeping struct {
 // stop ends the renewals, waits for them, and returns ErrLockLost,
 // ErrLeaseLapsing or nil: what, if anything, ended held early. Nothing
 // renews the lease after stop has returned.
-func KeepLease(ctx context.Context, k LeaseKeeping) (held context.Context, stop func() error) {
+func keepLease(ctx context.Context, k leaseKeeping) (held context.Context, stop func() error) {
 	if k.Since.IsZero() {
 		k.Since = time.Now()
 	}
@@ -85,13 +85,13 @@ func KeepLease(ctx context.Context, k LeaseKeeping) (held context.Context, stop 
 	}
 }
 
-// errWorkEnded is the cause KeepLease's stop ends held with.
+// errWorkEnded is the cause keepLease's stop ends held with.
 var errWorkEnded = errors.New("work under the lease ended")
 
-// renew is KeepLease's heartbeat loop. It returns when ctx ends, or after
+// renew is keepLease's heartbeat loop. It returns when ctx ends, or after
 // cancelling it because the lock was lost. Every renewal that succeeds
 // pushes the fence back.
-func (k LeaseKeeping) renew(ctx context.Context, cancel context.CancelCauseFunc, fence *time.Timer) {
+func (k leaseKeeping) renew(ctx context.Context, cancel context.CancelCauseFunc, fence *time.Timer) {
 	t := time.NewTicker(max(k.Lease/3, minRenewEvery))
 	defer t.Stop()
 	for {

@@ -180,7 +180,7 @@ func (l *Lock) Heartbeat(ctx context.Context) error {
 }
 
 // Keep heartbeats the lease every third of it until stop is called, and
-// fences the attempt itself (KeepLease): the returned context is cancelled,
+// fences the attempt itself (keepLease): the returned context is cancelled,
 // with cause ErrLockLost, as soon as a heartbeat finds the key taken over,
 // and with cause ErrLeaseLapsing when no heartbeat has succeeded for
 // FenceAt of the lease, before the lease can run out. Do the attempt's
@@ -210,7 +210,7 @@ type LeaseHooks struct {
 // that returned its answer before the fence fired may keep it: the key is
 // still this attempt's, and its finish is fenced anyway.
 func (l *Lock) KeepWith(ctx context.Context, h LeaseHooks) (held context.Context, stop func() error) {
-	return KeepLease(ctx, LeaseKeeping{Lease: l.lease, Since: l.sent, Renew: l.Heartbeat,
+	return keepLease(ctx, leaseKeeping{Lease: l.lease, Since: l.sent, Renew: l.Heartbeat,
 		BeforeRenew: h.BeforeRenew, BeforeFence: h.BeforeFence, Renewed: h.Renewed})
 }
 

@@ -80,7 +80,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		if err != nil {
 			return err
 		}
-		up, err := UpPart(string(b))
+		up, err := upPart(string(b))
 		if err != nil {
 			return fmt.Errorf("idem: migration %s: %w", f, err)
 		}
@@ -104,10 +104,10 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 // migrateLockID is the advisory lock each of Migrate's transactions holds.
 const migrateLockID int64 = 7305812216405213250
 
-// UpPart is the "-- +goose Up" part of one of the kit's migrations, to apply
+// upPart is the "-- +goose Up" part of one of the kit's migrations, to apply
 // as one query (goose's StatementBegin and StatementEnd annotations are
 // comments to PostgreSQL). A migration marked NO TRANSACTION is refused.
-func UpPart(sql string) (string, error) {
+func upPart(sql string) (string, error) {
 	if strings.Contains(sql, "-- +goose NO TRANSACTION") {
 		return "", fmt.Errorf("NO TRANSACTION migrations cannot be applied in one query")
 	}

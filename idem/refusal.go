@@ -35,7 +35,7 @@ func RefusalOf(err error) (Refusal, bool) {
 	case errors.As(err, &scope):
 		return scope.refusal(), true
 	case errors.Is(err, ErrBadKey):
-		return Refusal{http.StatusBadRequest, "invalid-idempotency-key", "Invalid Idempotency-Key", KeyProblem(err), 0}, true
+		return Refusal{http.StatusBadRequest, "invalid-idempotency-key", "Invalid Idempotency-Key", keyProblem(err), 0}, true
 	case errors.Is(err, ErrMissingKey):
 		return Refusal{http.StatusBadRequest, "missing-idempotency-key", "Idempotency-Key required",
 			"send an Idempotency-Key header with a unique value per operation", 0}, true

@@ -11,14 +11,6 @@ import (
 // It is sent on replays only, never on a fresh answer.
 const HeaderReplayed = "Idempotent-Replayed"
 
-// ReplayedHeaders are the response headers the middleware used to keep of
-// an answer a handler wrote by itself; others (cookies, dates, request IDs)
-// belong to one response only.
-//
-// Deprecated: the middleware stores only the work's answer now (Do,
-// Lock.FinishTx), the Response the work returned, with the Header it set.
-var ReplayedHeaders = []string{"Location", "Content-Type"}
-
 // JSON is a Response of status with v encoded as its JSON body, for a
 // Work to return. Its Header is never nil, so a Work may set a header
 // (Location) before it looks at the error; when v cannot be encoded, the
@@ -30,6 +22,18 @@ func JSON(status int, v any) (Response, error) {
 		return Response{Header: map[string]string{}}, fmt.Errorf("encode response: %w", err)
 	}
 	return Response{Status: status, Header: map[string]string{"Content-Type": "application/json"}, Body: b}, nil
+}
+
+// Created is the answer to a request that made a resource: 201 with v
+// encoded as its JSON body and Location naming the new resource (its
+// path, or a URL), as JSON returns it otherwise.
+func Created(location string, v any) (Response, error) {
+	resp, err := JSON(http.StatusCreated, v)
+	if err != nil {
+		return resp, err
+	}
+	resp.Header["Location"] = location
+	return resp, nil
 }
 
 // Redirect is a Response that sends the browser to location with 303 See

@@ -30,3 +30,18 @@ func TestJSONHeaderIsUsableOnError(t *testing.T) {
 		t.Errorf("got %+v", resp)
 	}
 }
+
+// Created answers 201 with the JSON body and the new resource's Location.
+func TestCreated(t *testing.T) {
+	resp, err := idem.Created("/transfers/1", map[string]int{"id": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Status != http.StatusCreated || string(resp.Body) != `{"id":1}` ||
+		resp.Header["Content-Type"] != "application/json" || resp.Header["Location"] != "/transfers/1" {
+		t.Errorf("got %+v", resp)
+	}
+	if _, err := idem.Created("/transfers/2", func() {}); err == nil {
+		t.Error("a func encoded as JSON: want an error")
+	}
+}

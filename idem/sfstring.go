@@ -52,8 +52,8 @@ func CheckKey(key string) error {
 	return nil
 }
 
-// KeyProblem is the part of a ParseKey or CheckKey error to show a client.
-func KeyProblem(err error) string {
+// keyProblem is the part of a ParseKey or CheckKey error to show a client.
+func keyProblem(err error) string {
 	return strings.TrimSuffix(err.Error(), ": "+ErrBadKey.Error())
 }
 

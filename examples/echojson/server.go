@@ -76,11 +76,7 @@ func (s *server) createTransfer(c echo.Context) error {
 		if err != nil {
 			return idem.Response{}, err
 		}
-		resp, err := idem.JSON(http.StatusCreated, t)
-		if err == nil {
-			resp.Header["Location"] = "/transfers/" + strconv.FormatInt(t.ID, 10)
-		}
-		return resp, err
+		return idem.Created("/transfers/"+strconv.FormatInt(t.ID, 10), t)
 	})
 }
 

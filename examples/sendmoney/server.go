@@ -48,7 +48,7 @@ func (s *server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", handle(s.showForm))
 	mux.Handle("POST /send", handle(s.send))
-	mux.Handle("GET /send/status", handle(s.status))
+	mux.Handle("GET /send/status", s.form.StatusHandler())
 	mux.Handle("GET /sent/{id}", handle(s.receipt))
 	return mux
 }
@@ -76,27 +76,14 @@ func (s *server) send(w http.ResponseWriter, r *http.Request) error {
 		return s.renderForm(w, r, http.StatusBadRequest, sendForm{Friend: friend, Amount: amount,
 			Problem: "Name a friend, and an amount from 1 to 1000 euros."})
 	}
-	sender, err := s.visitor(w, r)
-	if err != nil {
-		return err
-	}
-	return s.form.Submit(w, r, []string{friend, strconv.Itoa(euros)}, func(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
+	err = s.form.Submit(w, r, []string{friend, strconv.Itoa(euros)}, func(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
 		var id int64
 		err := tx.QueryRow(ctx, `INSERT INTO transfers (sender, friend, amount) VALUES ($1, $2, $3) RETURNING id`,
-			sender, friend, euros).Scan(&id)
+			idem.LockOf(ctx).Scope, friend, euros).Scan(&id) // the lock's scope is the visitor
 		return idem.Redirect("/sent/" + strconv.FormatInt(id, 10)), err
 	})
-}
-
-// status is where a submit still running after the wait is sent: it shows
-// "Sending…" until the transfer's answer exists, then redirects to it.
-func (s *server) status(w http.ResponseWriter, r *http.Request) error {
-	err := s.form.Status(w, r)
-	if errors.Is(err, idem.ErrNotFound) {
-		// Nothing is stored under the key: its submit failed and wrote
-		// nothing. Start over.
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return nil
+	if err != nil && s.form.WriteError(w, r, err) {
+		return nil // the kit's refusal, in the visitor's words
 	}
 	return err
 }

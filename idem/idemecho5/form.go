@@ -2,6 +2,7 @@ package idemecho5
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v5"
@@ -22,17 +23,21 @@ type FormOptions struct {
 	// Page renders body as a whole page with status, in the application's
 	// layout; default idemhttp.BarePage.
 	Page func(c *echo.Context, status int, body idemhttp.Component) error
+	// StartOver is where a visitor goes to fill the form in again
+	// (idemhttp.FormOptions.StartOver); default "/".
+	StartOver string
 }
 
 // Form is an HTML form protected by a key minted when it is rendered
 // (idemhttp.Form), for Echo.
 type Form struct {
-	http *idemhttp.Form
+	http      *idemhttp.Form
+	startOver string
 }
 
 // NewForm returns the form o describes.
 func NewForm(o FormOptions) (*Form, error) {
-	ho := idemhttp.FormOptions{FormOptions: o.FormOptions, StatusPath: o.StatusPath}
+	ho := idemhttp.FormOptions{FormOptions: o.FormOptions, StatusPath: o.StatusPath, StartOver: o.StartOver}
 	if o.Visitor != nil {
 		ho.Visitor = func(_ http.ResponseWriter, r *http.Request) (string, error) { return o.Visitor(contextOf(r)) }
 	}
@@ -45,7 +50,10 @@ func NewForm(o FormOptions) (*Form, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Form{http: f}, nil
+	if o.StartOver == "" {
+		o.StartOver = "/"
+	}
+	return &Form{http: f, startOver: o.StartOver}, nil
 }
 
 // Core is the framework-neutral form under f.
@@ -68,3 +76,27 @@ func (f *Form) Submit(c *echo.Context, fields []string, work idem.Work) error {
 
 // Status serves the form's StatusPath (idemhttp.Form.Status).
 func (f *Form) Status(c *echo.Context) error { return f.http.Status(c.Response(), with(c)) }
+
+// WriteError answers one of the kit's refusals of a submit as a page in the
+// form's layout, in words for the visitor (idemhttp.Form.WriteError), and
+// reports false, writing nothing, for the application's own errors.
+func (f *Form) WriteError(c *echo.Context, err error) bool {
+	return f.http.WriteError(c.Response(), with(c), err)
+}
+
+// StatusHandler serves the form's StatusPath whole: Status, a submit that
+// left nothing stored (idem.ErrNotFound) sent to StartOver to fill the form
+// in again, the kit's refusals written by WriteError; any other error goes
+// to Echo's error handler.
+func (f *Form) StatusHandler() echo.HandlerFunc {
+	return func(c *echo.Context) error {
+		err := f.Status(c)
+		switch {
+		case errors.Is(err, idem.ErrNotFound):
+			return c.Redirect(http.StatusSeeOther, f.startOver)
+		case err != nil && f.WriteError(c, err):
+			return nil
+		}
+		return err
+	}
+}

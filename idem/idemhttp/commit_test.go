@@ -120,7 +120,7 @@ func TestAFinishThatDoesNotCommitIsAnswered503(t *testing.T) {
 			failing.Store(true)
 			got := send(t, srv.URL+route, route)
 			if got.status != http.StatusServiceUnavailable || got.header.Get("Retry-After") == "" ||
-				problemType(got) != idemhttp.ProblemTypeBase+"not-committed" {
+				problemType(got) != "/problems/not-committed" {
 				t.Fatalf("got %d %s (Retry-After %q), want 503 not-committed with Retry-After", got.status, got.body, got.header.Get("Retry-After"))
 			}
 			if _, err := store.Get(t.Context(), "alice", route); !errors.Is(err, idem.ErrNotFound) {
@@ -150,7 +150,7 @@ func TestAHandlerThatWritesNothingFreesTheKeyAndIsAnswered(t *testing.T) {
 	})))
 	defer srv.Close()
 	got := send(t, srv.URL, "s1")
-	if got.status != http.StatusInternalServerError || problemType(got) != idemhttp.ProblemTypeBase+"no-response" {
+	if got.status != http.StatusInternalServerError || problemType(got) != "/problems/no-response" {
 		t.Fatalf("got %d %s, want 500 no-response", got.status, got.body)
 	}
 	if _, err := store.Get(t.Context(), "alice", "s1"); !errors.Is(err, idem.ErrNotFound) {

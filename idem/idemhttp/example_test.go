@@ -3,7 +3,6 @@ package idemhttp_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log"
 	"net/http"
@@ -80,6 +79,7 @@ func ExampleForm() {
 	form, err := idemhttp.NewForm(idemhttp.FormOptions{
 		FormOptions: idem.FormOptions{Store: newStore(), Secret: []byte(os.Getenv("FORM_SECRET"))},
 		StatusPath:  "/send/status",
+		StartOver:   "/send",
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -98,21 +98,19 @@ func ExampleForm() {
 	mux.HandleFunc("POST /send", func(w http.ResponseWriter, r *http.Request) {
 		amount := r.PostFormValue("amount")
 		err := form.Submit(w, r, []string{amount}, func(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
-			_, err := tx.Exec(ctx, `INSERT INTO transfers (amount) VALUES ($1)`, amount)
+			// The visitor the form computed is the lock's scope.
+			_, err := tx.Exec(ctx, `INSERT INTO transfers (sender, amount) VALUES ($1, $2)`, idem.LockOf(ctx).Scope, amount)
 			return idem.Redirect("/sent"), err
 		})
-		if err != nil {
-			idemhttp.WriteError(w, r, err)
+		// The kit's refusals as a page in the visitor's words; the
+		// application's own errors are its to answer.
+		if err != nil && !form.WriteError(w, r, err) {
+			log.Print(err)
+			http.Error(w, "Something went wrong", http.StatusInternalServerError)
 		}
 	})
-	mux.HandleFunc("GET /send/status", func(w http.ResponseWriter, r *http.Request) {
-		err := form.Status(w, r)
-		if errors.Is(err, idem.ErrNotFound) {
-			http.Redirect(w, r, "/send", http.StatusSeeOther) // the submit failed: start over
-		} else if err != nil {
-			idemhttp.WriteError(w, r, err)
-		}
-	})
+	// The status route, its "start over" (StartOver) included.
+	mux.Handle("GET /send/status", form.StatusHandler())
 	log.Fatal(http.ListenAndServe("127.0.0.1:8080", mux))
 }
 

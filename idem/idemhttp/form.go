@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 
@@ -51,6 +52,10 @@ type FormOptions struct {
 	// Page writes body as a whole page with status, in the application's
 	// layout; default a bare HTML page.
 	Page func(w http.ResponseWriter, r *http.Request, status int, body Component) error
+	// StartOver is where a visitor goes to fill the form in again: the
+	// link of WriteError's pages, and where StatusHandler sends a submit
+	// that left nothing stored. Default "/".
+	StartOver string
 }
 
 // Form is an HTML form protected by a key minted when it is rendered: a
@@ -75,6 +80,9 @@ func NewForm(o FormOptions) (*Form, error) {
 	}
 	if o.Page == nil {
 		o.Page = BarePage
+	}
+	if o.StartOver == "" {
+		o.StartOver = "/"
 	}
 	return &Form{core: core, o: o}, nil
 }
@@ -143,6 +151,28 @@ func (f *Form) Status(w http.ResponseWriter, r *http.Request) error {
 	}
 	Write(w, idem.Outcome{Response: resp, Replayed: true})
 	return nil
+}
+
+// StatusHandler serves StatusPath whole, for the route the application
+// mounts there: Status, a submit that left nothing stored
+// (idem.ErrNotFound) sent to StartOver to fill the form in again, the
+// kit's refusals written by WriteError, and any other error (the Visitor's,
+// an outage's) logged with slog's default logger and answered 500 through
+// Page.
+func (f *Form) StatusHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := f.Status(w, r)
+		switch {
+		case err == nil:
+		case errors.Is(err, idem.ErrNotFound):
+			http.Redirect(w, r, f.o.StartOver, http.StatusSeeOther)
+		case f.WriteError(w, r, err):
+		default:
+			slog.ErrorContext(r.Context(), "idem: form status failed", "path", r.URL.Path, "err", err)
+			title, text := visitorWords(err, idem.Refusal{})
+			f.o.Page(w, r, http.StatusInternalServerError, refused(title, text, f.o.StartOver)) //nolint:errcheck // the status is sent: there is nothing else to show
+		}
+	})
 }
 
 // FormKeyOf reads the key fields (HiddenFields) of a submitted form.

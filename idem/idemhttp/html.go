@@ -16,15 +16,15 @@ type Component interface {
 	Render(ctx context.Context, w io.Writer) error
 }
 
-// ComponentFunc is a function as a Component.
-type ComponentFunc func(ctx context.Context, w io.Writer) error
+// componentFunc is a function as a Component.
+type componentFunc func(ctx context.Context, w io.Writer) error
 
 // Render calls f.
-func (f ComponentFunc) Render(ctx context.Context, w io.Writer) error { return f(ctx, w) }
+func (f componentFunc) Render(ctx context.Context, w io.Writer) error { return f(ctx, w) }
 
 // HiddenFields renders the key a form carries; put it inside the <form>.
 func HiddenFields(k idem.FormKey) Component {
-	return ComponentFunc(func(_ context.Context, w io.Writer) error {
+	return componentFunc(func(_ context.Context, w io.Writer) error {
 		_, err := io.WriteString(w, `<input type="hidden" name="`+idem.KeyField+`" value="`+html.EscapeString(k.Key)+
 			`" data-testid="idempotency-key"><input type="hidden" name="`+idem.SigField+`" value="`+html.EscapeString(k.Sig)+`">`)
 		return err
@@ -35,7 +35,7 @@ func HiddenFields(k idem.FormKey) Component {
 // Status sends it with a Refresh header, so the browser asks again every
 // second without a script, and follows the redirect to the result.
 func Processing(statusURL string) Component {
-	return ComponentFunc(func(_ context.Context, w io.Writer) error {
+	return componentFunc(func(_ context.Context, w io.Writer) error {
 		_, err := io.WriteString(w, `<section data-testid="processing" aria-live="polite"><h1>Still working on it</h1>`+
 			`<p>Your submission arrived and is being processed. This page checks again every second; there is no need to submit the form again.</p>`+
 			`<p><a href="`+html.EscapeString(statusURL)+`">Check now</a></p></section>`)

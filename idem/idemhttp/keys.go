@@ -225,20 +225,10 @@ func waitOf(d time.Duration) time.Duration {
 	return d
 }
 
-type lockKey struct{}
-
 // LockOf returns the lock Middleware holds for the request whose context is
-// ctx, for a handler that finishes the key in its own transaction; nil
-// without one. It carries what the middleware worked out for the request:
-// its Scope (what Options.Scope returned, so a handler need not compute it
-// again), its Key, and the OperationID to derive a downstream call's key
-// from.
-func LockOf(ctx context.Context) *idem.Lock {
-	l, _ := ctx.Value(lockKey{}).(*idem.Lock)
-	return l
-}
-
-// WithLock returns ctx carrying l, for LockOf; the adapters use it.
-func WithLock(ctx context.Context, l *idem.Lock) context.Context {
-	return context.WithValue(ctx, lockKey{}, l)
-}
+// ctx, or the lock a work runs under (idem.LockOf); nil without one. It
+// carries what the kit worked out for the request: its Scope (what
+// Options.Scope or a Form's Visitor returned, so a handler or a work need
+// not compute it again), its Key, and the OperationID to derive a
+// downstream call's key from.
+func LockOf(ctx context.Context) *idem.Lock { return idem.LockOf(ctx) }

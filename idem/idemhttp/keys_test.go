@@ -88,7 +88,7 @@ func TestHandle(t *testing.T) {
 			got := post(h, tc.key, tc.body)
 			var p struct{ Type string }
 			json.Unmarshal(got.Body.Bytes(), &p) //nolint:errcheck // checked below
-			if got.Code != tc.want || p.Type != idemhttp.ProblemTypeBase+tc.slug || got.Header().Get("Content-Type") != "application/problem+json" {
+			if got.Code != tc.want || p.Type != "/problems/"+tc.slug || got.Header().Get("Content-Type") != "application/problem+json" {
 				t.Fatalf("got %d %s, want %d %s as problem+json", got.Code, got.Body, tc.want, tc.slug)
 			}
 		})

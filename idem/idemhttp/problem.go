@@ -9,9 +9,9 @@ import (
 	"exactlyonce/idem"
 )
 
-// ProblemTypeBase prefixes a refusal's slug into its problem type (RFC 9457),
+// problemTypeBase prefixes a refusal's slug into its problem type (RFC 9457),
 // as WriteError writes it: "/problems/idempotency-key-reused".
-const ProblemTypeBase = "/problems/"
+const problemTypeBase = "/problems/"
 
 // WriteError answers err as problem+json: a refusal of the kit with its
 // status, slug and Retry-After (idem.RefusalOf; a body over the limit is
@@ -30,6 +30,6 @@ func WriteError(w http.ResponseWriter, _ *http.Request, err error) {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(ref.Status)
 	json.NewEncoder(w).Encode(map[string]any{ //nolint:errcheck // the client went away
-		"type": ProblemTypeBase + ref.Slug, "title": ref.Title, "status": ref.Status, "detail": ref.Detail,
+		"type": problemTypeBase + ref.Slug, "title": ref.Title, "status": ref.Status, "detail": ref.Detail,
 	})
 }

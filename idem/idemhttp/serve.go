@@ -46,7 +46,7 @@ func Serve(w http.ResponseWriter, r *http.Request, store *idem.Store, req idem.R
 		}
 	}()
 	rec := &recorder{header: w.Header().Clone()}
-	err = next(rec, r.WithContext(WithLock(held, lock)))
+	err = next(rec, r.WithContext(idem.WithLock(held, lock)))
 	// Whether the handler's own transaction stored an answer (FinishTx) is
 	// known only once it committed: ask, rather than believe the finish
 	// statement, whose COMMIT may have failed after it.
