@@ -115,6 +115,23 @@ func responseFrom(status *int32, header json.RawMessage, body []byte) (Response,
 	return r, nil
 }
 
+// Unpark hands a key the completer parked (its Settler failed
+// Completer.MaxAttempts times with a Poison error) back to the completer,
+// once an operator has dealt with the cause: its attempts count from zero
+// and its lease ends, so the next completer pass settles it. It returns
+// ErrNotFound when (scope, key) is not a parked key. docs/kit.md's
+// operator's section says how to find one.
+func (s *Store) Unpark(ctx context.Context, scope, key string) error {
+	n, err := s.q.Unpark(ctx, idemdb.UnparkParams{Scope: scope, Key: key})
+	if err != nil {
+		return storeError("unpark key", err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
 // Get returns the stored response of a finished key, an *InProgressError
 // while the key is started, and ErrNotFound when there is no such key.
 func (s *Store) Get(ctx context.Context, scope, key string) (Response, error) {
