@@ -35,10 +35,7 @@ func newServer(pool *pgxpool.Pool, keys *idem.Store, secret []byte) (*server, er
 	form, err := idemhttp.NewForm(idemhttp.FormOptions{
 		FormOptions: idem.FormOptions{Store: keys, Secret: secret},
 		Visitor:     s.visitor,
-		StatusPath:  "/send/status",
-		Page: func(w http.ResponseWriter, r *http.Request, status int, body idemhttp.Component) error {
-			return render(w, r, status, page("Sending…", body))
-		},
+		Layout:      func(title string, body idemhttp.Component) idemhttp.Component { return page(title, body) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("send form (FORM_SECRET): %w", err)

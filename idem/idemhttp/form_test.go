@@ -3,6 +3,7 @@ package idemhttp_test
 import (
 	"context"
 	"errors"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -27,12 +28,9 @@ func visitorHeader(_ http.ResponseWriter, r *http.Request) (string, error) {
 
 func newForm(t *testing.T, o idemhttp.FormOptions) *idemhttp.Form {
 	t.Helper()
-	o.FormOptions = idem.FormOptions{Store: idem.NewStore(idemtest.NewPool(t), idem.Options{}), Secret: []byte(testSecret)}
+	o.Store, o.Secret = idem.NewStore(idemtest.NewPool(t), idem.Options{}), []byte(testSecret)
 	if o.Visitor == nil {
 		o.Visitor = visitorHeader
-	}
-	if o.StatusPath == "" {
-		o.StatusPath = "/send/status"
 	}
 	f, err := idemhttp.NewForm(o)
 	if err != nil {
@@ -76,17 +74,24 @@ func TestFormWorkGetsTheVisitor(t *testing.T) {
 	}
 }
 
-// The kit's refusals of a submit are rendered through the form's page in
-// words for the visitor; the application's own errors are left to it.
-func TestFormWriteError(t *testing.T) {
-	form := newForm(t, idemhttp.FormOptions{
-		StartOver: "/send",
-		Page: func(w http.ResponseWriter, r *http.Request, status int, body idemhttp.Component) error {
-			w.WriteHeader(status)
-			io.WriteString(w, "<main class=layout>") //nolint:errcheck // a recorder
-			return body.Render(r.Context(), w)
-		},
+// layout is an application's layout: the title in its own heading.
+func layout(title string, body idemhttp.Component) idemhttp.Component {
+	return componentFunc(func(ctx context.Context, w io.Writer) error {
+		if _, err := io.WriteString(w, "<main class=layout><h1>"+html.EscapeString(title)+"</h1>"); err != nil {
+			return err
+		}
+		return body.Render(ctx, w)
 	})
+}
+
+type componentFunc func(ctx context.Context, w io.Writer) error
+
+func (f componentFunc) Render(ctx context.Context, w io.Writer) error { return f(ctx, w) }
+
+// The kit's refusals of a submit are rendered in the form's layout, titled
+// and worded for the visitor; the application's own errors are left to it.
+func TestFormWriteError(t *testing.T) {
+	form := newForm(t, idemhttp.FormOptions{StartOver: "/send", Layout: layout})
 	h := func(w http.ResponseWriter, r *http.Request) {
 		err := form.Submit(w, r, []string{r.PostFormValue("amount")}, func(context.Context, pgx.Tx) (idem.Response, error) {
 			if r.PostFormValue("amount") == "0" {
@@ -107,8 +112,9 @@ func TestFormWriteError(t *testing.T) {
 	}
 	rec := submitAs(t, h, "alice", key, "6")
 	body := rec.Body.String()
-	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(body, "<main class=layout>") ||
-		!strings.Contains(body, "already sent") || !strings.Contains(body, `href="/send"`) {
+	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(body, "<main class=layout><h1>This form was already sent</h1>") ||
+		!strings.Contains(body, "already sent with other values") || !strings.Contains(body, `href="/send"`) ||
+		rec.Header().Get("Content-Type") != "text/html; charset=utf-8" {
 		t.Fatalf("the same key with other values: %d %q, want 422 in the layout, in the visitor's words, with a way back", rec.Code, body)
 	}
 	if strings.Contains(strings.ToLower(body), "idempotency") {
@@ -150,5 +156,48 @@ func TestFormStatusHandler(t *testing.T) {
 	}
 	if rec := status(form.Core().Mint("alice").Key); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/send" {
 		t.Fatalf("a key with nothing stored: %d %v, want a 303 to StartOver", rec.Code, rec.Header())
+	}
+}
+
+// A submit that finds its key held past the wait is sent to the status
+// route, by default the submit's path and "/status" (StatusPath written
+// once, in the route), whose page, in the layout, polls that same route;
+// once the first submit finishes, the route redirects to its answer.
+func TestFormStatusPathDefault(t *testing.T) {
+	form := newForm(t, idemhttp.FormOptions{Layout: layout, FormOptions: idem.FormOptions{Wait: -1}})
+	started, finish := make(chan struct{}), make(chan struct{})
+	h := func(w http.ResponseWriter, r *http.Request) {
+		if err := form.Submit(w, r, []string{"5"}, func(context.Context, pgx.Tx) (idem.Response, error) {
+			close(started)
+			<-finish
+			return idem.Redirect("/sent/1"), nil
+		}); err != nil {
+			t.Error(err)
+		}
+	}
+	key := form.Core().Mint("alice")
+	done := make(chan struct{})
+	go func() { defer close(done); submitAs(t, h, "alice", key, "5") }()
+	<-started
+	rec := submitAs(t, h, "alice", key, "5")
+	want := "/send/status?" + url.Values{"key": {key.Key}}.Encode()
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != want {
+		t.Fatalf("a submit of a held key: %d %v, want a 303 to %s", rec.Code, rec.Header(), want)
+	}
+	status := httptest.NewRequest(http.MethodGet, want, nil)
+	status.Header.Set("X-Visitor", "alice")
+	page := httptest.NewRecorder()
+	form.StatusHandler().ServeHTTP(page, status)
+	if page.Code != http.StatusAccepted || page.Header().Get("Refresh") == "" ||
+		!strings.Contains(page.Body.String(), "<main class=layout><h1>Still working on it</h1>") ||
+		!strings.Contains(page.Body.String(), `href="`+html.EscapeString(want)+`"`) {
+		t.Fatalf("the status page of a held key: %d %v %q, want a 202 in the layout that polls %s", page.Code, page.Header(), page.Body, want)
+	}
+	close(finish)
+	<-done
+	page = httptest.NewRecorder()
+	form.StatusHandler().ServeHTTP(page, status)
+	if page.Code != http.StatusSeeOther || page.Header().Get("Location") != "/sent/1" {
+		t.Fatalf("the status route once finished: %d %v, want a 303 to /sent/1", page.Code, page.Header())
 	}
 }
