@@ -16,7 +16,6 @@ import (
 
 	"exactlyonce/idem"
 	"exactlyonce/idem/idemecho5"
-	"exactlyonce/idem/idemhttp"
 )
 
 // server holds the handlers' dependencies.
@@ -31,10 +30,7 @@ type server struct {
 func newServer(pool *pgxpool.Pool, keys *idem.Store, secret []byte) (*echo.Echo, error) {
 	form, err := idemecho5.NewForm(idemecho5.FormOptions{
 		FormOptions: idem.FormOptions{Store: keys, Secret: secret},
-		StatusPath:  "/rsvp/status",
-		Page: func(c *echo.Context, status int, body idemhttp.Component) error {
-			return render(c, status, page("RSVP", body))
-		},
+		Layout:      func(title string, body idemecho5.Component) idemecho5.Component { return page(title, body) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rsvp form (FORM_SECRET): %w", err)

@@ -21,6 +21,16 @@ import (
 
 var errOwn = errors.New("the application's own error")
 
+// layout marks the application's layout around the kit's page.
+type layout struct{ body idemhttp.Component }
+
+func (l layout) Render(ctx context.Context, w io.Writer) error {
+	if _, err := io.WriteString(w, "<main class=layout>"); err != nil {
+		return err
+	}
+	return l.body.Render(ctx, w)
+}
+
 // formApp serves POST /send through a form whose visitor is always alice and
 // whose page marks the layout; the amount 0 makes the work fail with errOwn.
 func formApp(t *testing.T, o idemecho5.FormOptions) (*echo.Echo, *idemecho5.Form) {
@@ -28,10 +38,8 @@ func formApp(t *testing.T, o idemecho5.FormOptions) (*echo.Echo, *idemecho5.Form
 	o.FormOptions = idem.FormOptions{Store: idem.NewStore(idemtest.NewPool(t), idem.Options{}), Secret: []byte(strings.Repeat("s", 32))}
 	o.StatusPath = "/send/status"
 	o.Visitor = func(*echo.Context) (string, error) { return "alice", nil }
-	o.Page = func(c *echo.Context, status int, body idemhttp.Component) error {
-		c.Response().WriteHeader(status)
-		io.WriteString(c.Response(), "<main class=layout>") //nolint:errcheck // a recorder
-		return body.Render(c.Request().Context(), c.Response())
+	o.Layout = func(_ string, body idemecho5.Component) idemecho5.Component {
+		return layout{body}
 	}
 	form, err := idemecho5.NewForm(o)
 	if err != nil {
