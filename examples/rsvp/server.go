@@ -66,7 +66,7 @@ func (s *server) renderForm(c *echo.Context, status int, f rsvpForm) error {
 	if f.Coming, err = coming(c.Request().Context(), s.pool); err != nil {
 		return err
 	}
-	return render(c, status, page("RSVP", formView(f)))
+	return render(c, status, page("Launch party", formView(f)))
 }
 
 func (s *server) reply(c *echo.Context) error {
