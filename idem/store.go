@@ -119,7 +119,7 @@ func responseFrom(status *int32, header json.RawMessage, body []byte) (Response,
 // Completer.MaxAttempts times with a Poison error) back to the completer,
 // once an operator has dealt with the cause: its attempts count from zero
 // and its lease ends, so the next completer pass settles it. It returns
-// ErrNotFound when (scope, key) is not a parked key. docs/kit.md's
+// ErrNotFound when (scope, key) is not a parked key. The README's
 // operator's section says how to find one.
 func (s *Store) Unpark(ctx context.Context, scope, key string) error {
 	n, err := s.q.Unpark(ctx, idemdb.UnparkParams{Scope: scope, Key: key})

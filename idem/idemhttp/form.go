@@ -208,6 +208,11 @@ func (f *Form) page(w http.ResponseWriter, r *http.Request, status int, title st
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if w.Header().Get("Cache-Control") == "" {
+		// A "still working" page or a refusal is of this moment: a Back
+		// to it asks again.
+		w.Header().Set("Cache-Control", "no-store")
+	}
 	w.WriteHeader(status)
 	b.WriteTo(w) //nolint:errcheck // the client went away
 }
