@@ -144,6 +144,16 @@ func formConformance(t *testing.T, a Adapter, store *idem.Store) {
 		}
 	})
 
+	// Without FormOptions.StartOver, the status route sends a visitor whose
+	// submit left nothing stored to "/", on every adapter: idemhttp sets
+	// the default, and the Echo adapters read it from there.
+	t.Run(a.Name+"/a form's status route starts over at / by default", func(t *testing.T) {
+		app := newFormApp(t, a, store, idemhttp.FormOptions{Visitor: byHeader})
+		if rec := (visitor{name: "alice"}).status(app, app.core.Mint("alice").Key); rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/" {
+			t.Fatalf("a key with nothing stored: %d %v, want a 303 to /", rec.Code, rec.Header())
+		}
+	})
+
 	// The kit's refusals of a submit are rendered through the form's page
 	// in words for the visitor, with a way back to StartOver; the
 	// application's own errors are left to it.
