@@ -34,12 +34,12 @@ const errNoServer = `idemtest: TEST_DATABASE_URL is not set.
 The tests need a PostgreSQL server, 15 or later, on which they may create databases:
 set TEST_DATABASE_URL to a superuser postgres:// URL of one, for instance
     TEST_DATABASE_URL=postgres://postgres:secret@localhost:5432/postgres go test ./...
+In the exactlyonce repository: make test/kit from its root, or in idem/
+    make -C .. bin/testpg && ../bin/testpg -- go test ./...
 A throwaway server for one command: on Debian or Ubuntu, pg_virtualenv (postgresql-common),
     pg_virtualenv sh -c 'TEST_DATABASE_URL=postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/postgres go test ./...'
-or a container,
-    docker run -d -p 5432:5432 -e POSTGRES_PASSWORD=secret postgres:15
-In the exactlyonce repository: make test/kit from its root, or in idem/
-    make -C .. bin/testpg && ../bin/testpg -- go test ./...`
+or a container, on the URL above
+    docker run -d -p 5432:5432 -e POSTGRES_PASSWORD=secret postgres:15`
 
 // Main runs a test package whose tests call NewDatabase or NewPool, from its
 // TestMain:
