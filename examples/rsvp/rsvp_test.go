@@ -21,8 +21,8 @@ import (
 	"exactlyonce/idem/idemtest"
 )
 
-// The example end to end: a real PostgreSQL (idemtest starts one when
-// TEST_DATABASE_URL is not set), a real HTTP server, a browser that keeps
+// The example end to end: a real PostgreSQL (TEST_DATABASE_URL names
+// its server; see idem/README.md, Tests), a real HTTP server, a browser that keeps
 // its cookies, reads the form's fields and does not follow redirects, and
 // an API client.
 

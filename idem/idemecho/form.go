@@ -25,7 +25,7 @@ type FormOptions struct {
 	// their titles (idemhttp.FormOptions.Layout); default a bare page.
 	Layout func(title string, body Component) Component
 	// StartOver is where a visitor goes to fill the form in again
-	// (idemhttp.FormOptions.StartOver); default "/".
+	// (idemhttp.FormOptions.StartOver, which defaults it to "/").
 	StartOver string
 }
 
@@ -36,8 +36,7 @@ type Component = idemhttp.Component
 // Form is an HTML form protected by a key minted when it is rendered
 // (idemhttp.Form), for Echo.
 type Form struct {
-	http      *idemhttp.Form
-	startOver string
+	http *idemhttp.Form
 }
 
 // NewForm returns the form o describes.
@@ -50,10 +49,7 @@ func NewForm(o FormOptions) (*Form, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.StartOver == "" {
-		o.StartOver = "/"
-	}
-	return &Form{http: f, startOver: o.StartOver}, nil
+	return &Form{http: f}, nil
 }
 
 // Core is the framework-neutral form under f.
@@ -93,7 +89,7 @@ func (f *Form) StatusHandler() echo.HandlerFunc {
 		err := f.Status(c)
 		switch {
 		case errors.Is(err, idem.ErrNotFound):
-			return c.Redirect(http.StatusSeeOther, f.startOver)
+			return c.Redirect(http.StatusSeeOther, f.http.StartOver())
 		case err != nil && f.WriteError(c, err):
 			return nil
 		}

@@ -98,6 +98,11 @@ func NewForm(o FormOptions) (*Form, error) {
 // Core is the framework-neutral form under f.
 func (f *Form) Core() *idem.Form { return f.core }
 
+// StartOver is where f sends a visitor to fill the form in again:
+// FormOptions.StartOver, or its default. An adapter's status route reads it
+// here, so that the default is set in one place.
+func (f *Form) StartOver() string { return f.o.StartOver }
+
 // Key mints the key to render into the form (HiddenFields) for this
 // request's visitor.
 func (f *Form) Key(w http.ResponseWriter, r *http.Request) (idem.FormKey, error) {
