@@ -30,18 +30,17 @@ type server struct {
 // newServer builds the handlers and the form they protect, whose keys are
 // kept in keys and signed with secret.
 func newServer(pool *pgxpool.Pool, keys *idem.Store, secret []byte) (*server, error) {
-	s := &server{pool: pool, visitor: idemhttp.CookieVisitor("visitor"),
-		api: idemhttp.New(idemhttp.Options{Store: keys, Scope: account})}
+	visitor := idemhttp.CookieVisitor("visitor")
 	form, err := idemhttp.NewForm(idemhttp.FormOptions{
 		FormOptions: idem.FormOptions{Store: keys, Secret: secret},
-		Visitor:     s.visitor,
+		Visitor:     visitor,
 		Layout:      func(title string, body idemhttp.Component) idemhttp.Component { return page(title, body) },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("send form (FORM_SECRET): %w", err)
 	}
-	s.form = form
-	return s, nil
+	return &server{pool: pool, visitor: visitor, form: form,
+		api: idemhttp.New(idemhttp.Options{Store: keys, Scope: account})}, nil
 }
 
 func (s *server) routes() http.Handler {
