@@ -91,9 +91,6 @@ func NewStore(pool *pgxpool.Pool, opts Options) *Store {
 // Kind is the kind of operation this store's keys protect (Options.Kind).
 func (s *Store) Kind() string { return s.kind }
 
-// Lease is how long a claim holds its key without a heartbeat.
-func (s *Store) Lease() time.Duration { return s.lease }
-
 // Response is what a finished key replays: a status, the headers worth
 // replaying and the body, byte for byte as first sent.
 type Response struct {

@@ -16,7 +16,7 @@ import (
 	"exactlyonce/idem/idemhttp"
 )
 
-// page is the layout of every page, the kit's "Sending…" page included.
+// page is the layout of every page, the kit's (still working, refused) included.
 func page(title string, body templ.Component) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

@@ -14,7 +14,7 @@ import (
 
 // WriteError answers one of the kit's refusals of a submit (a key reused
 // with other values, a form too old or not minted for this visitor, a
-// submit still running, an outage) as a page in the form's layout (Page),
+// submit still running, an outage) as a page in the form's layout (Layout),
 // with its status and words for the visitor rather than for an API client.
 // It reports false, and writes nothing, for any other error: the
 // application's own (the work's, the Visitor's), which its error handler

@@ -153,4 +153,3 @@ func (h *Handler) pickupReceipt(c echo.Context) error {
 	return web.Render(c, http.StatusOK, views.PickupReserved(views.PickupReceipt{ID: r.ID.String(), Slot: r.Slot.Label, Name: r.Name,
 		AlreadyReserved: c.QueryParam("replayed") == "1"}))
 }
-
