@@ -127,8 +127,8 @@ test/short: bin/testpg ## the tests without -race, for a quick loop
 
 # The kit is a module of its own (idem/go.mod): its tests need only a
 # PostgreSQL server, nothing of the application. Under testpg they share one;
-# plain `cd idem && go test ./...` has idemtest start one per test binary
-# (see docs/testing.md).
+# idemtest starts none of its own, so a plain `cd idem && go test ./...`
+# needs TEST_DATABASE_URL set (see docs/testing.md).
 .PHONY: test/kit
 test/kit: bin/testpg ## the idempotency kit's own tests (the idem module), on a throwaway PostgreSQL
 	$(TESTPG) $(SHELL) -c 'cd idem && go test -count=1 ./... && for m in $(KIT_ADAPTERS); do (cd $(CURDIR)/$$m && go test -count=1 ./...) || exit 1; done'

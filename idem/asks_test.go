@@ -135,6 +135,50 @@ func TestParkedKeyIsNeverTakenOver(t *testing.T) {
 	}
 }
 
+// An operator who has dealt with a parked key's cause unparks it, and the
+// completer's next pass settles it, with its attempts counted afresh; a key
+// that is not parked cannot be unparked.
+func TestUnparkHandsTheKeyBackToTheCompleter(t *testing.T) {
+	ctx := context.Background()
+	s, pool := newStore(t)
+	r := request("unpark", "a")
+	claimLock(t, s, r)
+	if err := s.Unpark(ctx, "alice", "unpark"); !errors.Is(err, idem.ErrNotFound) {
+		t.Fatalf("unpark a key that is not parked: got %v, want idem.ErrNotFound", err)
+	}
+	idemtest.ExpireLock(t, pool, "alice", "unpark")
+	cured := false
+	var attempts []int
+	c := &idem.Completer{Store: s, MaxAttempts: 1, Grace: time.Nanosecond,
+		Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) {
+			if !cured {
+				return "", idem.Poison(errors.New("refused by the provider"))
+			}
+			return "released", l.Release(ctx)
+		}),
+		Observe: func(_ context.Context, st idem.Settled) { attempts = append(attempts, st.Attempt) }}
+	if n, err := c.Pass(ctx); err != nil || n != 1 {
+		t.Fatalf("completer pass: got %d keys, %v, want 1", n, err)
+	}
+	idemtest.ExpireLock(t, pool, "alice", "unpark")
+	if n, err := c.Pass(ctx); err != nil || n != 0 {
+		t.Fatalf("completer pass over the parked key: got %d keys, %v, want none", n, err)
+	}
+	cured = true
+	if err := s.Unpark(ctx, "alice", "unpark"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Pass(ctx); err != nil || n != 1 {
+		t.Fatalf("completer pass after unpark: got %d keys, %v, want 1", n, err)
+	}
+	if _, err := s.Get(ctx, "alice", "unpark"); !errors.Is(err, idem.ErrNotFound) {
+		t.Fatalf("the key after it was settled: got %v, want it released", err)
+	}
+	if len(attempts) != 2 || attempts[1] != 1 {
+		t.Errorf("got attempts %v, want [1 1]: unparking counts them afresh", attempts)
+	}
+}
+
 // A client that hangs up on a claim held back by the database (a stalled
 // server, the key's row locked by a long transaction) was there when it
 // asked: its ask counts, though no answer reached it. Before, only a claim

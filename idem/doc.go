@@ -15,8 +15,8 @@
 //     header (Keys, Do) and HTML forms that carry a key minted when they are
 //     rendered (Form), with problem+json answers (WriteError);
 //   - idem/idemecho: the same for Echo v4, the only package that imports it;
-//   - idem/idemtest: a database per test with the kit's migrations, on a
-//     PostgreSQL it starts itself when TEST_DATABASE_URL is not set, and
+//   - idem/idemtest: a database per test with the kit's migrations, on the
+//     PostgreSQL TEST_DATABASE_URL names (it starts none of its own), and
 //     the promise every web adapter keeps, as one table of cases
 //     (Conformance) each adapter's tests run.
 //

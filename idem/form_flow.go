@@ -84,9 +84,6 @@ func NewForm(o FormOptions) (*Form, error) {
 // in the adapters).
 func (f *Form) Mint(visitor string) FormKey { return f.keys.Mint(visitor, f.version) }
 
-// Forms is the form's key minter, for tests that need an expired key.
-func (f *Form) Forms() *Forms { return f.keys }
-
 // Submit verifies the key a form came back with and runs work at most once
 // for it (Store.Do): fields are what the visitor submitted, in a fixed
 // order, and the same key with other fields is refused with ErrMismatch. A

@@ -219,10 +219,3 @@ func (l *Lock) KeepWith(ctx context.Context, h LeaseHooks) (held context.Context
 // commit. A FinishTx whose transaction has not been looked at by Stored is
 // not finished yet.
 func (l *Lock) Finished() bool { return l.finished }
-
-// Lease is how long each claim or heartbeat of this lock holds the key.
-func (l *Lock) Lease() time.Duration { return l.lease }
-
-// Sent is when this attempt's claim was sent, by this process's monotonic
-// clock: its lease runs from no earlier than that.
-func (l *Lock) Sent() time.Time { return l.sent }

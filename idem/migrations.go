@@ -69,7 +69,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		return err
 	})
 	if err != nil {
-		return storeError("migrate: version table", err)
+		return storeError("idem: migrate: version table", err)
 	}
 	for _, f := range files { // fs.Glob sorts them, and the names are zero-padded
 		version, err := strconv.ParseInt(strings.SplitN(path.Base(f), "_", 2)[0], 10, 64)
@@ -95,7 +95,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 			return err
 		})
 		if err != nil {
-			return storeError("migrate "+f, err)
+			return storeError("idem: migrate "+f, err)
 		}
 	}
 	return nil

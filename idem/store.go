@@ -91,9 +91,6 @@ func NewStore(pool *pgxpool.Pool, opts Options) *Store {
 // Kind is the kind of operation this store's keys protect (Options.Kind).
 func (s *Store) Kind() string { return s.kind }
 
-// Lease is how long a claim holds its key without a heartbeat.
-func (s *Store) Lease() time.Duration { return s.lease }
-
 // Response is what a finished key replays: a status, the headers worth
 // replaying and the body, byte for byte as first sent.
 type Response struct {
@@ -113,6 +110,23 @@ func responseFrom(status *int32, header json.RawMessage, body []byte) (Response,
 		}
 	}
 	return r, nil
+}
+
+// Unpark hands a key the completer parked (its Settler failed
+// Completer.MaxAttempts times with a Poison error) back to the completer,
+// once an operator has dealt with the cause: its attempts count from zero
+// and its lease ends, so the next completer pass settles it. It returns
+// ErrNotFound when (scope, key) is not a parked key. The README's
+// operator's section says how to find one.
+func (s *Store) Unpark(ctx context.Context, scope, key string) error {
+	n, err := s.q.Unpark(ctx, idemdb.UnparkParams{Scope: scope, Key: key})
+	if err != nil {
+		return storeError("unpark key", err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
 }
 
 // Get returns the stored response of a finished key, an *InProgressError

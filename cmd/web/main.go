@@ -9,6 +9,9 @@
 //
 // `web sweep` runs one pass of the sweeper and exits, for cron.
 //
+// `web unpark SCOPE KEY` hands a key the completer parked back to it, once
+// an operator has dealt with the cause (docs/operations.md).
+//
 // `web worker` works the outbox's jobs (loyalty points, confirmation mail)
 // and serves nothing; run the web processes with RUN_JOBS=0 then.
 package main

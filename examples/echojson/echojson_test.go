@@ -18,8 +18,8 @@ import (
 	"exactlyonce/idem/idemtest"
 )
 
-// The example end to end: a real PostgreSQL (idemtest starts one when
-// TEST_DATABASE_URL is not set) and a real HTTP server.
+// The example end to end: a real PostgreSQL (TEST_DATABASE_URL names
+// its server; see idem/README.md, Tests) and a real HTTP server.
 
 func TestMain(m *testing.M) { idemtest.Main(m) }
 

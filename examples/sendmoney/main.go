@@ -92,14 +92,12 @@ const schema = `CREATE TABLE IF NOT EXISTS transfers (
 	sent_at timestamptz NOT NULL DEFAULT now()
 )`
 
-// migrate applies the kit's migrations, then the app's schema. An app that
-// runs goose applies idem.Migrations with it instead.
+// migrate applies the app's schema, then the kit's migrations (whose
+// errors say "idem: migrate …"). An app that runs goose applies
+// idem.Migrations with it instead.
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	if err := idem.Migrate(ctx, pool); err != nil {
-		return fmt.Errorf("migrate idem: %w", err)
-	}
 	if _, err := pool.Exec(ctx, schema); err != nil {
 		return fmt.Errorf("migrate transfers: %w", err)
 	}
-	return nil
+	return idem.Migrate(ctx, pool)
 }

@@ -20,8 +20,8 @@ import (
 	"exactlyonce/idem/idemtest"
 )
 
-// The example end to end: a real PostgreSQL (idemtest starts one when
-// TEST_DATABASE_URL is not set), a real HTTP server, and a browser that
+// The example end to end: a real PostgreSQL (TEST_DATABASE_URL names
+// its server; see idem/README.md, Tests), a real HTTP server, and a browser that
 // keeps its cookies, reads the form's fields and does not follow redirects.
 
 func TestMain(m *testing.M) { idemtest.Main(m) }
@@ -67,6 +67,48 @@ func TestDoubleSubmitSendsOnce(t *testing.T) {
 	}
 	if got := b.get(answers[0].Header.Get("Location")); !strings.Contains(got, "You sent Ada €20") {
 		t.Errorf("receipt: got %q, want it to name Ada and €20", got)
+	}
+}
+
+// The JSON route under Idempotency-Key: a retry gets the first answer byte
+// for byte, marked replayed; another body under the key is refused 422; a
+// body refused before the work stores nothing, so the corrected one under
+// the same key is sent; a request with no account is 401. One transfer per
+// key, whatever was retried.
+func TestJSONRoute(t *testing.T) {
+	app := start(t)
+	first := app.postJSON("k1", "alice", `{"friend":"Ada","amount":20}`)
+	if first.status != http.StatusCreated || first.header.Get(idem.HeaderReplayed) != "" ||
+		!strings.HasPrefix(first.header.Get("Location"), "/api/transfers/") || !strings.Contains(first.body, `"friend":"Ada"`) {
+		t.Fatalf("first: got %d %v %s, want a fresh 201 with a Location and the transfer", first.status, first.header, first.body)
+	}
+	again := app.postJSON("k1", "alice", `{"amount": 20, "friend": "Ada"}`) // the same members, in another order
+	if again.status != http.StatusCreated || again.body != first.body || again.header.Get(idem.HeaderReplayed) != "true" ||
+		again.header.Get("Location") != first.header.Get("Location") {
+		t.Fatalf("a retry: got %d %v %s, want the first answer byte for byte, replayed", again.status, again.header, again.body)
+	}
+	if got := app.postJSON("k1", "alice", `{"friend":"Ada","amount":30}`); got.status != http.StatusUnprocessableEntity ||
+		!strings.Contains(got.body, "idempotency-key-reused") {
+		t.Fatalf("another amount under the key: got %d %s, want 422 idempotency-key-reused", got.status, got.body)
+	}
+	if got := app.postJSON("k2", "alice", `{"friend":"","amount":20}`); got.status != http.StatusBadRequest {
+		t.Fatalf("no friend: got %d %s, want 400", got.status, got.body)
+	}
+	if got := app.postJSON("k2", "alice", `{"friend":"Grace","amount":5}`); got.status != http.StatusCreated || got.header.Get(idem.HeaderReplayed) != "" {
+		t.Fatalf("the corrected body under the refused one's key: got %d %v %s, want a fresh 201", got.status, got.header, got.body)
+	}
+	if got := app.postJSON("k3", "", `{"friend":"Ada","amount":20}`); got.status != http.StatusUnauthorized ||
+		got.header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("no account: got %d %v %s, want a 401 problem+json", got.status, got.header, got.body)
+	}
+	if n := app.transfers(); n != 2 {
+		t.Fatalf("got %d transfers, want 2", n)
+	}
+	if got := app.getJSON(first.header.Get("Location"), "alice"); got.status != http.StatusOK || strings.TrimSpace(got.body) != strings.TrimSpace(first.body) {
+		t.Errorf("its Location: got %d %s, want 200 and the transfer", got.status, got.body)
+	}
+	if got := app.getJSON(first.header.Get("Location"), "mallory"); got.status != http.StatusNotFound {
+		t.Errorf("its Location to another account: got %d %s, want 404", got.status, got.body)
 	}
 }
 
@@ -159,6 +201,51 @@ func start(t *testing.T) *app {
 	ts := httptest.NewServer(s.routes())
 	t.Cleanup(ts.Close)
 	return &app{t: t, url: ts.URL, pool: pool, keys: keys}
+}
+
+type jsonAnswer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// postJSON sends body to POST /api/transfers under key, as account.
+func (a *app) postJSON(key, account, body string) jsonAnswer {
+	a.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, a.url+"/api/transfers", strings.NewReader(body))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", `"`+key+`"`)
+	if account != "" {
+		req.Header.Set("Authorization", "Bearer "+account)
+	}
+	return a.do(req)
+}
+
+func (a *app) getJSON(path, account string) jsonAnswer {
+	a.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, a.url+path, nil)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+account)
+	return a.do(req)
+}
+
+func (a *app) do(req *http.Request) jsonAnswer {
+	a.t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return jsonAnswer{status: resp.StatusCode, header: resp.Header, body: string(body)}
 }
 
 func (a *app) transfers() int {

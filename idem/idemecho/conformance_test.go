@@ -9,6 +9,7 @@ import (
 
 	"exactlyonce/idem"
 	"exactlyonce/idem/idemecho"
+	"exactlyonce/idem/idemhttp"
 	"exactlyonce/idem/idemtest"
 )
 
@@ -29,6 +30,34 @@ var echoV4 = idemtest.Adapter{Name: "echo/v4",
 			return h(c.Response(), c.Request(), func(work idem.Work) error { return idemecho.Do(c, work) }, idemecho.LockOf(c))
 		}, keys.Middleware())
 		return e
-	}}
+	},
+	Handle: func(store *idem.Store, scope func(r *http.Request) (string, error), work idem.Work) http.Handler {
+		e := echo.New()
+		e.HTTPErrorHandler = idemecho.ErrorHandler(e.DefaultHTTPErrorHandler)
+		keys := idemecho.New(idemecho.Options{Store: store, Scope: func(c echo.Context) (string, error) { return scope(c.Request()) }})
+		e.POST("/things", keys.Handle(work))
+		return e
+	},
+	Form: func(o idemhttp.FormOptions, h idemtest.FormHandler) (http.Handler, *idem.Form, error) {
+		eo := idemecho.FormOptions{FormOptions: o.FormOptions, StatusPath: o.StatusPath, Layout: o.Layout, StartOver: o.StartOver}
+		if o.Visitor != nil {
+			eo.Visitor = func(c echo.Context) (string, error) { return o.Visitor(c.Response(), c.Request()) }
+		}
+		form, err := idemecho.NewForm(eo)
+		if err != nil {
+			return nil, nil, err
+		}
+		e := echo.New()
+		route := func(c echo.Context) error {
+			return h(c.Response(), c.Request(), func() (idem.FormKey, error) { return form.Key(c) },
+				func(fields []string, work idem.Work) error { return form.Submit(c, fields, work) },
+				func(err error) bool { return form.WriteError(c, err) })
+		}
+		e.GET("/send", route)
+		e.POST("/send", route)
+		e.GET("/send/status", form.StatusHandler())
+		return e, form.Core(), nil
+	},
+}
 
 func TestConformance(t *testing.T) { idemtest.Conformance(t, echoV4) }

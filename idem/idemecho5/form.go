@@ -18,42 +18,38 @@ type FormOptions struct {
 	// Visitor names the visitor (its keys' scope); default
 	// idemhttp.CookieVisitor("idem_visitor").
 	Visitor func(c *echo.Context) (string, error)
-	// StatusPath is where Status is served (GET). Required.
+	// StatusPath is where Status is served (GET); default the submit's
+	// path and "/status" (idemhttp.FormOptions.StatusPath).
 	StatusPath string
-	// Page renders body as a whole page with status, in the application's
-	// layout; default idemhttp.BarePage.
-	Page func(c *echo.Context, status int, body idemhttp.Component) error
+	// Layout frames the kit's pages in the application's layout under
+	// their titles (idemhttp.FormOptions.Layout); default a bare page.
+	Layout func(title string, body Component) Component
 	// StartOver is where a visitor goes to fill the form in again
-	// (idemhttp.FormOptions.StartOver); default "/".
+	// (idemhttp.FormOptions.StartOver, which defaults it to "/").
 	StartOver string
 }
+
+// Component is a piece of HTML of templ's shape (idemhttp.Component): what
+// a Layout frames, and what a templ layout is handed.
+type Component = idemhttp.Component
 
 // Form is an HTML form protected by a key minted when it is rendered
 // (idemhttp.Form), for Echo.
 type Form struct {
-	http      *idemhttp.Form
-	startOver string
+	http *idemhttp.Form
 }
 
 // NewForm returns the form o describes.
 func NewForm(o FormOptions) (*Form, error) {
-	ho := idemhttp.FormOptions{FormOptions: o.FormOptions, StatusPath: o.StatusPath, StartOver: o.StartOver}
+	ho := idemhttp.FormOptions{FormOptions: o.FormOptions, StatusPath: o.StatusPath, Layout: o.Layout, StartOver: o.StartOver}
 	if o.Visitor != nil {
 		ho.Visitor = func(_ http.ResponseWriter, r *http.Request) (string, error) { return o.Visitor(contextOf(r)) }
-	}
-	if o.Page != nil {
-		ho.Page = func(_ http.ResponseWriter, r *http.Request, status int, body idemhttp.Component) error {
-			return o.Page(contextOf(r), status, body)
-		}
 	}
 	f, err := idemhttp.NewForm(ho)
 	if err != nil {
 		return nil, err
 	}
-	if o.StartOver == "" {
-		o.StartOver = "/"
-	}
-	return &Form{http: f, startOver: o.StartOver}, nil
+	return &Form{http: f}, nil
 }
 
 // Core is the framework-neutral form under f.
@@ -93,7 +89,7 @@ func (f *Form) StatusHandler() echo.HandlerFunc {
 		err := f.Status(c)
 		switch {
 		case errors.Is(err, idem.ErrNotFound):
-			return c.Redirect(http.StatusSeeOther, f.startOver)
+			return c.Redirect(http.StatusSeeOther, f.http.StartOver())
 		case err != nil && f.WriteError(c, err):
 			return nil
 		}

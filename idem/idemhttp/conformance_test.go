@@ -28,6 +28,30 @@ var netHTTP = idemtest.Adapter{Name: "net/http",
 			}
 		})))
 		return mux
-	}}
+	},
+	Handle: func(store *idem.Store, scope func(r *http.Request) (string, error), work idem.Work) http.Handler {
+		keys := idemhttp.New(idemhttp.Options{Store: store, Scope: scope})
+		mux := http.NewServeMux()
+		mux.Handle("POST /things", keys.Handle(work))
+		return mux
+	},
+	Form: func(o idemhttp.FormOptions, h idemtest.FormHandler) (http.Handler, *idem.Form, error) {
+		form, err := idemhttp.NewForm(o)
+		if err != nil {
+			return nil, nil, err
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/send", func(w http.ResponseWriter, r *http.Request) {
+			err := h(w, r, func() (idem.FormKey, error) { return form.Key(w, r) },
+				func(fields []string, work idem.Work) error { return form.Submit(w, r, fields, work) },
+				func(err error) bool { return form.WriteError(w, r, err) })
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+			}
+		})
+		mux.Handle("GET /send/status", form.StatusHandler())
+		return mux, form.Core(), nil
+	},
+}
 
 func TestConformance(t *testing.T) { idemtest.Conformance(t, netHTTP) }

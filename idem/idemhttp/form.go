@@ -1,13 +1,17 @@
 package idemhttp
 
 import (
+	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
+	"html"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path"
 
 	"exactlyonce/idem"
 )
@@ -45,13 +49,20 @@ type FormOptions struct {
 	idem.FormOptions
 	// Visitor names the visitor; default CookieVisitor("idem_visitor").
 	Visitor Visitor
-	// StatusPath is where the form's Status is served (GET), for instance
-	// "/transfer/status": a submission still running after the wait is
-	// sent there, and reloads it until its answer exists. Required.
+	// StatusPath is where the form's Status is served (GET), the route the
+	// application mounts StatusHandler on: a submission still running after
+	// the wait is sent there, and reloads it until its answer exists.
+	// Default: the submit's path and "/status" (a form posted to "/send"
+	// has its status at "/send/status"), so the path is written once, in
+	// the route.
 	StatusPath string
-	// Page writes body as a whole page with status, in the application's
-	// layout; default a bare HTML page.
-	Page func(w http.ResponseWriter, r *http.Request, status int, body Component) error
+	// Layout frames the kit's pages (the "still working on it" page, a
+	// refused submit) in the application's layout: title is the page's
+	// title and heading, body what goes under it. The kit renders the
+	// result whole, with its status, or a bare 500 if it fails. Default: a
+	// bare HTML page. A templ layout taking (string, templ.Component) is
+	// one through a func literal that calls it.
+	Layout func(title string, body Component) Component
 	// StartOver is where a visitor goes to fill the form in again: the
 	// link of WriteError's pages, and where StatusHandler sends a submit
 	// that left nothing stored. Default "/".
@@ -72,14 +83,11 @@ func NewForm(o FormOptions) (*Form, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.StatusPath == "" {
-		return nil, errors.New("idemhttp: FormOptions.StatusPath is required")
-	}
 	if o.Visitor == nil {
 		o.Visitor = CookieVisitor("idem_visitor")
 	}
-	if o.Page == nil {
-		o.Page = BarePage
+	if o.Layout == nil {
+		o.Layout = bareLayout
 	}
 	if o.StartOver == "" {
 		o.StartOver = "/"
@@ -89,6 +97,11 @@ func NewForm(o FormOptions) (*Form, error) {
 
 // Core is the framework-neutral form under f.
 func (f *Form) Core() *idem.Form { return f.core }
+
+// StartOver is where f sends a visitor to fill the form in again:
+// FormOptions.StartOver, or its default. An adapter's status route reads it
+// here, so that the default is set in one place.
+func (f *Form) StartOver() string { return f.o.StartOver }
 
 // Key mints the key to render into the form (HiddenFields) for this
 // request's visitor.
@@ -116,7 +129,7 @@ func (f *Form) Submit(w http.ResponseWriter, r *http.Request, fields []string, w
 	}
 	o, err := f.core.Submit(r.Context(), v, FormKeyOf(r), fields, work)
 	if errors.Is(err, idem.ErrInProgress) {
-		http.Redirect(w, r, f.statusURL(FormKeyOf(r).Key), http.StatusSeeOther)
+		http.Redirect(w, r, statusURL(f.statusPath(r), FormKeyOf(r).Key), http.StatusSeeOther)
 		return nil
 	}
 	if err != nil {
@@ -126,8 +139,16 @@ func (f *Form) Submit(w http.ResponseWriter, r *http.Request, fields []string, w
 	return nil
 }
 
-func (f *Form) statusURL(key string) string {
-	return f.o.StatusPath + "?" + url.Values{"key": {key}}.Encode()
+// statusPath is where the submit r is sent while its key is held.
+func (f *Form) statusPath(r *http.Request) string {
+	if f.o.StatusPath != "" {
+		return f.o.StatusPath
+	}
+	return path.Join(r.URL.Path, "status")
+}
+
+func statusURL(path, key string) string {
+	return path + "?" + url.Values{"key": {key}}.Encode()
 }
 
 // Status serves StatusPath: the stored answer (a redirect to the result)
@@ -144,7 +165,8 @@ func (f *Form) Status(w http.ResponseWriter, r *http.Request) error {
 	resp, err := f.core.Status(r.Context(), v, key)
 	if errors.Is(err, idem.ErrInProgress) {
 		w.Header().Set("Refresh", "1")
-		return f.o.Page(w, r, http.StatusAccepted, Processing(f.statusURL(key)))
+		f.page(w, r, http.StatusAccepted, processingTitle, Processing(statusURL(r.URL.Path, key)))
+		return nil
 	}
 	if err != nil {
 		return err
@@ -157,8 +179,8 @@ func (f *Form) Status(w http.ResponseWriter, r *http.Request) error {
 // mounts there: Status, a submit that left nothing stored
 // (idem.ErrNotFound) sent to StartOver to fill the form in again, the
 // kit's refusals written by WriteError, and any other error (the Visitor's,
-// an outage's) logged with slog's default logger and answered 500 through
-// Page.
+// an outage's) logged with slog's default logger and answered 500 in the
+// Layout.
 func (f *Form) StatusHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		err := f.Status(w, r)
@@ -170,7 +192,7 @@ func (f *Form) StatusHandler() http.Handler {
 		default:
 			slog.ErrorContext(r.Context(), "idem: form status failed", "path", r.URL.Path, "err", err)
 			title, text := visitorWords(err, idem.Refusal{})
-			f.o.Page(w, r, http.StatusInternalServerError, refused(title, text, f.o.StartOver)) //nolint:errcheck // the status is sent: there is nothing else to show
+			f.page(w, r, http.StatusInternalServerError, title, refused(text, f.o.StartOver))
 		}
 	})
 }
@@ -180,16 +202,37 @@ func FormKeyOf(r *http.Request) idem.FormKey {
 	return idem.FormKey{Key: r.FormValue(idem.KeyField), Sig: r.FormValue(idem.SigField)}
 }
 
-// BarePage writes body as a minimal HTML page.
-func BarePage(w http.ResponseWriter, r *http.Request, status int, body Component) error {
+// page writes body in the Layout under title, whole, with status. A page
+// that fails to render is a bare 500, logged: half a page cannot be taken
+// back.
+func (f *Form) page(w http.ResponseWriter, r *http.Request, status int, title string, body Component) {
+	var b bytes.Buffer
+	if err := f.o.Layout(title, body).Render(r.Context(), &b); err != nil {
+		slog.ErrorContext(r.Context(), "idem: render the form's page", "path", r.URL.Path, "err", err)
+		http.Error(w, "Something went wrong; please try again.", http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if w.Header().Get("Cache-Control") == "" {
+		// A "still working" page or a refusal is of this moment: a Back
+		// to it asks again.
+		w.Header().Set("Cache-Control", "no-store")
+	}
 	w.WriteHeader(status)
-	if _, err := fmt.Fprint(w, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Processing</title></head><body>"); err != nil {
+	b.WriteTo(w) //nolint:errcheck // the client went away
+}
+
+// bareLayout is the default Layout: a minimal HTML page.
+func bareLayout(title string, body Component) Component {
+	return componentFunc(func(ctx context.Context, w io.Writer) error {
+		t := html.EscapeString(title)
+		if _, err := io.WriteString(w, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>"+t+"</title></head><body><h1>"+t+"</h1>"); err != nil {
+			return err
+		}
+		if err := body.Render(ctx, w); err != nil {
+			return err
+		}
+		_, err := io.WriteString(w, "</body></html>\n")
 		return err
-	}
-	if err := body.Render(r.Context(), w); err != nil {
-		return err
-	}
-	_, err := fmt.Fprint(w, "</body></html>\n")
-	return err
+	})
 }

@@ -10,8 +10,8 @@ import (
 
 // Component is a piece of HTML. It has the shape of templ.Component, so the
 // kit's components go straight into a templ template (@idemhttp.HiddenFields(key))
-// and a templ page can be what FormOptions.Page renders around them, with no
-// templ code generated in the kit.
+// and a templ layout can frame them (FormOptions.Layout), with no templ code
+// generated in the kit.
 type Component interface {
 	Render(ctx context.Context, w io.Writer) error
 }
@@ -31,12 +31,16 @@ func HiddenFields(k idem.FormKey) Component {
 	})
 }
 
-// Processing tells the visitor their submission is still being worked on.
-// Status sends it with a Refresh header, so the browser asks again every
-// second without a script, and follows the redirect to the result.
+// processingTitle is the title of the page Processing is the body of.
+const processingTitle = "Still working on it"
+
+// Processing tells the visitor their submission is still being worked on
+// (the body of a page titled "Still working on it"). Status sends it with a
+// Refresh header, so the browser asks again every second without a script,
+// and follows the redirect to the result.
 func Processing(statusURL string) Component {
 	return componentFunc(func(_ context.Context, w io.Writer) error {
-		_, err := io.WriteString(w, `<section data-testid="processing" aria-live="polite"><h1>Still working on it</h1>`+
+		_, err := io.WriteString(w, `<section data-testid="processing" aria-live="polite">`+
 			`<p>Your submission arrived and is being processed. This page checks again every second; there is no need to submit the form again.</p>`+
 			`<p><a href="`+html.EscapeString(statusURL)+`">Check now</a></p></section>`)
 		return err

@@ -97,8 +97,9 @@ func (k *Keys) Handle(work idem.Work) http.Handler {
 // that finishes the key with work's response, and sends that response: the
 // JSON route's Form.Submit. Call it from a handler under Middleware, once
 // the request is read and checked (Middleware has put the body back), and
-// answer its error as Refuse would (WriteError): work's own error, which
-// wrote nothing and freed the key, or the kit's. A request that holds no
+// answer its error as Options.Refuse does (return it from a handler under
+// Func, which does): work's own error, which wrote nothing and freed the
+// key, or the kit's. A request that holds no
 // key (one without Idempotency-Key on an Optional route, or a handler not
 // under Middleware) is refused with idem.ErrMissingKey, and work does not
 // run.
@@ -148,6 +149,20 @@ func (k *Keys) Middleware(next http.Handler) http.Handler {
 			k.o.Refuse(w, r, err)
 		}
 	})
+}
+
+// Func is Middleware for a handler that returns its error, as a route that
+// reads its request and calls Do does: an error it returns (Do's, or its
+// own before Do) is answered as Options.Refuse answers the kit's (by
+// default logged unless it is a refusal, then WriteError), so a route's
+// errors are told and logged the same way whichever side refused. What the
+// handler writes before it returns an error is sent as it is.
+func (k *Keys) Func(h func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+	return k.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			k.o.Refuse(w, r, err)
+		}
+	}))
 }
 
 // Read reads a request's key, scope and body into the kit's request, and

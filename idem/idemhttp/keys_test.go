@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -216,6 +217,59 @@ func TestDoReadsTheRequest(t *testing.T) {
 	}
 	if got := post(mux, ``, `{"body":"eggs"}`); got.Code != http.StatusBadRequest || !strings.Contains(got.Body.String(), "missing-idempotency-key") {
 		t.Fatalf("no key on an Optional route: got %d %s, want 400 missing-idempotency-key", got.Code, got.Body)
+	}
+	if n := count(t, pool); n != 1 {
+		t.Fatalf("got %d notes, want 1", n)
+	}
+}
+
+// Func answers a handler's returned error as the kit's own are: Do's
+// refusal (another body under the key) as problem+json, the work's own
+// error logged and answered 500, and either frees the key for the retry.
+func TestFuncAnswersReturnedErrors(t *testing.T) {
+	pool := idemtest.NewPool(t)
+	if _, err := pool.Exec(context.Background(), `CREATE TABLE notes (id serial PRIMARY KEY, body text NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	var logged strings.Builder
+	keys := idemhttp.New(idemhttp.Options{Store: idem.NewStore(pool, idem.Options{}),
+		Scope: func(r *http.Request) (string, error) { return r.Header.Get("X-Client"), nil },
+		Log:   slog.New(slog.NewTextHandler(&logged, nil))})
+	broken := true
+	mux := http.NewServeMux()
+	mux.Handle("POST /notes", keys.Func(func(w http.ResponseWriter, r *http.Request) error {
+		var in struct{ Body string }
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			return fmt.Errorf("decode: %w", err)
+		}
+		return idemhttp.Do(w, r, func(ctx context.Context, tx pgx.Tx) (idem.Response, error) {
+			if broken {
+				return idem.Response{}, errors.New("the work's own failure")
+			}
+			var id int
+			if err := tx.QueryRow(ctx, `INSERT INTO notes (body) VALUES ($1) RETURNING id`, in.Body).Scan(&id); err != nil {
+				return idem.Response{}, err
+			}
+			return idem.Created(fmt.Sprintf("/notes/%d", id), map[string]any{"id": id})
+		})
+	}))
+	got := post(mux, `"f1"`, `{"body":"milk"}`)
+	if got.Code != http.StatusInternalServerError || got.Header().Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("a work that fails: got %d %q %s, want a 500 problem+json", got.Code, got.Header().Get("Content-Type"), got.Body)
+	}
+	if !strings.Contains(logged.String(), "the work's own failure") {
+		t.Errorf("the work's failure was not logged: %q", logged.String())
+	}
+	broken = false
+	if got := post(mux, `"f1"`, `{"body":"milk"}`); got.Code != http.StatusCreated || got.Header().Get("Location") == "" {
+		t.Fatalf("the retry: got %d %v, want a fresh 201 with a Location", got.Code, got.Header())
+	}
+	got = post(mux, `"f1"`, `{"body":"eggs"}`)
+	if got.Code != http.StatusUnprocessableEntity || !strings.Contains(got.Body.String(), "idempotency-key-reused") {
+		t.Fatalf("another body under the key: got %d %s, want 422 problem+json", got.Code, got.Body)
+	}
+	if strings.Contains(logged.String(), "reused") {
+		t.Errorf("a refusal was logged as a failure: %q", logged.String())
 	}
 	if n := count(t, pool); n != 1 {
 		t.Fatalf("got %d notes, want 1", n)

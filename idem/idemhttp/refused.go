@@ -14,7 +14,7 @@ import (
 
 // WriteError answers one of the kit's refusals of a submit (a key reused
 // with other values, a form too old or not minted for this visitor, a
-// submit still running, an outage) as a page in the form's layout (Page),
+// submit still running, an outage) as a page in the form's layout (Layout),
 // with its status and words for the visitor rather than for an API client.
 // It reports false, and writes nothing, for any other error: the
 // application's own (the work's, the Visitor's), which its error handler
@@ -28,7 +28,7 @@ func (f *Form) WriteError(w http.ResponseWriter, r *http.Request, err error) boo
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ref.RetryAfter.Seconds()))))
 	}
 	title, text := visitorWords(err, ref)
-	f.o.Page(w, r, ref.Status, refused(title, text, f.o.StartOver)) //nolint:errcheck // the status is sent: there is nothing else to show
+	f.page(w, r, ref.Status, title, refused(text, f.o.StartOver))
 	return true
 }
 
@@ -55,11 +55,11 @@ func visitorWords(err error, ref idem.Refusal) (title, text string) {
 	return "Something went wrong", "Your submission could not be processed. Wait a moment and send the form again; it will not be sent twice."
 }
 
-// refused is the page WriteError renders: what happened, and a way back to
-// the form.
-func refused(title, text, startOver string) Component {
+// refused is the body of the page WriteError renders (its title is what
+// happened): what to do, and a way back to the form.
+func refused(text, startOver string) Component {
 	return componentFunc(func(_ context.Context, w io.Writer) error {
-		_, err := io.WriteString(w, `<section data-testid="refused" role="alert"><h1>`+html.EscapeString(title)+`</h1>`+
+		_, err := io.WriteString(w, `<section data-testid="refused" role="alert">`+
 			`<p>`+html.EscapeString(text)+`</p><p><a href="`+html.EscapeString(startOver)+`">Start over</a></p></section>`)
 		return err
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"exactlyonce/idem"
+	"exactlyonce/idem/idemhttp"
 )
 
 // Adapter is one of the kit's web adapters (idemhttp, idemecho, idemecho5)
@@ -32,6 +33,16 @@ type Adapter struct {
 	// the adapter does it (idemhttp: the default Refuse, Options.Log;
 	// Echo: its error handler behind idemecho.ErrorHandler).
 	Protect func(store *idem.Store, scope func(r *http.Request) (string, error), log *slog.Logger, h Handler) http.Handler
+	// Handle returns a server of POST /things that is the adapter's
+	// Keys.Handle(work), with keys scoped by scope and errors answered as
+	// Protect's are.
+	Handle func(store *idem.Store, scope func(r *http.Request) (string, error), work idem.Work) http.Handler
+	// Form returns a server of the adapter's Form built from o (its
+	// Visitor, when set, called through the adapter's own; its Layout and
+	// StartOver passed on): GET and POST /send are h's, GET /send/status
+	// is the Form's StatusHandler (o leaves StatusPath to its default);
+	// and the Form's Core.
+	Form func(o idemhttp.FormOptions, h FormHandler) (http.Handler, *idem.Form, error)
 }
 
 // Handler is a route's handler written once for every adapter: it reads r
@@ -39,6 +50,13 @@ type Adapter struct {
 // request's key as the adapter's Do does, and lock is the adapter's
 // LockOf.
 type Handler func(w http.ResponseWriter, r *http.Request, do func(idem.Work) error, lock *idem.Lock) error
+
+// FormHandler is a form's route written once for every adapter: key,
+// submit and writeError are the adapter's Form.Key, Form.Submit and
+// Form.WriteError for the request. Its error goes to the adapter's error
+// handler.
+type FormHandler func(w http.ResponseWriter, r *http.Request,
+	key func() (idem.FormKey, error), submit func(fields []string, work idem.Work) error, writeError func(error) bool) error
 
 // A conformance case sends one request whose handler (or scope) does what
 // the case names, then the corrected request with the same key and another
@@ -144,8 +162,11 @@ var conformanceCases = []conformanceCase{
 // Conformance runs the kit's promise through adapter a: a handler that
 // writes nothing, returns an error, panics, or is refused before its work
 // began frees the key with a real answer (never a panic, never a stored
-// refusal), and only the work's answer is the key's. Each case is a
-// subtest of a database of its own (NewPool).
+// refusal), and only the work's answer is the key's; a JSON route reads
+// its body and replays its answer; a finish whose COMMIT fails is answered
+// 503 and frees the key; a form's key minted at render runs its work once,
+// and the form's refusals and status route are the same on every adapter.
+// The subtests share a database of their own (NewPool).
 func Conformance(t *testing.T, a Adapter) {
 	t.Helper()
 	pool := NewPool(t)
@@ -153,6 +174,9 @@ func Conformance(t *testing.T, a Adapter) {
 		t.Fatal(err)
 	}
 	store := idem.NewStore(pool, idem.Options{Lease: 3 * time.Second})
+	t.Run(a.Name+"/a JSON route", func(t *testing.T) { jsonRoute(t, a, store) })
+	t.Run(a.Name+"/a finish that does not commit", func(t *testing.T) { notCommitted(t, a, pool, store) })
+	formConformance(t, a, store)
 	for i, tc := range conformanceCases {
 		t.Run(a.Name+"/"+tc.name, func(t *testing.T) {
 			key := fmt.Sprintf("conformance-%d", i)
@@ -195,6 +219,9 @@ func Conformance(t *testing.T, a Adapter) {
 				}
 				return
 			}
+			if _, err := store.Get(t.Context(), "alice", key); !errors.Is(err, idem.ErrNotFound) {
+				t.Fatalf("the key after the first request: got %v, want it free (idem.ErrNotFound)", err)
+			}
 			// The key is free: the corrected request (another body) runs.
 			retry, _ := sendThing(srv, key, `{"n":2}`, true)
 			if retry.Code != http.StatusCreated || retry.Header().Get(idem.HeaderReplayed) != "" {
@@ -222,11 +249,7 @@ func sendThing(h http.Handler, key, body string, retry bool) (rec *httptest.Resp
 	return rec, false
 }
 
-func problemSlug(rec *httptest.ResponseRecorder) string {
-	var p struct{ Type string }
-	json.Unmarshal(rec.Body.Bytes(), &p) //nolint:errcheck // an empty type is the failure
-	return strings.TrimPrefix(p.Type, "/problems/")
-}
+func problemSlug(rec *httptest.ResponseRecorder) string { return problemOf(rec.Body.String()) }
 
 func countThings(tb testing.TB, pool *pgxpool.Pool) int {
 	tb.Helper()

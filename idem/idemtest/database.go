@@ -3,6 +3,7 @@ package idemtest
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -25,43 +26,41 @@ const (
 	envAdminURL = "TEST_ADMIN_DATABASE_URL"
 )
 
-// errNoServer says what to do when there is neither TEST_DATABASE_URL nor a
-// PostgreSQL to start.
-const errNoServer = `idemtest: TEST_DATABASE_URL is not set, and no PostgreSQL server programs
-(initdb, postgres) were found in PG_BIN, /usr/lib/postgresql/*/bin or PATH to start one.
+// errNoServer says what to do when TEST_DATABASE_URL is not set. idemtest
+// starts no server of its own: a second launcher beside the one each
+// project already has (a CI service, a container, pg_virtualenv) would be
+// one more thing to keep working on every machine.
+const errNoServer = `idemtest: TEST_DATABASE_URL is not set.
 The tests need a PostgreSQL server, 15 or later, on which they may create databases:
-install one (apt-get install postgresql-15, brew install postgresql@15), point PG_BIN
-at the folder holding its initdb and postgres, or set TEST_DATABASE_URL to a
-superuser postgres:// URL of a server of your own`
+set TEST_DATABASE_URL to a superuser postgres:// URL of one, for instance
+    TEST_DATABASE_URL=postgres://postgres:secret@localhost:5432/postgres go test ./...
+In the exactlyonce repository: make test/kit from its root, or in idem/
+    make -C .. bin/testpg && ../bin/testpg -- go test ./...
+A throwaway server for one command: on Debian or Ubuntu, pg_virtualenv (postgresql-common),
+    pg_virtualenv sh -c 'TEST_DATABASE_URL=postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/postgres go test ./...'
+or a container, on the URL above
+    docker run -d -p 5432:5432 -e POSTGRES_PASSWORD=secret postgres:15`
 
 // Main runs a test package whose tests call NewDatabase or NewPool, from its
 // TestMain:
 //
 //	func TestMain(m *testing.M) { idemtest.Main(m) }
 //
-// With TEST_DATABASE_URL set, the tests use that server. Without it, Main
-// starts a throwaway PostgreSQL for this test binary from the machine's
-// server programs (PG_BIN, else the newest /usr/lib/postgresql/*/bin, else
-// PATH; as the user postgres when run as root), and stops and deletes it
-// when the tests end, whether they pass or fail. When there is neither, the
-// package fails once, saying what to install or set, rather than once per
-// test.
+// The tests use the server TEST_DATABASE_URL names. Without it, the package
+// fails once, saying what to set, rather than once per test.
 func Main(m *testing.M) {
 	if _, _, err := serverURLs(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	stopLocal()
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // NewDatabase creates a database for tb alone on the server that
-// TEST_DATABASE_URL names (or the one Main started), applies the kit's
-// migrations (idem.Migrate) to it and returns its URL. The database is
-// dropped when tb ends, after the cleanups registered later, such as closing
-// pools on it. Without Main and TEST_DATABASE_URL, the first call starts a
-// server as Main does, which the watchdog stops once the binary exits.
+// TEST_DATABASE_URL names, applies the kit's migrations (idem.Migrate) to it
+// and returns its URL. The database is dropped when tb ends, after the
+// cleanups registered later, such as closing pools on it. Without
+// TEST_DATABASE_URL, tb fails with what Main says.
 //
 // Databases named idemtest_* that a killed test binary left behind can be
 // dropped.
@@ -107,9 +106,7 @@ func NewPool(tb testing.TB) *pgxpool.Pool {
 func serverURLs() (server, admin *url.URL, err error) {
 	raw := os.Getenv(envURL)
 	if raw == "" {
-		if raw, err = localURL(); err != nil {
-			return nil, nil, err
-		}
+		return nil, nil, errors.New(errNoServer)
 	}
 	if server, err = parseURL(envURL, raw); err != nil {
 		return nil, nil, err

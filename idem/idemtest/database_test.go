@@ -2,14 +2,9 @@ package idemtest
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -41,51 +36,20 @@ func TestNewPoolIsMigratedAndDropped(t *testing.T) {
 	}
 }
 
-// Without TEST_DATABASE_URL, a test binary starts a server of its own and
-// leaves nothing behind: Main stops it and deletes its folder when the tests
-// end, and the watchdog does when the binary is killed instead.
-func TestServerOfItsOwn(t *testing.T) {
-	if how := os.Getenv("IDEMTEST_CHILD"); how != "" {
-		// The child: Main has started the server, as TEST_DATABASE_URL is
-		// unset; say where it is, then end as asked.
-		pid, err := os.ReadFile(filepath.Join(local.srv.dir, "data", "postmaster.pid"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		NewPool(t) // the server serves
-		fmt.Println(local.srv.dir, strings.SplitN(string(pid), "\n", 2)[0])
-		if how == "kill" {
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			select {}
-		}
-		return
+// Without TEST_DATABASE_URL, a test package fails once, before any test,
+// saying what to set; it starts no server of its own.
+func TestMainWithoutAServerSaysWhatToDo(t *testing.T) {
+	if os.Getenv("IDEMTEST_CHILD") != "" {
+		t.Fatal("a test ran without TEST_DATABASE_URL")
 	}
-	for _, how := range []string{"exit", "kill"} {
-		t.Run(how, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestServerOfItsOwn$", "-test.count=1")
-			cmd.Env = append(os.Environ(), "IDEMTEST_CHILD="+how, envURL+"=", envAdminURL+"=")
-			out, err := cmd.Output()
-			if how == "exit" && err != nil || how == "kill" && err == nil {
-				t.Fatalf("child: got %v, want it to %s; output:\n%s", err, how, out)
-			}
-			var dir string
-			var pid int
-			if _, err := fmt.Sscan(string(out), &dir, &pid); err != nil || !strings.HasPrefix(dir, "/tmp/idemtest-") {
-				t.Fatalf("child printed %q, want its server's folder and pid", out)
-			}
-			wait := 30 * time.Second
-			if how == "exit" {
-				wait = 0 // Main removed it before the child exited
-			}
-			for deadline := time.Now().Add(wait); ; time.Sleep(50 * time.Millisecond) {
-				_, err := os.Stat(dir)
-				if errors.Is(err, os.ErrNotExist) && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("after the child's %s: %s still there (%v) or server %d still running", how, dir, err, pid)
-				}
-			}
-		})
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMainWithoutAServerSaysWhatToDo$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "IDEMTEST_CHILD=1", envURL+"=", envAdminURL+"=")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("the child: got %v, want exit status 1; output:\n%s", err, out)
+	}
+	if got := string(out); got != errNoServer+"\n" {
+		t.Fatalf("the child said %q, want only what to do:\n%s", got, errNoServer)
 	}
 }

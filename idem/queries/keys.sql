@@ -76,6 +76,14 @@ UPDATE idem_keys
 SET parked_at = now()
 WHERE scope = @scope AND key = @key AND lock_token = @lock_token::uuid AND status = 'started';
 
+-- name: Unpark :execrows
+-- An operator's hand back to the completer: a parked key whose cause they
+-- have dealt with loses its parking and its attempts, and its lease ends,
+-- so that the completer's next pass settles it afresh.
+UPDATE idem_keys
+SET parked_at = NULL, settle_attempts = 0, locked_until = least(locked_until, now())
+WHERE scope = @scope AND key = @key AND status = 'started' AND parked_at IS NOT NULL;
+
 -- name: Heartbeat :one
 -- Extends the lease of the attempt holding lock_token; no row back means
 -- the attempt has lost the key.

@@ -20,7 +20,8 @@ import (
 	"exactlyonce/internal/web"
 )
 
-// Main runs the shop's binary with args (none: serve; sweep; worker),
+// Main runs the shop's binary with args (none: serve; sweep; worker;
+// unpark SCOPE KEY),
 // configured from the environment, until ctx ends: configuration →
 // tracing → pool → migrations → application → serve → graceful shutdown.
 // cmd/web runs it alone; demo/cmd/demo with the double-click lab mounted
@@ -68,6 +69,8 @@ func Main(ctx context.Context, args []string, demo Demo) error {
 	defer pool.Close()
 
 	switch mode {
+	case "unpark":
+		return unpark(ctx, pool, args[1:], log)
 	case "sweep":
 		sw, err := lifecycle.NewSweeper(database.New(pool), lifecycle.SweeperConfig{Retention: cfg.KeyRetention}, nil, log).Pass(ctx)
 		log.Info("sweep", "keys", sw.Keys, "events", sw.Events, "another_instance_sweeping", sw.Busy)
@@ -78,7 +81,7 @@ func Main(ctx context.Context, args []string, demo Demo) error {
 		}
 	case "worker":
 	default:
-		return fmt.Errorf("unknown command %q: want none (serve), sweep or worker", mode)
+		return fmt.Errorf("unknown command %q: want none (serve), sweep, worker or unpark", mode)
 	}
 
 	jobsPool, err := database.OpenBeside(ctx, pool, int32(cfg.JobsDBMaxConns))

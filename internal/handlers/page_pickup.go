@@ -41,7 +41,7 @@ func newPickupForm(d Deps) *idemecho.Form {
 		FormOptions: idem.FormOptions{Store: d.Keys, Secret: d.FormSecret, TTL: d.FormTTL, Version: pickup.Version},
 		Visitor:     func(c echo.Context) (string, error) { return visitor(c), nil },
 		StatusPath:  "/pickup/status",
-		Page:        framedPage,
+		Layout:      func(title string, body idemecho.Component) idemecho.Component { return views.Framed(title, body) },
 	})
 	if err != nil {
 		// The configuration refuses a short secret at start-up.
@@ -152,9 +152,4 @@ func (h *Handler) pickupReceipt(c echo.Context) error {
 	}
 	return web.Render(c, http.StatusOK, views.PickupReserved(views.PickupReceipt{ID: r.ID.String(), Slot: r.Slot.Label, Name: r.Name,
 		AlreadyReserved: c.QueryParam("replayed") == "1"}))
-}
-
-// framedPage renders the kit's processing page inside the shop's layout.
-func framedPage(c echo.Context, status int, body idemhttp.Component) error {
-	return web.Render(c, status, views.Framed("Processing", body))
 }

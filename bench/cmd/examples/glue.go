@@ -3,15 +3,19 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
+	"go/types"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/tools/go/packages"
 )
 
 // kitModule is the kit's module path, which its import paths start with.
@@ -24,68 +28,76 @@ type gluedLine struct {
 	Text string
 }
 
-// countGlue returns the lines of the example in dir that exist to wire the
-// kit, by this rule, applied to its Go files (not its tests, not generated
-// code) and its templ files; blank lines and comments never count:
+// countGlue returns the lines of the example in dir that a newcomer writes
+// only because of the kit. It reads the example's package with its types
+// (from the folder, so through the replaces of its go.mod), counts in its Go
+// files but its tests and generated code (which are read for their types
+// all the same), and in its templ files; blank lines and comments never
+// count. A line is glue when it is in
 //
-//   - an import of the kit;
-//   - a statement, declaration or struct field that names the kit: one of
-//     its packages (idem., idemhttp., idemecho., idemecho5.), or a name
-//     bound to it, that is a variable, field or parameter declared with one
-//     of the kit's types or assigned straight from a call of a kit package
-//     or a literal of a kit type (names are matched as names, not by scope);
-//   - all the lines of such a statement (an if whose condition names the
-//     kit, a call that spans lines), except the bodies of the function
-//     literals in it, which are the app's own code and are counted by the
-//     same rule;
-//   - in a templ file, a line that names a kit package or imports it.
+//  1. an import of the kit (exactlyonce/idem or a package under it);
+//  2. a statement, declaration, struct field or function signature that
+//     uses the kit: an identifier that denotes one of the kit's packages or
+//     objects (its functions, types, constants, and the fields and methods
+//     of its types: s.form.Submit, lock.Scope), or a variable, field or
+//     parameter whose type mentions one of the kit's types (key
+//     idem.FormKey, keys *idem.Store, f.Key where that field is an
+//     idem.FormKey) — all its lines (an if whose condition uses the kit, a
+//     call that spans lines), except the bodies of the function literals
+//     in it, which are the app's own code and are counted statement by
+//     statement by the same rules; identifiers are told apart by what they
+//     denote, not by their names, so that an app's form is not the kit's;
+//  3. an if right after such a statement, in the same block, that tests an
+//     error the statement assigned and whose body only passes it on (one
+//     return that uses it, or one t.Fatal-like call of it, with no else):
+//     the check is there only because the kit's call can fail;
+//  4. in a templ file, a line that names a kit package or imports it.
 func countGlue(dir string) ([]gluedLine, error) {
+	cfg := &packages.Config{
+		Mode: packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles |
+			packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
+		Dir: dir,
+		Env: append(os.Environ(), "GOWORK=off"), // the example is a module of its own
+	}
+	pkgs, err := packages.Load(cfg, ".")
+	if err != nil {
+		return nil, fmt.Errorf("load the package: %w", err)
+	}
+	var errs []string
+	for _, p := range pkgs {
+		for _, e := range p.Errors {
+			errs = append(errs, e.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("load the package: %s", strings.Join(errs, "; "))
+	}
+	if len(pkgs) != 1 {
+		return nil, fmt.Errorf("load the package: %d packages in %s", len(pkgs), dir)
+	}
+	pkg := pkgs[0]
+	files := slices.DeleteFunc(slices.Clone(pkg.Syntax), ast.IsGenerated)
+	slices.SortFunc(files, func(a, b *ast.File) int {
+		return strings.Compare(pkg.Fset.File(a.Pos()).Name(), pkg.Fset.File(b.Pos()).Name())
+	})
 	var lines []gluedLine
-	goFiles, _ := filepath.Glob(filepath.Join(dir, "*.go")) // the pattern is well formed
-	fset := token.NewFileSet()
-	var files []*ast.File
-	for _, name := range goFiles {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
-		if err != nil {
-			return nil, err
-		}
-		if !ast.IsGenerated(f) {
-			files = append(files, f)
-		}
-	}
-	g := &glue{fset: fset, names: map[string]bool{}}
-	for _, f := range files {
-		for _, imp := range f.Imports {
-			if path, _ := strconv.Unquote(imp.Path.Value); isKit(path) {
-				name := filepath.Base(path)
-				if imp.Name != nil {
-					name = imp.Name.Name
-				}
-				g.pkgs = append(g.pkgs, name)
-				g.names[name] = true
-			}
-		}
-	}
-	for g.bind(files) {
-	}
+	g := &glue{fset: pkg.Fset, info: pkg.TypesInfo}
 	for _, f := range files {
 		g.marked = map[int]bool{}
 		g.file(f)
-		src, err := os.ReadFile(fset.File(f.Pos()).Name())
+		name := pkg.Fset.File(f.Pos()).Name()
+		src, err := os.ReadFile(name)
 		if err != nil {
 			return nil, err
 		}
 		text := strings.Split(string(src), "\n")
-		for _, n := range slices.Sorted(mapKeys(g.marked)) {
+		for _, n := range slices.Sorted(maps.Keys(g.marked)) {
 			if t := strings.TrimSpace(text[n-1]); t != "" && !strings.HasPrefix(t, "//") {
-				lines = append(lines, gluedLine{filepath.Base(fset.File(f.Pos()).Name()), n, t})
+				lines = append(lines, gluedLine{filepath.Base(name), n, t})
 			}
 		}
 	}
-	templFiles, _ := filepath.Glob(filepath.Join(dir, "*.templ"))
+	templFiles, _ := filepath.Glob(filepath.Join(dir, "*.templ")) // the pattern is well formed
 	for _, name := range templFiles {
 		t, err := templGlue(name)
 		if err != nil {
@@ -98,100 +110,81 @@ func countGlue(dir string) ([]gluedLine, error) {
 
 func isKit(path string) bool { return path == kitModule || strings.HasPrefix(path, kitModule+"/") }
 
-func mapKeys(m map[int]bool) func(func(int) bool) {
-	return func(yield func(int) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
+// inKit reports whether p is one of the kit's packages.
+func inKit(p *types.Package) bool { return p != nil && isKit(p.Path()) }
 
 type glue struct {
 	fset   *token.FileSet
-	pkgs   []string        // the kit's packages, by their names in the files
-	names  map[string]bool // the packages and the names bound to the kit
-	marked map[int]bool    // the glued lines of the file at hand
+	info   *types.Info
+	marked map[int]bool // the glued lines of the file at hand
 }
 
-// unbound are names never bound to the kit: they hold whatever a call
-// returns beside its value.
-var unbound = map[string]bool{"_": true, "err": true, "ok": true}
-
-// bind adds the names declared with a kit type or assigned from a kit call
-// or literal, and reports whether it added any.
-func (g *glue) bind(files []*ast.File) bool {
-	added := false
-	add := func(ids ...*ast.Ident) {
-		for _, id := range ids {
-			if !unbound[id.Name] && !g.names[id.Name] {
-				g.names[id.Name], added = true, true
-			}
+// kitObject reports whether obj is the kit's: one of its packages, an
+// object it declares (a field or method of one of its types among them), or
+// a variable, field or parameter whose type mentions one of its types.
+func kitObject(obj types.Object) bool {
+	switch obj := obj.(type) {
+	case nil:
+		return false
+	case *types.PkgName:
+		return inKit(obj.Imported())
+	case *types.Var:
+		if mentionsKit(obj.Type()) {
+			return true
 		}
 	}
-	for _, f := range files {
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.Field:
-				if g.mentions(n.Type) {
-					add(n.Names...)
-				}
-			case *ast.ValueSpec:
-				if n.Type != nil && g.mentions(n.Type) || slices.ContainsFunc(n.Values, g.fromKit) {
-					add(n.Names...)
-				}
-			case *ast.AssignStmt:
-				for i, lhs := range n.Lhs {
-					id, ok := lhs.(*ast.Ident)
-					if !ok {
-						continue
-					}
-					rhs := n.Rhs[0]
-					if len(n.Rhs) == len(n.Lhs) {
-						rhs = n.Rhs[i]
-					}
-					if g.fromKit(rhs) {
-						add(id)
-					}
-				}
-			}
-			return true
-		})
-	}
-	return added
+	return inKit(obj.Pkg())
 }
 
-// fromKit reports whether e is a call of a kit package's function (or a
-// method on one of its values: idem.X(…), idemhttp.X(…)) or a literal of a
-// kit type, possibly behind &.
-func (g *glue) fromKit(e ast.Expr) bool {
-	switch e := e.(type) {
-	case *ast.UnaryExpr:
-		return g.fromKit(e.X)
-	case *ast.CompositeLit:
-		return e.Type != nil && g.namesPkg(e.Type)
-	case *ast.CallExpr:
-		return g.namesPkg(e.Fun)
+// mentionsKit reports whether t is one of the kit's types or is built of
+// one (a pointer to it, a slice or map of it, a function that takes or
+// returns it, a type argument). An app's named type is the app's: what it
+// is made of is not looked into, or every value holding a kit's field would
+// be glue.
+func mentionsKit(t types.Type) bool {
+	switch t := t.(type) {
+	case *types.Alias:
+		return inKit(t.Obj().Pkg()) || mentionsKit(t.Rhs())
+	case *types.Named:
+		if inKit(t.Obj().Pkg()) {
+			return true
+		}
+		for a := range t.TypeArgs().Types() {
+			if mentionsKit(a) {
+				return true
+			}
+		}
+	case *types.Pointer:
+		return mentionsKit(t.Elem())
+	case *types.Slice:
+		return mentionsKit(t.Elem())
+	case *types.Array:
+		return mentionsKit(t.Elem())
+	case *types.Chan:
+		return mentionsKit(t.Elem())
+	case *types.Map:
+		return mentionsKit(t.Key()) || mentionsKit(t.Elem())
+	case *types.Signature:
+		return mentionsKit(t.Params()) || mentionsKit(t.Results())
+	case *types.Tuple:
+		for v := range t.Variables() {
+			if mentionsKit(v.Type()) {
+				return true
+			}
+		}
+	case *types.Struct:
+		for f := range t.Fields() {
+			if mentionsKit(f.Type()) {
+				return true
+			}
+		}
 	}
 	return false
 }
 
-// namesPkg reports whether e names one of the kit's packages.
-func (g *glue) namesPkg(e ast.Expr) bool {
-	found := false
-	ast.Inspect(e, func(n ast.Node) bool {
-		if id, ok := n.(*ast.Ident); ok && slices.Contains(g.pkgs, id.Name) {
-			found = true
-		}
-		return !found
-	})
-	return found
-}
-
-// mentions reports whether ns name the kit outside the function literals in
-// them; nil ones are left out.
-func (g *glue) mentions(ns ...ast.Node) bool {
+// uses reports whether ns use the kit outside the bodies of the function
+// literals in them; nil ones are left out.
+func (g *glue) uses(ns ...ast.Node) bool {
 	found := false
 	for _, n := range ns {
 		if n == nil || found {
@@ -200,10 +193,10 @@ func (g *glue) mentions(ns ...ast.Node) bool {
 		ast.Inspect(n, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.FuncLit:
-				found = found || g.mentions(n.Type)
+				found = found || g.uses(n.Type)
 				return false
 			case *ast.Ident:
-				found = found || g.names[n.Name]
+				found = found || kitObject(g.info.ObjectOf(n))
 			}
 			return !found
 		})
@@ -240,7 +233,17 @@ func (g *glue) file(f *ast.File) {
 				g.spec(s)
 			}
 		case *ast.FuncDecl:
-			if d.Recv != nil && g.mentions(d.Recv) || g.mentions(d.Type) {
+			sig := []ast.Node{d.Type}
+			if d.Recv != nil {
+				sig = append(sig, d.Recv)
+			}
+			if d.Body == nil {
+				if g.uses(sig...) {
+					g.mark(d)
+				}
+				continue
+			}
+			if g.uses(sig...) {
 				for l := g.line(d.Pos()); l <= g.line(d.Body.Lbrace); l++ {
 					g.marked[l] = true
 				}
@@ -259,15 +262,15 @@ func (g *glue) spec(s ast.Spec) {
 	case *ast.TypeSpec:
 		if st, ok := s.Type.(*ast.StructType); ok {
 			for _, f := range st.Fields.List {
-				if g.mentions(f) {
+				if g.uses(f) {
 					g.mark(f)
 				}
 			}
-		} else if g.mentions(s) {
+		} else if g.uses(s) {
 			g.mark(s)
 		}
 	case *ast.ValueSpec:
-		if g.mentions(s) {
+		if g.uses(s) {
 			g.mark(s)
 		} else {
 			g.inside(s)
@@ -275,14 +278,95 @@ func (g *glue) spec(s ast.Spec) {
 	}
 }
 
+// stmts counts the statements of a block (or of a case, or a function's
+// body): those whose header uses the kit, and the error checks right after
+// them that only pass on the error their call returned.
 func (g *glue) stmts(list []ast.Stmt) {
+	var errs []types.Object // the errors the glued statement before assigned
 	for _, s := range list {
-		if g.mentions(header(s)...) {
+		switch {
+		case g.uses(header(s)...):
 			g.mark(s)
-		} else {
+			errs = g.errorsAssigned(s)
+			continue
+		case g.passesOn(s, errs):
+			g.mark(s)
+		default:
 			g.inside(s)
 		}
+		errs = nil
 	}
+}
+
+// errorsAssigned returns the variables of type error that s assigns (a :=,
+// an =, a var).
+func (g *glue) errorsAssigned(s ast.Stmt) []types.Object {
+	var ids []*ast.Ident
+	switch s := s.(type) {
+	case *ast.AssignStmt:
+		for _, e := range s.Lhs {
+			if id, ok := e.(*ast.Ident); ok {
+				ids = append(ids, id)
+			}
+		}
+	case *ast.DeclStmt:
+		if d, ok := s.Decl.(*ast.GenDecl); ok {
+			for _, spec := range d.Specs {
+				if v, ok := spec.(*ast.ValueSpec); ok {
+					ids = append(ids, v.Names...)
+				}
+			}
+		}
+	}
+	var errs []types.Object
+	for _, id := range ids {
+		if obj := g.info.ObjectOf(id); obj != nil && types.Identical(obj.Type(), errorType) {
+			errs = append(errs, obj)
+		}
+	}
+	return errs
+}
+
+var errorType = types.Universe.Lookup("error").Type()
+
+// passesOn reports whether s is an if, with neither init nor else, that
+// tests one of errs and whose body only passes it on: one return that uses
+// it, or one call of panic or of a Fatal, Fatalf or Fatalln (t.Fatal,
+// log.Fatalf) with it.
+func (g *glue) passesOn(s ast.Stmt, errs []types.Object) bool {
+	is, ok := s.(*ast.IfStmt)
+	if !ok || len(errs) == 0 || is.Init != nil || is.Else != nil || len(is.Body.List) != 1 || !g.usesAny(is.Cond, errs) {
+		return false
+	}
+	switch b := is.Body.List[0].(type) {
+	case *ast.ReturnStmt:
+		return slices.ContainsFunc(b.Results, func(e ast.Expr) bool { return g.usesAny(e, errs) })
+	case *ast.ExprStmt:
+		call, ok := b.X.(*ast.CallExpr)
+		if !ok || !slices.ContainsFunc(call.Args, func(e ast.Expr) bool { return g.usesAny(e, errs) }) {
+			return false
+		}
+		switch fun := ast.Unparen(call.Fun).(type) {
+		case *ast.Ident:
+			_, builtin := g.info.Uses[fun].(*types.Builtin)
+			return builtin && fun.Name == "panic"
+		case *ast.SelectorExpr:
+			return slices.Contains([]string{"Fatal", "Fatalf", "Fatalln"}, fun.Sel.Name)
+		}
+	}
+	return false
+}
+
+// usesAny reports whether n refers to one of objs.
+func (g *glue) usesAny(n ast.Node, objs []types.Object) bool {
+	found := false
+	ast.Inspect(n, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && slices.Contains(objs, g.info.Uses[id]) {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // header is the part of s that decides whether all of s is glue: all of a
@@ -308,7 +392,7 @@ func header(s ast.Stmt) []ast.Node {
 	return []ast.Node{s}
 }
 
-// inside counts the statements nested in n, whose header does not name the
+// inside counts the statements nested in n, whose header does not use the
 // kit.
 func (g *glue) inside(n ast.Node) {
 	if b, ok := n.(*ast.BlockStmt); ok {
@@ -329,7 +413,7 @@ func (g *glue) inside(n ast.Node) {
 			g.stmts(c.Body.List)
 			return false
 		case *ast.CaseClause:
-			if g.mentions(exprs(c.List)...) {
+			if g.uses(exprs(c.List)...) {
 				g.mark(c)
 			} else {
 				g.stmts(c.Body)

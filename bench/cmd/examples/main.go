@@ -5,8 +5,8 @@
 // go.sum (GOWORK off, -mod=readonly: a missing go.sum line fails the
 // build). In each copy it checks that templ generate changes nothing, then
 // runs go vet, go build and go test, the tests on TEST_DATABASE_URL (which
-// make test provides; without it the kit's idemtest starts a PostgreSQL of
-// its own). Before that it counts each example's glue (see countGlue) and
+// make test provides; without it the kit's idemtest fails and says what to
+// set). Before that it counts each example's glue (see countGlue) and
 // checks the documents that show the kit's code (documents: idem/README.md,
 // docs/kit.md and the kit's part of README.md): it fails when one quotes
 // another glue count than the one counted, when a code block it marks as

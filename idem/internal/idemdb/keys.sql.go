@@ -564,3 +564,25 @@ func (q *Queries) TrySweepLock(ctx context.Context, lockID int64) (bool, error) 
 	err := row.Scan(&pg_try_advisory_xact_lock)
 	return pg_try_advisory_xact_lock, err
 }
+
+const unpark = `-- name: Unpark :execrows
+UPDATE idem_keys
+SET parked_at = NULL, settle_attempts = 0, locked_until = least(locked_until, now())
+WHERE scope = $1 AND key = $2 AND status = 'started' AND parked_at IS NOT NULL
+`
+
+type UnparkParams struct {
+	Scope string
+	Key   string
+}
+
+// An operator's hand back to the completer: a parked key whose cause they
+// have dealt with loses its parking and its attempts, and its lease ends,
+// so that the completer's next pass settles it afresh.
+func (q *Queries) Unpark(ctx context.Context, arg UnparkParams) (int64, error) {
+	result, err := q.db.Exec(ctx, unpark, arg.Scope, arg.Key)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
