@@ -84,7 +84,7 @@ func (p *Provider) authenticationPage(c echo.Context) error {
 		return err
 	}
 	data := struct {
-		Waiting                          bool
+		Waiting                           bool
 		Amount, Description, Status, Back string
 	}{Waiting: in.Status == StatusRequiresAction, Amount: formatAmount(in.Amount, in.Currency), Status: in.Status}
 	if in.Description != nil {
