@@ -65,12 +65,18 @@ func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.Checko
 		invalid *checkout.InvalidOrderError
 		ordered *checkout.CartOrderedError
 		changed *checkout.CartChangedError
+		authn   *checkout.AuthenticationRequiredError
 	)
 	if err == nil {
 		return resultAnswer(res)
 	}
 	f := web.Classify(err)
 	switch {
+	case errors.As(err, &authn):
+		// The bank asks the shopper to authenticate the payment (3-D
+		// Secure): to its page, which sends them back to /checkout/return.
+		// A second submit of the form meanwhile is sent there too.
+		return answer{location: authn.URL}, nil
 	case f.Kind == problem.KeyInUse || f.Kind == problem.LockLost:
 		// Still running when the engine stopped waiting for it: the
 		// processing page waits on, without holding a request open.
