@@ -23,7 +23,7 @@ import (
 type routes struct {
 	engine    *checkout.Engine
 	completer *checkout.Completer
-	catalog *catalog.Catalog
+	catalog   *catalog.Catalog
 	// demo is what Config.Demo mounted; zero without one.
 	demo     Mounted
 	keys     *idem.Store

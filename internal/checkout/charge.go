@@ -93,8 +93,11 @@ func (e *Engine) pay(ctx context.Context, a Attempt, c *claim, priced catalog.Pr
 //     Stripe cancels a processing intent only in rare cases, and a refused
 //     cancel stored under the cancel key would be replayed to the
 //     completer's cancel of the same key after the intent has failed.
+//
 //   - declined (requires_payment_method with its error) is the decline.
+//
 //   - canceled is payment.ErrCanceled, as when the confirm is refused.
+//
 //   - any other status (requires_action, above all) is canceled at the
 //     provider under the completer's cancel key, so that nothing can charge
 //     it any more, and is a *notChargedError; unless the cancel finds it

@@ -86,7 +86,7 @@ type Deps struct {
 	// it (checkout.Completer.SettleKey): the return from the shopper's
 	// bank (3-D Secure) does, rather than wait for the completer.
 	Settle func(ctx context.Context, customer uuid.UUID, key string) (string, error)
-	Log      *slog.Logger
+	Log    *slog.Logger
 	// Sessions and FormKeys are the shop's signed cookies and checkout
 	// form keys.
 	Sessions *session.Store

@@ -75,7 +75,7 @@ type Intent struct {
 	// intent with their bank (3-D Secure), for a confirm that gave a
 	// return URL: its next_action.redirect_to_url; "" otherwise.
 	AuthenticateURL string
-	Created  time.Time
+	Created         time.Time
 	// Replayed reports that the provider answered from an earlier call with
 	// the same idempotency key.
 	Replayed bool
