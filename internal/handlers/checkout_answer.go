@@ -76,7 +76,7 @@ func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.Checko
 		// The bank asks the shopper to authenticate the payment (3-D
 		// Secure): to its page, which sends them back to /checkout/return.
 		// A second submit of the form meanwhile is sent there too.
-		return answer{location: authn.URL}, nil
+		return answer{status: http.StatusOK, page: views.OrderAnswer{Authenticate: &views.AuthenticatePage{URL: authn.URL}}}, nil
 	case f.Kind == problem.KeyInUse || f.Kind == problem.LockLost:
 		// Still running when the engine stopped waiting for it: the
 		// processing page waits on, without holding a request open.

@@ -15,13 +15,15 @@ import (
 // authenticationCard is Stripe's test card that always asks for 3-D Secure.
 const authenticationCard = "4000002760003184"
 
-// bankPage is the fake bank's page a 303 from the checkout sends the
-// shopper to, checked to be the fake's.
+// bankPage is the fake bank's page the checkout's answer sends the shopper
+// to (a page with a meta refresh and a link: a 303 to another origin is
+// one the pay form's script could not follow), checked to be the fake's.
 func bankPage(t *testing.T, h *apptest.Harness, p page) string {
 	t.Helper()
-	to := p.header.Get("Location")
-	if p.status != http.StatusSeeOther || !strings.Contains(to, "/3ds/authenticate/pi_") {
-		t.Fatalf("got %d to %q, want a 303 to the bank's 3-D Secure page", p.status, to)
+	to, _ := p.testid("to-bank").Attr("href")
+	refresh, _ := p.doc.Find(`meta[http-equiv=refresh]`).Attr("content")
+	if p.status != http.StatusOK || !strings.HasPrefix(to, h.ProviderURL+"/3ds/authenticate/pi_") || refresh != "0;url="+to {
+		t.Fatalf("got %d to %q (refresh %q), want the page that sends the shopper to the bank's 3-D Secure page", p.status, to, refresh)
 	}
 	return to
 }
