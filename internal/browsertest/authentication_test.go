@@ -11,7 +11,8 @@ import (
 // A card whose bank asks for 3-D Secure, in Chromium: pay with
 // 4000 0027 6000 3184, land on the bank's page (the fake Stripe's), double
 // click Complete, come back to the receipt, refresh it: one order, one
-// charge. The webhook is off, so it is the return that settles the order.
+// charge; the bank's page opened again leads back to the same receipt.
+// The webhook is off, so it is the return that settles the order.
 func TestThreeDSecureInTheBrowser(t *testing.T) {
 	h := apptest.New(t, apptest.WithoutWebhooks)
 	ctx := newBrowser(t)
@@ -20,6 +21,7 @@ func TestThreeDSecureInTheBrowser(t *testing.T) {
 		`document.querySelector('[data-testid=card]').value = '4000 0027 6000 3184'`))
 	do(t, ctx, "pay", chromedp.Click(chromedp.CSS(`[data-testid=pay]`)))
 	waitFor(t, ctx, "the bank's page", `location.pathname.startsWith("/3ds/authenticate/") && document.querySelector('[data-testid=complete]')`)
+	bank := run(t, ctx, "the bank's address", chromedp.Evaluate[string](`location.href`))
 	screenshot(t, ctx, "bank.png", "")
 	h.WantStats(t, 0, 0)
 
@@ -37,8 +39,12 @@ func TestThreeDSecureInTheBrowser(t *testing.T) {
 	if again := waitForReceipt(t, ctx, ""); again != orderID {
 		t.Errorf("refreshed: got order %s, want %s", again, orderID)
 	}
-	// Back to the return URL itself, as a refresh there would.
-	do(t, ctx, "go back to the return", chromedp.Evaluate[chromedp.Void](`history.back()`))
+	// The bank's page again (Back, or its tab left open): it has nothing
+	// left to authenticate, and its way back to the shop lands on the
+	// same receipt.
+	do(t, ctx, "open the bank's page again", chromedp.Navigate(bank))
+	waitFor(t, ctx, "the bank's page, decided", `document.querySelector('[data-testid=decided]') && document.querySelector('[data-testid=back]')`)
+	do(t, ctx, "back to the shop", chromedp.Click(chromedp.CSS(`[data-testid=back]`)))
 	if again := waitForReceipt(t, ctx, ""); again != orderID {
 		t.Errorf("the return again: got order %s, want %s", again, orderID)
 	}

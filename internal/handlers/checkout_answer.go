@@ -246,10 +246,12 @@ func checkoutView(priced catalog.Priced, form views.CheckoutForm) views.Checkout
 }
 
 // testCards are shown on the checkout page: the fake provider's card that
-// succeeds and the one it always declines.
+// succeeds, the one it always declines, and the one whose bank asks the
+// shopper to confirm (3-D Secure).
 var testCards = []views.TestCard{
 	{Number: groupDigits(payment.SucceedingCard), Outcome: "succeeds", Succeeds: true},
 	{Number: groupDigits(payment.DeclinedCard), Outcome: "is declined"},
+	{Number: groupDigits(payment.AuthenticationCard), Outcome: "asks your bank to confirm"},
 }
 
 // groupDigits writes a card number in groups of four, as printed on cards.
