@@ -75,22 +75,28 @@ func TestAuthenticationRoundTrip(t *testing.T) {
 		return resp.StatusCode, body
 	}
 	noRedirects := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	decide := func(page, outcome string) *http.Response {
+	// decided is the bank page's answer to a click: its status and where
+	// it sends the shopper.
+	type decided struct {
+		StatusCode int
+		Location   string
+	}
+	decide := func(page, outcome string) decided {
 		t.Helper()
 		resp, err := noRedirects.PostForm(page, url.Values{"outcome": {outcome}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
-		return resp
+		defer resp.Body.Close()
+		return decided{resp.StatusCode, resp.Header.Get("Location")}
 	}
-	wantBack := func(resp *http.Response, id, status string) {
+	wantBack := func(resp decided, id, status string) {
 		t.Helper()
-		loc, err := url.Parse(resp.Header.Get("Location"))
+		loc, err := url.Parse(resp.Location)
 		if resp.StatusCode != http.StatusSeeOther || err != nil || loc.Host != "shop.example" || loc.Path != "/checkout/return" ||
 			loc.Query().Get("key") != "k1" || loc.Query().Get("payment_intent") != id || loc.Query().Get("redirect_status") != status {
 			t.Fatalf("the way back: got %d to %q, want a 303 to the return_url with payment_intent=%s and redirect_status=%s",
-				resp.StatusCode, resp.Header.Get("Location"), id, status)
+				resp.StatusCode, resp.Location, id, status)
 		}
 	}
 
@@ -113,7 +119,7 @@ func TestAuthenticationRoundTrip(t *testing.T) {
 	if shown.StatusCode != http.StatusOK || !strings.Contains(string(html), `data-testid="complete"`) || !strings.Contains(string(html), "49.00 EUR") {
 		t.Fatalf("the bank's page: got %d %s, want it to ask to complete 49.00 EUR", shown.StatusCode, html)
 	}
-	answers := make([]*http.Response, 2)
+	answers := make([]decided, 2)
 	var wg sync.WaitGroup
 	for i := range answers {
 		wg.Go(func() { answers[i] = decide(page, "complete") })
