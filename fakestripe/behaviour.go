@@ -107,19 +107,44 @@ type Behaviour struct {
 	Rates Rates
 	// Webhooks are the faults of the provider's webhook deliveries.
 	Webhooks WebhookFaults
+	// Authentication are the faults of the bank's 3-D Secure page.
+	Authentication AuthenticationFaults
 	// ProcessingFor is how long an intent a confirm left processing stays
 	// so before it moves on by itself, when it is next read, confirmed or
 	// canceled; zero keeps it processing until MoveOn.
 	ProcessingFor time.Duration
 }
 
+// AuthenticationFaults make the bank's 3-D Secure page (authenticate.go)
+// behave as a shopper's trip to their bank may: slowly, or without ever
+// coming back to the shop.
+type AuthenticationFaults struct {
+	// Delay is waited before a completion or failure is decided: a slow
+	// bank, during which the shopper may click again.
+	Delay time.Duration `json:"-"`
+	// LoseReturn decides the authentication (and sends its webhook) but
+	// answers the shopper 502 instead of sending them back to return_url:
+	// the return is lost, and only the webhook tells the shop.
+	LoseReturn bool `json:"lose_return,omitzero"`
+}
+
+// authenticationFaultsJSON is AuthenticationFaults on the wire, the delay
+// in milliseconds.
+type authenticationFaultsJSON struct {
+	AuthenticationFaults
+	DelayMS int64 `json:"delay_ms,omitzero"`
+}
+
 // WebhookFaults make webhook deliveries arrive as Stripe's may: twice, out
-// of order, late, or before the answer to the call that caused them.
+// of order, late, never, or before the answer to the call that caused them.
 type WebhookFaults struct {
 	// Duplicate and Reorder are the shares of events (0 to 1) delivered
 	// twice, and held back so that later ones overtake them.
 	Duplicate float64 `json:"duplicate,omitzero"`
 	Reorder   float64 `json:"reorder,omitzero"`
+	// Lose is the share of events (0 to 1) never delivered: Stripe retries
+	// for days, but a shop must not wait for that to be right.
+	Lose float64 `json:"lose,omitzero"`
 	// Delay is waited before every delivery.
 	Delay time.Duration `json:"-"`
 	// BeforeAnswer makes a charging call deliver its event before it
@@ -129,7 +154,7 @@ type WebhookFaults struct {
 
 // validate reports whether w can be used.
 func (w WebhookFaults) validate() error {
-	for _, v := range []float64{w.Duplicate, w.Reorder} {
+	for _, v := range []float64{w.Duplicate, w.Reorder, w.Lose} {
 		if !(v >= 0 && v <= 1) {
 			return fmt.Errorf("webhook shares must be between 0 and 1")
 		}
@@ -214,8 +239,10 @@ type behaviourJSON struct {
 	Rates   Rates `json:"rates,omitzero"`
 	// ProcessingMS is ProcessingFor.
 	ProcessingMS int64 `json:"processing_ms,omitzero"`
-	// Webhooks is a pointer so that an absent object stays absent.
-	Webhooks *webhookFaultsJSON `json:"webhooks,omitempty"`
+	// Webhooks and Authentication are pointers so that an absent object
+	// stays absent.
+	Webhooks       *webhookFaultsJSON        `json:"webhooks,omitempty"`
+	Authentication *authenticationFaultsJSON `json:"authentication,omitempty"`
 }
 
 // Validate reports whether the provider would accept b.
@@ -232,6 +259,9 @@ func (b Behaviour) Validate() error {
 	if err := b.Webhooks.validate(); err != nil {
 		return err
 	}
+	if b.Authentication.Delay < 0 || b.Authentication.Delay > MaxDelay {
+		return fmt.Errorf("authentication delay must be between 0 and %d ms", MaxDelay.Milliseconds())
+	}
 	if b.Times < 0 {
 		return fmt.Errorf("times must be 0 (every call) or more")
 	}
@@ -246,6 +276,9 @@ func (b Behaviour) MarshalJSON() ([]byte, error) {
 		ProcessingMS: b.ProcessingFor.Milliseconds()}
 	if b.Webhooks != (WebhookFaults{}) {
 		w.Webhooks = &webhookFaultsJSON{WebhookFaults: b.Webhooks, DelayMS: b.Webhooks.Delay.Milliseconds()}
+	}
+	if b.Authentication != (AuthenticationFaults{}) {
+		w.Authentication = &authenticationFaultsJSON{AuthenticationFaults: b.Authentication, DelayMS: b.Authentication.Delay.Milliseconds()}
 	}
 	return json.Marshal(w)
 }
@@ -285,8 +318,16 @@ func (b *Behaviour) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("behaviour: %w", err)
 		}
 	}
+	var auth AuthenticationFaults
+	if w.Authentication != nil {
+		if w.Authentication.DelayMS < 0 || w.Authentication.DelayMS > MaxDelay.Milliseconds() {
+			return fmt.Errorf("behaviour: authentication delay_ms must be between 0 and %d", MaxDelay.Milliseconds())
+		}
+		auth = w.Authentication.AuthenticationFaults
+		auth.Delay = time.Duration(w.Authentication.DelayMS) * time.Millisecond
+	}
 	*b = Behaviour{Delay: time.Duration(w.DelayMS) * time.Millisecond, Fail: w.Fail.normal(), Times: w.Times, Rates: w.Rates,
-		ProcessingFor: time.Duration(w.ProcessingMS) * time.Millisecond, Webhooks: hooks}
+		ProcessingFor: time.Duration(w.ProcessingMS) * time.Millisecond, Webhooks: hooks, Authentication: auth}
 	return nil
 }
 

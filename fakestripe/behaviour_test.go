@@ -133,3 +133,30 @@ func TestBehaviourJSONWithRates(t *testing.T) {
 		}
 	}
 }
+
+// The bank page's faults and the webhooks' loss travel in the demo body
+// and come back as they went; a delay out of range is refused.
+func TestBehaviourJSONWithAuthenticationFaults(t *testing.T) {
+	const body = `{"delay_ms":0,"fail":"none","webhooks":{"lose":0.5},"authentication":{"lose_return":true,"delay_ms":1500}}`
+	var b fakestripe.Behaviour
+	if err := json.Unmarshal([]byte(body), &b); err != nil {
+		t.Fatalf("Unmarshal: %v", err)
+	}
+	want := fakestripe.Behaviour{Fail: fakestripe.FaultNone, Webhooks: fakestripe.WebhookFaults{Lose: 0.5},
+		Authentication: fakestripe.AuthenticationFaults{LoseReturn: true, Delay: 1500 * time.Millisecond}}
+	if b != want {
+		t.Errorf("got %+v, want %+v", b, want)
+	}
+	out, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != body {
+		t.Errorf("got %s, want %s", out, body)
+	}
+	for _, bad := range []string{`{"authentication":{"delay_ms":600000}}`, `{"webhooks":{"lose":2}}`, `{"authentication":{"lose":true}}`} {
+		if err := json.Unmarshal([]byte(bad), &b); err == nil {
+			t.Errorf("Unmarshal(%s): got no error, want one", bad)
+		}
+	}
+}

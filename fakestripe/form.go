@@ -56,6 +56,20 @@ func checkParams(form url.Values, known ...string) (params, error) {
 
 func (p params) str(name string) string { return p.form.Get(name) }
 
+// returnURL is the return_url parameter, "" when there is none: an
+// absolute http(s) URL, as Stripe requires.
+func (p params) returnURL() (string, error) {
+	raw := p.str("return_url")
+	if raw == "" {
+		return "", nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(raw) > 2048 {
+		return "", invalidRequest("url_invalid", "return_url", "Not a valid URL: return_url must be an absolute http or https URL.")
+	}
+	return raw, nil
+}
+
 // int returns an integer parameter, or ok false when it is absent.
 func (p params) int(name string) (v int64, ok bool, err error) {
 	s := p.form.Get(name)

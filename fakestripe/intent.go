@@ -39,13 +39,18 @@ type Intent struct {
 	// ProcessingUntil is when a processing intent moves on by itself (Unix
 	// milliseconds); nil keeps it processing until MoveOn.
 	ProcessingUntil *int64
+	// ReturnURL is where the authentication page sends the shopper back
+	// (the confirm's return_url), and AuthenticateURL that page, on the
+	// fake: set by a confirm with return_url, for a card that asks for 3-D
+	// Secure.
+	ReturnURL, AuthenticateURL *string
 	// Refunded is whether its charge was refunded (read with the intent).
 	Refunded bool
 }
 
 const intentColumns = `i.id, i.seq, i.amount, i.currency, i.description, i.metadata, i.status, i.payment_method,
 	i.latest_charge, i.last_payment_error, i.canceled_at, i.cancellation_reason, i.created, i.processing_until,
-	EXISTS (SELECT FROM fakestripe.refunds r WHERE r.payment_intent_id = i.id)`
+	i.return_url, i.authenticate_url, EXISTS (SELECT FROM fakestripe.refunds r WHERE r.payment_intent_id = i.id)`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -53,7 +58,8 @@ func scanIntent(row scanner) (Intent, error) {
 	var in Intent
 	var metadata []byte
 	err := row.Scan(&in.ID, &in.Seq, &in.Amount, &in.Currency, &in.Description, &metadata, &in.Status, &in.PaymentMethod,
-		&in.LatestCharge, &in.LastPaymentError, &in.CanceledAt, &in.CancellationReason, &in.Created, &in.ProcessingUntil, &in.Refunded)
+		&in.LatestCharge, &in.LastPaymentError, &in.CanceledAt, &in.CancellationReason, &in.Created, &in.ProcessingUntil,
+		&in.ReturnURL, &in.AuthenticateURL, &in.Refunded)
 	if err != nil {
 		return Intent{}, err
 	}
@@ -74,10 +80,10 @@ func lockIntent(ctx context.Context, conn querier, id string) (Intent, error) {
 func saveIntent(ctx context.Context, conn querier, in Intent) error {
 	_, err := conn.Exec(ctx, `UPDATE fakestripe.payment_intents
 		SET status = $2, payment_method = $3, latest_charge = $4, last_payment_error = $5, canceled_at = $6, cancellation_reason = $7,
-		    processing_until = $8
+		    processing_until = $8, return_url = $9, authenticate_url = $10
 		WHERE id = $1`,
 		in.ID, in.Status, in.PaymentMethod, in.LatestCharge, in.LastPaymentError, in.CanceledAt, in.CancellationReason,
-		in.ProcessingUntil)
+		in.ProcessingUntil, in.ReturnURL, in.AuthenticateURL)
 	if err != nil {
 		return fmt.Errorf("save intent: %w", err)
 	}
@@ -104,15 +110,20 @@ func (in Intent) JSON() json.RawMessage {
 		lastError = in.LastPaymentError
 	}
 	// What Stripe shows for the two statuses that wait: the action the
-	// shopper must take in the browser (Stripe.js handles use_stripe_sdk),
-	// and that a card payment is on its way.
+	// shopper must take in the browser (a redirect to the bank's page and
+	// back to return_url, for a confirm that gave one; else Stripe.js
+	// handles use_stripe_sdk), and that a card payment is on its way.
 	var nextAction, processing any
-	switch in.Status {
-	case StatusRequiresAction:
+	switch {
+	case in.Status == StatusRequiresAction && in.AuthenticateURL != nil && in.ReturnURL != nil:
+		nextAction = map[string]any{"type": "redirect_to_url", "redirect_to_url": map[string]any{
+			"url": *in.AuthenticateURL, "return_url": *in.ReturnURL,
+		}}
+	case in.Status == StatusRequiresAction:
 		nextAction = map[string]any{"type": "use_stripe_sdk", "use_stripe_sdk": map[string]any{
 			"type": "three_d_secure_redirect", "stripe_js": "https://hooks.stripe.com/3d_secure_2/hosted?payment_intent=" + in.ID,
 		}}
-	case StatusProcessing:
+	case in.Status == StatusProcessing:
 		processing = map[string]any{"type": "card", "card": map[string]any{}}
 	}
 	b, err := json.Marshal(map[string]any{

@@ -23,7 +23,11 @@ func (p *Provider) createIntent(c echo.Context) error {
 		return err
 	}
 	ps, err := checkParams(form, "amount", "currency", "description", "metadata[", "payment_method_types[",
-		"payment_method", "confirm", "expand[")
+		"payment_method", "confirm", "return_url", "expand[")
+	if err != nil {
+		return err
+	}
+	returnURL, err := ps.returnURL()
 	if err != nil {
 		return err
 	}
@@ -54,6 +58,9 @@ func (p *Provider) createIntent(c echo.Context) error {
 		return invalidRequest("payment_intent_unexpected_state", "payment_method",
 			"You cannot confirm this PaymentIntent because it's missing a payment method.")
 	}
+	if returnURL != "" && !confirm {
+		return invalidRequest("parameter_invalid", "return_url", "return_url can only be given with confirm=true.")
+	}
 	var fault Fault = FaultNone
 	if confirm {
 		if fault, err = p.beforeCharging(c, ""); err != nil {
@@ -78,6 +85,7 @@ func (p *Provider) createIntent(c echo.Context) error {
 			return answer{}, fmt.Errorf("insert intent: %w", err)
 		}
 		if confirm {
+			in.ReturnURL, in.AuthenticateURL = authenticateAt(c, in.ID, returnURL)
 			return p.charge(ctx, conn, in, pm, fault)
 		}
 		return answer{status: http.StatusOK, body: in.JSON(), save: true}, nil
@@ -86,13 +94,17 @@ func (p *Provider) createIntent(c echo.Context) error {
 }
 
 // confirmIntent serves POST /v1/payment_intents/:id/confirm, optionally
-// with payment_method: the call that charges.
+// with payment_method and return_url: the call that charges.
 func (p *Provider) confirmIntent(c echo.Context) error {
 	form, err := readForm(c)
 	if err != nil {
 		return err
 	}
-	ps, err := checkParams(form, "payment_method", "expand[")
+	ps, err := checkParams(form, "payment_method", "return_url", "expand[")
+	if err != nil {
+		return err
+	}
+	returnURL, err := ps.returnURL()
 	if err != nil {
 		return err
 	}
@@ -130,6 +142,7 @@ func (p *Provider) confirmIntent(c echo.Context) error {
 		case pm == "":
 			pm = *in.PaymentMethod
 		}
+		in.ReturnURL, in.AuthenticateURL = authenticateAt(c, in.ID, returnURL)
 		return p.charge(ctx, conn, in, pm, fault)
 	})
 	return p.finishCharge(c, a, replayed, err, fault)

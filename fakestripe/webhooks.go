@@ -63,6 +63,11 @@ func (w *webhooks) send(ctx context.Context, events []event) {
 	}
 	faults := w.p.Behaviour().Webhooks
 	for _, ev := range events {
+		// Drawn only when set, so that the draws of the other faults are
+		// the ones tests with a fixed sequence expect.
+		if faults.Lose > 0 && w.p.draw() < faults.Lose {
+			continue
+		}
 		payload := w.payload(ev)
 		copies := 1
 		if w.p.draw() < faults.Duplicate {

@@ -294,3 +294,40 @@ func TestNewStoreHoldsItsCompleterOff(t *testing.T) {
 		t.Fatalf("pass a grace after the start: got %d keys (%d settled), %v, want 1", n, *settled, err)
 	}
 }
+
+// SettleKey settles one named key at once, however lately its client asked
+// (a webhook, a shopper back from their bank): a held key is left to its
+// holder (in progress), a stuck one is taken over and handed to the
+// Settler, and a finished or unknown key is not found.
+func TestSettleKey(t *testing.T) {
+	ctx := context.Background()
+	s, pool := newStore(t)
+	var settled []string
+	c := &idem.Completer{Store: s, Grace: time.Hour, // a Pass would leave every key alone
+		Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) {
+			settled = append(settled, l.Key)
+			return "released", l.Release(ctx)
+		})}
+	claimLock(t, s, request("now", "a"))
+	if _, err := c.SettleKey(ctx, "alice", "now"); !errors.Is(err, idem.ErrInProgress) {
+		t.Fatalf("a held key: got %v, want in progress", err)
+	}
+	idemtest.ExpireLock(t, pool, "alice", "now")
+	if n, err := c.Pass(ctx); err != nil || n != 0 {
+		t.Fatalf("a pass within the grace: got %d keys, %v, want none", n, err)
+	}
+	got, err := c.SettleKey(ctx, "alice", "now")
+	if err != nil || got.Outcome != "released" || got.Lock == nil || !got.Lock.ByCompleter || len(settled) != 1 {
+		t.Fatalf("a stuck key: got %+v, %v (settled %v), want it taken over and released", got, err, settled)
+	}
+	if _, err := c.SettleKey(ctx, "alice", "now"); !errors.Is(err, idem.ErrNotFound) {
+		t.Fatalf("a key settled already: got %v, want not found", err)
+	}
+	lock := claimLock(t, s, request("done", "a"))
+	if err := lock.Finish(ctx, idem.Response{Status: 201}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.SettleKey(ctx, "alice", "done"); !errors.Is(err, idem.ErrNotFound) || len(settled) != 1 {
+		t.Fatalf("a finished key: got %v (settled %v), want not found and nothing settled", err, settled)
+	}
+}

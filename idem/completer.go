@@ -173,6 +173,68 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// SettleKey settles the one key (scope, key) of the store's kind now, as a
+// Pass does when the key's turn comes, but without waiting for its client
+// to have been quiet for a Grace: for a caller that has learned the key's
+// outcome may be known (the provider's webhook, a client back from a
+// redirect to its bank). It takes the key over when it is started, not
+// parked and no attempt holds its lease, and hands it to the Settler (a
+// Poison error counts toward parking, and Observe sees the outcome, as in a
+// Pass). It returns an *InProgressError when an attempt holds the key (or
+// a completer or a retry is deciding about it at this moment), and
+// ErrNotFound when there is no started key to settle: finished already, or
+// none.
+func (c *Completer) SettleKey(ctx context.Context, scope, key string) (Settled, error) {
+	maxAttempts := c.MaxAttempts
+	if maxAttempts <= 0 {
+		maxAttempts = 5
+	}
+	sent := time.Now()
+	token := newID()
+	p := idemdb.TakeStuckKeyParams{Scope: scope, Key: key, Kind: c.Store.kind, LockToken: token, Lease: c.Store.lease}
+	var row idemdb.TakeStuckKeyRow
+	take := func(q *idemdb.Queries) error {
+		var err error
+		row, err = q.TakeStuckKey(ctx, p)
+		return err
+	}
+	var err error
+	if c.Store.onTakeover == nil {
+		err = take(c.Store.q)
+	} else {
+		err = pgx.BeginFunc(ctx, c.Store.pool, func(tx pgx.Tx) error {
+			if err := take(idemdb.New(tx)); err != nil {
+				return err
+			}
+			return c.Store.tookOver(ctx, tx, Takeover{Scope: row.Scope, Key: row.Key, ByCompleter: true,
+				Attempt: int(row.SettleAttempts), LockedUntil: row.LockedUntil})
+		})
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		_, err := c.Store.Get(ctx, scope, key)
+		if busy, ok := errors.AsType[*InProgressError](err); ok {
+			return Settled{}, busy
+		}
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return Settled{}, err
+		}
+		return Settled{}, ErrNotFound
+	}
+	if err != nil {
+		return Settled{}, storeError("take key", err)
+	}
+	l := &Lock{store: c.Store, Scope: row.Scope, Key: row.Key, OperationID: row.OperationID,
+		Token: token, Payload: row.Request, TakenOver: true, ByCompleter: true, lease: c.Store.lease, sent: sent}
+	var s Settled
+	turn := func(ctx context.Context) { s = c.settle(ctx, l, int(row.SettleAttempts), maxAttempts) }
+	if c.Around != nil {
+		c.Around(ctx, l, turn)
+	} else {
+		turn(ctx)
+	}
+	return s, nil
+}
+
 // takeStuck takes the next stuck key over: one statement, or, when the
 // store has a TookOver hook, a transaction of it and the hook's write, so
 // that the caller's record of the takeover commits with it.
@@ -193,8 +255,8 @@ func (c *Completer) takeStuck(ctx context.Context, p idemdb.TakeStuckParams) (id
 }
 
 // settle is one key's turn: the Settler, a parking when it keeps failing
-// with a Poison error, and Observe.
-func (c *Completer) settle(ctx context.Context, l *Lock, attempt, maxAttempts int) {
+// with a Poison error, and Observe. It returns what Observe was told.
+func (c *Completer) settle(ctx context.Context, l *Lock, attempt, maxAttempts int) Settled {
 	outcome, err := c.Settler.Settle(ctx, l)
 	s := Settled{Lock: l, Attempt: attempt, Outcome: outcome, Err: err}
 	if isPoison(err) && s.Attempt >= maxAttempts {
@@ -203,6 +265,7 @@ func (c *Completer) settle(ctx context.Context, l *Lock, attempt, maxAttempts in
 	if c.Observe != nil {
 		c.Observe(ctx, s)
 	}
+	return s
 }
 
 // park leaves a poison key to an operator, if the completer still holds it.

@@ -139,6 +139,29 @@ WHERE o.scope = (@customer_id::uuid)::text AND o.key = @key::text
   AND (o.payment_intent_id IS NULL OR o.payment_intent_id = @payment_intent_id::text)
 RETURNING true AS stored;
 
+-- name: AwaitAuthentication :one
+-- Records that a key's operation waits for the shopper to authenticate the
+-- payment with their bank, and where: only while the key is started and
+-- carries the attempt's lock token (a taken-over attempt records nothing).
+-- The wait's start is kept from the first time, so that the window the
+-- completer allows is counted from the first redirect, whatever retries
+-- send the shopper there again.
+UPDATE order_keys o SET authenticate_url = @authenticate_url::text,
+       awaiting_authentication_at = coalesce(o.awaiting_authentication_at, now())
+FROM idem_keys_v1 k
+WHERE o.scope = (@customer_id::uuid)::text AND o.key = @key::text
+  AND k.scope = o.scope AND k.key = o.key AND k.status = 'started' AND k.lock_token = @lock_token::uuid
+RETURNING true AS stored;
+
+-- name: AwaitingKeyOfIntent :one
+-- The key whose operation waits for its shopper to authenticate the
+-- PaymentIntent with their bank (3-D Secure), found by the intent's id,
+-- never by an event's metadata; no row when no started key waits for it.
+SELECT (o.scope)::uuid AS customer_id, o.key
+FROM order_keys o JOIN idem_keys_v1 k ON k.scope = o.scope AND k.key = o.key
+WHERE o.payment_intent_id = @payment_intent_id::text AND o.awaiting_authentication_at IS NOT NULL
+  AND k.status = 'started';
+
 -- name: ClaimTrace :one
 -- The trace of the latest claim of a key ('' when it was not traced, or the
 -- key has no claim on record), for the reconciler's refund, a trace of its
@@ -150,10 +173,14 @@ SELECT coalesce((SELECT e.detail->>'traceparent' FROM key_events e
 -- name: KeyIntent :one
 -- The PaymentIntent stored for a key ('' when none), and the key's age by
 -- the database's clock: what a takeover and the completer settle the key by;
+-- where its shopper authenticates the payment and for how long the key has
+-- waited for that (-1 when it does not);
 -- and the trace of the key's claim ('' when it was not traced), which the
 -- completer's trace links to.
 SELECT coalesce(o.payment_intent_id, '')::text AS payment_intent_id,
        extract(epoch FROM k.age)::double precision AS age_seconds,
+       coalesce(o.authenticate_url, '')::text AS authenticate_url,
+       coalesce(extract(epoch FROM now() - o.awaiting_authentication_at), -1)::double precision AS awaiting_seconds,
        coalesce((SELECT e.detail->>'traceparent' FROM key_events e
                  WHERE e.customer_id = @customer_id::uuid AND e.key = @key::text AND e.event = 'claimed'
                  ORDER BY e.id DESC LIMIT 1), '')::text AS claim_traceparent

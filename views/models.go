@@ -152,6 +152,17 @@ type OrderAnswer struct {
 	Declined   *DeclinedPage
 	Outage     *OutagePage
 	Processing *ProcessingPage
+	// Authenticate sends the shopper to their bank (3-D Secure).
+	Authenticate *AuthenticatePage
+}
+
+// AuthenticatePage takes the shopper to their bank's page, where they
+// authenticate the payment (3-D Secure), by a meta refresh and a link: a
+// page rather than a 303, so that the pay form's script, which sends the
+// form with fetch and cannot follow a redirect to another origin, shows it
+// and goes on from there as a browser without script does.
+type AuthenticatePage struct {
+	URL string
 }
 
 // ProcessingPage is shown while an earlier submit of the same order is

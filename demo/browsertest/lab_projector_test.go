@@ -99,6 +99,7 @@ type presented struct {
 	CountsOnTop  bool     `json:"countsOnTop"`
 	FoldedProse  bool     `json:"foldedProse"`
 	InspectorOut bool     `json:"inspectorOut"`
+	Inspector    bool     `json:"inspector"`
 	CountSize    float64  `json:"countSize"`
 }
 
@@ -114,7 +115,8 @@ const readPresented = `(() => {
 		countsFirst: !!counts && !!timeline && counts.getBoundingClientRect().bottom <= timeline.getBoundingClientRect().top,
 		countsOnTop: !!counts && counts.getBoundingClientRect().bottom <= innerHeight,
 		foldedProse: !!card && !card.querySelector('details.lab-why').open,
-		inspectorOut: document.querySelector('#inspector').getBoundingClientRect().height === 0,
+		inspector: !!document.querySelector('#inspector'),
+		inspectorOut: document.querySelector('#inspector')?.getBoundingClientRect().height === 0,
 		countSize: counts ? parseFloat(getComputedStyle(counts.querySelector('strong')).fontSize) : 0,
 	};
 })()`
@@ -136,6 +138,9 @@ func TestLabPresenterMode(t *testing.T) {
 		got := browsertest.Run(t, ctx, what, chromedp.Evaluate[presented](readPresented))
 		if len(got.Visible) != 1 || got.Visible[0] != card || got.Pos != pos {
 			t.Errorf("%s: got cards %q at %q, want only %s at %q", what, got.Visible, got.Pos, card, pos)
+		}
+		if !got.Inspector {
+			t.Errorf("%s: the database inspector is gone from the page (got %+v)", what, got)
 		}
 		if !got.FoldedProse || !got.InspectorOut {
 			t.Errorf("%s: got %+v, want the explanation folded and the inspector out of the way", what, got)

@@ -69,6 +69,26 @@ FROM stuck
 WHERE k.scope = stuck.scope AND k.key = stuck.key AND k.status = 'started' AND k.parked_at IS NULL
 RETURNING k.scope, k.key, k.operation_id, k.request, k.settle_attempts, k.locked_until;
 
+-- name: TakeStuckKey :one
+-- The completer's takeover of one named key, for a caller that has learned
+-- its outcome may be known now (the provider's webhook, a client back from
+-- a redirect): a started key that is not parked and whose lease has run
+-- out, however lately its client asked (no grace); a row another completer
+-- or a retry is deciding about at this moment is skipped. settle_attempts
+-- counts the takeovers, as TakeStuck's do.
+WITH stuck AS MATERIALIZED (
+    SELECT s.scope, s.key FROM idem_keys AS s
+    WHERE s.scope = @scope AND s.key = @key AND s.kind = @kind::text AND s.status = 'started'
+      AND s.parked_at IS NULL AND s.locked_until <= now()
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE idem_keys AS k
+SET lock_token = @lock_token::uuid, locked_until = now() + @lease::interval,
+    settle_attempts = k.settle_attempts + 1
+FROM stuck
+WHERE k.scope = stuck.scope AND k.key = stuck.key
+RETURNING k.scope, k.key, k.operation_id, k.request, k.settle_attempts, k.locked_until;
+
 -- name: Park :execrows
 -- Parks a poison key held by the completer: it stays started, and no
 -- completer takes it over again.

@@ -95,6 +95,10 @@ type Config struct {
 	// ProviderKeyWindow is how long the provider remembers idempotency keys
 	// (see checkout.Config); zero means checkout.DefaultProviderKeyWindow.
 	ProviderKeyWindow time.Duration
+	// AuthenticationWindow is how long an order waits for its shopper's
+	// 3-D Secure before the completer cancels its payment (see
+	// checkout.Config); zero means checkout.DefaultAuthenticationWindow.
+	AuthenticationWindow time.Duration
 	// MaxSettleAttempts is how many failed settlements park a key (see
 	// checkout.CompleterConfig); zero means the default.
 	MaxSettleAttempts int
@@ -233,7 +237,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	}
 	engine := checkout.New(d, cat, payments, checkout.Config{
 		LockTimeout: cfg.LockTimeout, FinishTimeout: cfg.FinishTimeout, Hooks: hooks, Metrics: m, Log: cfg.Log,
-		ProviderKeyWindow: cfg.ProviderKeyWindow, Answers: rememberAnswers(cfg.RememberedAnswers),
+		ProviderKeyWindow: cfg.ProviderKeyWindow, AuthenticationWindow: cfg.AuthenticationWindow, Answers: rememberAnswers(cfg.RememberedAnswers),
 		AnswersFor: rememberFor, KeyRetention: cfg.KeyRetention, Tracing: tp,
 	})
 	completer := checkout.NewCompleter(engine, payments, checkout.CompleterConfig{
@@ -251,7 +255,8 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 		Answers: rememberAnswers(cfg.RememberedAnswers), AnswersFor: rememberFor, Retention: cfg.KeyRetention})
 	ready := newReadiness(d, payments, cfg)
 	webhooks := stripehook.New(d, payments, cfg.StripeWebhookSecret, m, cfg.Log)
-	register(e, d, cfg, routes{engine: engine, catalog: cat, demo: demo, keys: keys, metrics: m,
+	webhooks.Settle = completer.SettleKey
+	register(e, d, cfg, routes{engine: engine, completer: completer, catalog: cat, demo: demo, keys: keys, metrics: m,
 		ready: ready, webhooks: webhooks})
 
 	a := &App{

@@ -21,8 +21,9 @@ import (
 
 // routes is what the two faces of the server are built from.
 type routes struct {
-	engine  *checkout.Engine
-	catalog *catalog.Catalog
+	engine    *checkout.Engine
+	completer *checkout.Completer
+	catalog   *catalog.Catalog
 	// demo is what Config.Demo mounted; zero without one.
 	demo     Mounted
 	keys     *idem.Store
@@ -45,7 +46,7 @@ func register(e *echo.Echo, d *database.DB, cfg Config, r routes) {
 	e.Use(web.HostAllowList(append(slices.Clip(cfg.AllowedHosts), hostOf(cfg.BaseURL))))
 
 	carts, pickups := cart.New(d, r.catalog), pickup.NewStore(d)
-	pages := handlers.Deps{DB: d, Catalog: r.catalog, Carts: carts, Checkout: r.engine, Log: cfg.Log,
+	pages := handlers.Deps{DB: d, Catalog: r.catalog, Carts: carts, Checkout: r.engine, Settle: r.completer.SettleKey, Log: cfg.Log,
 		Errors: errs, Limits: limits, Metrics: r.metrics, Keys: r.keys, Pickups: pickups}
 	pages.Sessions, pages.FormKeys, pages.FormSecret, pages.FormTTL = browserSessions(cfg)
 	machines := api.Deps{DB: d, Catalog: r.catalog, Carts: carts, Checkout: r.engine, Log: cfg.Log,

@@ -38,7 +38,9 @@ type Harness struct {
 	DB  *database.DB
 	// Provider is the fake Stripe the shop pays through, served over HTTP
 	// as Stripe is; tests set its faults and read its charges directly.
-	Provider *fakestripe.Provider
+	// ProviderURL is its base URL (STRIPE_API_BASE).
+	Provider    *fakestripe.Provider
+	ProviderURL string
 }
 
 // Setup is what an Option may change before the application starts: its
@@ -161,7 +163,7 @@ func NewOnPool(tb testing.TB, pool *pgxpool.Pool, opts ...Option) *Harness {
 	srv.Listener = ln
 	srv.Start()
 	tb.Cleanup(srv.Close)
-	h := &Harness{URL: srv.URL, App: a, DB: d}
+	h := &Harness{URL: srv.URL, App: a, DB: d, ProviderURL: cfg.StripeAPIBase}
 	if fake != nil {
 		h.Provider = fake.Provider
 	}

@@ -28,7 +28,7 @@ func (h *Harness) PaidElsewhere(tb testing.TB, md payment.Metadata) payment.Inte
 		tb.Fatalf("create an intent elsewhere: %v", err)
 	}
 	pm, _ := payment.PaymentMethod("4242424242424242")
-	if in, err = c.ConfirmIntent(ctx, in.ID, key+"/confirm", pm); err != nil || in.Status != payment.StatusSucceeded {
+	if in, err = c.ConfirmIntent(ctx, in.ID, key+"/confirm", pm, ""); err != nil || in.Status != payment.StatusSucceeded {
 		tb.Fatalf("confirm an intent elsewhere: got %+v, %v, want it succeeded", in, err)
 	}
 	return in

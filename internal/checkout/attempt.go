@@ -39,6 +39,14 @@ type Attempt struct {
 	// *PriceChangedError; a key already in use is judged by what it was
 	// first claimed for, as always.
 	ExpectedAmount int64
+	// ReturnURL, when set, is where the shopper's bank sends them back
+	// after 3-D Secure (an absolute URL of the shop's return route, naming
+	// the key). The confirm passes it, so that a card that asks for
+	// authentication answers requires_action with the bank's page to send
+	// the shopper to, and the order waits for them
+	// (*AuthenticationRequiredError). Without one (an API client with no
+	// browser to send), such a payment is canceled and not completed.
+	ReturnURL string
 }
 
 // Result is the outcome of an attempt: the response to send, exactly as

@@ -63,7 +63,7 @@ func (e *Engine) pay(ctx context.Context, a Attempt, c *claim, priced catalog.Pr
 		return payment.Intent{}, fmt.Errorf("card is not a test card")
 	}
 	in, err := e.callProvider(ctx, "confirm", func(ctx context.Context) (payment.Intent, error) {
-		return e.payments.ConfirmIntent(ctx, c.intentID, ConfirmKey(c.providerKey), pm)
+		return e.payments.ConfirmIntent(ctx, c.intentID, ConfirmKey(c.providerKey), pm, a.ReturnURL)
 	})
 	if err != nil {
 		return payment.Intent{}, unknownOutcome(a, err)
@@ -73,10 +73,18 @@ func (e *Engine) pay(ctx context.Context, a Attempt, c *claim, priced catalog.Pr
 
 // settleConfirmed judges the intent a confirm answered without an error.
 // Stripe answers 200 for more than a charge: requires_action (the bank asks
-// the shopper for 3-D Secure, in the browser, through Stripe.js, which this
-// shop does not have) and processing (the money is on its way, and may
-// still not come) charged nothing yet. Only succeeded is returned as it is;
-// the caller still checks its amount and currency against the order's.
+// the shopper to authenticate, 3-D Secure) and processing (the money is on
+// its way, and may still not come) charged nothing yet. Only succeeded is
+// returned as it is; the caller still checks its amount and currency
+// against the order's.
+//
+//   - requires_action, for an attempt that gave a return URL: the intent is
+//     retrieved as it is now (the confirm's answer may be a replay of the
+//     first, while the shopper has been to their bank since): succeeded is
+//     the charge, a failed authentication the decline, and one still
+//     waiting for the shopper an *authenticationError with the bank's page,
+//     which the caller sends them to (awaitAuthentication). Without a
+//     return URL there is no page: it is canceled, below.
 //
 //   - processing: the confirm's answer may be a replay of the first one, so
 //     the intent is retrieved as it is now; one still processing is an
@@ -85,14 +93,17 @@ func (e *Engine) pay(ctx context.Context, a Attempt, c *claim, priced catalog.Pr
 //     Stripe cancels a processing intent only in rare cases, and a refused
 //     cancel stored under the cancel key would be replayed to the
 //     completer's cancel of the same key after the intent has failed.
+//
 //   - declined (requires_payment_method with its error) is the decline.
+//
 //   - canceled is payment.ErrCanceled, as when the confirm is refused.
+//
 //   - any other status (requires_action, above all) is canceled at the
 //     provider under the completer's cancel key, so that nothing can charge
 //     it any more, and is a *notChargedError; unless the cancel finds it
 //     succeeded (or processing) meanwhile, which is judged as above.
 func (e *Engine) settleConfirmed(ctx context.Context, a Attempt, c *claim, in payment.Intent) (payment.Intent, error) {
-	if in.Status == payment.StatusProcessing {
+	if in.Status == payment.StatusProcessing || in.Status == payment.StatusRequiresAction && a.ReturnURL != "" {
 		now, err := e.callProvider(ctx, "retrieve", func(ctx context.Context) (payment.Intent, error) {
 			return e.payments.RetrieveIntent(ctx, in.ID)
 		})
@@ -110,6 +121,8 @@ func (e *Engine) settleConfirmed(ctx context.Context, a Attempt, c *claim, in pa
 		return payment.Intent{}, payment.ErrCanceled
 	case in.Declined != "" && in.Status == payment.StatusRequiresPaymentMethod:
 		return payment.Intent{}, &payment.DeclinedError{IntentID: in.ID, Message: in.Declined}
+	case in.Status == payment.StatusRequiresAction && a.ReturnURL != "" && in.AuthenticateURL != "":
+		return payment.Intent{}, &authenticationError{IntentID: in.ID, URL: in.AuthenticateURL}
 	}
 	left := in.Status
 	in, err := e.callProvider(ctx, "cancel", func(ctx context.Context) (payment.Intent, error) {
@@ -124,6 +137,15 @@ func (e *Engine) settleConfirmed(ctx context.Context, a Attempt, c *claim, in pa
 		return payment.Intent{}, &notChargedError{IntentID: in.ID, Status: left}
 	}
 	return payment.Intent{}, stillProcessing(a, in)
+}
+
+// authenticationError is a confirm the shopper's bank must authenticate
+// first (3-D Secure): nothing is charged until the shopper has been to URL,
+// the bank's page, and back.
+type authenticationError struct{ IntentID, URL string }
+
+func (e *authenticationError) Error() string {
+	return "payment intent " + e.IntentID + " waits for the shopper to authenticate it with their bank"
 }
 
 // stillProcessing is the unknown outcome of an intent that is processing:

@@ -46,6 +46,10 @@ type claim struct {
 	// claimTrace is the traceparent of the key's claim, read with the
 	// intent, for the completer's link to it ("" when untraced).
 	claimTrace string
+	// awaiting is how long the operation has waited for its shopper to
+	// authenticate the payment with their bank (3-D Secure), read with the
+	// intent; negative when it does not wait for that.
+	awaiting time.Duration
 }
 
 // loadIntent reads the PaymentIntent stored for a key taken over, and the
@@ -58,6 +62,7 @@ func (e *Engine) loadIntent(ctx context.Context, customer uuid.UUID, c *claim) e
 	}
 	c.intentID, c.age = row.PaymentIntentID, time.Duration(row.AgeSeconds*float64(time.Second))
 	c.claimTrace = row.ClaimTraceparent
+	c.awaiting = time.Duration(row.AwaitingSeconds * float64(time.Second))
 	return nil
 }
 

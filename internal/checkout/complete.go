@@ -109,6 +109,22 @@ func (p *Completer) traced(ctx context.Context, l *idem.Lock, turn func(context.
 // again; only a database failure ends the pass early.
 func (p *Completer) Pass(ctx context.Context) (int, error) { return p.kit.Pass(ctx) }
 
+// SettleKey settles the customer's key now, as a pass would when its turn
+// came, for a caller that has learned its outcome may be known: the shopper
+// back from their bank's 3-D Secure page, or the provider's webhook about
+// its intent. It returns the outcome (charged, declined, not_completed,
+// pending while the shopper may still be at their bank, lost when a retry
+// settled it first); idem.ErrInProgress when an attempt holds the key, and
+// idem.ErrNotFound when it is finished already or unknown. The key's stored
+// answer, once there is one, is what to show (Engine.State).
+func (p *Completer) SettleKey(ctx context.Context, customer uuid.UUID, key string) (string, error) {
+	s, err := p.kit.SettleKey(ctx, customer.String(), key)
+	if err != nil {
+		return "", err
+	}
+	return s.Outcome, s.Err
+}
+
 // settleKey is the Settler: it settles one key the kit took over and names
 // the outcome for observe. A failure retrying cannot cure (an unreadable
 // request, the provider refusing the cancel) is marked idem.Poison, so the
@@ -199,7 +215,7 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 	switch {
 	case errors.Is(err, ErrLockLost):
 		return "lost", err
-	case errors.Is(err, errProcessing):
+	case errors.Is(err, errProcessing), errors.Is(err, errAwaitingAuthentication):
 		return "pending", err
 	case err != nil:
 		err = fmt.Errorf("settle at the provider: %w", err)
@@ -254,6 +270,10 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 // errProcessing leaves a key whose intent is processing for a later pass.
 var errProcessing = errors.New("payment intent is processing")
 
+// errAwaitingAuthentication leaves a key whose shopper may still be
+// authenticating the payment with their bank for a later pass.
+var errAwaitingAuthentication = errors.New("payment intent waits for the shopper's authentication")
+
 // settleIntent brings the operation's intent to a final state at the
 // provider and returns it (see settle); an intent never confirmed comes
 // back canceled, or with no id when none can be learned.
@@ -280,6 +300,10 @@ func (p *Completer) settleIntent(ctx context.Context, a Attempt, c *claim, price
 			return in, nil
 		case in.Status == payment.StatusProcessing:
 			return payment.Intent{}, errProcessing
+		case in.Status == payment.StatusRequiresAction && c.awaiting >= 0 && c.awaiting < e.cfg.AuthenticationWindow:
+			// The shopper may still be at their bank: left until they
+			// come back, the webhook comes, or the window has passed.
+			return payment.Intent{}, errAwaitingAuthentication
 		}
 	}
 	in, err := e.callProvider(ctx, "cancel", func(ctx context.Context) (payment.Intent, error) {

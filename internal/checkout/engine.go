@@ -46,7 +46,7 @@ import (
 // and the completer use. *payment.Client satisfies it.
 type Payments interface {
 	CreateIntent(ctx context.Context, req payment.IntentRequest) (payment.Intent, error)
-	ConfirmIntent(ctx context.Context, id, idempotencyKey, paymentMethod string) (payment.Intent, error)
+	ConfirmIntent(ctx context.Context, id, idempotencyKey, paymentMethod, returnURL string) (payment.Intent, error)
 	RetrieveIntent(ctx context.Context, id string) (payment.Intent, error)
 	CancelIntent(ctx context.Context, id, idempotencyKey string) (payment.Intent, error)
 	Refund(ctx context.Context, idempotencyKey, intentID string) (payment.Refund, error)
@@ -112,6 +112,10 @@ type Config struct {
 	// by its stored intent, or without a call when none was stored
 	// (idem.Options.ResumeWithin).
 	ProviderKeyWindow time.Duration
+	// AuthenticationWindow is how long an order waits for its shopper to
+	// authenticate the payment with their bank (3-D Secure) before the
+	// completer cancels its intent (DefaultAuthenticationWindow when zero).
+	AuthenticationWindow time.Duration
 	// ProviderRetries is how many times an attempt asks the provider again,
 	// with the same derived key, after an answer that was lost (a 5xx, a
 	// connection that broke or was refused) or a refusal that passes (429,
@@ -138,6 +142,11 @@ type Config struct {
 	// Tracing makes the engine's spans (tracing.go); nil makes none.
 	Tracing trace.TracerProvider
 }
+
+// DefaultAuthenticationWindow is how long an order waits for its shopper's
+// 3-D Secure: Stripe's own challenge pages time out within minutes, and a
+// shopper who has not come back by then has abandoned the payment.
+const DefaultAuthenticationWindow = 15 * time.Minute
 
 // DefaultProviderKeyWindow is how long Stripe keeps an idempotency key. The
 // fake keeps them for ever, but the engine behaves as Stripe demands.
@@ -182,6 +191,9 @@ func New(d *database.DB, cat *catalog.Catalog, payments Payments, cfg Config) *E
 	}
 	if cfg.ProviderKeyWindow == 0 {
 		cfg.ProviderKeyWindow = DefaultProviderKeyWindow
+	}
+	if cfg.AuthenticationWindow == 0 {
+		cfg.AuthenticationWindow = DefaultAuthenticationWindow
 	}
 	if cfg.ProviderRetries == 0 {
 		cfg.ProviderRetries = defaultProviderRetries

@@ -76,3 +76,16 @@ type OutcomeUnknownError struct {
 
 func (e *OutcomeUnknownError) Error() string { return "payment provider: " + e.Err.Error() }
 func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
+
+// AuthenticationRequiredError is an order whose payment the shopper must
+// authenticate with their bank first (3-D Secure): nothing is charged yet
+// and nothing is stored as the key's answer; the shopper goes to URL, the
+// bank's page, which sends them back to the attempt's ReturnURL. The key
+// stays started until the return, the provider's webhook, a retry or the
+// completer settles it; a retry of the same key meanwhile is sent to the
+// bank again.
+type AuthenticationRequiredError struct{ IntentID, URL string }
+
+func (e *AuthenticationRequiredError) Error() string {
+	return "the payment waits for the shopper to authenticate it with their bank (payment intent " + e.IntentID + ")"
+}

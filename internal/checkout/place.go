@@ -12,6 +12,7 @@ import (
 	"exactlyonce/idem"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/db"
 	"exactlyonce/internal/logging"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/tracing"
@@ -262,9 +263,12 @@ func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claime
 	var (
 		declined *payment.DeclinedError
 		unknown  *OutcomeUnknownError
+		authn    *authenticationError
 	)
 	canceled := errors.Is(err, payment.ErrCanceled)
 	switch {
+	case errors.As(err, &authn):
+		return Result{}, e.awaitAuthentication(ctx, a, c, authn)
 	case errors.Is(err, ErrLeaseLapsing):
 		// The outcome is unknown, as after a timeout; the key stays started.
 		return Result{}, &OutcomeUnknownError{Reason: payment.ReasonTimeout, RetryAfter: a.LockFor - FenceAt(a.LockFor), Err: err}
@@ -362,6 +366,35 @@ func (e *Engine) withLease(ctx context.Context, c claim, who Claimed, call func(
 		return ErrLeaseLapsing
 	}
 	return err
+}
+
+// awaitAuthentication leaves the key started for the shopper's trip to
+// their bank (3-D Secure): it records, fenced by this attempt's lock token,
+// that the operation waits for the shopper and where they authenticate,
+// hands the key back (its lease ends, so that a retry of the same form
+// takes it over at once and is sent to the bank again: the confirm's
+// replay says the same), and tells the caller where to send the shopper.
+// Nothing is stored as the key's answer. Whatever comes first then settles
+// the key under a lock of its own, by the intent as the provider has it:
+// the shopper back on the return route or the provider's webhook
+// (Completer.SettleKey), a retry, or the completer, which cancels an
+// intent still waiting past the authentication window.
+func (e *Engine) awaitAuthentication(ctx context.Context, a Attempt, c claim, authn *authenticationError) error {
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.FinishTimeout)
+	defer cancel()
+	_, err := e.db.AwaitAuthentication(ctx, db.AwaitAuthenticationParams{CustomerID: a.CustomerID, Key: a.Key,
+		LockToken: c.token(), AuthenticateUrl: authn.URL})
+	switch {
+	case errors.Is(err, database.ErrNotFound):
+		// Taken over meanwhile: the newer holder decides, and the retry
+		// learns what from it.
+		return ErrLockLost
+	case err != nil:
+		return fmt.Errorf("record the wait for authentication: %w", err)
+	}
+	e.recordEvent(ctx, a.CustomerID, a.Key, "awaiting_authentication", map[string]any{"payment_intent": authn.IntentID})
+	e.handBack(ctx, a, c)
+	return &AuthenticationRequiredError{IntentID: authn.IntentID, URL: authn.URL}
 }
 
 // handBackRetryAfter is what a client is told to wait after an attempt

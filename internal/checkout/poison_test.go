@@ -61,7 +61,7 @@ type failingPayments struct{ err error }
 func (p failingPayments) CreateIntent(context.Context, payment.IntentRequest) (payment.Intent, error) {
 	return payment.Intent{}, p.err
 }
-func (p failingPayments) ConfirmIntent(context.Context, string, string, string) (payment.Intent, error) {
+func (p failingPayments) ConfirmIntent(context.Context, string, string, string, string) (payment.Intent, error) {
 	return payment.Intent{}, p.err
 }
 func (p failingPayments) RetrieveIntent(context.Context, string) (payment.Intent, error) {

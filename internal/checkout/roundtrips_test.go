@@ -51,7 +51,7 @@ func (p *instantPayments) CreateIntent(_ context.Context, req payment.IntentRequ
 	return in, nil
 }
 
-func (p *instantPayments) ConfirmIntent(_ context.Context, id, _, _ string) (payment.Intent, error) {
+func (p *instantPayments) ConfirmIntent(_ context.Context, id, _, _, _ string) (payment.Intent, error) {
 	v, ok := p.intents.Load(id)
 	if !ok {
 		return payment.Intent{}, fmt.Errorf("no intent %s", id)

@@ -13,6 +13,62 @@ import (
 	"github.com/google/uuid"
 )
 
+const awaitAuthentication = `-- name: AwaitAuthentication :one
+UPDATE order_keys o SET authenticate_url = $1::text,
+       awaiting_authentication_at = coalesce(o.awaiting_authentication_at, now())
+FROM idem_keys_v1 k
+WHERE o.scope = ($2::uuid)::text AND o.key = $3::text
+  AND k.scope = o.scope AND k.key = o.key AND k.status = 'started' AND k.lock_token = $4::uuid
+RETURNING true AS stored
+`
+
+type AwaitAuthenticationParams struct {
+	AuthenticateUrl string
+	CustomerID      uuid.UUID
+	Key             string
+	LockToken       uuid.UUID
+}
+
+// Records that a key's operation waits for the shopper to authenticate the
+// payment with their bank, and where: only while the key is started and
+// carries the attempt's lock token (a taken-over attempt records nothing).
+// The wait's start is kept from the first time, so that the window the
+// completer allows is counted from the first redirect, whatever retries
+// send the shopper there again.
+func (q *Queries) AwaitAuthentication(ctx context.Context, arg AwaitAuthenticationParams) (bool, error) {
+	row := q.db.QueryRow(ctx, awaitAuthentication,
+		arg.AuthenticateUrl,
+		arg.CustomerID,
+		arg.Key,
+		arg.LockToken,
+	)
+	var stored bool
+	err := row.Scan(&stored)
+	return stored, err
+}
+
+const awaitingKeyOfIntent = `-- name: AwaitingKeyOfIntent :one
+SELECT (o.scope)::uuid AS customer_id, o.key
+FROM order_keys o JOIN idem_keys_v1 k ON k.scope = o.scope AND k.key = o.key
+WHERE o.payment_intent_id = $1::text AND o.awaiting_authentication_at IS NOT NULL
+  AND k.status = 'started'
+`
+
+type AwaitingKeyOfIntentRow struct {
+	CustomerID uuid.UUID
+	Key        string
+}
+
+// The key whose operation waits for its shopper to authenticate the
+// PaymentIntent with their bank (3-D Secure), found by the intent's id,
+// never by an event's metadata; no row when no started key waits for it.
+func (q *Queries) AwaitingKeyOfIntent(ctx context.Context, paymentIntentID string) (AwaitingKeyOfIntentRow, error) {
+	row := q.db.QueryRow(ctx, awaitingKeyOfIntent, paymentIntentID)
+	var i AwaitingKeyOfIntentRow
+	err := row.Scan(&i.CustomerID, &i.Key)
+	return i, err
+}
+
 const claimOrderKey = `-- name: ClaimOrderKey :one
 WITH cart AS (
     UPDATE carts SET order_key = $1::text, order_key_at = now()
@@ -250,6 +306,8 @@ func (q *Queries) GetKey(ctx context.Context, arg GetKeyParams) (GetKeyRow, erro
 const keyIntent = `-- name: KeyIntent :one
 SELECT coalesce(o.payment_intent_id, '')::text AS payment_intent_id,
        extract(epoch FROM k.age)::double precision AS age_seconds,
+       coalesce(o.authenticate_url, '')::text AS authenticate_url,
+       coalesce(extract(epoch FROM now() - o.awaiting_authentication_at), -1)::double precision AS awaiting_seconds,
        coalesce((SELECT e.detail->>'traceparent' FROM key_events e
                  WHERE e.customer_id = $1::uuid AND e.key = $2::text AND e.event = 'claimed'
                  ORDER BY e.id DESC LIMIT 1), '')::text AS claim_traceparent
@@ -265,17 +323,27 @@ type KeyIntentParams struct {
 type KeyIntentRow struct {
 	PaymentIntentID  string
 	AgeSeconds       float64
+	AuthenticateUrl  string
+	AwaitingSeconds  float64
 	ClaimTraceparent string
 }
 
 // The PaymentIntent stored for a key (” when none), and the key's age by
 // the database's clock: what a takeover and the completer settle the key by;
+// where its shopper authenticates the payment and for how long the key has
+// waited for that (-1 when it does not);
 // and the trace of the key's claim (” when it was not traced), which the
 // completer's trace links to.
 func (q *Queries) KeyIntent(ctx context.Context, arg KeyIntentParams) (KeyIntentRow, error) {
 	row := q.db.QueryRow(ctx, keyIntent, arg.CustomerID, arg.Key)
 	var i KeyIntentRow
-	err := row.Scan(&i.PaymentIntentID, &i.AgeSeconds, &i.ClaimTraceparent)
+	err := row.Scan(
+		&i.PaymentIntentID,
+		&i.AgeSeconds,
+		&i.AuthenticateUrl,
+		&i.AwaitingSeconds,
+		&i.ClaimTraceparent,
+	)
 	return i, err
 }
 

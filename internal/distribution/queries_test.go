@@ -30,6 +30,8 @@ var crossCustomer = map[string]string{
 	// the event, so the key and order are found by the intent's id alone
 	// (unique on order_keys, indexed on orders): one fan-out per event.
 	"MatchIntent": "webhook and reconciler: find the key and order by the PaymentIntent's id alone, never by the customer its metadata names",
+	"AwaitingKeyOfIntent": "webhook: finds the key waiting for its shopper's 3-D Secure by the PaymentIntent's id alone (unique on order_keys), " +
+		"never by the customer its metadata names",
 	// The tests' and the demo page's counters and the chaos harness's
 	// invariant checks: whole-shop scans, never on a shop's request path.
 	"Totals":                   "the tests' totals: counts across the whole shop",

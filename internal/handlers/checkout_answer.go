@@ -65,12 +65,18 @@ func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.Checko
 		invalid *checkout.InvalidOrderError
 		ordered *checkout.CartOrderedError
 		changed *checkout.CartChangedError
+		authn   *checkout.AuthenticationRequiredError
 	)
 	if err == nil {
 		return resultAnswer(res)
 	}
 	f := web.Classify(err)
 	switch {
+	case errors.As(err, &authn):
+		// The bank asks the shopper to authenticate the payment (3-D
+		// Secure): to its page, which sends them back to /checkout/return.
+		// A second submit of the form meanwhile is sent there too.
+		return answer{status: http.StatusOK, page: views.OrderAnswer{Authenticate: &views.AuthenticatePage{URL: authn.URL}}}, nil
 	case f.Kind == problem.KeyInUse || f.Kind == problem.LockLost:
 		// Still running when the engine stopped waiting for it: the
 		// processing page waits on, without holding a request open.
@@ -240,10 +246,12 @@ func checkoutView(priced catalog.Priced, form views.CheckoutForm) views.Checkout
 }
 
 // testCards are shown on the checkout page: the fake provider's card that
-// succeeds and the one it always declines.
+// succeeds, the one it always declines, and the one whose bank asks the
+// shopper to confirm (3-D Secure).
 var testCards = []views.TestCard{
 	{Number: groupDigits(payment.SucceedingCard), Outcome: "succeeds", Succeeds: true},
 	{Number: groupDigits(payment.DeclinedCard), Outcome: "is declined"},
+	{Number: groupDigits(payment.AuthenticationCard), Outcome: "asks your bank to confirm"},
 }
 
 // groupDigits writes a card number in groups of four, as printed on cards.

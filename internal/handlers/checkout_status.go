@@ -11,6 +11,31 @@ import (
 	"exactlyonce/internal/web"
 )
 
+// checkoutReturn is GET /checkout/return?key=…, where the shopper's bank
+// sends them back after 3-D Secure (with payment_intent and
+// redirect_status, which it does not trust: a shopper may type them). The
+// order is settled now by its payment as the provider has it, under a lock
+// of its own, exactly as the completer settles a key: the order if it was
+// paid, the decline if the authentication failed, nothing while the
+// shopper may still be at their bank; then the page is the status page's.
+// Refreshed, followed twice or opened in another tab, it settles nothing
+// twice: a settled key is finished, and its answer is replayed.
+func (h *Handler) checkoutReturn(c echo.Context) error {
+	id, ok := shopper(c)
+	key := c.QueryParam("key")
+	if !ok || idem.CheckKey(key) != nil {
+		return web.Fail(problem.NotFound, "no such order in progress")
+	}
+	outcome, err := h.settle(c.Request().Context(), id, key)
+	switch {
+	case err == nil, errors.Is(err, idem.ErrNotFound), errors.Is(err, idem.ErrInProgress):
+	default:
+		// The status page says what is known; the completer tries again.
+		h.log.WarnContext(c.Request().Context(), "settle the order on the return from the bank", "outcome", outcome, "err", err)
+	}
+	return h.checkoutStatus(c)
+}
+
 // checkoutStatus is GET /checkout/status?key=…, where the processing page
 // refreshes to: the receipt once the order is placed, the declined page if
 // it was declined, the processing page again while it runs. It reads the

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 
@@ -37,6 +38,7 @@ func (h *Handler) submitCheckout(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	a.ReturnURL = returnURL(c, a.Key)
 	// The second submit of a double-click waits for the first, as long as
 	// a usual payment takes; past that the processing page waits for it
 	// by refreshing, without holding a request open.
@@ -48,4 +50,11 @@ func (h *Handler) submitCheckout(c echo.Context) error {
 		return err
 	}
 	return send(c, ans)
+}
+
+// returnURL is where the shopper's bank sends them back after 3-D Secure:
+// this shop's /checkout/return, on the host the shopper reached (the Host
+// allow-list has vouched for it), naming the order's key.
+func returnURL(c echo.Context, key string) string {
+	return c.Scheme() + "://" + c.Request().Host + "/checkout/return?" + url.Values{"key": {key}}.Encode()
 }

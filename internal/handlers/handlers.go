@@ -52,6 +52,7 @@ type Handler struct {
 	catalog      *catalog.Catalog
 	carts        *cart.Store
 	checkout     *checkout.Engine
+	settle       func(ctx context.Context, customer uuid.UUID, key string) (string, error)
 	log          *slog.Logger
 	// sessions and formKeys serve the pages: the shopper's cookies and the
 	// keys minted into checkout forms.
@@ -81,7 +82,11 @@ type Deps struct {
 	Catalog  *catalog.Catalog
 	Carts    *cart.Store
 	Checkout *checkout.Engine
-	Log      *slog.Logger
+	// Settle settles an order's key now by its payment as the provider has
+	// it (checkout.Completer.SettleKey): the return from the shopper's
+	// bank (3-D Secure) does, rather than wait for the completer.
+	Settle func(ctx context.Context, customer uuid.UUID, key string) (string, error)
+	Log    *slog.Logger
 	// Sessions and FormKeys are the shop's signed cookies and checkout
 	// form keys.
 	Sessions *session.Store
@@ -108,7 +113,7 @@ type Deps struct {
 // New returns the pages' handler.
 func New(d Deps) *Handler {
 	return &Handler{db: d.DB, liveShoppers: newShopperCache(), catalog: d.Catalog, carts: d.Carts, checkout: d.Checkout,
-		log: d.Log, sessions: d.Sessions, formKeys: d.FormKeys, demo: d.Demo,
+		settle: d.Settle, log: d.Log, sessions: d.Sessions, formKeys: d.FormKeys, demo: d.Demo,
 		errors: d.Errors, limits: d.Limits, metrics: d.Metrics, pickups: d.Pickups, pickupFlow: newPickupForm(d),
 		pickupKeys: d.Keys}
 }

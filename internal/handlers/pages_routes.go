@@ -33,6 +33,9 @@ func (h *Handler) Register(e *echo.Echo) {
 	p.Add(http.MethodGet, "/checkout", h.checkoutPage, mw...)
 	p.Add(http.MethodPost, "/checkout", h.submitCheckout, orders...)
 	p.Add(http.MethodGet, "/checkout/status", h.checkoutStatus, mw...)
+	// The way back from the shopper's bank settles the order (a provider
+	// call): counted as a write, so that it cannot be hammered.
+	p.Add(http.MethodGet, "/checkout/return", h.checkoutReturn, writes...)
 	p.Add(http.MethodGet, "/orders", h.ordersPage, mw...)
 	p.Add(http.MethodGet, "/orders/:id", h.receiptPage, mw...)
 	p.Add(http.MethodPost, "/signout", h.signOut, mw...)

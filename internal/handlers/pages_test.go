@@ -205,8 +205,9 @@ func TestCheckoutPage(t *testing.T) {
 		t.Error("no pay button or card field")
 	}
 	cards := p.text("test-cards")
-	if !strings.Contains(cards, "4242 4242 4242 4242") || !strings.Contains(cards, "4000 0000 0000 0002") {
-		t.Errorf("got test cards %q, want the succeeding and the declined card", cards)
+	if !strings.Contains(cards, "4242 4242 4242 4242") || !strings.Contains(cards, "4000 0000 0000 0002") ||
+		!strings.Contains(cards, "4000 0027 6000 3184") {
+		t.Errorf("got test cards %q, want the succeeding, the declined and the 3-D Secure card", cards)
 	}
 	if got := p.header.Get("Cache-Control"); got != "private, no-cache" {
 		t.Errorf("got Cache-Control %q, want private, no-cache so Back shows the same form", got)

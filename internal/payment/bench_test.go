@@ -42,7 +42,7 @@ func BenchmarkCallPatterns(b *testing.B) {
 			if err != nil {
 				return err
 			}
-			_, err = c.ConfirmIntent(ctx, in.ID, k+"/confirm", "pm_card_visa")
+			_, err = c.ConfirmIntent(ctx, in.ID, k+"/confirm", "pm_card_visa", "")
 			return err
 		}},
 		{"one-call", func(ctx context.Context) error {

@@ -16,8 +16,9 @@ var TestCards = map[string]string{
 	"4000000000000002": "pm_card_chargeDeclined",
 	"4000000000009995": "pm_card_chargeDeclinedInsufficientFunds",
 	// Stripe asks for 3-D Secure on every on-session payment with these:
-	// the confirm answers requires_action, which the shop cannot take its
-	// shopper through, so it cancels the intent (nothing is charged).
+	// the confirm answers requires_action, and the pay form takes its
+	// shopper to their bank and back (an API order, with no browser to
+	// send there, is canceled: nothing is charged).
 	"4000002760003184": "pm_card_authenticationRequired",
 	"4000002500003155": "pm_card_authenticationRequiredOnSetup",
 }
@@ -30,8 +31,9 @@ var FakePaymentMethods = []string{"pm_card_processing"}
 
 // The test cards the shop's pages offer.
 const (
-	SucceedingCard = "4242424242424242"
-	DeclinedCard   = "4000000000000002"
+	SucceedingCard     = "4242424242424242"
+	DeclinedCard       = "4000000000000002"
+	AuthenticationCard = "4000002760003184"
 )
 
 // paymentMethods are the PaymentMethods the shop sends: those of TestCards

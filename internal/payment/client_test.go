@@ -37,11 +37,11 @@ func TestCreateThenConfirm(t *testing.T) {
 	if err != nil || again.ID != in.ID || !again.Replayed {
 		t.Errorf("create again: got %+v, %v, want a replay of %s", again, err, in.ID)
 	}
-	paid, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa")
+	paid, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa", "")
 	if err != nil || paid.Status != payment.StatusSucceeded || paid.Amount != 4900 {
 		t.Fatalf("confirm: got %+v, %v, want it succeeded", paid, err)
 	}
-	replay, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa")
+	replay, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa", "")
 	if err != nil || !replay.Replayed || replay.Status != payment.StatusSucceeded {
 		t.Errorf("confirm again: got %+v, %v, want a replay", replay, err)
 	}
@@ -72,7 +72,7 @@ func TestDeclineIsFinalAndReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		_, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", fakestripe.DeclinedPaymentMethod)
+		_, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", fakestripe.DeclinedPaymentMethod, "")
 		var de *payment.DeclinedError
 		if !errors.As(err, &de) || de.IntentID != in.ID || de.Message == "" {
 			t.Fatalf("got %v, want a decline of %s", err, in.ID)
@@ -101,7 +101,7 @@ func TestCancelMakesALateConfirmFail(t *testing.T) {
 	if got, err := c.CancelIntent(t.Context(), in.ID, "another"); err != nil || got.Status != payment.StatusCanceled {
 		t.Errorf("cancel under another key: got %+v, %v, want the canceled intent", got, err)
 	}
-	if _, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa"); !errors.Is(err, payment.ErrCanceled) {
+	if _, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa", ""); !errors.Is(err, payment.ErrCanceled) {
 		t.Errorf("late confirm: got %v, want ErrCanceled", err)
 	}
 }
@@ -111,7 +111,7 @@ func TestCancelAfterSuccessReturnsIt(t *testing.T) {
 	s := stripetest.Start(t)
 	c := s.Client(5 * time.Second)
 	in, _ := c.CreateIntent(t.Context(), request("pk"))
-	if _, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa"); err != nil {
+	if _, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa", ""); err != nil {
 		t.Fatal(err)
 	}
 	got, err := c.CancelIntent(t.Context(), in.ID, "pk/cancel")
@@ -128,7 +128,7 @@ func TestConcurrentConfirmsChargeOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range errs {
-		wg.Go(func() { _, errs[i] = c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa") })
+		wg.Go(func() { _, errs[i] = c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa", "") })
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -150,7 +150,7 @@ func TestRefundOnce(t *testing.T) {
 	s := stripetest.Start(t)
 	c := s.Client(5 * time.Second)
 	in, _ := c.CreateIntent(t.Context(), request("pk"))
-	if _, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa"); err != nil {
+	if _, err := c.ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa", ""); err != nil {
 		t.Fatal(err)
 	}
 	first, err := c.Refund(t.Context(), "refund_"+in.ID, in.ID)
@@ -197,7 +197,7 @@ func TestUnavailable(t *testing.T) {
 	s := stripetest.Start(t)
 	in, _ := s.Client(0).CreateIntent(t.Context(), request("pk"))
 	s.SetBehaviour(t, fakestripe.Behaviour{Delay: 2 * time.Second})
-	_, err := s.Client(200*time.Millisecond).ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa")
+	_, err := s.Client(200*time.Millisecond).ConfirmIntent(t.Context(), in.ID, "pk/confirm", "pm_card_visa", "")
 	var ue *payment.UnavailableError
 	if !errors.As(err, &ue) || ue.Reason != payment.ReasonTimeout {
 		t.Errorf("slow provider: got %v, want a timeout", err)

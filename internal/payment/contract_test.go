@@ -99,10 +99,10 @@ func TestContract(t *testing.T) {
 
 	// confirm: succeeded, then replayed
 	pm, _ := payment.PaymentMethod(payment.SucceedingCard)
-	if _, err := c.ConfirmIntent(ctx, in.ID, "contract-1/confirm", pm); err != nil {
+	if _, err := c.ConfirmIntent(ctx, in.ID, "contract-1/confirm", pm, ""); err != nil {
 		t.Fatalf("confirm: %v", err)
 	}
-	if _, err := c.ConfirmIntent(ctx, in.ID, "contract-1/confirm", pm); err != nil {
+	if _, err := c.ConfirmIntent(ctx, in.ID, "contract-1/confirm", pm, ""); err != nil {
 		t.Fatalf("confirm again: %v", err)
 	}
 
@@ -113,7 +113,7 @@ func TestContract(t *testing.T) {
 	}
 	bad, _ := payment.PaymentMethod(payment.DeclinedCard)
 	var de *payment.DeclinedError
-	if _, err := c.ConfirmIntent(ctx, declined.ID, "contract-2/confirm", bad); !errors.As(err, &de) {
+	if _, err := c.ConfirmIntent(ctx, declined.ID, "contract-2/confirm", bad, ""); !errors.As(err, &de) {
 		t.Errorf("confirm with the declined card: got %v, want a decline", err)
 	}
 
@@ -142,7 +142,7 @@ func TestContract(t *testing.T) {
 	if got, err := c.CancelIntent(ctx, in.ID, "contract-1/cancel"); err != nil || got.Status != payment.StatusSucceeded {
 		t.Fatalf("cancel a succeeded intent: got %+v, %v, want it succeeded", got, err)
 	}
-	if _, err := c.ConfirmIntent(ctx, abandoned.ID, "contract-4/confirm", pm); !errors.Is(err, payment.ErrCanceled) {
+	if _, err := c.ConfirmIntent(ctx, abandoned.ID, "contract-4/confirm", pm, ""); !errors.Is(err, payment.ErrCanceled) {
 		t.Errorf("late confirm: got %v, want ErrCanceled", err)
 	}
 

@@ -71,7 +71,11 @@ type Intent struct {
 	// Declined is set when its last confirm was declined (the intent is
 	// then requires_payment_method), with the provider's message.
 	Declined string
-	Created  time.Time
+	// AuthenticateURL is where the shopper authenticates a requires_action
+	// intent with their bank (3-D Secure), for a confirm that gave a
+	// return URL: its next_action.redirect_to_url; "" otherwise.
+	AuthenticateURL string
+	Created         time.Time
 	// Replayed reports that the provider answered from an earlier call with
 	// the same idempotency key.
 	Replayed bool
@@ -85,6 +89,9 @@ func intentOf(pi *stripe.PaymentIntent) Intent {
 	in := Intent{
 		ID: pi.ID, Amount: pi.Amount, Currency: string(pi.Currency), Status: string(pi.Status),
 		Metadata: metadataOf(pi.Metadata), Created: time.Unix(pi.Created, 0),
+	}
+	if pi.NextAction != nil && pi.NextAction.RedirectToURL != nil {
+		in.AuthenticateURL = pi.NextAction.RedirectToURL.URL
 	}
 	if pi.LastPaymentError != nil {
 		in.Declined = pi.LastPaymentError.Msg
@@ -158,11 +165,17 @@ func (c *Client) CreateIntent(ctx context.Context, req IntentRequest) (Intent, e
 // charged, so the caller must look at Status. Besides, it returns a
 // *DeclinedError, ErrCanceled (the completer canceled the intent first), an
 // *UnavailableError or a *ProviderError.
-func (c *Client) ConfirmIntent(ctx context.Context, id, idempotencyKey, paymentMethod string) (Intent, error) {
+func (c *Client) ConfirmIntent(ctx context.Context, id, idempotencyKey, paymentMethod, returnURL string) (Intent, error) {
 	if id == "" || idempotencyKey == "" {
 		return Intent{}, errors.New("confirm intent: intent and idempotency key are required")
 	}
 	p := &stripe.PaymentIntentConfirmParams{PaymentMethod: stripe.String(paymentMethod)}
+	if returnURL != "" {
+		// A card that asks for 3-D Secure then answers requires_action
+		// with next_action.redirect_to_url, to send the shopper to their
+		// bank and back here.
+		p.ReturnURL = stripe.String(returnURL)
+	}
 	p.SetIdempotencyKey(idempotencyKey)
 	p.Context = ctx
 	pi, err := c.sc.V1PaymentIntents.Confirm(ctx, id, p)

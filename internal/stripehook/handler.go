@@ -66,6 +66,12 @@ type Handler struct {
 	secret   string
 	metrics  *metrics.Metrics
 	log      *slog.Logger
+	// Settle, when set, settles an order's key now by its payment as the
+	// provider has it (checkout.Completer.SettleKey): a payment whose
+	// shopper went to their bank to authenticate it (3-D Secure) is settled
+	// by its webhook as soon as it succeeds or fails, whether or not the
+	// shopper comes back to the shop.
+	Settle func(ctx context.Context, customer uuid.UUID, key string) (string, error)
 }
 
 // New returns a handler that verifies deliveries with secret and refunds
@@ -229,6 +235,12 @@ func (h *Handler) Handle(ctx context.Context, ev stripe.Event) (string, error) {
 	case err != nil:
 		return "", fmt.Errorf("record event: %w", err)
 	}
+	if h.Settle != nil && (ev.Type == "payment_intent.succeeded" && rec.Effect == EffectPending || ev.Type == "payment_intent.payment_failed") {
+		// After the record: the settling is the order's (or the decline's)
+		// own transaction, under the key's lock, and the event's effect
+		// stays what was recorded.
+		h.settleAwaiting(ctx, rec.PaymentIntentID)
+	}
 	if refunded {
 		h.metrics.Refunds.Inc()
 		h.log.WarnContext(ctx, "stripe webhook: refunded a payment intent that no order holds",
@@ -236,6 +248,29 @@ func (h *Handler) Handle(ctx context.Context, ev stripe.Event) (string, error) {
 			"lost_operation", refund.LostOperation)
 	}
 	return rec.Effect, nil
+}
+
+// settleAwaiting settles, now, the key that waits for its shopper to
+// authenticate the intent (found by the intent's id), once the event is
+// recorded. A key that cannot be settled now is left: to whoever holds it
+// (the shopper's return, a retry), or to the completer (the provider out
+// of reach). Nothing here is the delivery's failure: the event is recorded.
+func (h *Handler) settleAwaiting(ctx context.Context, intentID string) {
+	k, err := h.db.AwaitingKeyOfIntent(ctx, intentID)
+	if err != nil {
+		if !errors.Is(err, database.ErrNotFound) {
+			h.log.WarnContext(ctx, "stripe webhook: find the key awaiting authentication", "payment_intent", intentID, "err", err)
+		}
+		return
+	}
+	outcome, err := h.Settle(ctx, k.CustomerID, k.Key)
+	if err != nil {
+		h.log.InfoContext(ctx, "stripe webhook: key awaiting authentication left to its holder or the completer",
+			logging.Key(k.Key), "payment_intent", intentID, "outcome", outcome, "err", err)
+		return
+	}
+	h.log.InfoContext(ctx, "stripe webhook: settled the key awaiting authentication", logging.Key(k.Key),
+		"payment_intent", intentID, "outcome", outcome)
 }
 
 // succeeded decides what a succeeded intent needs, and refunds it at the

@@ -39,7 +39,7 @@ func TestConfirmThatAsksForAuthentication(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := c.ConfirmIntent(t.Context(), in.ID, "k/confirm", fakestripe.ActionPaymentMethod)
+	got, err := c.ConfirmIntent(t.Context(), in.ID, "k/confirm", fakestripe.ActionPaymentMethod, "")
 	if err != nil || got.Status != payment.StatusRequiresAction {
 		t.Fatalf("got %s, %v; want requires_action and no error", got.Status, err)
 	}
@@ -73,7 +73,7 @@ func TestConfirmThatIsProcessing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := c.ConfirmIntent(t.Context(), in.ID, key+"/confirm", fakestripe.ProcessingPaymentMethod)
+		got, err := c.ConfirmIntent(t.Context(), in.ID, key+"/confirm", fakestripe.ProcessingPaymentMethod, "")
 		if err != nil || got.Status != payment.StatusProcessing {
 			t.Fatalf("got %s, %v; want processing and no error", got.Status, err)
 		}
@@ -116,7 +116,7 @@ func TestActionAndProcessingRates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := c.ConfirmIntent(t.Context(), in.ID, key+"/confirm", "pm_card_visa")
+		got, err := c.ConfirmIntent(t.Context(), in.ID, key+"/confirm", "pm_card_visa", "")
 		if err != nil || got.Status != want {
 			t.Errorf("call %d: got %s, %v; want %s", i, got.Status, err, want)
 		}

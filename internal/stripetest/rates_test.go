@@ -41,7 +41,7 @@ func TestFaultRates(t *testing.T) {
 		if err != nil {
 			t.Fatalf("create %d: %v", i, err)
 		}
-		_, err = c.ConfirmIntent(t.Context(), in.ID, key+"/confirm", "pm_card_visa")
+		_, err = c.ConfirmIntent(t.Context(), in.ID, key+"/confirm", "pm_card_visa", "")
 		var ue *payment.UnavailableError
 		var de *payment.DeclinedError
 		if got := errors.As(err, &ue); got != want.unavailable {
@@ -65,7 +65,7 @@ func TestFaultRates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.ConfirmIntent(t.Context(), in.ID, "fixed/confirm", "pm_card_visa")
+	_, err = c.ConfirmIntent(t.Context(), in.ID, "fixed/confirm", "pm_card_visa", "")
 	if stored, _ := s.Intent(t.Context(), in.ID); err == nil || stored.Status != fakestripe.StatusRequiresPaymentMethod {
 		t.Errorf("got %v and status %s, want the before_charge fault", err, stored.Status)
 	}

@@ -54,8 +54,7 @@ func StartOn(tb testing.TB, pool *pgxpool.Pool, opts ...fakestripe.Option) *Serv
 	}
 	p := fakestripe.New(own, Secret, append([]fakestripe.Option{fakestripe.WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
 	e := echo.New()
-	p.Register(e.Group("/v1"))
-	p.RegisterDemo(e.Group("/provider/demo"))
+	p.Mount(e)
 	srv := httptest.NewServer(e)
 	tb.Cleanup(func() {
 		srv.Close()

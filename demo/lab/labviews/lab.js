@@ -48,7 +48,9 @@
       .then(function (html) {
         var fresh = html && parse(html);
         var current = document.getElementById("inspector");
-        if (fresh && current) {
+        // Only a panel replaces the panel: an answer that is anything
+        // else (a page, an error) leaves the one shown in place.
+        if (fresh && fresh.id === "inspector" && current) {
           current.replaceWith(fresh);
         }
       })

@@ -74,8 +74,7 @@ func run(ctx context.Context) error {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.Use(middleware.Recover())
-	p.Register(e.Group("/v1"))
-	p.RegisterDemo(e.Group("/provider/demo"))
+	p.Mount(e)
 
 	addr := os.Getenv("PROVIDER_ADDR")
 	if addr == "" {

@@ -551,6 +551,64 @@ func (q *Queries) TakeStuck(ctx context.Context, arg TakeStuckParams) (TakeStuck
 	return i, err
 }
 
+const takeStuckKey = `-- name: TakeStuckKey :one
+WITH stuck AS MATERIALIZED (
+    SELECT s.scope, s.key FROM idem_keys AS s
+    WHERE s.scope = $3 AND s.key = $4 AND s.kind = $5::text AND s.status = 'started'
+      AND s.parked_at IS NULL AND s.locked_until <= now()
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE idem_keys AS k
+SET lock_token = $1::uuid, locked_until = now() + $2::interval,
+    settle_attempts = k.settle_attempts + 1
+FROM stuck
+WHERE k.scope = stuck.scope AND k.key = stuck.key
+RETURNING k.scope, k.key, k.operation_id, k.request, k.settle_attempts, k.locked_until
+`
+
+type TakeStuckKeyParams struct {
+	LockToken string
+	Lease     time.Duration
+	Scope     string
+	Key       string
+	Kind      string
+}
+
+type TakeStuckKeyRow struct {
+	Scope          string
+	Key            string
+	OperationID    string
+	Request        json.RawMessage
+	SettleAttempts int32
+	LockedUntil    time.Time
+}
+
+// The completer's takeover of one named key, for a caller that has learned
+// its outcome may be known now (the provider's webhook, a client back from
+// a redirect): a started key that is not parked and whose lease has run
+// out, however lately its client asked (no grace); a row another completer
+// or a retry is deciding about at this moment is skipped. settle_attempts
+// counts the takeovers, as TakeStuck's do.
+func (q *Queries) TakeStuckKey(ctx context.Context, arg TakeStuckKeyParams) (TakeStuckKeyRow, error) {
+	row := q.db.QueryRow(ctx, takeStuckKey,
+		arg.LockToken,
+		arg.Lease,
+		arg.Scope,
+		arg.Key,
+		arg.Kind,
+	)
+	var i TakeStuckKeyRow
+	err := row.Scan(
+		&i.Scope,
+		&i.Key,
+		&i.OperationID,
+		&i.Request,
+		&i.SettleAttempts,
+		&i.LockedUntil,
+	)
+	return i, err
+}
+
 const trySweepLock = `-- name: TrySweepLock :one
 SELECT pg_try_advisory_xact_lock($1::bigint)
 `
