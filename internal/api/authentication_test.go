@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/problem"
@@ -96,4 +97,40 @@ func TestOrderThatAsksForAuthentication(t *testing.T) {
 		t.Errorf("a retry of the declined order: got %v, want the 402 replayed", r.Header)
 	}
 	h.WantStats(t, 1, 1)
+}
+
+// Past the authentication window, the same request no longer waits for the
+// card holder: its intent is canceled, and the answer is the stored 402
+// payment-not-completed that names the intent and says why; completing at
+// the bank afterwards charges nothing.
+func TestOrderPastTheAuthenticationWindow(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, apptest.WithoutWebhooks, func(c *apptest.Setup) { c.AuthenticationWindow = 50 * time.Millisecond })
+	c := h.NewCustomer(t)
+	body := `{"items":[{"sku":"mug-espresso","quantity":1}],"card":"4000002760003184","return_url":"https://client.example/paid"}`
+	first := h.PlaceOrder(t, c, `"late"`, body)
+	var asked struct {
+		PaymentIntent string `json:"payment_intent"`
+		NextAction    struct {
+			RedirectToURL struct {
+				URL string `json:"url"`
+			} `json:"redirect_to_url"`
+		} `json:"next_action"`
+	}
+	if first.Status != http.StatusAccepted {
+		t.Fatalf("got %d %s, want 202", first.Status, first.Body)
+	}
+	first.JSON(t, &asked)
+	time.Sleep(100 * time.Millisecond)
+	p := apptest.WantProblem(t, h.PlaceOrder(t, c, `"late"`, body), problem.PaymentNotCompleted)
+	if p.ChargeID != asked.PaymentIntent || !strings.Contains(p.Detail, "did not authenticate") {
+		t.Errorf("got charge_id %q and detail %q, want the intent %s and why", p.ChargeID, p.Detail, asked.PaymentIntent)
+	}
+	noRedirects := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirects.PostForm(asked.NextAction.RedirectToURL.URL, url.Values{"outcome": {"complete"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	h.WantStats(t, 0, 0)
 }
