@@ -24,3 +24,20 @@ func (p *Problem) Error() string {
 // resumes the same operation while the window allows, and nothing was
 // guessed. Errors wrap it with the reason.
 var ErrUnsettled = errors.New("operation not settled")
+
+// ActionRequiredError is an order whose payment the card holder must
+// authenticate with their bank first (3-D Secure; 202 requires_action): it
+// is neither placed nor refused, and nothing is stored for its key. Send
+// the card holder to URL; their bank sends them back to the order's
+// ReturnURL. Then call PlaceOrder again with the same operation: it sends
+// the same key and gets this error again while they have not
+// authenticated, then the order, or a final *Problem (402) if the
+// authentication failed or was abandoned.
+type ActionRequiredError struct {
+	// URL is the bank's page; PaymentIntent the provider's intent.
+	URL, PaymentIntent string
+}
+
+func (e *ActionRequiredError) Error() string {
+	return "the card holder must authenticate the payment with their bank first: send them to " + e.URL
+}

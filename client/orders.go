@@ -22,6 +22,11 @@ type Item struct {
 type OrderRequest struct {
 	Items []Item `json:"items"`
 	Card  string `json:"card,omitempty"`
+	// ReturnURL, optional, is where the card holder's bank sends them back
+	// after 3-D Secure (an absolute URL of yours): with it, a payment the
+	// bank asks to authenticate is an *ActionRequiredError to act on;
+	// without it, such a payment is canceled (a 402 *Problem).
+	ReturnURL string `json:"return_url,omitempty"`
 }
 
 // Line is a priced line of an order.
@@ -84,6 +89,20 @@ func (c *Client) PlaceOrder(ctx context.Context, op string, order OrderRequest) 
 		case err != nil && !networkError(ctx, err):
 			c.observe(ev)
 			return Order{}, fmt.Errorf("place order %q (key kept for a retry): %w", op, err)
+		case err == nil && r.status == http.StatusAccepted:
+			c.observe(ev)
+			var action struct {
+				PaymentIntent string `json:"payment_intent"`
+				NextAction    struct {
+					RedirectToURL struct {
+						URL string `json:"url"`
+					} `json:"redirect_to_url"`
+				} `json:"next_action"`
+			}
+			if err := json.Unmarshal(r.body, &action); err != nil || action.NextAction.RedirectToURL.URL == "" {
+				return Order{}, fmt.Errorf("decode the action the order requires: %v (%s)", err, r.body)
+			}
+			return Order{}, &ActionRequiredError{URL: action.NextAction.RedirectToURL.URL, PaymentIntent: action.PaymentIntent}
 		case err == nil && r.status >= 200 && r.status < 300:
 			c.observe(ev)
 			var o Order

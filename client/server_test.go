@@ -282,3 +282,34 @@ func TestNetworkErrorsAreRetried(t *testing.T) {
 	}
 	h.WantStats(t, 1, 1)
 }
+
+// A card whose bank asks for 3-D Secure, with a ReturnURL: PlaceOrder says
+// what the card holder must do (ActionRequiredError, the bank's page) and
+// stores nothing final; once they have authenticated, PlaceOrder of the
+// same operation sends the same key and gets the order. One charge.
+func TestPlaceOrderThroughAuthentication(t *testing.T) {
+	h := apptest.New(t, apptest.WithoutWebhooks)
+	cust := h.NewCustomer(t)
+	c, _ := newClient(t, h, cust.Token, t.TempDir())
+	order := client.OrderRequest{Items: mugs.Items, Card: "4000002760003184", ReturnURL: "https://app.example/paid"}
+
+	_, err := c.PlaceOrder(t.Context(), "3ds", order)
+	var action *client.ActionRequiredError
+	if !errors.As(err, &action) || !strings.HasPrefix(action.URL, h.ProviderURL+"/3ds/authenticate/") {
+		t.Fatalf("got %v, want the bank's page to send the card holder to", err)
+	}
+	if _, err := c.PlaceOrder(t.Context(), "3ds", order); !errors.As(err, &action) {
+		t.Fatalf("before the card holder authenticated: got %v, want the same action", err)
+	}
+	noRedirects := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirects.PostForm(action.URL, url.Values{"outcome": {"complete"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	placed, err := c.PlaceOrder(t.Context(), "3ds", order)
+	if err != nil || placed.OrderID == "" {
+		t.Fatalf("once authenticated: got %+v, %v, want the order", placed, err)
+	}
+	h.WantStats(t, 1, 1)
+}

@@ -93,6 +93,16 @@ type Config struct {
 	// each, a negative share none.
 	RequiresAction, Processing float64
 	ProcessingFor              time.Duration
+	// Authentication is the share of checkouts (0 to 1) paid with the card
+	// whose bank asks for 3-D Secure, with a return_url: the client is
+	// answered 202 and plays the card holder at the fake bank's page
+	// (completes it once or twice at once, fails it, or never comes back,
+	// now or late), then asks again with the same key; zero means the
+	// default, 3 %, a negative share none. AuthenticationWindow is the
+	// shops' AUTHENTICATION_WINDOW, short so that an abandoned one is
+	// canceled within the run (default 4 s).
+	Authentication       float64
+	AuthenticationWindow time.Duration
 	// The provider's webhook faults, for the whole run: the shares of
 	// events (0 to 1) delivered twice, and held back so that later ones
 	// overtake them, and a delay before every delivery. The webhooks go to
@@ -133,6 +143,13 @@ func (c Config) withDefaults() Config {
 	set(&c.TailLag, 1500*time.Millisecond)
 	set(&c.StandbyDown, 5*time.Second)
 	set(&c.ProcessingFor, 1500*time.Millisecond)
+	set(&c.AuthenticationWindow, 4*time.Second)
+	switch {
+	case c.Authentication == 0:
+		c.Authentication = 0.03
+	case c.Authentication < 0:
+		c.Authentication = 0
+	}
 	for _, share := range []*float64{&c.RequiresAction, &c.Processing} {
 		switch {
 		case *share == 0:
@@ -190,6 +207,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if !(share >= 0 && share <= 1) {
 			return nil, errors.New("webhook duplicates and reordering are shares of the events, from 0 to 1")
 		}
+	}
+	if !(cfg.Authentication <= 1) {
+		return nil, errors.New("the 3-D Secure share is a share of the checkouts, from 0 to 1")
 	}
 	if !(cfg.RequiresAction <= 1 && cfg.Processing <= 1) {
 		return nil, errors.New("the requires_action and processing rates are shares of the confirms, from 0 to 1")

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -23,8 +24,17 @@ import (
 	"exactlyonce/client"
 )
 
-// declinedCard is the fake provider's card that is always declined.
-const declinedCard = "4000000000000002"
+// declinedCard is the fake provider's card that is always declined, and
+// authenticationCard the one whose bank always asks for 3-D Secure.
+const (
+	declinedCard       = "4000000000000002"
+	authenticationCard = "4000002760003184"
+)
+
+// returnURL is the chaos clients' return_url: where the bank would send the
+// card holder back. The client plays the card holder itself, so nothing
+// is served there.
+const returnURL = "https://chaos-client.example/back"
 
 // notCompleted is the problem type of the completer's verdict: the key's
 // client went quiet, and the operation was closed with no charge.
@@ -69,6 +79,9 @@ type Clients struct {
 	// could hear it was never sent one. No shop can keep a promise to a
 	// client it never heard from; they are reported, not failed on.
 	NotHeard int `json:"not_completed_while_retrying_not_heard"`
+	// Authentication is what the clients that paid with the 3-D Secure
+	// card did at the bank's page.
+	Authentication Authentications `json:"authentication"`
 	// Attempts counts order requests sent, replays included; Doubled the
 	// attempts fired twice at once.
 	Attempts int `json:"attempts"`
@@ -136,6 +149,23 @@ func (t tried) line(began time.Time) string {
 	return fmt.Sprintf("%.1fs→%.1fs %s", t.sent.Sub(began).Seconds(), t.answered.Sub(began).Seconds(), what)
 }
 
+// Authentications counts the 3-D Secure checkouts: Asked got a 202 (the
+// card holder sent to the bank) at least once; of those, the card holder
+// Completed the bank's page once, DoubleCompleted it twice at once, Failed
+// it, or Abandoned it (never came back, and the client stopped asking: the
+// completer cancels it past the window). Late counts the card holders who
+// took a while at the bank, Slow the clients that asked again only a while
+// after (the webhook may settle the order first).
+type Authentications struct {
+	Asked           int `json:"asked"`
+	Completed       int `json:"completed"`
+	DoubleCompleted int `json:"double_completed"`
+	Failed          int `json:"failed"`
+	Abandoned       int `json:"abandoned"`
+	Late            int `json:"late"`
+	Slow            int `json:"slow"`
+}
+
 func newClients() Clients {
 	a := newAnswerCounts()
 	return Clients{Statuses: a.statuses, Problems: a.problems, tries: map[string][]tried{}}
@@ -161,6 +191,10 @@ type driver struct {
 	stopNew  time.Time // no checkout starts after this
 	giveUp   time.Time // no checkout retries after this
 	logf     func(string, ...any)
+	// bank is the card holders' browser at the fake bank's page: it does
+	// not follow the page's way back to the shop (return_url names no
+	// server), the client asks the shop itself.
+	bank *http.Client
 
 	mu  sync.Mutex
 	res Clients
@@ -181,6 +215,8 @@ func drive(ctx context.Context, cl *cluster, cfg Config, products []product, rng
 		stopNew: now.Add(cfg.Duration + cfg.Drain/2), giveUp: now.Add(cfg.Duration + cfg.Drain),
 		res:  newClients(),
 		seen: map[string]outcome{},
+		bank: &http.Client{Timeout: cfg.RequestTimeout, Transport: transport,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 	}
 	d.res.heard = cl.heard
 	d.res.began = now
@@ -314,6 +350,19 @@ func (d *driver) checkout(ctx context.Context, c *client.Client, op string, cust
 	defer cancel()
 
 	placed, err := c.PlaceOrder(ctx, op, req)
+	var action *client.ActionRequiredError
+	for asked := false; errors.As(err, &action); {
+		if !asked {
+			asked = true
+			d.authenticated(func(a *Authentications) { a.Asked++ })
+		}
+		if !d.cardHolder(ctx, action.URL, rng) {
+			// Never came back: the key is left to the completer.
+			return o
+		}
+		c.MaxElapsed = time.Until(d.giveUp)
+		placed, err = c.PlaceOrder(ctx, op, req)
+	}
 	var p *client.Problem
 	switch {
 	case err == nil:
@@ -455,8 +504,10 @@ func rank(sh shot) int {
 	switch {
 	case sh.resp == nil:
 		return 0
-	case sh.resp.StatusCode/100 == 2 || sh.resp.StatusCode == http.StatusPaymentRequired:
-		return 2
+	case sh.resp.StatusCode == http.StatusCreated || sh.resp.StatusCode == http.StatusPaymentRequired:
+		return 3
+	case sh.resp.StatusCode/100 == 2:
+		return 2 // a 202: not final, but an answer
 	}
 	return 1
 }
@@ -520,8 +571,9 @@ func (d *driver) saw(req *http.Request, sh shot) {
 	switch status {
 	case http.StatusCreated, http.StatusPaymentRequired:
 		d.final(key, status, out.OrderID, out.Type)
-	case 0, http.StatusConflict, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		// The outcome is unknown or not final: the client retries.
+	case 0, http.StatusAccepted, http.StatusConflict, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		// The outcome is unknown or not final (a 202: the card holder is
+		// to authenticate at their bank): the client retries.
 	default:
 		d.violate(violUnexpectedStatus, fmt.Sprintf("key %s: %d %s", key, status, out.Type))
 	}
@@ -559,16 +611,69 @@ func (o outcome) answer() string {
 }
 
 // cart is a random order: one to three products, now and then the card the
-// provider always declines.
+// provider always declines, or the one whose bank asks for 3-D Secure
+// (Config.Authentication), with a return_url.
 func (d *driver) cart(rng *rand.Rand) client.OrderRequest {
 	var req client.OrderRequest
 	for _, i := range rng.Perm(len(d.products))[:1+rng.IntN(min(3, len(d.products)))] {
 		req.Items = append(req.Items, client.Item{SKU: d.products[i].SKU, Quantity: 1 + rng.IntN(3)})
 	}
-	if rng.Float64() < 0.03 {
+	switch u := rng.Float64(); {
+	case u < 0.03:
 		req.Card = declinedCard
+	case u < 0.03+d.cfg.Authentication:
+		req.Card, req.ReturnURL = authenticationCard, returnURL
 	}
 	return req
+}
+
+// cardHolder plays the card holder sent to the bank's page (the fake
+// Stripe's) for one 202: now and then late, they complete it once, twice
+// at once (a double click), fail it, or never come back (false: the client
+// stops asking). Their client then asks again, at once or a while after.
+// The page's answers are not judged here: the order's are, by the key's.
+func (d *driver) cardHolder(ctx context.Context, page string, rng *rand.Rand) bool {
+	if rng.Float64() < 0.3 {
+		d.authenticated(func(a *Authentications) { a.Late++ })
+		sleep(ctx, time.Duration(rng.Int64N(int64(2*time.Second))))
+	}
+	decide := func(outcome string) {
+		resp, err := d.bank.PostForm(page, url.Values{"outcome": {outcome}})
+		if err == nil {
+			resp.Body.Close()
+		}
+	}
+	switch u := rng.Float64(); {
+	case u < 0.15:
+		d.authenticated(func(a *Authentications) { a.Abandoned++ })
+		return false
+	case u < 0.3:
+		d.authenticated(func(a *Authentications) { a.Failed++ })
+		decide("fail")
+	case u < 0.65:
+		d.authenticated(func(a *Authentications) { a.Completed++ })
+		decide("complete")
+	default:
+		d.authenticated(func(a *Authentications) { a.DoubleCompleted++ })
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() { decide("complete") })
+		}
+		wg.Wait()
+	}
+	if rng.Float64() < 0.3 {
+		// The return lost, or a client that looks later: the webhook or
+		// the completer may settle the order first.
+		d.authenticated(func(a *Authentications) { a.Slow++ })
+		sleep(ctx, 2*time.Second)
+	}
+	return true
+}
+
+func (d *driver) authenticated(count func(*Authentications)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	count(&d.res.Authentication)
 }
 
 func (d *driver) count(sh shot) {

@@ -108,6 +108,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		"LOCK_TIMEOUT=" + cfg.LockTimeout.String(),
 		"PROVIDER_TIMEOUT=" + cfg.ProviderTimeout.String(),
 		"COMPLETER_GRACE=" + cfg.CompleterGrace.String(),
+		"AUTHENTICATION_WINDOW=" + cfg.AuthenticationWindow.String(),
 		"COMPLETER_INTERVAL=" + cfg.CompleterInterval.String(),
 		// Read by a shop that has the reconciler, ignored by one without.
 		"RECONCILE_INTERVAL=" + cfg.CompleterInterval.String(),

@@ -224,7 +224,10 @@ func (r *Report) Summary() string {
 		logged = answersLine(r.Logged5xx, nil)
 	}
 	o := c.LongestOutage
+	a := c.Authentication
 	return line + "\nchaos: " + webhooksLine(r.Config, r.Database) +
+		fmt.Sprintf("\nchaos: 3-D Secure: %d checkouts sent to the bank (%d completed, %d completed twice at once, %d failed, %d abandoned; %d late at the bank, %d asked again late)",
+			a.Asked, a.Completed, a.DoubleCompleted, a.Failed, a.Abandoned, a.Late, a.Slow) +
 		"\nchaos: answers: " + answersLine(c.Statuses, c.Problems) + "; 5xx in the shops' logs: " + logged +
 		fmt.Sprintf("\nchaos: longest span without a new order: %.1f s from %.1f s; answers meanwhile: %s",
 			o.Seconds, o.FromSeconds, answersLine(o.Statuses, o.Problems))

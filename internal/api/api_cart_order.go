@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -23,6 +24,8 @@ const cartOrderRoute = "/api/carts/{id}/order"
 // cartOrderRequest is the optional body of an order of a cart.
 type cartOrderRequest struct {
 	Card string `json:"card,omitempty"`
+	// ReturnURL is as an order's (orderRequest.ReturnURL).
+	ReturnURL string `json:"return_url,omitempty"`
 }
 
 // orderCart is POST /api/carts/{id}/order: it places the cart's current
@@ -51,6 +54,9 @@ func (h *Handler) orderCart(c echo.Context) error {
 			return err
 		}
 	}
+	if err := checkReturnURL(req.ReturnURL); err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	ct, err := h.carts.Get(ctx, customerID(c), id)
 	if err != nil {
@@ -78,16 +84,20 @@ func (h *Handler) orderCart(c echo.Context) error {
 		key = derivedCartKey(ct)
 	}
 	req.Card = orderCard(req.Card)
-	fp, err := cartOrderFingerprint(ct, req.Card, ifMatchHeader)
+	fp, err := cartOrderFingerprint(ct, req.Card, ifMatchHeader, req.ReturnURL)
 	if err != nil {
 		return err
 	}
 	wait := applyWait(c.Request().Header, c.Response().Header())
 	res, err := h.checkout.PlaceOrAwait(ctx, checkout.Attempt{
 		CustomerID: customerID(c), Key: key, Fingerprint: fp,
-		Order: checkout.Order{Items: ct.Items, Card: req.Card},
-		Cart:  &checkout.CartVersion{ID: ct.ID, Version: ct.Version},
+		Order: checkout.Order{Items: ct.Items, Card: req.Card}, ReturnURL: req.ReturnURL,
+		Cart: &checkout.CartVersion{ID: ct.ID, Version: ct.Version},
 	}, wait)
+	var authn *checkout.AuthenticationRequiredError
+	if errors.As(err, &authn) {
+		return writeAuthenticationRequired(c, authn, req.ReturnURL)
+	}
 	if err != nil {
 		return err
 	}
@@ -107,12 +117,13 @@ func derivedCartKey(ct cart.Cart) string {
 // outcome was lost, after the cart was edited, waits for that order (409)
 // and then gets it, never 422. What the key pays for is the version it was
 // claimed with (the engine resumes the order priced then).
-func cartOrderFingerprint(ct cart.Cart, card, ifMatch string) ([]byte, error) {
+func cartOrderFingerprint(ct cart.Cart, card, ifMatch, returnURL string) ([]byte, error) {
 	body, err := json.Marshal(struct {
 		CardLast4 string    `json:"card_last4"`
 		CartID    uuid.UUID `json:"cart_id"`
 		IfMatch   string    `json:"if_match"`
-	}{card[max(0, len(card)-4):], ct.ID, ifMatch})
+		ReturnURL string    `json:"return_url,omitempty"` // left out when empty, as before it existed
+	}{card[max(0, len(card)-4):], ct.ID, ifMatch, returnURL})
 	if err != nil {
 		return nil, fmt.Errorf("encode cart order: %w", err)
 	}

@@ -35,6 +35,11 @@ type orderRequest struct {
 	Items []catalog.Item `json:"items"`
 	// Card is optional and only meaningful to the fake provider.
 	Card string `json:"card,omitempty"`
+	// ReturnURL, optional, is where the card holder's bank sends them back
+	// after 3-D Secure: with it, an order whose bank asks to authenticate
+	// the payment is answered 202 with the bank's page (next_action);
+	// without it, such a payment is canceled (402 payment-not-completed).
+	ReturnURL string `json:"return_url,omitempty"`
 }
 
 // decodeOrder reads an order body: strictly decoded, the card defaulted and
@@ -46,6 +51,9 @@ func decodeOrder(body []byte) (req orderRequest, fp []byte, err error) {
 		return orderRequest{}, nil, err
 	}
 	req.Card = orderCard(req.Card)
+	if err := checkReturnURL(req.ReturnURL); err != nil {
+		return orderRequest{}, nil, err
+	}
 	if fp, err = req.fingerprint(); err != nil {
 		return orderRequest{}, nil, err
 	}
@@ -88,7 +96,10 @@ func (r orderRequest) fingerprint() ([]byte, error) {
 	body, err := json.Marshal(struct {
 		CardLast4 string          `json:"card_last4"`
 		Items     []canonicalItem `json:"items"`
-	}{r.Card[max(0, len(r.Card)-4):], items})
+		// Left out when empty, so that an order without one keeps the
+		// fingerprint it had before return_url existed.
+		ReturnURL string `json:"return_url,omitempty"`
+	}{r.Card[max(0, len(r.Card)-4):], items, r.ReturnURL})
 	if err != nil {
 		return nil, fmt.Errorf("encode order: %w", err)
 	}
@@ -118,8 +129,12 @@ func (h *Handler) placeOrder(c echo.Context) error {
 	wait := applyWait(c.Request().Header, c.Response().Header())
 	res, err := h.checkout.PlaceOrAwait(c.Request().Context(), checkout.Attempt{
 		CustomerID: customerID(c), Key: key, Fingerprint: fp,
-		Order: checkout.Order{Items: req.Items, Card: req.Card},
+		Order: checkout.Order{Items: req.Items, Card: req.Card}, ReturnURL: req.ReturnURL,
 	}, wait)
+	var authn *checkout.AuthenticationRequiredError
+	if errors.As(err, &authn) {
+		return writeAuthenticationRequired(c, authn, req.ReturnURL)
+	}
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,8 @@ func FuzzOrderBody(f *testing.F) {
 	for _, seed := range []string{
 		`{"items": [{"sku": "mug-espresso", "quantity": 1}]}`,
 		`{"items": [{"sku": "a", "quantity": 2}, {"sku": "b", "quantity": 1}], "card": "4242 4242-4242 4242"}`,
+		`{"items": [{"sku": "a", "quantity": 1}], "card": "4000002760003184", "return_url": "https://client.example/back?x=1"}`,
+		`{"items": [{"sku": "a", "quantity": 1}], "return_url": "/relative"}`,
 		`{"items": [], "Items": []}`,
 		`{"items": [{"sku": "a", "quantity": 1}], "items": []}`,
 		`{"Card": "4242424242424242"}`,
@@ -107,7 +109,8 @@ func canonicalAsStored(t *testing.T, r orderRequest) []byte {
 	body, err := json.Marshal(struct {
 		Items     []catalog.Item `json:"items"`
 		CardLast4 string         `json:"card_last4"`
-	}{items, r.Card[max(0, len(r.Card)-4):]})
+		ReturnURL string         `json:"return_url,omitempty"`
+	}{items, r.Card[max(0, len(r.Card)-4):], r.ReturnURL})
 	if err != nil {
 		t.Fatal(err)
 	}

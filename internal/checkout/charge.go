@@ -78,7 +78,9 @@ func (e *Engine) pay(ctx context.Context, a Attempt, c *claim, priced catalog.Pr
 // returned as it is; the caller still checks its amount and currency
 // against the order's.
 //
-//   - requires_action, for an attempt that gave a return URL: the intent is
+//   - requires_action, for an attempt that gave a return URL, while the
+//     key has waited for the shopper less than the AuthenticationWindow:
+//     the intent is
 //     retrieved as it is now (the confirm's answer may be a replay of the
 //     first, while the shopper has been to their bank since): succeeded is
 //     the charge, a failed authentication the decline, and one still
@@ -121,7 +123,10 @@ func (e *Engine) settleConfirmed(ctx context.Context, a Attempt, c *claim, in pa
 		return payment.Intent{}, payment.ErrCanceled
 	case in.Declined != "" && in.Status == payment.StatusRequiresPaymentMethod:
 		return payment.Intent{}, &payment.DeclinedError{IntentID: in.ID, Message: in.Declined}
-	case in.Status == payment.StatusRequiresAction && a.ReturnURL != "" && in.AuthenticateURL != "":
+	case in.Status == payment.StatusRequiresAction && a.ReturnURL != "" && in.AuthenticateURL != "" &&
+		!(c.awaited && c.awaiting >= e.cfg.AuthenticationWindow):
+		// Past the window the wait is over: canceled, below, as the
+		// completer cancels an abandoned one.
 		return payment.Intent{}, &authenticationError{IntentID: in.ID, URL: in.AuthenticateURL}
 	}
 	left := in.Status
@@ -134,7 +139,7 @@ func (e *Engine) settleConfirmed(ctx context.Context, a Attempt, c *claim, in pa
 	case in.Status == payment.StatusSucceeded:
 		return in, nil
 	case in.Status == payment.StatusCanceled:
-		return payment.Intent{}, &notChargedError{IntentID: in.ID, Status: left}
+		return payment.Intent{}, &notChargedError{IntentID: in.ID, Status: left, awaited: c.awaited}
 	}
 	return payment.Intent{}, stillProcessing(a, in)
 }
@@ -159,7 +164,12 @@ func stillProcessing(a Attempt, in payment.Intent) error {
 // charge (Status, requires_action above all), which the attempt then
 // canceled at the provider: nothing was charged, and nothing will be. It is
 // payment.ErrCanceled, with the status for the answer's detail.
-type notChargedError struct{ IntentID, Status string }
+type notChargedError struct {
+	IntentID, Status string
+	// awaited: the shopper was sent to their bank for it, and did not
+	// authenticate it within the AuthenticationWindow.
+	awaited bool
+}
 
 func (e *notChargedError) Error() string {
 	return "payment intent " + e.Status + " after its confirm, canceled: " + payment.ErrCanceled.Error()

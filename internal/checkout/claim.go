@@ -46,9 +46,10 @@ type claim struct {
 	// claimTrace is the traceparent of the key's claim, read with the
 	// intent, for the completer's link to it ("" when untraced).
 	claimTrace string
-	// awaiting is how long the operation has waited for its shopper to
-	// authenticate the payment with their bank (3-D Secure), read with the
-	// intent; negative when it does not wait for that.
+	// awaited says the operation waits for its shopper to authenticate the
+	// payment with their bank (3-D Secure), and awaiting for how long by
+	// the database's clock; read with the intent.
+	awaited  bool
 	awaiting time.Duration
 }
 
@@ -62,7 +63,7 @@ func (e *Engine) loadIntent(ctx context.Context, customer uuid.UUID, c *claim) e
 	}
 	c.intentID, c.age = row.PaymentIntentID, time.Duration(row.AgeSeconds*float64(time.Second))
 	c.claimTrace = row.ClaimTraceparent
-	c.awaiting = time.Duration(row.AwaitingSeconds * float64(time.Second))
+	c.awaited, c.awaiting = row.AwaitingSeconds >= 0, time.Duration(row.AwaitingSeconds*float64(time.Second))
 	return nil
 }
 

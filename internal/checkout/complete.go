@@ -254,6 +254,12 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 	case in.Declined != "":
 		outcome = outcomeDeclined
 		_, err = e.finishDeclined(ctx, a, c, &payment.DeclinedError{IntentID: in.ID, Message: in.Declined})
+	case c.awaited:
+		// The shopper was sent to their bank and did not authenticate
+		// in time: the verdict on this payment itself, with its intent,
+		// not on a request that went quiet.
+		outcome = outcomeNotCompleted
+		_, err = e.finishNotCompleted(ctx, a, c, abandonedDetail, in.ID)
 	default:
 		outcome = outcomeNotCompleted
 		_, err = e.finishNotCompleted(ctx, a, c, "", "")
@@ -300,7 +306,7 @@ func (p *Completer) settleIntent(ctx context.Context, a Attempt, c *claim, price
 			return in, nil
 		case in.Status == payment.StatusProcessing:
 			return payment.Intent{}, errProcessing
-		case in.Status == payment.StatusRequiresAction && c.awaiting >= 0 && c.awaiting < e.cfg.AuthenticationWindow:
+		case in.Status == payment.StatusRequiresAction && c.awaited && c.awaiting < e.cfg.AuthenticationWindow:
 			// The shopper may still be at their bank: left until they
 			// come back, the webhook comes, or the window has passed.
 			return payment.Intent{}, errAwaitingAuthentication

@@ -96,8 +96,16 @@ func (e *Engine) finishNotCompleted(ctx context.Context, a Attempt, c claim, det
 	return e.finishWithProblem(ctx, a, c, p, outcomeNotCompleted)
 }
 
+// abandonedDetail is the answer to an order whose shopper did not
+// authenticate the payment with their bank within the AuthenticationWindow.
+const abandonedDetail = "the card holder did not authenticate the payment with their bank (3-D Secure) in time, " +
+	"so the payment was canceled before anything was charged"
+
 // detail is the answer to a confirm that charged nothing and was canceled.
 func (e *notChargedError) detail() string {
+	if e.Status == payment.StatusRequiresAction && e.awaited {
+		return abandonedDetail
+	}
 	if e.Status == payment.StatusRequiresAction {
 		return "the card's bank asked the cardholder to authenticate the payment (3-D Secure), which this shop cannot ask for, " +
 			"so the payment was canceled before anything was charged"

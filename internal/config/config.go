@@ -44,6 +44,9 @@ type Config struct {
 	KeyRetention time.Duration
 	// CompleterInterval spaces the completer's passes over stuck keys.
 	CompleterInterval time.Duration
+	// AuthenticationWindow is how long an order waits for its shopper's
+	// 3-D Secure before the completer cancels its payment.
+	AuthenticationWindow time.Duration
 	// CompleterGrace is how long after its creation a key is left to its
 	// client's retries before the completer may settle it.
 	CompleterGrace time.Duration
@@ -204,6 +207,15 @@ func Load() (Config, error) {
 	}
 	if c.CompleterGrace, err = duration("COMPLETER_GRACE", time.Minute); err != nil {
 		return c, err
+	}
+	if c.AuthenticationWindow, err = duration("AUTHENTICATION_WINDOW", 15*time.Minute); err != nil {
+		return c, err
+	}
+	if c.AuthenticationWindow >= c.KeyRetention {
+		// The key must outlive the wait, or a shopper back from the bank
+		// would find it swept and pay again under a new operation.
+		return c, fmt.Errorf("AUTHENTICATION_WINDOW (%s) must be shorter than KEY_RETENTION (%s)",
+			c.AuthenticationWindow, c.KeyRetention)
 	}
 	if c.SweepInterval, err = duration("SWEEP_INTERVAL", time.Minute); err != nil {
 		return c, err

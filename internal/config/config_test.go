@@ -91,6 +91,31 @@ func TestRememberedAnswers(t *testing.T) {
 	}
 }
 
+// AUTHENTICATION_WINDOW is how long an order waits for its shopper's 3-D
+// Secure: 15 minutes by default, a positive duration, and shorter than
+// KEY_RETENTION, or the key could be swept while the shopper is at the
+// bank.
+func TestAuthenticationWindow(t *testing.T) {
+	validEnv(t)
+	for _, tc := range []struct {
+		env  string
+		want time.Duration
+		ok   bool
+	}{
+		{"", 15 * time.Minute, true}, {"2m", 2 * time.Minute, true},
+		{"0s", 0, false}, {"soon", 0, false}, {"25h", 0, false},
+	} {
+		t.Setenv("AUTHENTICATION_WINDOW", tc.env)
+		c, err := Load()
+		if (err == nil) != tc.ok || (tc.ok && c.AuthenticationWindow != tc.want) {
+			t.Errorf("AUTHENTICATION_WINDOW=%q: got %s, %v, want %s (ok=%v)", tc.env, c.AuthenticationWindow, err, tc.want, tc.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "AUTHENTICATION_WINDOW") {
+			t.Errorf("got %q, want the error to name AUTHENTICATION_WINDOW", err)
+		}
+	}
+}
+
 // validEnv sets the settings the shop cannot start without: a database
 // and a provider, reached over HTTP (the fake's URL here).
 func validEnv(t *testing.T) {

@@ -52,6 +52,8 @@ func main() {
 	flag.DurationVar(&cfg.StandbyDown, "standby-down", 0, "how long a stopped standby stays down (default 5s)")
 	expectLoss := flag.Bool("expect-loss", false, "pass only if the run finds acknowledged writes lost (the asynchronous counterexample), and nothing else broken")
 	flag.StringVar(&cfg.ProviderFaults, "provider-faults", "rates", "the provider's faults: rates (windows for a provider without rates), windows, or off")
+	flag.Float64Var(&cfg.Authentication, "authentication", 0, "the share of checkouts (0 to 1) paid with the 3-D Secure card and a return_url, whose client plays the card holder at the bank's page (default 0.03; negative for none)")
+	flag.DurationVar(&cfg.AuthenticationWindow, "authentication-window", 0, "the shops' AUTHENTICATION_WINDOW (default 4s)")
 	flag.Float64Var(&cfg.RequiresAction, "requires-action", 0, "with -provider-faults rates, the share of confirms (0 to 1) answered requires_action (default 0.02; negative for none)")
 	flag.Float64Var(&cfg.Processing, "processing", 0, "with -provider-faults rates, the share of confirms (0 to 1) answered processing (default 0.02; negative for none)")
 	flag.DurationVar(&cfg.ProcessingFor, "processing-for", 0, "how long a processing intent stays so before it moves on (default 1.5s)")
