@@ -331,3 +331,25 @@ func TestSettleKey(t *testing.T) {
 		t.Fatalf("a finished key: got %v (settled %v), want not found and nothing settled", err, settled)
 	}
 }
+
+// A pass takes each key at most once: a Settler that ends the lease at once
+// (to leave the key free for its client) does not see the key again in
+// the same pass, which would ask its provider once per batch slot.
+func TestAPassTakesAKeyOnce(t *testing.T) {
+	ctx := context.Background()
+	s, pool := newStore(t)
+	claimLock(t, s, request("once", "a"))
+	idemtest.ExpireLock(t, pool, "alice", "once")
+	turns := 0
+	c := &idem.Completer{Store: s, Grace: time.Nanosecond, Max: 10,
+		Settler: idem.SettlerFunc(func(ctx context.Context, l *idem.Lock) (string, error) {
+			turns++
+			return "pending", errors.Join(errors.New("not yet"), l.Expire(ctx))
+		})}
+	if n, err := c.Pass(ctx); err != nil || n != 1 || turns != 1 {
+		t.Fatalf("got %d keys, %d turns, %v, want the key once", n, turns, err)
+	}
+	if _, err := s.Get(ctx, "alice", "once"); !errors.Is(err, idem.ErrInProgress) {
+		t.Fatalf("after the pass: got %v, want the key still started", err)
+	}
+}

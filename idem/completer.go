@@ -136,6 +136,10 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 		}
 	}
 	n := 0
+	// A key settled in this pass that comes back in it (its Settler ended
+	// the lease at once, to leave the key free for its client) is given
+	// back untouched and ends the pass: each key at most once per pass.
+	done := map[[2]string]bool{}
 	for ; n < limit; n++ {
 		sent := time.Now()
 		token := newID()
@@ -150,6 +154,13 @@ func (c *Completer) Pass(ctx context.Context) (int, error) {
 			}
 			return n, storeError("take stuck key", err)
 		}
+		if done[[2]string{row.Scope, row.Key}] {
+			if _, err := c.Store.q.GiveBack(ctx, idemdb.GiveBackParams{Scope: row.Scope, Key: row.Key, LockToken: token}); err != nil {
+				return n, storeError("give back a key settled in this pass", err)
+			}
+			return n, nil
+		}
+		done[[2]string{row.Scope, row.Key}] = true
 		if time.Since(sent) >= slowAnswer {
 			// The database judged the grace when it got round to the
 			// statement, and the asks of that wait are not in yet (see

@@ -163,6 +163,10 @@ type OrderAnswer struct {
 // and goes on from there as a browser without script does.
 type AuthenticatePage struct {
 	URL string
+	// Waiting is the status page of an order whose shopper was sent to
+	// their bank and has not confirmed yet (back on the shop without
+	// having done it): a link to the bank, no automatic redirect.
+	Waiting bool
 }
 
 // ProcessingPage is shown while an earlier submit of the same order is
@@ -209,4 +213,13 @@ func processingRefresh(p ProcessingPage) string {
 		return ""
 	}
 	return p.StatusURL
+}
+
+// authenticateRefresh is where the page goes on by itself: the bank's page,
+// unless the shopper is back from it (Waiting), who chooses.
+func authenticateRefresh(p AuthenticatePage) string {
+	if p.Waiting {
+		return ""
+	}
+	return p.URL
 }

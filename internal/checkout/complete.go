@@ -215,7 +215,18 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 	switch {
 	case errors.Is(err, ErrLockLost):
 		return "lost", err
-	case errors.Is(err, errProcessing), errors.Is(err, errAwaitingAuthentication):
+	case errors.Is(err, errAwaitingAuthentication):
+		// The shopper is at their bank, as good as asking: counted as an
+		// ask, so that the completer looks again only a grace later, and
+		// handed back at once, so that their return or the webhook, which
+		// may come any moment now, does not find the key held by a pass
+		// that had nothing to do.
+		if err := e.keys.Ask(ctx, a.CustomerID.String(), a.Key); err != nil {
+			e.log.WarnContext(ctx, "completer: record the shopper at the bank as asking", logging.Key(a.Key), "err", err)
+		}
+		e.handBack(ctx, a, c)
+		return "pending", err
+	case errors.Is(err, errProcessing):
 		return "pending", err
 	case err != nil:
 		err = fmt.Errorf("settle at the provider: %w", err)

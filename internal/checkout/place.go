@@ -215,6 +215,9 @@ type KeyState struct {
 	Finished bool
 	Result   Result // the stored outcome, Replayed, when Finished
 	Held     bool   // an attempt holds the lock (by the database clock)
+	// AuthenticateURL, for a started key whose shopper was sent to their
+	// bank (3-D Secure) and may still go there, is the bank's page.
+	AuthenticateURL string
 }
 
 // State reads the customer's key, for a page that shows how an order is
@@ -226,7 +229,15 @@ func (e *Engine) State(ctx context.Context, customer uuid.UUID, key string) (Key
 	case errors.Is(err, idem.ErrNotFound):
 		return KeyState{}, ErrNoSuchKey
 	case errors.As(err, &busy):
-		return KeyState{Held: busy.Held}, nil
+		st := KeyState{Held: busy.Held}
+		row, err := e.db.KeyIntent(ctx, db.KeyIntentParams{CustomerID: customer, Key: key})
+		if err != nil {
+			return KeyState{}, fmt.Errorf("read key's payment: %w", err)
+		}
+		if row.AwaitingSeconds >= 0 && row.AwaitingSeconds < e.cfg.AuthenticationWindow.Seconds() {
+			st.AuthenticateURL = row.AuthenticateUrl
+		}
+		return st, nil
 	case err != nil:
 		return KeyState{}, fmt.Errorf("read key: %w", database.Translate(err))
 	}

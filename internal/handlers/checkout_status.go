@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"net/http"
 
 	"github.com/labstack/echo/v4"
 
@@ -9,6 +10,7 @@ import (
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/problem"
 	"exactlyonce/internal/web"
+	"exactlyonce/views"
 )
 
 // checkoutReturn is GET /checkout/return?key=…, where the shopper's bank
@@ -70,6 +72,13 @@ func (h *Handler) checkoutStatus(c echo.Context) error {
 	}
 	if state.Held {
 		return send(c, processingAnswer(key, nil))
+	}
+	if state.AuthenticateURL != "" {
+		// Back on the shop without having confirmed at the bank (its
+		// page's Back, a bookmark): the way to the bank again. Nothing
+		// else is offered: the form again would send the same payment.
+		return send(c, answer{status: http.StatusAccepted,
+			page: views.OrderAnswer{Authenticate: &views.AuthenticatePage{URL: state.AuthenticateURL, Waiting: true}}})
 	}
 	// Nobody holds the order any more: the attempt stopped without an
 	// answer (the provider failed, the server restarted) and no retry has

@@ -185,3 +185,37 @@ func TestThreeDSecureAbandoned(t *testing.T) {
 	back(t, s, decide(t, bank, "complete"))
 	h.WantStats(t, 0, 0)
 }
+
+// A completer pass that finds the shopper still at their bank leaves the
+// key free at once, so that the shopper's return settles the order without
+// waiting for the pass's lease; and the status page of an order whose
+// shopper came back without confirming offers the way to the bank again,
+// without sending them there by itself.
+func TestThreeDSecureWhileTheShopperIsAtTheBank(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, withSecret, apptest.WithoutWebhooks, func(c *apptest.Setup) { c.CompleterGrace = time.Millisecond })
+	s := newShopper(t, h)
+	s.addToCart(t, "tee-idempotent")
+	form := s.checkoutForm(t, authenticationCard)
+	bank := bankPage(t, h, s.post(t, "/checkout", form))
+	key := form.Get("idempotency_key")
+	c := apptest.Customer{ID: s.id(t)}
+
+	status := s.get(t, "/checkout/status?key="+url.QueryEscape(key))
+	if to, _ := status.testid("to-bank").Attr("href"); status.status != http.StatusAccepted || to != bank ||
+		status.testid("bank-waiting").Length() != 1 || status.doc.Find(`meta[http-equiv=refresh]`).Length() != 0 {
+		t.Fatalf("the status page while at the bank: got %d, link %q, want 202 with a link to %s and no redirect of its own", status.status, to, bank)
+	}
+
+	h.WaitLockExpired(t, c, key)
+	time.Sleep(5 * time.Millisecond) // past the completer's grace
+	if n, err := h.App.Completer.Pass(t.Context()); err != nil || n != 1 {
+		t.Fatalf("the completer's pass: got %d keys, %v, want it to look at the one", n, err)
+	}
+	if k := h.Key(t, c, key); k.Status != "started" {
+		t.Fatalf("after the pass: got key %s, want it still started, the shopper being at the bank", k.Status)
+	}
+	receipt := back(t, s, decide(t, bank, "complete"))
+	wantReceipt(t, s.follow(t, receipt))
+	h.WantStats(t, 1, 1)
+}
