@@ -184,6 +184,16 @@ func TestThreeDSecureAbandoned(t *testing.T) {
 	// Completing at the bank now charges nothing.
 	back(t, s, decide(t, bank, "complete"))
 	h.WantStats(t, 0, 0)
+	// The cart is still there to pay, with a new checkout (a new key).
+	if got := cartQuantities(t, h, s.id(t)); got["tee-idempotent"] != 1 {
+		t.Fatalf("cart after an abandoned authentication: got %v, want it kept", got)
+	}
+	retry := s.checkoutForm(t, goodCard)
+	if retry.Get("idempotency_key") == key {
+		t.Fatal("the new checkout reuses the abandoned key")
+	}
+	wantReceipt(t, s.follow(t, s.post(t, "/checkout", retry)))
+	h.WantStats(t, 1, 1)
 }
 
 // A completer pass that finds the shopper still at their bank leaves the
