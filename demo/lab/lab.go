@@ -88,6 +88,11 @@ type Attempt struct {
 	ChargeID   string
 	// Lock is how the attempt stood towards the key's lock; see Lock.
 	Lock Lock
+	// Page, for a step of a shopper's browser (the 3-D Secure scenarios:
+	// a form sent, the bank's page, the way back), is what the browser
+	// ended on, in words: "sent to the bank", "the receipt". Status is the
+	// first answer's, before any redirect.
+	Page string
 	// Error is why no response came.
 	Error string
 }
