@@ -11,8 +11,10 @@
 // expired? was the key taken over?), which page script cannot. The requests
 // still travel the way a client's do: over loopback HTTP to the server's own
 // JSON API, through routing, authentication and the order handler, so what
-// the lab shows is what the API does. The page only starts a run and renders
-// what came back.
+// the lab shows is what the API does. The 3-D Secure scenarios go through
+// the shop's pages instead, as a browser does (browser.go): the way back from
+// the bank is a page's. The page only starts a run and renders what came
+// back.
 //
 // Each run registers a shopper of its own, so runs never mix and their
 // counts are that shopper's charges and orders. The scenarios that wait for
