@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"exactlyonce/demo/lab"
+	"exactlyonce/internal/apptest"
 )
 
 // The 3-D Secure scenarios run against the real shop, its pages and the
@@ -28,7 +29,6 @@ func wantPages(t *testing.T, r lab.Run, want ...string) {
 	for i, a := range r.Attempts {
 		got[i] = pageOutcome(a)
 	}
-	t.Logf("%s: %d charges, %d orders, facts %+v, notes %q\n  %s", r.Scenario, r.Charges, r.Orders, r.Facts, r.Notes, strings.Join(got, "\n  "))
 	if strings.Join(got, ", ") != strings.Join(want, ", ") {
 		t.Errorf("got attempts\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
@@ -47,9 +47,19 @@ func wantFact(t *testing.T, r lab.Run, label, value string) {
 	t.Errorf("got facts %+v, want %q: %q", r.Facts, label, value)
 }
 
+// wantNoWebhook fails unless the shop heard of no charge from a webhook:
+// the scenarios that say the return settled the order lose it.
+func wantNoWebhook(t *testing.T, h *apptest.Harness) {
+	t.Helper()
+	if got := h.Count(t, `SELECT count(*) FROM stripe_events WHERE type = 'payment_intent.succeeded'`); got != 0 {
+		t.Errorf("got %d payment_intent.succeeded events in the inbox, want none (the webhook lost)", got)
+	}
+}
+
 func TestThreeDSecureBankDoubleClick(t *testing.T) {
 	t.Parallel()
-	_, r := run(t, "bank-double-click")
+	h, r := run(t, "bank-double-click")
+	wantNoWebhook(t, h)
 	wantPages(t, r,
 		"200 held → sent to the bank",
 		"303 → back to the shop",
@@ -68,7 +78,8 @@ func TestThreeDSecureBankDoubleClick(t *testing.T) {
 
 func TestThreeDSecureReturnRefresh(t *testing.T) {
 	t.Parallel()
-	_, r := run(t, "return-refresh")
+	h, r := run(t, "return-refresh")
+	wantNoWebhook(t, h)
 	if len(r.Attempts) != 5 {
 		t.Fatalf("got %d attempts, want 5", len(r.Attempts))
 	}
