@@ -2,7 +2,6 @@ package lab
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -186,7 +185,7 @@ func (b *browser) land(ctx context.Context, p page) (end page, waited bool, err 
 			return p, waited, nil
 		}
 	}
-	return page{}, waited, errors.New("the browser went round in circles")
+	return page{}, waited, fmt.Errorf("no page to land on after %d redirects and reloads", maxHops)
 }
 
 // refreshURL is where the page's meta refresh leads, "" without one.
