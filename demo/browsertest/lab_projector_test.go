@@ -147,7 +147,7 @@ func TestLabPresenterMode(t *testing.T) {
 		}
 		return got
 	}
-	got := want("first card", "scenario-double-click", "1 of 11")
+	got := want("first card", "scenario-double-click", "1 of 15")
 	if !got.CountsFirst || !got.CountsOnTop || got.CountSize < 48 {
 		t.Errorf("first card: got %+v, want the counts above the timeline, on the first screen, 48 px or larger", got)
 	}
@@ -155,21 +155,21 @@ func TestLabPresenterMode(t *testing.T) {
 	browsertest.Screenshot(t, ctx, "lab-present.png", "lab-present.png")
 
 	browsertest.Do(t, ctx, "press Next", chromedp.Click(chromedp.CSS(`[data-testid=present-next]`)))
-	if got := want("after Next", "scenario-ten-at-once", "2 of 11"); got.URL != "?present=1&card=2" {
+	if got := want("after Next", "scenario-ten-at-once", "2 of 15"); got.URL != "?present=1&card=2" {
 		t.Errorf("after Next: got address %q, want ?present=1&card=2", got.URL)
 	}
 	browsertest.Do(t, ctx, "press →", chromedp.KeyEvent(kb.ArrowRight))
-	want("after →", "scenario-baseline", "3 of 11")
+	want("after →", "scenario-baseline", "3 of 15")
 	browsertest.Do(t, ctx, "press ←", chromedp.KeyEvent(kb.ArrowLeft))
-	want("after ←", "scenario-ten-at-once", "2 of 11")
+	want("after ←", "scenario-ten-at-once", "2 of 15")
 	browsertest.Do(t, ctx, "press End", chromedp.KeyEvent(kb.End))
-	want("after End", "scenario-worker-crash", "11 of 11")
+	want("after End", "scenario-worker-crash", "15 of 15")
 
 	// Running a card in presenter mode happens in place, like anywhere.
 	browsertest.Do(t, ctx, "press Home", chromedp.KeyEvent(kb.Home))
 	browsertest.Do(t, ctx, "run the first card again", chromedp.Click(chromedp.CSS(`#scenario-double-click [data-testid=run]`)))
 	browsertest.WaitFor(t, ctx, "its result", `document.querySelector('#result-double-click:not([data-running]) [data-testid=charges-n]')`)
-	want("after the run", "scenario-double-click", "1 of 11")
+	want("after the run", "scenario-double-click", "1 of 15")
 	browsertest.Do(t, ctx, "reload", chromedp.Reload())
-	want("after a reload", "scenario-double-click", "1 of 11")
+	want("after a reload", "scenario-double-click", "1 of 15")
 }

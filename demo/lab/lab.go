@@ -11,8 +11,10 @@
 // expired? was the key taken over?), which page script cannot. The requests
 // still travel the way a client's do: over loopback HTTP to the server's own
 // JSON API, through routing, authentication and the order handler, so what
-// the lab shows is what the API does. The page only starts a run and renders
-// what came back.
+// the lab shows is what the API does. The 3-D Secure scenarios go through
+// the shop's pages instead, as a browser does (browser.go): the way back from
+// the bank is a page's. The page only starts a run and renders what came
+// back.
 //
 // Each run registers a shopper of its own, so runs never mix and their
 // counts are that shopper's charges and orders. The scenarios that wait for
@@ -88,6 +90,11 @@ type Attempt struct {
 	ChargeID   string
 	// Lock is how the attempt stood towards the key's lock; see Lock.
 	Lock Lock
+	// Page, for a step of a shopper's browser (the 3-D Secure scenarios:
+	// a form sent, the bank's page, the way back), is what the browser
+	// ended on, in words: "sent to the bank", "the receipt". Status is the
+	// first answer's, before any redirect.
+	Page string
 	// Error is why no response came.
 	Error string
 }

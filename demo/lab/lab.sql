@@ -49,3 +49,17 @@ SELECT
     (SELECT count(*) FROM idem_keys_v1 k JOIN order_keys o USING (scope, key)
      WHERE k.status = 'started' AND k.parked_at IS NOT NULL) AS keys_parked,
     (SELECT count(*) FROM reconciled_refunds) AS refunds;
+
+-- name: CartCustomer :one
+-- The customer a cart belongs to: how the lab learns the id of the browser
+-- shopper its 3-D Secure scenarios make, whose session cookie it cannot read.
+SELECT customer_id FROM carts WHERE id = @id;
+
+-- name: AgeAuthenticationWait :execrows
+-- Moves back the start of a key's wait for its shopper's 3-D Secure by
+-- seconds, by the database clock that judges it: the abandon-and-pay-again
+-- scenario's shopper has then been away for AUTHENTICATION_WINDOW without
+-- the lab waiting fifteen minutes. Only a key that waits is touched.
+UPDATE order_keys
+SET awaiting_authentication_at = awaiting_authentication_at - make_interval(secs => @seconds::double precision)
+WHERE scope = (@customer_id::uuid)::text AND key = @key::text AND awaiting_authentication_at IS NOT NULL;

@@ -18,6 +18,10 @@ type Limits struct {
 	// ProviderTimeout is the server's PROVIDER_TIMEOUT, the bound on one
 	// provider call.
 	ProviderTimeout time.Duration
+	// AuthenticationWindow is the server's AUTHENTICATION_WINDOW (zero:
+	// checkout.DefaultAuthenticationWindow): how long an order waits for
+	// its shopper's 3-D Secure before a retry or the completer cancels it.
+	AuthenticationWindow time.Duration
 }
 
 // ErrCannotRun means the scenario cannot be run on this server's

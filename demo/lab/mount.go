@@ -26,7 +26,8 @@ type Demo struct {
 // Mount implements app.Demo.
 func (m *Demo) Mount(s app.DemoShop) app.Mounted {
 	control := Control{Base: s.StripeAPIBase, Secret: s.StripeSecretKey}
-	r := New(s.BaseURL, s.DB, control, Limits{LockTimeout: s.LockTimeout, ProviderTimeout: s.ProviderTimeout}, s.Log)
+	r := New(s.BaseURL, s.DB, control, Limits{LockTimeout: s.LockTimeout, ProviderTimeout: s.ProviderTimeout,
+		AuthenticationWindow: s.AuthenticationWindow}, s.Log)
 	m.Runner = r
 	q := labdb.New(s.DB.Conn())
 	pages := NewPages(r, func(ctx context.Context) (int64, int64, error) {

@@ -226,7 +226,7 @@ func TestLabPresenterModeWithoutScript(t *testing.T) {
 		{"3", "scenario-baseline", "/lab?present=1&card=2", "/lab?present=1&card=4"},
 		{"", "scenario-double-click", "/lab?present=1&card=1", "/lab?present=1&card=2"},
 		{"99", "scenario-double-click", "/lab?present=1&card=1", "/lab?present=1&card=2"},
-		{"11", "scenario-worker-crash", "/lab?present=1&card=10", "/lab?present=1&card=11"},
+		{"15", "scenario-worker-crash", "/lab?present=1&card=14", "/lab?present=1&card=15"},
 	} {
 		p := s.Get(t, "/lab?present=1&card="+tc.card)
 		current := p.Doc.Find(".lab-card[data-current]")

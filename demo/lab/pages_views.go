@@ -135,6 +135,18 @@ func describe(a Attempt) (status, tone, outcome string) {
 	}
 	status = fmt.Sprint(a.Status)
 	switch {
+	case a.Page != "":
+		// A browser's step: where it ended says more than the status.
+		outcome, tone = a.Page, "ok"
+		switch {
+		case a.Status >= 500:
+			tone = "fail"
+		case a.Status >= 400:
+			tone = "refused"
+		case a.Page == shownProcessing:
+			tone = "wait"
+		}
+		return status, tone, outcome
 	case a.Replayed:
 		tone, outcome = "ok", "replayed"
 	case a.Status == http.StatusCreated:

@@ -44,27 +44,48 @@ type Behaviour struct {
 	// BeforeAnswer makes a charging call deliver its webhook before it
 	// answers: the shop hears of the charge from the webhook first.
 	BeforeAnswer bool
+	// LoseWebhooks makes the fake deliver no webhook at all: in the 3-D
+	// Secure scenarios that show the shopper's return settling the order,
+	// the webhook would otherwise race it.
+	LoseWebhooks bool
+	// BankDelay is how long the bank's 3-D Secure page takes to decide a
+	// Complete or Fail: a slow bank, during which the shopper clicks again.
+	BankDelay time.Duration
 }
 
 // behaviourJSON is Behaviour as the control API reads and writes it.
 type behaviourJSON struct {
-	DelayMS  int64 `json:"delay_ms"`
-	Fail     Fault `json:"fail"`
-	Webhooks *struct {
-		BeforeAnswer bool `json:"before_answer,omitzero"`
-	} `json:"webhooks,omitempty"`
+	DelayMS        int64               `json:"delay_ms"`
+	Fail           Fault               `json:"fail"`
+	Webhooks       *webhooksJSON       `json:"webhooks,omitempty"`
+	Authentication *authenticationJSON `json:"authentication,omitempty"`
 }
 
-// MarshalJSON writes {"delay_ms": …, "fail": …, "webhooks": {…}}.
+type webhooksJSON struct {
+	BeforeAnswer bool `json:"before_answer,omitzero"`
+	// Lose is the share of events never delivered, 0 to 1.
+	Lose float64 `json:"lose,omitzero"`
+}
+
+type authenticationJSON struct {
+	DelayMS int64 `json:"delay_ms,omitzero"`
+}
+
+// MarshalJSON writes {"delay_ms": …, "fail": …, "webhooks": {…},
+// "authentication": {…}}.
 func (b Behaviour) MarshalJSON() ([]byte, error) {
 	w := behaviourJSON{DelayMS: b.Delay.Milliseconds(), Fail: b.Fail}
 	if w.Fail == "" {
 		w.Fail = FaultNone
 	}
-	if b.BeforeAnswer {
-		w.Webhooks = &struct {
-			BeforeAnswer bool `json:"before_answer,omitzero"`
-		}{BeforeAnswer: true}
+	if b.BeforeAnswer || b.LoseWebhooks {
+		w.Webhooks = &webhooksJSON{BeforeAnswer: b.BeforeAnswer}
+		if b.LoseWebhooks {
+			w.Webhooks.Lose = 1
+		}
+	}
+	if b.BankDelay > 0 {
+		w.Authentication = &authenticationJSON{DelayMS: b.BankDelay.Milliseconds()}
 	}
 	return json.Marshal(w)
 }
@@ -82,6 +103,10 @@ func (b *Behaviour) UnmarshalJSON(data []byte) error {
 	}
 	if w.Webhooks != nil {
 		b.BeforeAnswer = w.Webhooks.BeforeAnswer
+		b.LoseWebhooks = w.Webhooks.Lose >= 1
+	}
+	if w.Authentication != nil {
+		b.BankDelay = time.Duration(w.Authentication.DelayMS) * time.Millisecond
 	}
 	return nil
 }

@@ -53,6 +53,20 @@ func (r *recorder) end(i int, resp orderResponse, err error) {
 	a.RetryAfter, a.ChargeID = resp.retryAfter, resp.chargeID
 }
 
+// endPage records the answer to attempt i, a browser's step: the first
+// answer, and the page the browser ended on.
+func (r *recorder) endPage(i int, first, landed page, waited bool, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := &r.attempts[i]
+	a.End, a.Done = time.Since(r.began), true
+	if err != nil {
+		a.Error = "no response"
+		return
+	}
+	a.Status, a.Replayed, a.Waited, a.Page = first.status, first.replayed, waited, landed.shown()
+}
+
 // snapshot returns a copy of the attempts so far, with their lock roles.
 func (r *recorder) snapshot() []Attempt {
 	r.mu.Lock()
@@ -85,6 +99,15 @@ func assignLocks(attempts []Attempt) {
 
 func holdsLock(a Attempt) bool {
 	switch {
+	case a.Page == shownBank:
+		// The form's attempt claimed the key and sent the shopper to
+		// their bank, handing the key back.
+		return true
+	case a.Page != "" && a.Status != http.StatusPaymentRequired:
+		// The bank's page and the way back: the return settles the key
+		// under a lock, but its answer does not say whether it or the
+		// webhook did.
+		return false
 	case a.Replayed:
 		return false
 	case a.Status == http.StatusCreated || a.Status == http.StatusPaymentRequired:

@@ -147,13 +147,22 @@ func (r *Runner) Run(ctx context.Context, id string) (Run, error) {
 	return run, nil
 }
 
-// start registers the run's shopper and publishes the run as live.
+// start registers the run's shopper, through the API or, for a scenario of
+// the pages, as a browser does, and publishes the run as live.
 func (r *Runner) start(ctx context.Context, sc Scenario) (*session, error) {
-	sh, err := r.api.newShopper(ctx, "lab: "+sc.ID)
+	s := &session{r: r}
+	var err error
+	if sc.browser {
+		s.browser, s.shopper, err = r.newBrowserShopper(ctx)
+	} else {
+		s.shopper, err = r.api.newShopper(ctx, "lab: "+sc.ID)
+	}
 	if err != nil {
 		return nil, err
 	}
-	s := &session{r: r, shopper: sh, rec: newRecorder()}
+	// The run's timeline starts once its shopper is there.
+	s.rec = newRecorder()
+	sh := s.shopper
 	s.client = r.api.goClient(sh, s.rec)
 	r.mu.Lock()
 	r.live = &liveRun{scenario: sc.ID, customer: sh.ID, started: s.rec.began, rec: s.rec}

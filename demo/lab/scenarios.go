@@ -31,6 +31,10 @@ type Scenario struct {
 	// provider is the fake provider's behaviour for the run; steps may
 	// change it.
 	provider Behaviour
+	// browser: the run's shopper is a browser on the shop's pages (a
+	// session cookie, a cart), not an API customer; the 3-D Secure
+	// scenarios' way to the bank and back is the pages'.
+	browser bool
 	// minDelay is the shortest provider delay the scenario can be told
 	// with (see Limits.plan); zero: any.
 	minDelay time.Duration
@@ -262,6 +266,68 @@ var Scenarios = []Scenario{
 			}
 			return nil
 		},
+	},
+	{
+		ID: "bank-double-click", Title: "3-D Secure: double-click on the bank's page",
+		Point: "The bank's Complete clicked twice: the bank decides once, the shop settles once, one charge.",
+		Setup: "A card that asks for 3-D Secure · a slow bank · Complete clicked twice, 50 ms apart",
+		Explanation: "The shopper pays in the browser with a card whose bank asks for 3-D Secure. The shop creates and confirms " +
+			"the PaymentIntent; Stripe answers requires_action, so the shop records that the order waits for the shopper, " +
+			"hands its key back and sends the browser to the bank's page. The bank is slow and the shopper clicks Complete " +
+			"again. The intent is Stripe's, and Stripe decides it once: the first click charges it, the second finds it " +
+			"decided and only sends the shopper back, to the same return URL. Back at the shop, /checkout/return settles the " +
+			"key by the intent as Stripe has it, under a lock of its own and fenced like every finish: succeeded, so the order " +
+			"is written, and the browser lands on its receipt. (The webhook is lost here, so that the return is what settles " +
+			"it; the webhook-first case is below.) Two clicks, one charge, one order.",
+		WantCharges: 1, WantOrders: 1,
+		provider: Behaviour{BankDelay: 300 * time.Millisecond, LoseWebhooks: true},
+		browser:  true,
+		steps:    bankDoubleClickSteps,
+	},
+	{
+		ID: "return-refresh", Title: "3-D Secure: refresh of the return page",
+		Point: "The way back from the bank, refreshed and opened in another tab: one order, shown three times.",
+		Setup: "A card that asks for 3-D Secure · back from the bank, then a refresh and a second tab at once",
+		Explanation: "The bank sends the shopper back to /checkout/return, which names the order's key. The first visit settles " +
+			"the key: it takes it under a lock of its own, asks Stripe how the intent stands (succeeded), writes the order " +
+			"and finishes the key with its answer. A refresh of that page, or the same URL opened in another tab, finds the key " +
+			"finished and shows its stored answer, the same receipt: nothing asks Stripe again, nothing is written again. Had " +
+			"two visits come at once, one would hold the key and the other would wait on the processing page until it was " +
+			"done. (The webhook is lost here, so that the return is what settles the order.) Three visits, one order.",
+		WantCharges: 1, WantOrders: 1,
+		provider: Behaviour{LoseWebhooks: true},
+		browser:  true,
+		steps:    returnRefreshSteps,
+	},
+	{
+		ID: "webhook-before-return", Title: "3-D Secure: webhook before the return",
+		Point: "Stripe's webhook settles the order before the shopper is back; the return then finds it done.",
+		Setup: "A card that asks for 3-D Secure · the shopper's way back held until the webhook has come",
+		Explanation: "The shopper completes the authentication, but their way back to the shop is slow (a phone on a train; " +
+			"here the lab holds the redirect). Stripe meanwhile sends payment_intent.succeeded. The webhook handler records the " +
+			"event, finds the key waiting for its shopper by the intent's id, and settles it exactly as the return would: under " +
+			"the key's lock, by the intent as Stripe has it, so the order is written. When the shopper arrives, the return finds " +
+			"the key finished and shows the stored receipt; it settles nothing. Had the shopper never come back at all, the order " +
+			"would be there all the same. One charge, one order, whichever arrives first.",
+		WantCharges: 1, WantOrders: 1,
+		browser: true,
+		steps:   webhookBeforeReturnSteps,
+	},
+	{
+		ID: "abandon-pay-again", Title: "3-D Secure: abandon and pay again",
+		Point: "A payment left at the bank is canceled past the window; paying again charges once, the first never.",
+		Setup: "A card that asks for 3-D Secure, the bank's page left · past AUTHENTICATION_WINDOW, the form again, then another card",
+		Explanation: "The shopper is sent to their bank and leaves without deciding. The shop waits for them for " +
+			"AUTHENTICATION_WINDOW (15 minutes by default); the lab does not wait that long, it moves the start of the wait " +
+			"back by the window in the database, whose clock judges it. The shopper then sends the checkout form again, with " +
+			"its key: the retry takes the key over, finds the intent still waiting past the window and cancels it at Stripe " +
+			"(the completer would have done the same), so the answer is payment not completed, and nothing was charged. A " +
+			"Complete clicked afterwards on the bank's old tab changes nothing: a canceled intent can never be charged. The cart " +
+			"is kept, and the new checkout has a new key; paid with another card, it is one charge and one order, and the first " +
+			"payment stays canceled.",
+		WantCharges: 1, WantOrders: 1,
+		browser: true,
+		steps:   abandonSteps,
 	},
 	{
 		ID: "worker-crash", Title: "Worker crash after effect",

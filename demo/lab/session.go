@@ -23,6 +23,9 @@ type session struct {
 	rec     *recorder
 	// client is the Go client of the shopper, for placeAsClient.
 	client *client.Client
+	// browser is the shopper's browser in a scenario whose shopper is a
+	// browser's (Scenario.browser); nil otherwise.
+	browser *browser
 
 	mu    sync.Mutex
 	notes []string

@@ -225,7 +225,7 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	var demo Mounted
 	if cfg.Demo != nil {
 		shop := DemoShop{BaseURL: cfg.BaseURL, DB: d, LockTimeout: cfg.LockTimeout, ProviderTimeout: cfg.ProviderTimeout,
-			StripeAPIBase: cfg.StripeAPIBase, StripeSecretKey: cfg.StripeSecretKey, Log: cfg.Log}
+			AuthenticationWindow: cfg.AuthenticationWindow, StripeAPIBase: cfg.StripeAPIBase, StripeSecretKey: cfg.StripeSecretKey, Log: cfg.Log}
 		if cfg.Tracing.Recent != nil {
 			shop.AdminURL = cfg.AdminURL
 		}

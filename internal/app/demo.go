@@ -32,6 +32,10 @@ type DemoShop struct {
 	DB      *database.DB
 	// LockTimeout and ProviderTimeout are the shop's.
 	LockTimeout, ProviderTimeout time.Duration
+	// AuthenticationWindow is the shop's (zero:
+	// checkout.DefaultAuthenticationWindow), which the lab's abandoned
+	// 3-D Secure scenario ages its shopper's wait past.
+	AuthenticationWindow time.Duration
 	// StripeAPIBase and StripeSecretKey reach the provider: the fake,
 	// whose control API the demo sets faults through.
 	StripeAPIBase, StripeSecretKey string

@@ -12,6 +12,43 @@ import (
 	"github.com/google/uuid"
 )
 
+const ageAuthenticationWait = `-- name: AgeAuthenticationWait :execrows
+UPDATE order_keys
+SET awaiting_authentication_at = awaiting_authentication_at - make_interval(secs => $1::double precision)
+WHERE scope = ($2::uuid)::text AND key = $3::text AND awaiting_authentication_at IS NOT NULL
+`
+
+type AgeAuthenticationWaitParams struct {
+	Seconds    float64
+	CustomerID uuid.UUID
+	Key        string
+}
+
+// Moves back the start of a key's wait for its shopper's 3-D Secure by
+// seconds, by the database clock that judges it: the abandon-and-pay-again
+// scenario's shopper has then been away for AUTHENTICATION_WINDOW without
+// the lab waiting fifteen minutes. Only a key that waits is touched.
+func (q *Queries) AgeAuthenticationWait(ctx context.Context, arg AgeAuthenticationWaitParams) (int64, error) {
+	result, err := q.db.Exec(ctx, ageAuthenticationWait, arg.Seconds, arg.CustomerID, arg.Key)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const cartCustomer = `-- name: CartCustomer :one
+SELECT customer_id FROM carts WHERE id = $1
+`
+
+// The customer a cart belongs to: how the lab learns the id of the browser
+// shopper its 3-D Secure scenarios make, whose session cookie it cannot read.
+func (q *Queries) CartCustomer(ctx context.Context, id uuid.UUID) (uuid.UUID, error) {
+	row := q.db.QueryRow(ctx, cartCustomer, id)
+	var customer_id uuid.UUID
+	err := row.Scan(&customer_id)
+	return customer_id, err
+}
+
 const countCustomerOrders = `-- name: CountCustomerOrders :one
 SELECT count(*) FROM orders WHERE customer_id = $1
 `
