@@ -3,7 +3,15 @@ package fakestripe
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
 	"testing"
+
+	"github.com/labstack/echo/v4"
 )
 
 // A memory transaction that fails leaves nothing behind, as a rolled-back
@@ -88,4 +96,43 @@ func TestMemoryIntentOfCharge(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Concurrent create+confirm calls with one key each, and reads meanwhile,
+// through the handlers: each key charges once (run with -race).
+func TestMemoryConcurrentCalls(t *testing.T) {
+	p := NewInMemory("sk")
+	defer p.Close()
+	e := echo.New()
+	p.Mount(e)
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	call := func(key string) (int, error) {
+		form := url.Values{"amount": {"100"}, "currency": {"eur"}, "payment_method": {"pm_card_visa"}, "confirm": {"true"}}
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/payment_intents", strings.NewReader(form.Encode()))
+		req.Header.Set("Authorization", "Bearer sk")
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Idempotency-Key", key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			if status, err := call(fmt.Sprintf("k%d", i%4)); err != nil || status != http.StatusOK {
+				t.Errorf("call %d: got %d, %v, want 200", i, status, err)
+			}
+			if _, err := p.Ledger(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n, err := p.Succeeded(context.Background()); err != nil || n != 4 {
+		t.Errorf("got %d succeeded, %v, want 4: one per key", n, err)
+	}
 }
