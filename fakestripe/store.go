@@ -92,7 +92,7 @@ func (b createdBound) holds(created int64) bool {
 	return false
 }
 
-// errNotFound is what the fake's reads return for an intent or a charge
-// that is not there. It is pgx.ErrNoRows in both stores, which callers of
-// Provider.Intent have compared with since the fake had one store.
+// errNotFound is what both stores' reads return for an intent or a charge
+// that is not there: pgx.ErrNoRows, which the PostgreSQL store's scans
+// return as they are, so it needs no translating there.
 var errNotFound = pgx.ErrNoRows
