@@ -119,9 +119,9 @@ func (p *Provider) authenticate3DS(c echo.Context) error {
 		in     Intent
 		events []event
 	)
-	err := inTx(context.WithoutCancel(ctx), p.pool, func(conn querier) error {
+	err := p.store.inTx(context.WithoutCancel(ctx), func(tx storeTx) error {
 		var err error
-		if in, err = lockIntent(ctx, conn, c.Param("id")); err != nil {
+		if in, err = tx.lockIntent(ctx, c.Param("id")); err != nil {
 			return err
 		}
 		if in.Status != StatusRequiresAction || in.ReturnURL == nil {
@@ -131,15 +131,15 @@ func (p *Provider) authenticate3DS(c echo.Context) error {
 		if outcome == "complete" {
 			charge := newID("ch_")
 			in.LatestCharge = &charge
-			a, err = succeedIntent(ctx, conn, in)
+			a, err = succeedIntent(ctx, tx, in)
 		} else {
-			a, err = failAuthentication(ctx, conn, in)
+			a, err = failAuthentication(ctx, tx, in)
 		}
 		if err != nil {
 			return err
 		}
 		events = a.events
-		in, err = lockIntent(ctx, conn, in.ID)
+		in, err = tx.lockIntent(ctx, in.ID)
 		return err
 	})
 	if errors.Is(err, errNotFound) || err == nil && in.ReturnURL == nil {
@@ -157,7 +157,7 @@ func (p *Provider) authenticate3DS(c echo.Context) error {
 
 // failAuthentication is the shopper failing 3-D Secure: the intent is
 // requires_payment_method again with Stripe's error, nothing charged.
-func failAuthentication(ctx context.Context, conn querier, in Intent) (answer, error) {
+func failAuthentication(ctx context.Context, tx storeTx, in Intent) (answer, error) {
 	failed := &apiError{Status: http.StatusPaymentRequired, Type: typeInvalidRequest, Code: "payment_intent_authentication_failure",
 		Message: "The provided PaymentMethod has failed authentication. You can provide payment_method_data or a new PaymentMethod " +
 			"to attempt to fulfill this PaymentIntent again."}
@@ -166,7 +166,7 @@ func failAuthentication(ctx context.Context, conn querier, in Intent) (answer, e
 		return answer{}, fmt.Errorf("marshal authentication failure: %w", err)
 	}
 	in.Status, in.LastPaymentError, in.LatestCharge = StatusRequiresPaymentMethod, lastError, nil
-	if err := saveIntent(ctx, conn, in); err != nil {
+	if err := tx.saveIntent(ctx, in); err != nil {
 		return answer{}, err
 	}
 	return answer{events: []event{{typ: "payment_intent.payment_failed", object: in.JSON()}}}, nil

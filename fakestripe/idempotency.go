@@ -3,7 +3,6 @@ package fakestripe
 import (
 	"context"
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -35,7 +34,7 @@ const workTimeout = 10 * time.Second
 // key in use by a request still running is answered 409 with
 // Stripe-Should-Retry: true, which the SDK retries. Without a key the work
 // just runs.
-func (p *Provider) idempotent(c echo.Context, form url.Values, work func(ctx context.Context, conn querier) (answer, error)) (answer, bool, error) {
+func (p *Provider) idempotent(c echo.Context, form url.Values, work func(ctx context.Context, tx storeTx) (answer, error)) (answer, bool, error) {
 	key := c.Request().Header.Get("Idempotency-Key")
 	if len(key) > 255 {
 		return answer{}, false, invalidRequest("", "", "Idempotency-Key must be at most 255 characters.")
@@ -47,45 +46,30 @@ func (p *Provider) idempotent(c echo.Context, form url.Values, work func(ctx con
 		a        answer
 		replayed bool
 	)
-	err := inTx(ctx, p.pool, func(conn querier) error {
+	err := p.store.inTx(ctx, func(tx storeTx) error {
 		a, replayed = answer{}, false
 		if key != "" {
-			var got bool
-			if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1, hashtext($2))`, keyLockClass, key).Scan(&got); err != nil {
-				return fmt.Errorf("lock key: %w", err)
+			if err := tx.claimKey(ctx, key); err != nil {
+				return err
 			}
-			if !got {
-				return errKeyInUse
+			storedHash, stored, ok, err := tx.storedAnswer(ctx, key)
+			if err != nil {
+				return err
 			}
-			var stored struct {
-				hash   []byte
-				status int
-				body   []byte
-			}
-			err := conn.QueryRow(ctx, `SELECT request_hash, status, body FROM fakestripe.idempotency_keys WHERE key = $1`, key).
-				Scan(&stored.hash, &stored.status, &stored.body)
-			switch {
-			case err == nil:
-				if subtle.ConstantTimeCompare(stored.hash, hash) != 1 {
+			if ok {
+				if subtle.ConstantTimeCompare(storedHash, hash) != 1 {
 					return errKeyReused(key)
 				}
-				a, replayed = answer{status: stored.status, body: stored.body}, true
+				a, replayed = stored, true
 				return nil
-			case !errors.Is(err, errNotFound):
-				return fmt.Errorf("read key: %w", err)
 			}
 		}
 		var err error
-		a, err = work(ctx, conn)
+		a, err = work(ctx, tx)
 		if err != nil || key == "" || !a.save {
 			return err
 		}
-		_, err = conn.Exec(ctx, `INSERT INTO fakestripe.idempotency_keys (key, request_hash, status, body) VALUES ($1, $2, $3, $4)`,
-			key, hash, a.status, a.body)
-		if err != nil {
-			return fmt.Errorf("store answer: %w", err)
-		}
-		return nil
+		return tx.storeAnswer(ctx, key, hash, a)
 	})
 	if err != nil {
 		return answer{}, false, err
@@ -99,28 +83,13 @@ func (p *Provider) idempotent(c echo.Context, form url.Values, work func(ctx con
 	return a, replayed, nil
 }
 
-// keyLockClass is the class of the advisory lock a request holds on its
-// idempotency key while it runs.
-const keyLockClass = 1717660011
-
-// HoldKey takes the lock a request holds on its idempotency key while it
-// runs, and keeps it until release is called: a request with key meanwhile
-// is answered as Stripe answers one concurrent with another, 409
-// idempotency_error with Stripe-Should-Retry. For tests, which cannot
-// otherwise keep a request inside its transaction. The lock is taken, as
-// a request takes it, inside a transaction left open until release: a
-// pooler in transaction mode (PgBouncer) keeps a transaction on its server
-// connection, but not a session's lock.
+// HoldKey makes key in use, as a request still running holds it, until
+// release is called: a request with key meanwhile is answered as Stripe
+// answers one concurrent with another, 409 idempotency_error with
+// Stripe-Should-Retry. For tests, which cannot otherwise keep a request
+// inside its transaction.
 func (p *Provider) HoldKey(ctx context.Context, key string) (release func(), err error) {
-	tx, err := p.pool.Begin(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("hold key: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, keyLockClass, key); err != nil {
-		_ = tx.Rollback(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("hold key: %w", err)
-	}
-	return func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }, nil
+	return p.store.holdKey(ctx, key)
 }
 
 var errKeyInUse = &apiError{

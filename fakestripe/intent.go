@@ -1,7 +1,6 @@
 package fakestripe
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 )
@@ -46,48 +45,6 @@ type Intent struct {
 	ReturnURL, AuthenticateURL *string
 	// Refunded is whether its charge was refunded (read with the intent).
 	Refunded bool
-}
-
-const intentColumns = `i.id, i.seq, i.amount, i.currency, i.description, i.metadata, i.status, i.payment_method,
-	i.latest_charge, i.last_payment_error, i.canceled_at, i.cancellation_reason, i.created, i.processing_until,
-	i.return_url, i.authenticate_url, EXISTS (SELECT FROM fakestripe.refunds r WHERE r.payment_intent_id = i.id)`
-
-type scanner interface{ Scan(dest ...any) error }
-
-func scanIntent(row scanner) (Intent, error) {
-	var in Intent
-	var metadata []byte
-	err := row.Scan(&in.ID, &in.Seq, &in.Amount, &in.Currency, &in.Description, &metadata, &in.Status, &in.PaymentMethod,
-		&in.LatestCharge, &in.LastPaymentError, &in.CanceledAt, &in.CancellationReason, &in.Created, &in.ProcessingUntil,
-		&in.ReturnURL, &in.AuthenticateURL, &in.Refunded)
-	if err != nil {
-		return Intent{}, err
-	}
-	if err := json.Unmarshal(metadata, &in.Metadata); err != nil {
-		return Intent{}, fmt.Errorf("metadata: %w", err)
-	}
-	return in, nil
-}
-
-// lockIntent reads an intent and locks it until the transaction ends: a
-// confirm and a cancel of one intent are decided one at a time, so an
-// intent ends succeeded or canceled, never both.
-func lockIntent(ctx context.Context, conn querier, id string) (Intent, error) {
-	return scanIntent(conn.QueryRow(ctx, `SELECT `+intentColumns+` FROM fakestripe.payment_intents i WHERE i.id = $1 FOR UPDATE`, id))
-}
-
-// saveIntent writes the changeable fields of in back.
-func saveIntent(ctx context.Context, conn querier, in Intent) error {
-	_, err := conn.Exec(ctx, `UPDATE fakestripe.payment_intents
-		SET status = $2, payment_method = $3, latest_charge = $4, last_payment_error = $5, canceled_at = $6, cancellation_reason = $7,
-		    processing_until = $8, return_url = $9, authenticate_url = $10
-		WHERE id = $1`,
-		in.ID, in.Status, in.PaymentMethod, in.LatestCharge, in.LastPaymentError, in.CanceledAt, in.CancellationReason,
-		in.ProcessingUntil, in.ReturnURL, in.AuthenticateURL)
-	if err != nil {
-		return fmt.Errorf("save intent: %w", err)
-	}
-	return nil
 }
 
 // JSON is the intent as Stripe's API shows it: every field the published

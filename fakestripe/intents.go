@@ -74,19 +74,13 @@ func (p *Provider) createIntent(c echo.Context) error {
 	if pm != "" {
 		in.PaymentMethod, in.Status = &pm, StatusRequiresConfirmation
 	}
-	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, conn querier) (answer, error) {
-		row := conn.QueryRow(ctx, `INSERT INTO fakestripe.payment_intents (id, amount, currency, description, metadata, status, payment_method)
-			VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7) RETURNING seq, created`,
-			// The metadata as text, cast: in the exec and simple_protocol
-			// query modes a []byte travels as bytea text (\x7b…), which
-			// jsonb refuses (22P02).
-			in.ID, in.Amount, in.Currency, in.Description, string(mustJSON(in.Metadata)), in.Status, in.PaymentMethod)
-		if err := row.Scan(&in.Seq, &in.Created); err != nil {
-			return answer{}, fmt.Errorf("insert intent: %w", err)
+	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, tx storeTx) (answer, error) {
+		if err := tx.insertIntent(ctx, &in); err != nil {
+			return answer{}, err
 		}
 		if confirm {
 			in.ReturnURL, in.AuthenticateURL = authenticateAt(c, in.ID, returnURL)
-			return p.charge(ctx, conn, in, pm, fault)
+			return p.charge(ctx, tx, in, pm, fault)
 		}
 		return answer{status: http.StatusOK, body: in.JSON(), save: true}, nil
 	})
@@ -119,15 +113,15 @@ func (p *Provider) confirmIntent(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, conn querier) (answer, error) {
-		in, err := lockIntent(ctx, conn, id)
+	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, tx storeTx) (answer, error) {
+		in, err := tx.lockIntent(ctx, id)
 		if errors.Is(err, errNotFound) {
 			return answer{}, missing("intent", "payment_intent", id)
 		}
 		if err != nil {
 			return answer{}, fmt.Errorf("read intent: %w", err)
 		}
-		in, events, err := moveOn(ctx, conn, in, nil)
+		in, events, err := moveOn(ctx, tx, in, nil)
 		if err != nil {
 			return answer{}, err
 		}
@@ -143,7 +137,7 @@ func (p *Provider) confirmIntent(c echo.Context) error {
 			pm = *in.PaymentMethod
 		}
 		in.ReturnURL, in.AuthenticateURL = authenticateAt(c, in.ID, returnURL)
-		return p.charge(ctx, conn, in, pm, fault)
+		return p.charge(ctx, tx, in, pm, fault)
 	})
 	return p.finishCharge(c, a, replayed, err, fault)
 }
@@ -182,17 +176,17 @@ func (p *Provider) beforeCharging(c echo.Context, id string) (Fault, error) {
 // processing, to move on later to what the card does (see moveOn). Both
 // are answered 200, as Stripe answers them: a confirm that returned
 // without an error has not always charged.
-func (p *Provider) charge(ctx context.Context, conn querier, in Intent, pm string, fault Fault) (answer, error) {
+func (p *Provider) charge(ctx context.Context, tx storeTx, in Intent, pm string, fault Fault) (answer, error) {
 	card := testPaymentMethods[pm]
 	charge := newID("ch_")
 	in.PaymentMethod, in.LatestCharge = &pm, &charge
 	switch {
 	case fault == FaultDecline:
-		return declineIntent(ctx, conn, in, "generic_decline")
+		return declineIntent(ctx, tx, in, "generic_decline")
 	case fault == FaultRequiresAction || card.action && fault != FaultProcessing:
 		// No charge is made before the shopper authenticates.
 		in.Status, in.LatestCharge = StatusRequiresAction, nil
-		if err := saveIntent(ctx, conn, in); err != nil {
+		if err := tx.saveIntent(ctx, in); err != nil {
 			return answer{}, err
 		}
 		return answer{status: http.StatusOK, body: in.JSON(), save: true,
@@ -203,21 +197,21 @@ func (p *Provider) charge(ctx context.Context, conn querier, in Intent, pm strin
 			until := time.Now().Add(d).UnixMilli()
 			in.ProcessingUntil = &until
 		}
-		if err := saveIntent(ctx, conn, in); err != nil {
+		if err := tx.saveIntent(ctx, in); err != nil {
 			return answer{}, err
 		}
 		return answer{status: http.StatusOK, body: in.JSON(), save: true,
 			events: []event{{typ: "payment_intent.processing", object: in.JSON()}}}, nil
 	case card.declineCode != "":
-		return declineIntent(ctx, conn, in, card.declineCode)
+		return declineIntent(ctx, tx, in, card.declineCode)
 	}
-	return succeedIntent(ctx, conn, in)
+	return succeedIntent(ctx, tx, in)
 }
 
 // succeedIntent makes in succeeded, its charge made.
-func succeedIntent(ctx context.Context, conn querier, in Intent) (answer, error) {
+func succeedIntent(ctx context.Context, tx storeTx, in Intent) (answer, error) {
 	in.Status, in.ProcessingUntil = StatusSucceeded, nil
-	if err := saveIntent(ctx, conn, in); err != nil {
+	if err := tx.saveIntent(ctx, in); err != nil {
 		return answer{}, err
 	}
 	return answer{status: http.StatusOK, body: in.JSON(), save: true,
@@ -226,7 +220,7 @@ func succeedIntent(ctx context.Context, conn querier, in Intent) (answer, error)
 
 // declineIntent declines in's charge with the decline code: the intent is
 // requires_payment_method again, with its last_payment_error.
-func declineIntent(ctx context.Context, conn querier, in Intent, decline string) (answer, error) {
+func declineIntent(ctx context.Context, tx storeTx, in Intent, decline string) (answer, error) {
 	charge := ""
 	if in.LatestCharge != nil {
 		charge = *in.LatestCharge
@@ -240,7 +234,7 @@ func declineIntent(ctx context.Context, conn querier, in Intent, decline string)
 		return answer{}, fmt.Errorf("marshal decline: %w", err)
 	}
 	in.Status, in.LastPaymentError, in.ProcessingUntil = StatusRequiresPaymentMethod, lastError, nil
-	if err := saveIntent(ctx, conn, in); err != nil {
+	if err := tx.saveIntent(ctx, in); err != nil {
 		return answer{}, err
 	}
 	declined.PaymentIntent = in.JSON()
@@ -253,7 +247,7 @@ func declineIntent(ctx context.Context, conn querier, in Intent, decline string)
 // card fails (requires_payment_method with the decline). It returns the
 // intent as it is now and the events to send once committed; any other
 // intent comes back as it was.
-func moveOn(ctx context.Context, conn querier, in Intent, succeed *bool) (Intent, []event, error) {
+func moveOn(ctx context.Context, tx storeTx, in Intent, succeed *bool) (Intent, []event, error) {
 	if in.Status != StatusProcessing {
 		return in, nil, nil
 	}
@@ -273,18 +267,18 @@ func moveOn(ctx context.Context, conn querier, in Intent, succeed *bool) (Intent
 		err error
 	)
 	if ok {
-		a, err = succeedIntent(ctx, conn, in)
+		a, err = succeedIntent(ctx, tx, in)
 	} else {
 		decline := card.declineCode
 		if decline == "" {
 			decline = "generic_decline"
 		}
-		a, err = declineIntent(ctx, conn, in, decline)
+		a, err = declineIntent(ctx, tx, in, decline)
 	}
 	if err != nil {
 		return Intent{}, nil, err
 	}
-	in, err = lockIntent(ctx, conn, in.ID)
+	in, err = tx.lockIntent(ctx, in.ID)
 	if err != nil {
 		return Intent{}, nil, fmt.Errorf("read intent: %w", err)
 	}
@@ -306,12 +300,12 @@ func (p *Provider) advance(ctx context.Context, id string, succeed *bool) (Inten
 		in     Intent
 		events []event
 	)
-	err := inTx(ctx, p.pool, func(conn querier) error {
+	err := p.store.inTx(ctx, func(tx storeTx) error {
 		var err error
-		if in, err = lockIntent(ctx, conn, id); err != nil {
+		if in, err = tx.lockIntent(ctx, id); err != nil {
 			return err
 		}
-		in, events, err = moveOn(ctx, conn, in, succeed)
+		in, events, err = moveOn(ctx, tx, in, succeed)
 		return err
 	})
 	if err != nil {
@@ -364,15 +358,15 @@ func (p *Provider) cancelIntent(c echo.Context) error {
 		return invalidRequest("parameter_invalid", "cancellation_reason", "Invalid cancellation_reason: "+reason)
 	}
 	id := c.Param("id")
-	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, conn querier) (answer, error) {
-		in, err := lockIntent(ctx, conn, id)
+	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, tx storeTx) (answer, error) {
+		in, err := tx.lockIntent(ctx, id)
 		if errors.Is(err, errNotFound) {
 			return answer{}, missing("intent", "payment_intent", id)
 		}
 		if err != nil {
 			return answer{}, fmt.Errorf("read intent: %w", err)
 		}
-		in, events, err := moveOn(ctx, conn, in, nil)
+		in, events, err := moveOn(ctx, tx, in, nil)
 		if err != nil {
 			return answer{}, err
 		}
@@ -388,7 +382,7 @@ func (p *Provider) cancelIntent(c echo.Context) error {
 		if reason != "" {
 			in.CancellationReason = &reason
 		}
-		if err := saveIntent(ctx, conn, in); err != nil {
+		if err := tx.saveIntent(ctx, in); err != nil {
 			return answer{}, err
 		}
 		return answer{status: http.StatusOK, body: in.JSON(), save: true,
@@ -422,7 +416,7 @@ func (p *Provider) retrieveIntent(c echo.Context) error {
 
 // Intent returns the PaymentIntent id, or errNotFound.
 func (p *Provider) Intent(ctx context.Context, id string) (Intent, error) {
-	return scanIntent(p.pool.QueryRow(ctx, `SELECT `+intentColumns+` FROM fakestripe.payment_intents i WHERE i.id = $1`, id))
+	return p.store.intent(ctx, id)
 }
 
 func mustJSON(v any) []byte {

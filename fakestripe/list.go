@@ -3,7 +3,6 @@ package fakestripe
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 
@@ -32,55 +31,42 @@ func (p *Provider) listIntents(c echo.Context) error {
 	case limit < 1 || limit > 100:
 		return invalidRequest("parameter_invalid_integer", "limit", "This value must be between 1 and 100.")
 	}
-	where, args := "true", []any{}
-	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
+	q := listQuery{newestFirst: true, limit: int(limit) + 1}
 	if t, ok, err := ps.int("created"); err != nil {
 		return err
 	} else if ok {
-		where += " AND i.created = " + arg(t)
+		q.created = append(q.created, createdBound{"=", t})
 	}
-	for op, sql := range map[string]string{"gte": ">=", "gt": ">", "lte": "<=", "lt": "<"} {
+	for op, cmp := range map[string]string{"gte": ">=", "gt": ">", "lte": "<=", "lt": "<"} {
 		if t, ok, err := ps.int("created[" + op + "]"); err != nil {
 			return err
 		} else if ok {
-			where += " AND i.created " + sql + " " + arg(t)
+			q.created = append(q.created, createdBound{cmp, t})
 		}
 	}
-	order, before := "DESC", false
+	before := false
 	ctx := c.Request().Context()
-	for _, cursor := range []struct{ param, cmp string }{{"starting_after", "<"}, {"ending_before", ">"}} {
-		id := ps.str(cursor.param)
+	for _, param := range []string{"starting_after", "ending_before"} {
+		id := ps.str(param)
 		if id == "" {
 			continue
 		}
 		at, err := p.Intent(ctx, id)
 		if errors.Is(err, errNotFound) {
-			return missing(cursor.param, "payment_intent", id)
+			return missing(param, "payment_intent", id)
 		}
 		if err != nil {
 			return err
 		}
-		where += " AND i.seq " + cursor.cmp + " " + arg(at.Seq)
-		if cursor.param == "ending_before" {
-			order, before = "ASC", true
+		if param == "starting_after" {
+			q.seqBelow = at.Seq
+		} else {
+			q.seqAbove, q.newestFirst, before = at.Seq, false, true
 		}
 	}
-	rows, err := p.pool.Query(ctx, `SELECT `+intentColumns+` FROM fakestripe.payment_intents i WHERE `+where+
-		` ORDER BY i.seq `+order+` LIMIT `+arg(limit+1), args...)
+	page, err := p.store.list(ctx, q)
 	if err != nil {
-		return fmt.Errorf("list intents: %w", err)
-	}
-	defer rows.Close()
-	var page []Intent
-	for rows.Next() {
-		in, err := scanIntent(rows)
-		if err != nil {
-			return fmt.Errorf("list intents: %w", err)
-		}
-		page = append(page, in)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("list intents: %w", err)
+		return err
 	}
 	hasMore := len(page) > int(limit)
 	page = page[:min(len(page), int(limit))]

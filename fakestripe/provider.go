@@ -12,7 +12,9 @@
 // which leaves the intent requires_action, and the fake's own
 // pm_card_processing, which leaves it processing; cards.go) and signed webhooks
 // (webhooks.go). It keeps its state in PostgreSQL, in a schema of its own
-// with migrations of its own (Migrate), so it outlives a crash of the shop.
+// with migrations of its own (Migrate), so it outlives a crash of the shop
+// (New); for load tests it can keep it in memory instead (NewInMemory,
+// store.go), answering the same.
 //
 // Injected faults and delays (Behaviour) lose answers on purpose, which is
 // what the shop is built to survive. They apply to the calls that charge:
@@ -34,8 +36,8 @@ import (
 
 // Provider serves the API. Its handlers are safe for concurrent use.
 type Provider struct {
-	pool *pgxpool.Pool
-	log  *slog.Logger
+	store store
+	log   *slog.Logger
 	// secretSum is the SHA-256 of the secret key: comparing fixed-length
 	// digests keeps the comparison constant-time even in the key's length.
 	secretSum [sha256.Size]byte
@@ -58,8 +60,22 @@ type Provider struct {
 // request rather than accepting an empty key. Close stops its webhook
 // deliveries.
 func New(pool *pgxpool.Pool, secret string, opts ...Option) *Provider {
+	return newProvider(postgresStore{pool}, secret, opts)
+}
+
+// NewInMemory returns a provider as New does, that keeps its state in
+// memory instead: for load tests (FAKE_PROVIDER_STORE=memory), where the
+// fake's own database work would be counted as the shop's. It answers as
+// the database-backed provider does, but loses everything when its
+// process ends, and never frees what it holds: never for a fake that must
+// survive a restart (the chaos runs, `make run`).
+func NewInMemory(secret string, opts ...Option) *Provider {
+	return newProvider(newMemoryStore(), secret, opts)
+}
+
+func newProvider(st store, secret string, opts []Option) *Provider {
 	p := &Provider{
-		pool:      pool,
+		store:     st,
 		log:       slog.Default(),
 		secretSum: sha256.Sum256([]byte(secret)),
 		noSecret:  secret == "",

@@ -29,17 +29,18 @@ func (p *Provider) createRefund(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, conn querier) (answer, error) {
+	a, replayed, err := p.idempotent(c, form, func(ctx context.Context, tx storeTx) (answer, error) {
 		if id == "" {
-			err := conn.QueryRow(ctx, `SELECT id FROM fakestripe.payment_intents WHERE latest_charge = $1`, charge).Scan(&id)
+			var err error
+			id, err = tx.intentOfCharge(ctx, charge)
 			if errors.Is(err, errNotFound) {
 				return answer{}, missing("charge", "charge", charge)
 			}
 			if err != nil {
-				return answer{}, fmt.Errorf("charge: %w", err)
+				return answer{}, err
 			}
 		}
-		in, err := lockIntent(ctx, conn, id)
+		in, err := tx.lockIntent(ctx, id)
 		if errors.Is(err, errNotFound) {
 			return answer{}, missing("payment_intent", "payment_intent", id)
 		}
@@ -58,10 +59,8 @@ func (p *Provider) createRefund(c echo.Context) error {
 			return answer{status: e.Status, body: e.body(), save: true}, nil
 		}
 		r := Refund{ID: newID("re_"), PaymentIntentID: in.ID, Charge: *in.LatestCharge, Amount: in.Amount, Currency: in.Currency}
-		err = conn.QueryRow(ctx, `INSERT INTO fakestripe.refunds (id, payment_intent_id, charge, amount, currency)
-			VALUES ($1, $2, $3, $4, $5) RETURNING created`, r.ID, r.PaymentIntentID, r.Charge, r.Amount, r.Currency).Scan(&r.Created)
-		if err != nil {
-			return answer{}, fmt.Errorf("insert refund: %w", err)
+		if err := tx.insertRefund(ctx, &r); err != nil {
+			return answer{}, err
 		}
 		in.Refunded = true
 		return answer{status: http.StatusOK, body: r.JSON(), save: true,

@@ -2,46 +2,97 @@ package fakestripe
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// querier is what a request's work runs its statements on: the pool, or the
-// transaction inTx opened. Both pgx types have these methods.
-type querier interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+// store is where the fake keeps its state: in PostgreSQL (postgresStore,
+// the default, which outlives a restart of the fake as Stripe's books
+// outlive a crash of the shop) or in memory (memoryStore, for load tests,
+// where the fake's own database work would be measured as the shop's).
+// Both give the handlers the same transactions, so the idempotency, the
+// one-at-a-time decisions on an intent and the answers are the same.
+type store interface {
+	// inTx runs fn as one transaction: its writes all happen, or none do
+	// when it returns an error.
+	inTx(ctx context.Context, fn func(tx storeTx) error) error
+	// intent reads the intent id, or errNotFound.
+	intent(ctx context.Context, id string) (Intent, error)
+	// list reads the intents q selects, in q's order.
+	list(ctx context.Context, q listQuery) ([]Intent, error)
+	// succeeded counts the succeeded intents.
+	succeeded(ctx context.Context) (int64, error)
+	// holdKey makes key in use, as by a request still running, until
+	// release is called (HoldKey).
+	holdKey(ctx context.Context, key string) (release func(), err error)
 }
 
-// errNotFound is what the fake's reads return for a row that is not there
-// (pgx.ErrNoRows, named for what the handlers act on).
+// storeTx is what a request's work reads and writes within its
+// transaction.
+type storeTx interface {
+	// claimKey makes the idempotency key the transaction's until it ends,
+	// or answers errKeyInUse when a request still running has it.
+	claimKey(ctx context.Context, key string) error
+	// storedAnswer is the answer stored for key with the hash of its
+	// request, ok false when there is none.
+	storedAnswer(ctx context.Context, key string) (hash []byte, a answer, ok bool, err error)
+	// storeAnswer stores a, the answer to the first request with key.
+	storeAnswer(ctx context.Context, key string, hash []byte, a answer) error
+	// insertIntent adds in, setting its Seq and Created.
+	insertIntent(ctx context.Context, in *Intent) error
+	// lockIntent reads the intent id, or errNotFound, and keeps it the
+	// transaction's until it ends: a confirm and a cancel of one intent
+	// are decided one at a time, so an intent ends succeeded or canceled,
+	// never both.
+	lockIntent(ctx context.Context, id string) (Intent, error)
+	// saveIntent writes the changeable fields of in back.
+	saveIntent(ctx context.Context, in Intent) error
+	// intentOfCharge is the id of the intent whose latest charge is
+	// charge, or errNotFound.
+	intentOfCharge(ctx context.Context, charge string) (string, error)
+	// insertRefund adds r, setting its Created.
+	insertRefund(ctx context.Context, r *Refund) error
+}
+
+// listQuery selects intents: every condition set holds.
+type listQuery struct {
+	// metadata pairs the intent's metadata holds, all of them.
+	metadata map[string]string
+	// created bounds Created (Unix seconds).
+	created []createdBound
+	// seqBelow and seqAbove, when not zero, bound Seq: the cursors of a
+	// list page (starting_after, ending_before).
+	seqBelow, seqAbove int64
+	// newestFirst orders by Seq descending, else ascending.
+	newestFirst bool
+	// limit is the most intents read, zero for all.
+	limit int
+}
+
+// createdBound is one condition on Created: op is one of = >= > <= <.
+type createdBound struct {
+	op string
+	t  int64
+}
+
+// holds reports whether created meets b.
+func (b createdBound) holds(created int64) bool {
+	switch b.op {
+	case "=":
+		return created == b.t
+	case ">=":
+		return created >= b.t
+	case ">":
+		return created > b.t
+	case "<=":
+		return created <= b.t
+	case "<":
+		return created < b.t
+	}
+	return false
+}
+
+// errNotFound is what both stores' reads return for an intent or a charge
+// that is not there: pgx.ErrNoRows, which the PostgreSQL store's scans
+// return as they are, so it needs no translating there.
 var errNotFound = pgx.ErrNoRows
-
-// txAttempts bounds the reruns of a transaction PostgreSQL aborted with a
-// serialization failure. READ COMMITTED, stated below, does not raise it for
-// these statements: a guard for a server whose default was changed, or a
-// hot-standby conflict, which Stripe would answer 500 for as well.
-const txAttempts = 3
-
-// inTx runs fn in a READ COMMITTED transaction on pool and commits when fn
-// returns nil. The fake owns its pool and its schema: it shares nothing with
-// the shop it serves but HTTP.
-func inTx(ctx context.Context, pool *pgxpool.Pool, fn func(c querier) error) error {
-	var err error
-	for range txAttempts {
-		err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error { return fn(tx) })
-		var pgErr *pgconn.PgError
-		if !errors.As(err, &pgErr) || pgErr.Code != "40001" {
-			break
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("fakestripe transaction: %w", err)
-	}
-	return nil
-}

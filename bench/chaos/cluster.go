@@ -147,14 +147,16 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	}
 
 	// The fake Stripe on its own database: it applies its own migrations
-	// there before it serves.
+	// there before it serves. Never the memory store (FAKE_PROVIDER_STORE,
+	// the load test's): the run holds the shop's orders against the fake's
+	// books (ledger.go), read from that database.
 	paddr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
 	cl.provider = &process{
 		name: "provider", addr: paddr, args: []string{cfg.Fake},
-		env: slices.Concat(env, []string{"PROVIDER_ADDR=" + paddr, "DATABASE_URL=" + providerURL,
+		env: slices.Concat(env, []string{"PROVIDER_ADDR=" + paddr, "FAKE_PROVIDER_STORE=postgres", "DATABASE_URL=" + providerURL,
 			"STRIPE_WEBHOOK_URL=http://" + front + "/webhooks/stripe"}),
 		logPath: filepath.Join(dir, "provider.log"),
 		// Without the secret key this answers 401, which proves it serves.

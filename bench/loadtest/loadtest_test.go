@@ -123,11 +123,14 @@ func TestTinyRun(t *testing.T) {
 	}
 	cust, token, key := shop.Customer(0)
 	sum := sha256.Sum256([]byte(token))
-	defs := map[string]string{"cust": cust, "tokenhash": hex.EncodeToString(sum[:])}
+	defs := map[string]string{"cust": cust, "tokenhash": hex.EncodeToString(sum[:]), "fakedb": "1"}
+	// neworder.sql once more as with the fake Stripe in memory: its two
+	// transactions left out.
+	inMemory := map[string]string{"cust": cust, "tokenhash": hex.EncodeToString(sum[:]), "fakedb": "0"}
 	for _, s := range []struct {
 		script string
 		defs   map[string]string
-	}{{"neworder.sql", defs}, {"seed.sql", defs}, {"claim.sql", defs}, {"pointselect.sql", map[string]string{"cust": cust, "key": key}},
+	}{{"neworder.sql", defs}, {"neworder.sql", inMemory}, {"seed.sql", defs}, {"claim.sql", defs}, {"pointselect.sql", map[string]string{"cust": cust, "key": key}},
 		{"minimal.sql", defs}} {
 		r, err := pgb.Run(ctx, s.script, s.script, loadtest.Options{Clients: 2, Duration: time.Second, Max: 4}, s.defs)
 		if err != nil {
@@ -137,13 +140,13 @@ func TestTinyRun(t *testing.T) {
 			t.Errorf("%s: %d transactions, %d failed, rate %.0f", s.script, r.N, r.Errors, r.Rate())
 		}
 	}
-	// neworder.sql and seed.sql each wrote an order per transaction.
+	// neworder.sql (twice) and seed.sql each wrote an order per transaction.
 	var orders int
 	if err := h.DB.Pool.QueryRow(ctx, "SELECT count(*) FROM orders WHERE idempotency_key LIKE 'pgb-%' OR idempotency_key LIKE 'seed-%'").Scan(&orders); err != nil {
 		t.Fatal(err)
 	}
-	if orders != 8 {
-		t.Errorf("pgbench scripts wrote %d orders, want 8", orders)
+	if orders != 12 {
+		t.Errorf("pgbench scripts wrote %d orders, want 12", orders)
 	}
 	// Each of their keys is finished in the kit's table, neworder.sql's by
 	// idem_finish under the claim's own lock token, with the shop's
@@ -154,13 +157,14 @@ func TestTinyRun(t *testing.T) {
 		FROM idem_keys k WHERE k.scope = $1 AND (k.key LIKE 'pgb-%' OR k.key LIKE 'seed-%')`, cust).Scan(&finished, &sides); err != nil {
 		t.Fatal(err)
 	}
-	if finished != 8 || sides != 8 {
-		t.Errorf("pgbench scripts left %d finished keys, %d with an order_keys row, want 8 and 8", finished, sides)
+	if finished != 12 || sides != 12 {
+		t.Errorf("pgbench scripts left %d finished keys, %d with an order_keys row, want 12 and 12", finished, sides)
 	}
 	// The fake Stripe's side: a succeeded PaymentIntent per order, each
 	// with the answers of its create and its confirm stored for their
-	// keys; neworder.sql's intents stored in their keys' rows, under the
-	// claim's lock token.
+	// keys (none for the run with the fake in memory); neworder.sql's
+	// intents stored in their keys' rows, under the claim's lock token,
+	// in both its runs.
 	var intents, answers, stored int
 	if err := h.DB.Pool.QueryRow(ctx, `SELECT
 			(SELECT count(*) FROM fakestripe.payment_intents WHERE status = 'succeeded' AND (id LIKE 'pi_pgb%' OR id LIKE 'pi_seed%')),
@@ -168,8 +172,8 @@ func TestTinyRun(t *testing.T) {
 			(SELECT count(*) FROM order_keys WHERE scope = $1 AND payment_intent_id LIKE 'pi_pgb%')`, cust).Scan(&intents, &answers, &stored); err != nil {
 		t.Fatal(err)
 	}
-	if intents != 8 || answers != 16 || stored != 4 {
-		t.Errorf("pgbench scripts left %d succeeded intents, %d stored answers, %d intents in key rows, want 8, 16 and 4", intents, answers, stored)
+	if intents != 8 || answers != 16 || stored != 8 {
+		t.Errorf("pgbench scripts left %d succeeded intents, %d stored answers, %d intents in key rows, want 8, 16 and 8", intents, answers, stored)
 	}
 	// minimal.sql: per transaction a finished key, a charge and an order,
 	// the order written by the fenced finish.

@@ -40,18 +40,31 @@ func PrintVerdicts(w io.Writer, vs []Verdict) error {
 
 // Statements counts the statements of an embedded pgbench script, each a
 // round trip: what ends with a semicolon outside comments and string
-// literals. Meta-commands (\set) run in pgbench and are not counted.
-func Statements(script string) (int, error) {
+// literals. Meta-commands (\set) run in pgbench and are not counted. The
+// statements between \if :fakedb and \endif, the fake Stripe's, count only
+// with fakeDB, as pgbench runs them only with -D fakedb=1.
+func Statements(script string, fakeDB bool) (int, error) {
 	b, err := Scripts.ReadFile("pgbench/" + script)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	sc := bufio.NewScanner(strings.NewReader(string(b)))
-	inString := false
+	inString, skip := false, false
 	for sc.Scan() {
 		line := sc.Text()
-		if !inString && (strings.HasPrefix(strings.TrimSpace(line), `\`) || strings.HasPrefix(strings.TrimSpace(line), "--")) {
+		switch trimmed := strings.TrimSpace(line); {
+		case inString:
+		case trimmed == `\if :fakedb`:
+			skip = !fakeDB
+			continue
+		case trimmed == `\endif`:
+			skip = false
+			continue
+		case strings.HasPrefix(trimmed, `\`) || strings.HasPrefix(trimmed, "--"):
+			continue
+		}
+		if skip {
 			continue
 		}
 		for i := 0; i < len(line); i++ {

@@ -6,21 +6,28 @@ import (
 )
 
 func TestStatementsCountsRoundTrips(t *testing.T) {
-	for script, want := range map[string]int{
+	for _, c := range []struct {
+		script string
+		fakeDB bool
+		want   int
+	}{
 		// the claim; the fake Stripe's create (BEGIN, the key's lock,
 		// its stored answer, the intent, the answer, COMMIT); the fenced
 		// store of the intent's id; the fake's confirm (BEGIN, lock,
 		// stored answer, the intent locked, updated, the answer, COMMIT);
 		// the finish
-		"neworder.sql": 16,
+		{"neworder.sql", true, 16},
+		// the fake's in memory: the claim, the store, the finish
+		{"neworder.sql", false, 3},
 		// look up, insert, order, finish, event; the same two
 		// transactions of the fake
-		"seed.sql":        18,
-		"pointselect.sql": 1,
+		{"seed.sql", true, 18},
+		{"seed.sql", false, 5},
+		{"pointselect.sql", false, 1},
 	} {
-		got, err := Statements(script)
-		if err != nil || got != want {
-			t.Errorf("%s: got %d statements, %v, want %d", script, got, err, want)
+		got, err := Statements(c.script, c.fakeDB)
+		if err != nil || got != c.want {
+			t.Errorf("%s (fake in the database: %v): got %d statements, %v, want %d", c.script, c.fakeDB, got, err, c.want)
 		}
 	}
 }

@@ -67,137 +67,139 @@ import (
 // shop decodes them.
 func TestContract(t *testing.T) {
 	t.Parallel()
-	spec := loadStripeSpec(t)
-	hooks := &hookRecorder{}
-	hookSrv := httptest.NewServer(hooks)
-	t.Cleanup(hookSrv.Close)
-	s := stripetest.Start(t, fakestripe.WithWebhooks(hookSrv.URL, "whsec_contract"))
-	rec := newExchangeRecorder(t, s.URL)
-	c := payment.NewClient(payment.Config{SecretKey: stripetest.Secret, APIBase: rec.URL, Timeout: 5 * time.Second})
-	ctx := t.Context()
+	stripetest.EachStore(t, func(t *testing.T, store stripetest.Store) {
+		spec := loadStripeSpec(t)
+		hooks := &hookRecorder{}
+		hookSrv := httptest.NewServer(hooks)
+		t.Cleanup(hookSrv.Close)
+		s := store.Start(t, fakestripe.WithWebhooks(hookSrv.URL, "whsec_contract"))
+		rec := newExchangeRecorder(t, s.URL)
+		c := payment.NewClient(payment.Config{SecretKey: stripetest.Secret, APIBase: rec.URL, Timeout: 5 * time.Second})
+		ctx := t.Context()
 
-	// create, replayed, then with other parameters under the same key
-	in, err := c.CreateIntent(ctx, request("contract-1"))
-	if err != nil {
-		t.Fatalf("create: %v", err)
-	}
-	if _, err := c.CreateIntent(ctx, request("contract-1")); err != nil {
-		t.Fatalf("create again: %v", err)
-	}
-	other := request("contract-1")
-	other.Amount++
-	wantProviderError(t, "create with other parameters", errOf(c.CreateIntent(ctx, other)), http.StatusBadRequest, "idempotency_error")
-
-	// the key in use by a request still running
-	release, err := s.HoldKey(ctx, "contract-busy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = c.CreateIntent(ctx, request("contract-busy"))
-	release()
-	wantProviderError(t, "create while the key is in use", err, http.StatusConflict, "idempotency_error")
-
-	// confirm: succeeded, then replayed
-	pm, _ := payment.PaymentMethod(payment.SucceedingCard)
-	if _, err := c.ConfirmIntent(ctx, in.ID, "contract-1/confirm", pm, ""); err != nil {
-		t.Fatalf("confirm: %v", err)
-	}
-	if _, err := c.ConfirmIntent(ctx, in.ID, "contract-1/confirm", pm, ""); err != nil {
-		t.Fatalf("confirm again: %v", err)
-	}
-
-	// a declined card
-	declined, err := c.CreateIntent(ctx, request("contract-2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad, _ := payment.PaymentMethod(payment.DeclinedCard)
-	var de *payment.DeclinedError
-	if _, err := c.ConfirmIntent(ctx, declined.ID, "contract-2/confirm", bad, ""); !errors.As(err, &de) {
-		t.Errorf("confirm with the declined card: got %v, want a decline", err)
-	}
-
-	// create with confirm=true: the one-call pattern
-	one := request("contract-3")
-	one.PaymentMethod, one.Confirm = pm, true
-	if _, err := c.CreateIntent(ctx, one); err != nil {
-		t.Fatalf("create with confirm: %v", err)
-	}
-
-	// retrieve, and an unknown id
-	if _, err := c.RetrieveIntent(ctx, in.ID); err != nil {
-		t.Fatalf("retrieve: %v", err)
-	}
-	_, err = c.RetrieveIntent(ctx, "pi_unknown")
-	wantProviderError(t, "retrieve an unknown id", err, http.StatusNotFound, "invalid_request_error")
-
-	// cancel; cancel of a succeeded intent; the late confirm of a canceled one
-	abandoned, err := c.CreateIntent(ctx, request("contract-4"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, err := c.CancelIntent(ctx, abandoned.ID, "contract-4/cancel"); err != nil || got.Status != payment.StatusCanceled {
-		t.Fatalf("cancel: got %+v, %v", got, err)
-	}
-	if got, err := c.CancelIntent(ctx, in.ID, "contract-1/cancel"); err != nil || got.Status != payment.StatusSucceeded {
-		t.Fatalf("cancel a succeeded intent: got %+v, %v, want it succeeded", got, err)
-	}
-	if _, err := c.ConfirmIntent(ctx, abandoned.ID, "contract-4/confirm", pm, ""); !errors.Is(err, payment.ErrCanceled) {
-		t.Errorf("late confirm: got %v, want ErrCanceled", err)
-	}
-
-	// the list, two a page
-	listed, err := c.ListIntents(ctx, 0, 2)
-	if err != nil || len(listed) != 4 {
-		t.Fatalf("list: got %d intents, %v, want 4", len(listed), err)
-	}
-
-	// refund, its replay, another refund under another key
-	if _, err := c.Refund(ctx, "refund_"+in.ID, in.ID); err != nil {
-		t.Fatalf("refund: %v", err)
-	}
-	if _, err := c.Refund(ctx, "refund_"+in.ID, in.ID); err != nil {
-		t.Fatalf("refund again: %v", err)
-	}
-	if _, err := c.Refund(ctx, "another", in.ID); !errors.Is(err, payment.ErrAlreadyRefunded) {
-		t.Errorf("refund under another key: got %v, want ErrAlreadyRefunded", err)
-	}
-
-	// Every exchange, against the spec; then the statuses seen, so that a
-	// change that stops an error answer from happening fails here too.
-	statuses := map[string]bool{}
-	for _, x := range rec.all() {
-		for _, p := range spec.check(x) {
-			t.Error(p)
+		// create, replayed, then with other parameters under the same key
+		in, err := c.CreateIntent(ctx, request("contract-1"))
+		if err != nil {
+			t.Fatalf("create: %v", err)
 		}
-		statuses[fmt.Sprintf("%s %d", x.route, x.status)] = true
-	}
-	for _, want := range []string{
-		"POST /v1/payment_intents 200", "POST /v1/payment_intents 400", "POST /v1/payment_intents 409",
-		"POST /v1/payment_intents/{intent}/confirm 200", "POST /v1/payment_intents/{intent}/confirm 402",
-		"POST /v1/payment_intents/{intent}/confirm 400",
-		"GET /v1/payment_intents/{intent} 200", "GET /v1/payment_intents/{intent} 404",
-		"POST /v1/payment_intents/{intent}/cancel 200", "POST /v1/payment_intents/{intent}/cancel 400",
-		"GET /v1/payment_intents 200", "POST /v1/refunds 200", "POST /v1/refunds 400",
-	} {
-		if !statuses[want] {
-			t.Errorf("no exchange %s was made", want)
+		if _, err := c.CreateIntent(ctx, request("contract-1")); err != nil {
+			t.Fatalf("create again: %v", err)
 		}
-	}
-	if pages := rec.count("GET /v1/payment_intents", func(x exchange) bool { return x.query.Get("starting_after") != "" }); pages != 1 {
-		t.Errorf("the list was read in %d pages after the first, want 1 (4 intents, 2 a page)", pages)
-	}
+		other := request("contract-1")
+		other.Amount++
+		wantProviderError(t, "create with other parameters", errOf(c.CreateIntent(ctx, other)), http.StatusBadRequest, "idempotency_error")
 
-	// The webhooks: one event for each change of an intent and the refund.
-	events := hooks.wait(t, map[string]int{
-		"payment_intent.succeeded": 2, "payment_intent.payment_failed": 1,
-		"payment_intent.canceled": 1, "charge.refunded": 1,
+		// the key in use by a request still running
+		release, err := s.HoldKey(ctx, "contract-busy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.CreateIntent(ctx, request("contract-busy"))
+		release()
+		wantProviderError(t, "create while the key is in use", err, http.StatusConflict, "idempotency_error")
+
+		// confirm: succeeded, then replayed
+		pm, _ := payment.PaymentMethod(payment.SucceedingCard)
+		if _, err := c.ConfirmIntent(ctx, in.ID, "contract-1/confirm", pm, ""); err != nil {
+			t.Fatalf("confirm: %v", err)
+		}
+		if _, err := c.ConfirmIntent(ctx, in.ID, "contract-1/confirm", pm, ""); err != nil {
+			t.Fatalf("confirm again: %v", err)
+		}
+
+		// a declined card
+		declined, err := c.CreateIntent(ctx, request("contract-2"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad, _ := payment.PaymentMethod(payment.DeclinedCard)
+		var de *payment.DeclinedError
+		if _, err := c.ConfirmIntent(ctx, declined.ID, "contract-2/confirm", bad, ""); !errors.As(err, &de) {
+			t.Errorf("confirm with the declined card: got %v, want a decline", err)
+		}
+
+		// create with confirm=true: the one-call pattern
+		one := request("contract-3")
+		one.PaymentMethod, one.Confirm = pm, true
+		if _, err := c.CreateIntent(ctx, one); err != nil {
+			t.Fatalf("create with confirm: %v", err)
+		}
+
+		// retrieve, and an unknown id
+		if _, err := c.RetrieveIntent(ctx, in.ID); err != nil {
+			t.Fatalf("retrieve: %v", err)
+		}
+		_, err = c.RetrieveIntent(ctx, "pi_unknown")
+		wantProviderError(t, "retrieve an unknown id", err, http.StatusNotFound, "invalid_request_error")
+
+		// cancel; cancel of a succeeded intent; the late confirm of a canceled one
+		abandoned, err := c.CreateIntent(ctx, request("contract-4"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := c.CancelIntent(ctx, abandoned.ID, "contract-4/cancel"); err != nil || got.Status != payment.StatusCanceled {
+			t.Fatalf("cancel: got %+v, %v", got, err)
+		}
+		if got, err := c.CancelIntent(ctx, in.ID, "contract-1/cancel"); err != nil || got.Status != payment.StatusSucceeded {
+			t.Fatalf("cancel a succeeded intent: got %+v, %v, want it succeeded", got, err)
+		}
+		if _, err := c.ConfirmIntent(ctx, abandoned.ID, "contract-4/confirm", pm, ""); !errors.Is(err, payment.ErrCanceled) {
+			t.Errorf("late confirm: got %v, want ErrCanceled", err)
+		}
+
+		// the list, two a page
+		listed, err := c.ListIntents(ctx, 0, 2)
+		if err != nil || len(listed) != 4 {
+			t.Fatalf("list: got %d intents, %v, want 4", len(listed), err)
+		}
+
+		// refund, its replay, another refund under another key
+		if _, err := c.Refund(ctx, "refund_"+in.ID, in.ID); err != nil {
+			t.Fatalf("refund: %v", err)
+		}
+		if _, err := c.Refund(ctx, "refund_"+in.ID, in.ID); err != nil {
+			t.Fatalf("refund again: %v", err)
+		}
+		if _, err := c.Refund(ctx, "another", in.ID); !errors.Is(err, payment.ErrAlreadyRefunded) {
+			t.Errorf("refund under another key: got %v, want ErrAlreadyRefunded", err)
+		}
+
+		// Every exchange, against the spec; then the statuses seen, so that a
+		// change that stops an error answer from happening fails here too.
+		statuses := map[string]bool{}
+		for _, x := range rec.all() {
+			for _, p := range spec.check(x) {
+				t.Error(p)
+			}
+			statuses[fmt.Sprintf("%s %d", x.route, x.status)] = true
+		}
+		for _, want := range []string{
+			"POST /v1/payment_intents 200", "POST /v1/payment_intents 400", "POST /v1/payment_intents 409",
+			"POST /v1/payment_intents/{intent}/confirm 200", "POST /v1/payment_intents/{intent}/confirm 402",
+			"POST /v1/payment_intents/{intent}/confirm 400",
+			"GET /v1/payment_intents/{intent} 200", "GET /v1/payment_intents/{intent} 404",
+			"POST /v1/payment_intents/{intent}/cancel 200", "POST /v1/payment_intents/{intent}/cancel 400",
+			"GET /v1/payment_intents 200", "POST /v1/refunds 200", "POST /v1/refunds 400",
+		} {
+			if !statuses[want] {
+				t.Errorf("no exchange %s was made", want)
+			}
+		}
+		if pages := rec.count("GET /v1/payment_intents", func(x exchange) bool { return x.query.Get("starting_after") != "" }); pages != 1 {
+			t.Errorf("the list was read in %d pages after the first, want 1 (4 intents, 2 a page)", pages)
+		}
+
+		// The webhooks: one event for each change of an intent and the refund.
+		events := hooks.wait(t, map[string]int{
+			"payment_intent.succeeded": 2, "payment_intent.payment_failed": 1,
+			"payment_intent.canceled": 1, "charge.refunded": 1,
+		})
+		for _, ev := range events {
+			for _, p := range spec.checkEvent(ev) {
+				t.Error(p)
+			}
+		}
 	})
-	for _, ev := range events {
-		for _, p := range spec.checkEvent(ev) {
-			t.Error(p)
-		}
-	}
 }
 
 // TestShopReadsAreStripes checks that every field the shop reads is a

@@ -1,6 +1,6 @@
 // Package stripetest starts the fake Stripe for tests: on a database of its
-// own (pgtest), migrated by the fake itself, served over real HTTP, with a
-// payment client pointed at it through the SDK.
+// own (pgtest), migrated by the fake itself, or in memory, served over real
+// HTTP, with a payment client pointed at it through the SDK.
 package stripetest
 
 import (
@@ -25,6 +25,7 @@ const Secret = "sk_test_fake_0123456789"
 // Server is a fake Stripe served for one test.
 type Server struct {
 	*fakestripe.Provider
+	// Pool and DB are the fake's database; nil with the memory store.
 	Pool *pgxpool.Pool
 	DB   *database.DB
 	// URL is the API base, STRIPE_API_BASE.
@@ -53,15 +54,58 @@ func StartOn(tb testing.TB, pool *pgxpool.Pool, opts ...fakestripe.Option) *Serv
 		tb.Fatalf("migrate the fake: %v", err)
 	}
 	p := fakestripe.New(own, Secret, append([]fakestripe.Option{fakestripe.WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
+	srv := serve(tb, p, own.Close)
+	srv.Pool, srv.DB = own, database.New(own)
+	return srv
+}
+
+// serve serves p over HTTP until the test ends, then stops it and runs
+// closeStore.
+func serve(tb testing.TB, p *fakestripe.Provider, closeStore func()) *Server {
 	e := echo.New()
 	p.Mount(e)
 	srv := httptest.NewServer(e)
 	tb.Cleanup(func() {
 		srv.Close()
 		p.Close() // its webhook deliveries, after the server
-		own.Close()
+		closeStore()
 	})
-	return &Server{Provider: p, Pool: own, DB: database.New(own), URL: srv.URL}
+	return &Server{Provider: p, URL: srv.URL}
+}
+
+// Store is one of the fake's stores (FAKE_PROVIDER_STORE).
+type Store string
+
+// The fake's stores.
+const (
+	Postgres Store = "postgres"
+	Memory   Store = "memory"
+)
+
+// Stores are the fake's stores, which must answer alike.
+var Stores = []Store{Postgres, Memory}
+
+// EachStore runs test as a parallel subtest, named for the store, against
+// each of the fake's stores: what the shop relies on holds in both.
+func EachStore(t *testing.T, test func(t *testing.T, store Store)) {
+	t.Helper()
+	for _, st := range Stores {
+		t.Run(string(st), func(t *testing.T) {
+			t.Parallel()
+			test(t, st)
+		})
+	}
+}
+
+// Start serves a fake Stripe with this store until the test ends: Postgres
+// is the package's Start; Memory needs no database.
+func (st Store) Start(tb testing.TB, opts ...fakestripe.Option) *Server {
+	tb.Helper()
+	if st == Postgres {
+		return Start(tb, opts...)
+	}
+	p := fakestripe.NewInMemory(Secret, append([]fakestripe.Option{fakestripe.WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
+	return serve(tb, p, func() {})
 }
 
 // Client returns a payment client of the fake whose requests time out

@@ -14,15 +14,21 @@ import (
 	"exactlyonce/localpg"
 )
 
-// startFake starts the fake Stripe (-fake) as a process of its own, on a
-// database of its own on the load test's server, sending its webhooks to
+// startFake starts the fake Stripe (-fake) as a process of its own, its
+// state in memory (-fake-store=memory, the default) or on a database of
+// its own on the load test's server (postgres), sending its webhooks to
 // webhookURL; it returns the process and the secret key (also the webhook
 // secret) the shop must use. Apart, its CPU is measured on its own
-// (Result.ProviderCPU) and its statements do not count as the shop's.
+// (Result.ProviderCPU); with the memory store PostgreSQL does none of its
+// work either, as it does none of Stripe's.
 func startFake(ctx context.Context, f flags, dir, direct, webhookURL string) (*webProc, string, error) {
-	fakeURL, err := localpg.OwnDatabase(ctx, direct, "fakestripe")
-	if err != nil {
-		return nil, "", err
+	env := []string{"FAKE_PROVIDER_STORE=" + f.fakeStore}
+	if f.fakeStore == "postgres" {
+		fakeURL, err := localpg.OwnDatabase(ctx, direct, "fakestripe")
+		if err != nil {
+			return nil, "", err
+		}
+		env = append(env, "DATABASE_URL="+fakeURL)
 	}
 	secret := "sk_test_" + strings.ToLower(rand.Text())
 	// A port of the fake's own choosing, written to READY_FILE once it
@@ -31,7 +37,11 @@ func startFake(ctx context.Context, f flags, dir, direct, webhookURL string) (*w
 	ready := filepath.Join(dir, "fakestripe.url")
 	_ = os.Remove(ready)
 	cmd := exec.Command(f.fake)
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+fakeURL, "PROVIDER_ADDR=127.0.0.1:0", "STRIPE_SECRET_KEY="+secret,
+	// After os.Environ: os/exec keeps the last of a duplicated variable,
+	// so a FAKE_PROVIDER_STORE or DATABASE_URL of the caller's does not
+	// choose the store (without DATABASE_URL here, the memory store ignores
+	// the caller's).
+	cmd.Env = append(append(os.Environ(), env...), "PROVIDER_ADDR=127.0.0.1:0", "STRIPE_SECRET_KEY="+secret,
 		"STRIPE_WEBHOOK_URL="+webhookURL, "STRIPE_WEBHOOK_SECRET="+secret, "READY_FILE="+ready)
 	w, err := spawn(cmd, filepath.Join(dir, "fakestripe.log"))
 	if err != nil {
@@ -56,4 +66,22 @@ func startFake(ctx context.Context, f flags, dir, direct, webhookURL string) (*w
 			return nil, "", errors.New("fakestripe not ready within 30s")
 		}
 	}
+}
+
+// fakeDB is the pgbench scripts' :fakedb: "1" when the fake keeps its
+// state in PostgreSQL, so that a baseline runs the fake's statements where
+// the app's leg makes the fake run them, else "0".
+func fakeDB(f flags) string {
+	if f.fakeStore == "postgres" {
+		return "1"
+	}
+	return "0"
+}
+
+// fakeStoreLine is the table's line on where the fake kept its state.
+func fakeStoreLine(store string) string {
+	if store == "postgres" {
+		return "postgres (-fake-store=postgres): its own database on the load test's server; the pgbench baselines of an order run its two transactions too"
+	}
+	return "memory (-fake-store=memory, the default): no database work of its own, as Stripe's costs the shop none; the pgbench baselines of an order leave its transactions out"
 }

@@ -55,6 +55,7 @@ import (
 type flags struct {
 	web        string
 	fake       string
+	fakeStore  string
 	clients    int
 	duration   time.Duration
 	max        int
@@ -72,6 +73,7 @@ func main() {
 	var f flags
 	flag.StringVar(&f.web, "web", "bin/web", "the shop's binary (go build -o bin/web ./cmd/web)")
 	flag.StringVar(&f.fake, "fake", "bin/fakestripe", "the fake Stripe's binary (make bin/fakestripe)")
+	flag.StringVar(&f.fakeStore, "fake-store", "memory", "where the fake Stripe keeps its state (FAKE_PROVIDER_STORE): memory, so that its work is not counted as the shop's (at Stripe it costs the shop nothing), or postgres, on a database of its own on the load test's server, as `make run` and the chaos runs keep it")
 	flag.IntVar(&f.clients, "clients", 16, "concurrent clients, the same for every leg")
 	flag.DurationVar(&f.duration, "duration", 5*time.Second, "length of each leg (whole seconds for pgbench)")
 	flag.IntVar(&f.max, "max", 0, "stop each leg after this many requests too (0: time only)")
@@ -99,6 +101,10 @@ func main() {
 	}
 	if f.clients < 1 || f.clients > 256 || f.duration <= 0 || f.duration > 10*time.Minute {
 		fmt.Fprintln(os.Stderr, "loadtest: -clients from 1 to 256, -duration up to 10m")
+		os.Exit(2)
+	}
+	if f.fakeStore != "memory" && f.fakeStore != "postgres" {
+		fmt.Fprintln(os.Stderr, "loadtest: -fake-store is memory or postgres")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -156,7 +162,9 @@ func run(ctx context.Context, f flags) error {
 	sum := sha256.Sum256([]byte(token))
 	pgb := loadtest.Pgbench{Env: pgEnv, Mode: mode, Dir: dir}
 	opts := loadtest.Options{Clients: f.clients, Duration: f.duration, Max: f.max}
-	orderDefs := map[string]string{"cust": cust, "tokenhash": hex.EncodeToString(sum[:])}
+	// The pgbench scripts of an order run the fake's two transactions only
+	// where the fake runs them: on PostgreSQL, with -fake-store=postgres.
+	orderDefs := map[string]string{"cust": cust, "tokenhash": hex.EncodeToString(sum[:]), "fakedb": fakeDB(f)}
 
 	load0 := loadavg()
 	say("pgbench: the minimal pattern of an exactly-once order (three autocommits)")
@@ -348,7 +356,7 @@ func run(ctx context.Context, f flags) error {
 		{Result: appPage, Alone: true},
 	}
 	all := []loadtest.Result{pgMin, pgNew, appNew, appNewJobs, pgSeed, pgPoint, appReplay, bare, appPage, defNew, defReplay, defBrowser, offNew, offReplay}
-	judged := legs{pgNew: pgNew, appNew: appNew, appNewJobs: appNewJobs, pgSeed: pgSeed, pgPoint: pgPoint, appReplay: appReplay, floor: bare,
+	judged := legs{fakeDB: f.fakeStore == "postgres", pgNew: pgNew, appNew: appNew, appNewJobs: appNewJobs, pgSeed: pgSeed, pgPoint: pgPoint, appReplay: appReplay, floor: bare,
 		pgMin: pgMin, defNew: defNew, defReplay: defReplay}
 	for _, size := range sizes[1:] {
 		web.stop()
@@ -471,6 +479,7 @@ func run(ctx context.Context, f flags) error {
 		via = "through PgBouncer 1.18, transaction pooling (pgx cache_describe, pgbench -M extended)"
 	}
 	fmt.Printf("\n%d clients, %s per leg, PostgreSQL reached %s; DB_MAX_CONNS=%s\n", f.clients, f.duration, via, orDefault(strings.Join(sizes, ",")))
+	fmt.Printf("the fake Stripe's store: %s\n", fakeStoreLine(f.fakeStore))
 	fmt.Printf("machine: %d CPUs, %s memory, load average %s before and %s after (shared: compare within one run only)\n\n",
 		runtime.NumCPU(), memTotal(), load0, load1)
 	if err := loadtest.PrintTable(os.Stdout, rows); err != nil {
@@ -628,9 +637,9 @@ func createMinimal(ctx context.Context, direct string) error {
 }
 
 // fakeSchema applies the fake Stripe's schema to the database pgbench runs
-// on: the new order's script issues the fake's two transactions too. The
-// fake itself keeps them on a database of its own on the same server, so
-// the server does the same work in the app's leg.
+// on: with -fake-store=postgres the new order's script issues the fake's
+// two transactions too, as the fake itself does on a database of its own on
+// the same server, so the server does the same work in the app's leg.
 func fakeSchema(ctx context.Context, direct string) error {
 	pool, err := pgxpool.New(ctx, direct)
 	if err != nil {

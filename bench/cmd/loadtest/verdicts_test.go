@@ -14,13 +14,15 @@ func TestVerdicts(t *testing.T) {
 	}
 	quiet := loadtest.Result{Name: "claim alone", N: 1, Elapsed: time.Second, P99: 20 * time.Millisecond}
 	busy := loadtest.Result{Name: "claim while the sweeper deletes 1M keys", N: 1, Elapsed: time.Second, P99: 30 * time.Millisecond}
-	vs, err := verdicts(legs{
-		pgNew: leg(1000, 0), appNew: leg(610, time.Millisecond), appNewJobs: leg(350, 3*time.Millisecond),
+	l := legs{
+		fakeDB: true,
+		pgNew:  leg(1000, 0), appNew: leg(610, time.Millisecond), appNewJobs: leg(350, 3*time.Millisecond),
 		pgSeed: leg(1200, 0), pgPoint: leg(30000, 0),
 		appReplay: leg(15000, 64*time.Microsecond), floor: leg(24000, 34*time.Microsecond),
 		pgMin: leg(2400, 0), defNew: leg(960, 2*time.Millisecond), defReplay: leg(18000, 70*time.Microsecond),
 		sweeps: []loadtest.Row{{Result: busy, Baseline: &quiet}},
-	})
+	}
+	vs, err := verdicts(l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +51,21 @@ func TestVerdicts(t *testing.T) {
 			if !strings.Contains(v.Measured+" "+v.Why, s) {
 				t.Errorf("%s: %q / %q does not say %q", v.Target, v.Measured, v.Why, s)
 			}
+		}
+	}
+}
+
+// With the fake Stripe in memory (the load test's default) the order's
+// scripts count only the shop's statements, and the verdict says so.
+func TestVerdictsWithTheFakeInMemory(t *testing.T) {
+	vs, err := verdicts(legs{pgNew: loadtest.Result{N: 1, Elapsed: time.Second}, pgSeed: loadtest.Result{N: 1, Elapsed: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := vs[4]
+	for _, s := range []string{"5 statements to the app's 3", "the fake Stripe's in memory, in neither"} {
+		if !strings.Contains(seed.Why, s) {
+			t.Errorf("%s: %q does not say %q", seed.Target, seed.Why, s)
 		}
 	}
 }

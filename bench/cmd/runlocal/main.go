@@ -96,7 +96,10 @@ func run(ctx context.Context, webBin, fakeBin, catcherBin, data string) error {
 	secret, hookSecret := "sk_test_"+strings.ToLower(rand.Text()), "whsec_"+strings.ToLower(rand.Text())
 	ready := filepath.Join(data, "fakestripe.url")
 	_ = os.Remove(ready)
-	fake, err := start(fakeBin, filepath.Join(data, "fakestripe.log"), []string{"DATABASE_URL=" + fakeURL, "PROVIDER_ADDR=127.0.0.1:0",
+	// Its state on its database, whatever FAKE_PROVIDER_STORE the caller's
+	// environment holds: the memory store is the load test's, and `make
+	// run`'s charges must outlive a restart of the fake.
+	fake, err := start(fakeBin, filepath.Join(data, "fakestripe.log"), []string{"FAKE_PROVIDER_STORE=postgres", "DATABASE_URL=" + fakeURL, "PROVIDER_ADDR=127.0.0.1:0",
 		"STRIPE_SECRET_KEY=" + secret, "STRIPE_WEBHOOK_URL=http://" + addr + "/webhooks/stripe",
 		"STRIPE_WEBHOOK_SECRET=" + hookSecret, "READY_FILE=" + ready})
 	if err != nil {

@@ -8,9 +8,13 @@
 -- the fake's confirm (likewise), the finish. (The auth lookup is not among them: the shop remembers a verified
 -- bearer token for a minute, so a client's orders after its first do not
 -- look it up; :tokenhash is kept for scripts that do.)
--- Variables: :cust (a customer id), :tokenhash (its token hash, hex),
--- set by bench/cmd/loadtest with -D. Keys are random: a collision just replays
--- (and its finish then finds no started key and writes nothing).
+-- Variables: :cust (a customer id), :tokenhash (its token hash, hex), and
+-- :fakedb, 1 when the fake keeps its state in PostgreSQL
+-- (FAKE_PROVIDER_STORE=postgres; its two transactions then run here as on
+-- its own database) and 0 with the memory store, the load test's default
+-- (they then run nowhere, as at Stripe), set by bench/cmd/loadtest with -D.
+-- Keys are random: a collision just replays (and its finish then finds no
+-- started key and writes nothing).
 --
 -- The lock token and the operation id: the shop makes them in-process
 -- (uuid.New), and pgbench cannot make a uuid. Rather than fetch two with an
@@ -69,6 +73,7 @@ WHERE k.scope = (:cust::uuid)::text AND k.key = ('pgb-' || :k::text)::text
 -- createIntent under idempotent), its own transaction: the key's advisory
 -- lock, the key's stored answer (none), the intent, the answer stored for
 -- the key. The stored answer is the intent's JSON, about 1.4 kB.
+\if :fakedb
 BEGIN;
 SELECT pg_try_advisory_xact_lock(1717660011, hashtext('prov-' || :k::text));
 SELECT request_hash, status, body FROM fakestripe.idempotency_keys WHERE key = 'prov-' || :k::text;
@@ -80,6 +85,7 @@ RETURNING seq, created;
 INSERT INTO fakestripe.idempotency_keys (key, request_hash, status, body)
 VALUES ('prov-' || :k::text, '\x0123'::bytea, 200, convert_to(repeat('x', 1400), 'UTF8'));
 COMMIT;
+\endif
 -- 3. StoreIntent (queries/order_keys.sql): the intent's id into the key's
 -- row, fenced by the claim's lock token and its lease, one statement,
 -- autocommit
@@ -93,6 +99,7 @@ RETURNING true AS stored;
 -- 4. the fake Stripe's confirm (confirmIntent under idempotent, then
 -- charge), its own transaction: the confirm key's lock and stored answer,
 -- the intent read and locked, its new state, the answer stored
+\if :fakedb
 BEGIN;
 SELECT pg_try_advisory_xact_lock(1717660011, hashtext('prov-' || :k::text || '/confirm'));
 SELECT request_hash, status, body FROM fakestripe.idempotency_keys WHERE key = 'prov-' || :k::text || '/confirm';
@@ -107,6 +114,7 @@ WHERE id = 'pi_pgb' || :k::text;
 INSERT INTO fakestripe.idempotency_keys (key, request_hash, status, body)
 VALUES ('prov-' || :k::text || '/confirm', '\x0123'::bytea, 200, convert_to(repeat('x', 1400), 'UTF8'));
 COMMIT;
+\endif
 -- 5. finish: FinishOrder (queries/orders.sql), one statement, autocommit,
 -- fenced by the claim's lock token (idem_finish)
 WITH finished AS MATERIALIZED (

@@ -1,6 +1,7 @@
 -- The seed article's shape of one new order: five round trips of the shop's
--- own (plus the fake Stripe's same two transactions), each statement
--- committing on its own, for comparison with neworder.sql's three. It writes
+-- own (plus the fake Stripe's same two transactions, when :fakedb is 1 as
+-- in neworder.sql), each statement committing on its own, for comparison
+-- with neworder.sql's three. It writes
 -- the rows the shop writes, in the shop's tables (the kit's idem_keys, the
 -- shop's order_keys, orders, key_events), but naively: plain statements,
 -- no SQL functions, no lock-token fence.
@@ -19,6 +20,7 @@ INSERT INTO order_keys (scope, key, provider_key)
 SELECT scope, key, 'sprov-' || :k::text FROM inserted;
 -- the fake Stripe's create and confirm of the PaymentIntent, each its own
 -- transaction, as in neworder.sql
+\if :fakedb
 BEGIN;
 SELECT pg_try_advisory_xact_lock(1717660011, hashtext('sprov-' || :k::text));
 SELECT request_hash, status, body FROM fakestripe.idempotency_keys WHERE key = 'sprov-' || :k::text;
@@ -30,6 +32,8 @@ RETURNING seq, created;
 INSERT INTO fakestripe.idempotency_keys (key, request_hash, status, body)
 VALUES ('sprov-' || :k::text, '\x0123'::bytea, 200, convert_to(repeat('x', 1400), 'UTF8'));
 COMMIT;
+\endif
+\if :fakedb
 BEGIN;
 SELECT pg_try_advisory_xact_lock(1717660011, hashtext('sprov-' || :k::text || '/confirm'));
 SELECT request_hash, status, body FROM fakestripe.idempotency_keys WHERE key = 'sprov-' || :k::text || '/confirm';
@@ -44,6 +48,7 @@ WHERE id = 'pi_seed' || :k::text;
 INSERT INTO fakestripe.idempotency_keys (key, request_hash, status, body)
 VALUES ('sprov-' || :k::text || '/confirm', '\x0123'::bytea, 200, convert_to(repeat('x', 1400), 'UTF8'));
 COMMIT;
+\endif
 -- 3. insert the order, and its outbox jobs as neworder.sql does (the same
 -- work, so that the comparison is of the round trips alone; pgbench's own
 -- queue, which no worker takes)

@@ -6,7 +6,11 @@
 //
 // Configuration is the environment, as the shop's is:
 //
-//	DATABASE_URL           its own database; it applies its own migrations
+//	FAKE_PROVIDER_STORE    where it keeps its state: postgres (the default) or
+//	                       memory, for load tests only: no database, lost on
+//	                       restart (see fakestripe.NewInMemory)
+//	DATABASE_URL           its own database, with postgres; it applies its own
+//	                       migrations
 //	PROVIDER_ADDR          where it listens (127.0.0.1:8081; :0 for any free port)
 //	STRIPE_SECRET_KEY      the secret key the shops send (required)
 //	STRIPE_WEBHOOK_URL     where it sends its events (none when empty)
@@ -49,26 +53,43 @@ const shutdownGrace = 10 * time.Second
 
 func run(ctx context.Context) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	url, secret := os.Getenv("DATABASE_URL"), os.Getenv("STRIPE_SECRET_KEY")
-	if url == "" {
-		return errors.New("DATABASE_URL is not set: the fake keeps its charges in a database of its own")
+	kind := os.Getenv("FAKE_PROVIDER_STORE")
+	switch kind {
+	case "":
+		kind = "postgres"
+	case "postgres", "memory":
+	default:
+		return fmt.Errorf("FAKE_PROVIDER_STORE is %q: it must be postgres (the default) or memory", kind)
 	}
+	secret := os.Getenv("STRIPE_SECRET_KEY")
 	if secret == "" {
 		return errors.New("STRIPE_SECRET_KEY is not set: the fake and the shops that call it need the same key")
-	}
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		return fmt.Errorf("open the database: %w", err)
-	}
-	defer pool.Close()
-	if err := fakestripe.Migrate(ctx, pool); err != nil {
-		return err
 	}
 	opts := []fakestripe.Option{fakestripe.WithLogger(log)}
 	if hook := os.Getenv("STRIPE_WEBHOOK_URL"); hook != "" {
 		opts = append(opts, fakestripe.WithWebhooks(hook, os.Getenv("STRIPE_WEBHOOK_SECRET")))
 	}
-	p := fakestripe.New(pool, secret, opts...)
+	var p *fakestripe.Provider
+	switch kind {
+	case "postgres":
+		url := os.Getenv("DATABASE_URL")
+		if url == "" {
+			return errors.New("DATABASE_URL is not set: the fake keeps its charges in a database of its own")
+		}
+		pool, err := pgxpool.New(ctx, url)
+		if err != nil {
+			return fmt.Errorf("open the database: %w", err)
+		}
+		defer pool.Close()
+		if err := fakestripe.Migrate(ctx, pool); err != nil {
+			return err
+		}
+		p = fakestripe.New(pool, secret, opts...)
+	case "memory":
+		// For load tests only: what it holds is gone when it stops.
+		log.Warn("the fake keeps its state in memory: it is lost when the process ends")
+		p = fakestripe.NewInMemory(secret, opts...)
+	}
 	defer p.Close()
 
 	e := echo.New()
@@ -94,7 +115,7 @@ func run(ctx context.Context) error {
 			return fmt.Errorf("write READY_FILE: %w", err)
 		}
 	}
-	log.Info("serving the fake Stripe", "url", base, "webhooks", os.Getenv("STRIPE_WEBHOOK_URL"))
+	log.Info("serving the fake Stripe", "url", base, "webhooks", os.Getenv("STRIPE_WEBHOOK_URL"), "store", kind)
 
 	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
