@@ -7,8 +7,8 @@ type AdminFind struct {
 	// Query is what was asked, as typed; Said is how it was read ("an
 	// order number", "a PaymentIntent", …), or why nothing could be.
 	Query, Said string
-	Orders     []FoundOrder
-	Customers  []FoundCustomer
+	Orders      []FoundOrder
+	Customers   []FoundCustomer
 	// Key is a key found by its PaymentIntent when no order holds it.
 	Key *FoundKey
 	// Attention counts and lists what waits, shown without a query.
@@ -24,7 +24,7 @@ type FoundOrder struct {
 // orders.
 type FoundCustomer struct {
 	ID, Name, Href, Created string
-	Orders             int64
+	Orders                  int64
 }
 
 // FoundKey is an order key with no order: its customer, key and how it
@@ -37,15 +37,15 @@ type FoundKey struct {
 // latest of each.
 type Attention struct {
 	Stuck, Parked, Awaiting, Refunded, Foreign, Refused int64
-	Keys                                            []WaitingKey
-	Refunds                                         []MadeRefund
+	Keys                                                []WaitingKey
+	Refunds                                             []MadeRefund
 }
 
 // WaitingKey is a started key past its lock, parked, or awaiting the
 // shopper's bank.
 type WaitingKey struct {
 	Customer, Key, State, Intent, Created, LockedUntil, TracesHref string
-	SettleAttempts                                               int32
+	SettleAttempts                                                 int32
 }
 
 // MadeRefund is one refund the reconciler made.
@@ -62,13 +62,13 @@ type AdminOrder struct {
 	Lines                                                       []Line
 	// The key: "" Status when the sweeper has deleted it.
 	Key, KeyStatus, KeyAnswer, KeyCreated, KeyFinished, ProviderKey, Cart string
-	KeyParked                                                               string
-	Trail                                                                   []TrailEvent
-	TracesHref                                                              string
-	Events                                                                  []IntentEvent
-	Refunds                                                                 []MadeRefund
-	Jobs                                                                    []OrderJob
-	Mails                                                                   []OrderMail
+	KeyParked                                                             string
+	Trail                                                                 []TrailEvent
+	TracesHref                                                            string
+	Events                                                                []IntentEvent
+	Refunds                                                               []MadeRefund
+	Jobs                                                                  []OrderJob
+	Mails                                                                 []OrderMail
 	// Points is the loyalty award, "" before the job ran.
 	Points string
 }
