@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -135,11 +136,19 @@ func TestDeclineIsStoredAndReplayed(t *testing.T) {
 	first := apptest.WantProblem(t, h.PlaceOrder(t, c, "k", body), problem.PaymentDeclined)
 	r := h.PlaceOrder(t, c, "k", body)
 	second := apptest.WantProblem(t, r, problem.PaymentDeclined)
-	if r.Header.Get("Idempotent-Replayed") != "true" || first != second {
+	if r.Header.Get("Idempotent-Replayed") != "true" || !reflect.DeepEqual(first, second) {
 		t.Errorf("got %+v (replayed %q), want a replay of %+v", second, r.Header.Get("Idempotent-Replayed"), first)
+	}
+	if first.DeclineCode != "generic_decline" {
+		t.Errorf("got decline_code %q, want generic_decline, as Stripe names the issuer's reason", first.DeclineCode)
 	}
 	if s := h.Stats(t); s.Orders != 0 || s.KeysFinished != 1 {
 		t.Errorf("got %+v, want no order and one finished key", s)
+	}
+	// Another issuer's reason is passed on as given.
+	body = `{"items": [{"sku": "mug-espresso", "quantity": 1}], "card": "4000000000009995"}`
+	if p := apptest.WantProblem(t, h.PlaceOrder(t, c, "k2", body), problem.PaymentDeclined); p.DeclineCode != "insufficient_funds" {
+		t.Errorf("got decline_code %q, want insufficient_funds", p.DeclineCode)
 	}
 }
 

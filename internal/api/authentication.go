@@ -23,7 +23,8 @@ func checkReturnURL(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(raw) > maxReturnURL {
-		return web.Fail(problem.InvalidRequest, "return_url must be an absolute http or https URL of at most 2048 bytes")
+		const reason = "return_url must be an absolute http or https URL of at most 2048 bytes"
+		return &web.Failure{Kind: problem.InvalidRequest, Detail: reason, Errors: problem.At("/return_url", reason)}
 	}
 	return nil
 }

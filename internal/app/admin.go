@@ -36,6 +36,8 @@ func (a *App) Admin() http.Handler {
 		mux.HandleFunc("GET /mail", a.adminMail)
 	}
 	mux.HandleFunc("GET /payments", a.adminPayments)
+	mux.HandleFunc("GET /orders", a.adminFind)
+	mux.HandleFunc("GET /orders/{id}", a.adminOrder)
 	mux.HandleFunc("GET /traces", a.adminTraces)
 	mux.HandleFunc("GET /traces/{id}", a.adminTrace)
 	return mux

@@ -59,7 +59,7 @@ func TestAdminIndexLinksAnswer(t *testing.T) {
 	h := apptest.New(t, withCatcher(t))
 	base := serveAdmin(t, h)
 	doc := page(t, base+"/")
-	want := map[string]bool{"/readyz": false, "/metrics": false, "/riverui/": false, "/mail": false, "/traces": false, "/payments": false,
+	want := map[string]bool{"/readyz": false, "/metrics": false, "/riverui/": false, "/mail": false, "/traces": false, "/payments": false, "/orders": false,
 		"/debug/pprof/": false}
 	links := doc.Find(`[data-testid="admin-link"] h2 a`)
 	if links.Length() != len(want) {

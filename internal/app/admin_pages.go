@@ -32,6 +32,8 @@ func (a *App) adminIndex(w http.ResponseWriter, r *http.Request) {
 			About: "Each check (database, migrations, replication, provider, jobs) with its status and latency, as JSON; 503 when a check that gates fails. The shop listener answers the same at " + shop + "/readyz, for load balancers."},
 		{Title: "Metrics", Href: "/metrics", Listener: admin, About: "Prometheus metrics: claims, finishes, the completer, the reconciler, the provider's latency, HTTP latency."},
 	}
+	links = append(links, views.AdminLink{Title: "Find an order", Href: "/orders", Listener: admin,
+		About: "An order from what a customer quotes (its #number, id, PaymentIntent, the customer's id, address or name): its key and trail, the provider's events, refunds, jobs and mail. Without a query, the keys and refunds waiting, counted."})
 	links = append(links, views.AdminLink{Title: "Payments for an operator", Href: "/payments", Listener: admin,
 		About: "This database's deployment id; succeeded PaymentIntents on the account that this database did not make (never refunded); refunds the provider refused for good (parked)."})
 	if a.Jobs != nil {

@@ -3,6 +3,7 @@ package browsertest_test
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,7 +56,10 @@ func TestOperatorPagesFit(t *testing.T) {
 		}
 	}
 
+	orderID := strings.TrimPrefix(receipt, "/orders/")
 	pages := []struct{ name, url, ready, shot string }{
+		{"find an order", admin + "/orders", `document.querySelector('[data-testid=attention]')`, "admin-find.png"},
+		{"an order", admin + "/orders/" + orderID, `document.querySelector('[data-testid=order-trail]')`, "admin-order.png"},
 		{"admin index", admin + "/", `document.querySelector('[data-testid=admin-links]')`, "admin-index.png"},
 		{"caught mail", admin + "/mail", `document.querySelector('[data-testid=mail-receipt]')`, "admin-mail.png"},
 		{"traces", admin + "/traces", `document.querySelector('[data-testid=trace]')`, "admin-traces.png"},
@@ -80,6 +84,40 @@ func TestOperatorPagesFit(t *testing.T) {
 	waitForReceipt(t, ctx, "")
 	if got := run(t, ctx, "receipt path", chromedp.Evaluate[string](`location.pathname`)); got != receipt {
 		t.Errorf("the mail's receipt link opened %s, want the order's receipt %s", got, receipt)
+	}
+}
+
+// An operator finds the browser's order on the admin listener from each
+// thing its shopper may quote — the number on the receipt, the order's id,
+// the PaymentIntent, the customer's id, the mail's address — typed into
+// "Find an order", and follows the result to the order's page.
+func TestOperatorFindsAnOrderInTheBrowser(t *testing.T) {
+	h := apptest.New(t)
+	admin := serveAdmin(t, h)
+	ctx := newBrowser(t)
+	shopToCheckout(t, ctx, h)
+	do(t, ctx, "pay", chromedp.Click(chromedp.CSS(`[data-testid=pay]`)))
+	waitForReceipt(t, ctx, "")
+	orderID := strings.TrimPrefix(run(t, ctx, "receipt path", chromedp.Evaluate[string](`location.pathname`)), "/orders/")
+	number := run(t, ctx, "the receipt's number", chromedp.Evaluate[string](`document.querySelector('[data-testid=order-id]')?.textContent.trim() ?? ''`))
+	var intent, customer string
+	if err := h.DB.Pool.QueryRow(context.Background(), `SELECT charge_id, customer_id::text FROM orders WHERE id = $1`, orderID).Scan(&intent, &customer); err != nil {
+		t.Fatal(err)
+	}
+	if number == "" {
+		t.Fatal("the receipt shows no order number")
+	}
+	for name, q := range map[string]string{"number": number, "order id": orderID, "PaymentIntent": intent,
+		"customer id": customer, "mail address": "customer-" + customer + "@exactlyonce.test"} {
+		do(t, ctx, "open Find an order", chromedp.Navigate(admin+"/orders"))
+		do(t, ctx, "type the "+name, chromedp.SendKeys(chromedp.CSS(`input[name=q]`), q))
+		do(t, ctx, "Find", chromedp.Click(chromedp.CSS(`form[role=search] button`)))
+		waitFor(t, ctx, name+" found", `document.querySelector('[data-testid=order-link]')`)
+		do(t, ctx, "follow the "+name+"'s result", chromedp.Click(chromedp.CSS(`[data-testid=order-link]`)))
+		waitFor(t, ctx, name+": the order's page", `document.querySelector('[data-testid=order-id]')`)
+		if got := run(t, ctx, "order id", chromedp.Evaluate[string](`document.querySelector('[data-testid=order-id]').textContent`)); got != orderID {
+			t.Errorf("%s %q: found order %s, want %s", name, q, got, orderID)
+		}
 	}
 }
 

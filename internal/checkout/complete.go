@@ -264,7 +264,7 @@ func (p *Completer) settle(ctx context.Context, a Attempt, c claim, priced catal
 		return "error", fmt.Errorf("payment intent %s is %s, neither succeeded nor canceled", in.ID, in.Status)
 	case in.Declined != "":
 		outcome = outcomeDeclined
-		_, err = e.finishDeclined(ctx, a, c, &payment.DeclinedError{IntentID: in.ID, Message: in.Declined})
+		_, err = e.finishDeclined(ctx, a, c, &payment.DeclinedError{IntentID: in.ID, Message: in.Declined, Code: in.DeclineCode})
 	case c.awaited:
 		// The shopper was sent to their bank and did not authenticate
 		// in time: the verdict on this payment itself, with its intent,

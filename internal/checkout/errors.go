@@ -46,6 +46,9 @@ func (e *AbandonedError) Unwrap() error { return ErrAbandoned }
 // nothing was stored and the key is still free.
 type InvalidOrderError struct {
 	Reason string
+	// Pointer is where in an order body the fault is, a JSON Pointer
+	// ("/card", "/items/0/sku").
+	Pointer string
 	// Card is set when the card number is what is wrong; Priced is then
 	// the order as priced, for a form shown again with its lines.
 	Card bool

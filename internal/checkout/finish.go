@@ -75,6 +75,7 @@ func (e *Engine) finishOrder(ctx context.Context, a Attempt, c claim, priced cat
 func (e *Engine) finishDeclined(ctx context.Context, a Attempt, c claim, declined *payment.DeclinedError) (Result, error) {
 	p := problem.PaymentDeclined.New(declined.Message)
 	p.ChargeID = declined.IntentID
+	p.DeclineCode = declined.Code
 	return e.finishWithProblem(ctx, a, c, p, outcomeDeclined)
 }
 
@@ -107,8 +108,8 @@ func (e *notChargedError) detail() string {
 		return abandonedDetail
 	}
 	if e.Status == payment.StatusRequiresAction {
-		return "the card's bank asked the cardholder to authenticate the payment (3-D Secure), which this shop cannot ask for, " +
-			"so the payment was canceled before anything was charged"
+		return "the card's bank asked the cardholder to authenticate the payment (3-D Secure) and the request named no return_url " +
+			"to send them to, so the payment was canceled before anything was charged"
 	}
 	return "the payment was left " + e.Status + " by the payment provider, so it was canceled before anything was charged"
 }

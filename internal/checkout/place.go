@@ -186,7 +186,7 @@ func (e *Engine) price(ctx context.Context, a Attempt) (catalog.Priced, error) {
 	var invalid *catalog.InvalidCartError
 	switch {
 	case errors.As(err, &invalid):
-		return priced, &InvalidOrderError{Reason: invalid.Reason}
+		return priced, &InvalidOrderError{Reason: invalid.Reason, Pointer: invalid.Pointer}
 	case err != nil:
 		return priced, err
 	case a.ExpectedAmount != 0 && a.ExpectedAmount != priced.Amount:
@@ -203,7 +203,7 @@ func invalidCard(priced catalog.Priced, refusal error, reason string) error {
 	if refusal != nil && !errors.As(refusal, &changed) {
 		return refusal
 	}
-	return &InvalidOrderError{Reason: reason, Card: true, CheckDigit: reason == cardCheckReason, Priced: priced}
+	return &InvalidOrderError{Reason: reason, Pointer: "/card", Card: true, CheckDigit: reason == cardCheckReason, Priced: priced}
 }
 
 // ErrNoSuchKey means the customer has no such key.
@@ -298,9 +298,10 @@ func (e *Engine) chargeAndFinish(ctx context.Context, a Attempt, c claim, claime
 	switch {
 	case errors.As(err, &notCharged):
 		// The confirm left the intent in a status that is no charge
-		// (requires_action: 3-D Secure, which this shop cannot take its
-		// shopper through), and this attempt canceled it: settled as not
-		// charged, finally, until 3-D Secure has a flow of its own.
+		// (requires_action for a request with no return_url, which has
+		// nowhere to send the card holder; or an authentication awaited
+		// past its window), and this attempt canceled it: settled as not
+		// charged, finally.
 		return e.finishNotCompleted(ctx, a, c, notCharged.detail(), notCharged.IntentID)
 	case canceled:
 		// The completer canceled the operation at the provider: nothing

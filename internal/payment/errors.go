@@ -19,6 +19,9 @@ type DeclinedError struct {
 	IntentID string // the PaymentIntent, left requires_payment_method
 	ChargeID string // the declined charge
 	Message  string // the provider's explanation, fit to show the shopper
+	// Code is the issuer's reason as Stripe names it (decline_code:
+	// insufficient_funds, generic_decline, …), when the provider gave one.
+	Code string
 }
 
 func (e *DeclinedError) Error() string {

@@ -69,8 +69,10 @@ type Intent struct {
 	Status   string
 	Metadata Metadata
 	// Declined is set when its last confirm was declined (the intent is
-	// then requires_payment_method), with the provider's message.
-	Declined string
+	// then requires_payment_method), with the provider's message, and
+	// DeclineCode with the issuer's reason, when the provider gave one.
+	Declined    string
+	DeclineCode string
 	// AuthenticateURL is where the shopper authenticates a requires_action
 	// intent with their bank (3-D Secure), for a confirm that gave a
 	// return URL: its next_action.redirect_to_url; "" otherwise.
@@ -95,6 +97,7 @@ func intentOf(pi *stripe.PaymentIntent) Intent {
 	}
 	if pi.LastPaymentError != nil {
 		in.Declined = pi.LastPaymentError.Msg
+		in.DeclineCode = string(pi.LastPaymentError.DeclineCode)
 	}
 	if pi.LastResponse != nil {
 		in.Replayed = pi.LastResponse.Header.Get("Idempotent-Replayed") == "true"
@@ -321,7 +324,7 @@ func classify(ctx context.Context, err error) error {
 		return &UnavailableError{Reason: ReasonFailed, Status: se.HTTPStatusCode,
 			Err: fmt.Errorf("%s: %s", se.Type, se.Msg)}
 	case se.HTTPStatusCode == http.StatusPaymentRequired && se.Type == stripe.ErrorTypeCard:
-		d := &DeclinedError{ChargeID: se.ChargeID, Message: se.Msg}
+		d := &DeclinedError{ChargeID: se.ChargeID, Message: se.Msg, Code: string(se.DeclineCode)}
 		if se.PaymentIntent != nil {
 			d.IntentID = se.PaymentIntent.ID
 		}

@@ -30,6 +30,28 @@ type Problem struct {
 	// with a charge_id is that request's verdict, not the completer's on
 	// an interrupted request.
 	ChargeID string `json:"charge_id,omitempty"`
+	// DeclineCode is the card issuer's reason for a decline, as Stripe
+	// names it (insufficient_funds, generic_decline, …): what a client
+	// shows or branches on, where the detail is words for a person.
+	DeclineCode string `json:"decline_code,omitempty"`
+	// Errors lists what is wrong with the request's body, each at its
+	// place, in the shape RFC 9457's own example gives (section 3): a client
+	// can put each message beside the field it is about.
+	Errors []FieldError `json:"errors,omitempty"`
+}
+
+// FieldError is one thing wrong with a request body: Pointer is a JSON
+// Pointer (RFC 6901) into the body as a URI fragment ("#/items/0/sku"),
+// "#" for the body as a whole.
+type FieldError struct {
+	Detail  string `json:"detail"`
+	Pointer string `json:"pointer"`
+}
+
+// At is the FieldError at pointer, a JSON Pointer ("/items/0/sku", "" for
+// the whole body).
+func At(pointer, detail string) []FieldError {
+	return []FieldError{{Detail: detail, Pointer: "#" + pointer}}
 }
 
 // Kind is one error code of the table: its type URI, title and status
@@ -75,7 +97,7 @@ func (k Kind) New(detail string) Problem {
 	return Problem{Type: k.Type(), Title: k.Title, Status: k.Status, Detail: detail}
 }
 
-// JSON encodes p. Encoding a struct of strings and an int cannot fail.
+// JSON encodes p. Encoding strings, an int and slices of strings cannot fail.
 func (p Problem) JSON() json.RawMessage {
 	b, _ := json.Marshal(p)
 	return b

@@ -26,7 +26,7 @@ const maxBodyBytes = 64 << 10
 func ReadBody(c echo.Context) ([]byte, error) {
 	if ct := c.Request().Header.Get(echo.HeaderContentType); ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != echo.MIMEApplicationJSON {
-			return nil, Fail(problem.UnsupportedMediaType, fmt.Sprintf("got Content-Type %q", ct))
+			return nil, Fail(problem.UnsupportedMediaType, fmt.Sprintf("got Content-Type %q; send the body as application/json", ct))
 		}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, maxBodyBytes))
@@ -58,7 +58,9 @@ func DecodeStrict(body []byte, v any) error {
 		if trailing(body) {
 			return Fail(problem.InvalidRequest, "the body holds more than one JSON value")
 		}
-		return Fail(problem.InvalidRequest, "the body is not valid JSON for this request: "+describeJSONError(err))
+		what, at := describeJSONError(err)
+		return &Failure{Kind: problem.InvalidRequest, Detail: "the body is not valid JSON for this request: " + what,
+			Errors: problem.At(at, what)}
 	}
 	return nil
 }
@@ -75,26 +77,27 @@ func trailing(body []byte) bool {
 }
 
 // describeJSONError says what is wrong with a body in the client's terms:
-// where (a JSON pointer such as /items/0/quantity) and what.
-func describeJSONError(err error) string {
+// what, and where, as a JSON pointer such as /items/0/quantity ("" for the
+// body as a whole).
+func describeJSONError(err error) (what string, at string) {
 	var syntax *jsontext.SyntacticError
 	var semantic *json.SemanticError
 	switch {
 	case errors.As(err, &syntax) && errors.Is(syntax.Err, jsontext.ErrDuplicateName):
-		return fmt.Sprintf("member %s appears twice", quoteName(syntax.JSONPointer))
+		return fmt.Sprintf("member %s appears twice", quoteName(syntax.JSONPointer)), string(syntax.JSONPointer)
 	case errors.As(err, &syntax) && errors.Is(err, io.ErrUnexpectedEOF):
 		if syntax.ByteOffset == 0 {
-			return "the body is empty"
+			return "the body is empty", ""
 		}
-		return "the body ends too early"
+		return "the body ends too early", ""
 	case errors.As(err, &syntax):
-		return fmt.Sprintf("syntax error at byte %d", syntax.ByteOffset)
+		return fmt.Sprintf("syntax error at byte %d", syntax.ByteOffset), string(syntax.JSONPointer)
 	case errors.As(err, &semantic) && errors.Is(semantic.Err, json.ErrUnknownName):
-		return fmt.Sprintf("unknown member %s (names are case-sensitive)", quoteName(semantic.JSONPointer))
+		return fmt.Sprintf("unknown member %s (names are case-sensitive)", quoteName(semantic.JSONPointer)), string(semantic.JSONPointer)
 	case errors.As(err, &semantic) && semantic.GoType != nil:
-		return fmt.Sprintf("%s must be %s, got %s", where(semantic.JSONPointer), jsonKindOf(semantic.GoType), kindName(semantic.JSONKind))
+		return fmt.Sprintf("%s must be %s, got %s", where(semantic.JSONPointer), jsonKindOf(semantic.GoType), kindName(semantic.JSONKind)), string(semantic.JSONPointer)
 	}
-	return "it cannot be decoded"
+	return "it cannot be decoded", ""
 }
 
 // quoteName quotes the last member name of a JSON pointer for an error

@@ -75,11 +75,14 @@ func shopFailure(err error) *Failure {
 	)
 	switch {
 	case errors.As(err, &badPickup):
-		return &Failure{Kind: problem.InvalidRequest, Detail: badPickup.Field + ": " + badPickup.Reason, Reason: badPickup.Reason}
+		return &Failure{Kind: problem.InvalidRequest, Detail: badPickup.Field + ": " + badPickup.Reason, Reason: badPickup.Reason,
+			Errors: problem.At("/"+badPickup.Field, badPickup.Reason)}
 	case errors.As(err, &invalidCart):
-		return &Failure{Kind: problem.InvalidRequest, Detail: invalidCart.Reason, Reason: invalidCart.Reason}
+		return &Failure{Kind: problem.InvalidRequest, Detail: invalidCart.Reason, Reason: invalidCart.Reason,
+			Errors: problem.At(invalidCart.Pointer, invalidCart.Reason)}
 	case errors.As(err, &invalid):
-		return &Failure{Kind: problem.InvalidRequest, Detail: invalid.Reason, Reason: invalid.Reason}
+		return &Failure{Kind: problem.InvalidRequest, Detail: invalid.Reason, Reason: invalid.Reason,
+			Errors: problem.At(invalid.Pointer, invalid.Reason)}
 	case errors.Is(err, pickup.ErrNotFound):
 		return Fail(problem.NotFound, "no such reservation")
 	case errors.Is(err, cart.ErrNotFound):

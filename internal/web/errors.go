@@ -26,6 +26,8 @@ type Failure struct {
 	// shopper; a page shows it after the row's sentence.
 	Reason     string
 	RetryAfter time.Duration
+	// Errors places what is wrong in the request's body (API only).
+	Errors []problem.FieldError
 }
 
 func (f *Failure) Error() string { return f.Kind.Title + ": " + f.Detail }

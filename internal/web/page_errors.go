@@ -3,7 +3,6 @@ package web
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -77,6 +76,6 @@ func WritePage(c echo.Context, f *Failure, err error) error {
 func methodNotAllowed(allow string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderAllow, allow)
-		return echo.NewHTTPError(http.StatusMethodNotAllowed)
+		return Fail(problem.MethodNotAllowed, fmt.Sprintf("%s is not allowed on %s; it allows %s", c.Request().Method, c.Request().URL.Path, allow))
 	}
 }

@@ -38,18 +38,22 @@ func (s *RouteSet) Add(method, path string, h echo.HandlerFunc, mw ...echo.Middl
 	s.served[path] = append(s.served[path], method)
 }
 
-// RefusedMethodRoute names the routes that only answer 405, so that a
-// listing of what the server serves can leave them out.
-const RefusedMethodRoute = "method-not-allowed"
+// RefusedMethodRoute and OptionsRoute name the routes that only answer
+// 405, and OPTIONS, so that a listing of what the server serves can leave
+// them out.
+const (
+	RefusedMethodRoute = "method-not-allowed"
+	OptionsRoute       = "options"
+)
 
-// refusedMethods are the methods a path answers 405 for itself. OPTIONS is
-// left to Echo, which answers it with the path's Allow list.
+// refusedMethods are the methods a path answers 405 for itself.
 var refusedMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
 	http.MethodPatch, http.MethodDelete, http.MethodConnect, http.MethodTrace}
 
 // RefuseOtherMethods registers, for every path added, a 405 with its Allow
-// header for the methods the path does not serve. It runs after the last
-// Add.
+// header for the methods the path does not serve, and an answer to OPTIONS
+// (which the Allow header lists, so it must work: the catch-all would
+// otherwise answer it 404). It runs after the last Add.
 func (s *RouteSet) RefuseOtherMethods() {
 	for _, path := range s.paths {
 		served := s.served[path]
@@ -59,5 +63,15 @@ func (s *RouteSet) RefuseOtherMethods() {
 				s.e.Add(m, path, methodNotAllowed(allow), s.answer).Name = RefusedMethodRoute
 			}
 		}
+		s.e.Add(http.MethodOptions, path, options(allow), s.answer).Name = OptionsRoute
+	}
+}
+
+// options answers OPTIONS with the methods the path serves (RFC 9110,
+// section 9.3.7): 204 and the Allow header, no body.
+func options(allow string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderAllow, allow)
+		return c.NoContent(http.StatusNoContent)
 	}
 }
