@@ -228,6 +228,16 @@ const (
 	outcomeNotCompleted = "not_completed"
 )
 
+// Settled reports whether a settling outcome (Completer.SettleKey's)
+// finished the key: the answer stored then is new, not a replay.
+func Settled(outcome string) bool {
+	switch outcome {
+	case outcomeCharged, outcomeDeclined, outcomeNotCompleted:
+		return true
+	}
+	return false
+}
+
 // finishEvent is the audit event a finish records: "finished" by a request,
 // "recovered" (with what the completer found) by the completer.
 func (c claim) finishEvent(outcome string) (event string, detail json.RawMessage) {

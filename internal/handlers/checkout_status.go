@@ -21,7 +21,8 @@ import (
 // paid, the decline if the authentication failed, nothing while the
 // shopper may still be at their bank; then the page is the status page's.
 // Refreshed, followed twice or opened in another tab, it settles nothing
-// twice: a settled key is finished, and its answer is replayed.
+// twice: a settled key is finished, and its answer is replayed (and says
+// so; the return that settled it does not).
 func (h *Handler) checkoutReturn(c echo.Context) error {
 	id, ok := shopper(c)
 	key := c.QueryParam("key")
@@ -35,7 +36,7 @@ func (h *Handler) checkoutReturn(c echo.Context) error {
 		// The status page says what is known; the completer tries again.
 		h.log.WarnContext(c.Request().Context(), "settle the order on the return from the bank", "outcome", outcome, "err", err)
 	}
-	return h.checkoutStatus(c)
+	return h.statusPage(c, err == nil && checkout.Settled(outcome))
 }
 
 // checkoutStatus is GET /checkout/status?key=…, where the processing page
@@ -43,7 +44,11 @@ func (h *Handler) checkoutReturn(c echo.Context) error {
 // it was declined, the processing page again while it runs. It reads the
 // key scoped to the shopper, so another shopper's key is not found and
 // reveals nothing.
-func (h *Handler) checkoutStatus(c echo.Context) error {
+func (h *Handler) checkoutStatus(c echo.Context) error { return h.statusPage(c, false) }
+
+// statusPage is the status page; settledNow says this very request
+// finished the key, so its answer is not a replay.
+func (h *Handler) statusPage(c echo.Context, settledNow bool) error {
 	id, ok := shopper(c)
 	key := c.QueryParam("key")
 	// A key no form could have carried (empty, NUL, not ASCII) names no
@@ -64,6 +69,7 @@ func (h *Handler) checkoutStatus(c echo.Context) error {
 		// Replayed (the cart is not touched again) and joined (the shopper
 		// sent the order once; no "already placed" note).
 		state.Result.Joined = true
+		state.Result.Replayed = !settledNow
 		ans, err := resultAnswer(state.Result)
 		if err != nil {
 			return err

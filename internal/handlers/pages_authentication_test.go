@@ -82,8 +82,15 @@ func TestThreeDSecureRoundTrip(t *testing.T) {
 	if returns[0] != returns[1] {
 		t.Fatalf("the double click: sent back to %q and %q, want one return URL", returns[0], returns[1])
 	}
-	receipt := wantReceipt(t, s.follow(t, back(t, s, returns[0])))
+	settled := back(t, s, returns[0])
+	if got := settled.header.Get("Idempotent-Replayed"); got != "" {
+		t.Errorf("the return that settled the order: got Idempotent-Replayed %q, want none: its answer is new", got)
+	}
+	receipt := wantReceipt(t, s.follow(t, settled))
 	refreshed := back(t, s, returns[0])
+	if got := refreshed.header.Get("Idempotent-Replayed"); got != "true" {
+		t.Errorf("a refresh of the return: got Idempotent-Replayed %q, want true", got)
+	}
 	if got := wantReceipt(t, s.follow(t, refreshed)); got != receipt {
 		t.Errorf("a refresh of the return: got receipt %s, want %s", got, receipt)
 	}
