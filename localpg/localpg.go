@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -37,6 +39,10 @@ type Options struct {
 	// MaxConnections, if not 0, replaces the server's max_connections
 	// (100 by default), for a server that many test binaries share.
 	MaxConnections int
+	// Settings are more server settings, name to value, such as
+	// shared_preload_libraries: pg_stat_statements for a load test that
+	// counts the statements an operation costs.
+	Settings map[string]string
 	// Log, if not nil, receives a line for each step taken.
 	Log io.Writer
 }
@@ -142,6 +148,9 @@ func start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if opts.MaxConnections > 0 {
 		settings += " -c max_connections=" + strconv.Itoa(opts.MaxConnections)
+	}
+	for _, name := range slices.Sorted(maps.Keys(opts.Settings)) {
+		settings += " -c " + shellQuote(name+"="+opts.Settings[name])
 	}
 	// -l matters beyond logging: without it the server would inherit our
 	// output pipe and the command would never be seen to finish.

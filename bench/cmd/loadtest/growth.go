@@ -226,7 +226,7 @@ func waitJobs(ctx context.Context, dsn string, limit time.Duration) (time.Durati
 	start := time.Now()
 	for {
 		var left int64
-		err := conn.QueryRow(ctx, `SELECT count(*) FROM river_job
+		err := conn.QueryRow(ctx, loadtest.Own+`SELECT count(*) FROM river_job
 			WHERE queue = 'default' AND state IN ('available', 'running', 'retryable', 'scheduled')`).Scan(&left)
 		if err != nil {
 			return 0, 0, fmt.Errorf("count jobs: %w", err)

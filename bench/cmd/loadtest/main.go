@@ -125,7 +125,8 @@ func run(ctx context.Context, f flags) error {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return err
 	}
-	srv, err := localpg.Start(ctx, localpg.Options{DataDir: filepath.Join(dir, "pg"), Throwaway: true})
+	srv, err := localpg.Start(ctx, localpg.Options{DataDir: filepath.Join(dir, "pg"), Throwaway: true,
+		Settings: loadtest.StatementsSettings})
 	if err != nil {
 		return err
 	}
@@ -283,9 +284,26 @@ func run(ctx context.Context, f flags) error {
 	}
 	defer func() { dweb.stop() }()
 	say("HTTP: new orders, the shop as shipped (its jobs in the web process)")
+	counter, err := pgx.Connect(ctx, direct)
+	if err != nil {
+		return err
+	}
+	defer counter.Close(context.Background())
+	if err := loadtest.ResetStatements(ctx, counter); err != nil {
+		return err
+	}
 	defNew, err := dweb.measure(ctx, f, "neworders-defaults", func() loadtest.Result {
 		return loadtest.Run(ctx, "app as shipped: new orders (POST, fresh key; jobs in the web process)", opts, dshop.NewOrder)
 	})
+	if err != nil {
+		return err
+	}
+	// What each order cost the database, its jobs included: counted once
+	// the jobs of the leg's orders are done.
+	if _, _, err := waitJobs(ctx, direct, 2*time.Minute); err != nil {
+		return err
+	}
+	orderStatements, err := loadtest.ReadStatements(ctx, counter)
 	if err != nil {
 		return err
 	}
@@ -357,7 +375,7 @@ func run(ctx context.Context, f flags) error {
 	}
 	all := []loadtest.Result{pgMin, pgNew, appNew, appNewJobs, pgSeed, pgPoint, appReplay, bare, appPage, defNew, defReplay, defBrowser, offNew, offReplay}
 	judged := legs{fakeDB: f.fakeStore == "postgres", pgNew: pgNew, appNew: appNew, appNewJobs: appNewJobs, pgSeed: pgSeed, pgPoint: pgPoint, appReplay: appReplay, floor: bare,
-		pgMin: pgMin, defNew: defNew, defReplay: defReplay}
+		pgMin: pgMin, defNew: defNew, defReplay: defReplay, perOrder: loadtest.PerOperation(orderStatements, defNew.N)}
 	for _, size := range sizes[1:] {
 		web.stop()
 		// Into web only once started: on an error web stays the stopped
@@ -490,6 +508,10 @@ func run(ctx context.Context, f flags) error {
 		return err
 	}
 	if err := loadtest.PrintVerdicts(os.Stdout, vs); err != nil {
+		return err
+	}
+	if err := loadtest.PrintStatements(os.Stdout, "What a new order costs the shop's database, as shipped, its two jobs included (pg_stat_statements, top-level statements, during the leg and until its jobs were done)",
+		orderStatements, defNew.N); err != nil {
 		return err
 	}
 	if sweepTook > 0 {

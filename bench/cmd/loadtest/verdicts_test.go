@@ -20,7 +20,8 @@ func TestVerdicts(t *testing.T) {
 		pgSeed: leg(1200, 0), pgPoint: leg(30000, 0),
 		appReplay: leg(15000, 64*time.Microsecond), floor: leg(24000, 34*time.Microsecond),
 		pgMin: leg(2400, 0), defNew: leg(960, 2*time.Millisecond), defReplay: leg(18000, 70*time.Microsecond),
-		sweeps: []loadtest.Row{{Result: busy, Baseline: &quiet}},
+		sweeps:   []loadtest.Row{{Result: busy, Baseline: &quiet}},
+		perOrder: 14.5,
 	}
 	vs, err := verdicts(l)
 	if err != nil {
@@ -30,6 +31,10 @@ func TestVerdicts(t *testing.T) {
 		met  bool
 		says []string
 	}{
+		// issue 37's: 960/2400; 2 ms against the floor's 34 µs; 18000/24000.
+		{true, []string{"0.400×", "14.5 round trips", "the minimal pattern is 3 autocommits"}},
+		{false, []string{"59×", "2.00 ms against 34 µs", "1.00 ms"}},
+		{true, []string{"0.75×", "70 µs web CPU per replay against 34 µs"}},
 		{false, []string{"0.25×", "1.00 ms web CPU per order", "the minimal pattern is 3 statements", "to PostgreSQL plus four HTTP exchanges"}},
 		{true, []string{"0.40×", "2.00 ms web CPU per order, its jobs included", "against 1.00 ms without them"}},
 		{true, []string{"0.60×", "70 µs web CPU per replay", "ran at 0.80× here, with 34 µs"}},
@@ -62,7 +67,7 @@ func TestVerdictsWithTheFakeInMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seed := vs[4]
+	seed := vs[7]
 	for _, s := range []string{"5 statements to the app's 3", "the fake Stripe's in memory, in neither"} {
 		if !strings.Contains(seed.Why, s) {
 			t.Errorf("%s: %q does not say %q", seed.Target, seed.Why, s)
