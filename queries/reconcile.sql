@@ -143,10 +143,6 @@ VALUES (@event_id, @type, @payment_intent_id, nullif(@customer_id::uuid, '000000
 ON CONFLICT (event_id) DO NOTHING
 RETURNING event_id;
 
--- name: StripeEventSeen :one
--- Whether an event is in the inbox already.
-SELECT EXISTS (SELECT FROM stripe_events WHERE event_id = @event_id);
-
 -- name: IntentRefundEvents :one
 -- Whether the inbox holds a charge.refunded event of an intent: a refund
 -- (ours or an operator's) the provider told of before its

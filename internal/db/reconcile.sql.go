@@ -411,18 +411,6 @@ func (q *Queries) SeeUnclaimedCharge(ctx context.Context, chargeID string) (floa
 	return seen_for_seconds, err
 }
 
-const stripeEventSeen = `-- name: StripeEventSeen :one
-SELECT EXISTS (SELECT FROM stripe_events WHERE event_id = $1)
-`
-
-// Whether an event is in the inbox already.
-func (q *Queries) StripeEventSeen(ctx context.Context, eventID string) (bool, error) {
-	row := q.db.QueryRow(ctx, stripeEventSeen, eventID)
-	var exists bool
-	err := row.Scan(&exists)
-	return exists, err
-}
-
 const unwatchIntent = `-- name: UnwatchIntent :exec
 DELETE FROM reconciler_watched_intents WHERE payment_intent_id = $1
 `
