@@ -26,12 +26,14 @@ WHERE created_from < @created_from::bigint;
 -- good, parked for an operator. ours says the metadata carries this
 -- deployment's marker and names a customer of this database: only such an
 -- intent, when no key row stores it, is taken for a lost operation's.
+-- key_awaiting says its key waits for the shopper's bank (3-D Secure).
 SELECT
     EXISTS (SELECT FROM orders o WHERE o.charge_id = @intent_id::text) AS has_order,
     EXISTS (SELECT FROM reconciled_refunds r WHERE r.charge_id = @intent_id::text) AS refund_recorded,
     EXISTS (SELECT FROM refused_refunds f WHERE f.payment_intent_id = @intent_id::text) AS refund_refused,
     coalesce(k.status, '')::text AS key_status,
     (k.parked_at IS NOT NULL)::boolean AS key_parked,
+    (ok.awaiting_authentication_at IS NOT NULL)::boolean AS key_awaiting,
     (EXISTS (SELECT FROM deployment d WHERE d.deployment_id::text = @deployment_id::text)
      AND EXISTS (SELECT FROM customers c WHERE c.id = @customer_id::uuid))::boolean AS ours
 FROM (SELECT 1) AS one
@@ -137,6 +139,22 @@ RETURNING extract(epoch FROM now() - first_seen)::double precision AS seen_for_s
 -- The webhook inbox: records an event with the effect it had, in the
 -- transaction of that effect. No row means the event was handled before (a
 -- redelivery): the caller rolls back and changes nothing.
+INSERT INTO stripe_events (event_id, type, payment_intent_id, customer_id, key, effect, created)
+VALUES (@event_id, @type, @payment_intent_id, nullif(@customer_id::uuid, '00000000-0000-0000-0000-000000000000'),
+        nullif(@key::text, ''), @effect, @created)
+ON CONFLICT (event_id) DO NOTHING
+RETURNING event_id;
+
+-- name: RecordPendingStripeEvent :one
+-- RecordStripeEvent for an event whose key is still started, with the
+-- intent put on the reconciler's watch list in the same statement, and so
+-- the same commit. A redelivery records nothing and may watch an intent
+-- watched before, or settled since: the reconciler unwatches it on its
+-- next pass.
+WITH watched AS (
+    INSERT INTO reconciler_watched_intents (payment_intent_id) VALUES (@payment_intent_id)
+    ON CONFLICT (payment_intent_id) DO NOTHING
+)
 INSERT INTO stripe_events (event_id, type, payment_intent_id, customer_id, key, effect, created)
 VALUES (@event_id, @type, @payment_intent_id, nullif(@customer_id::uuid, '00000000-0000-0000-0000-000000000000'),
         nullif(@key::text, ''), @effect, @created)

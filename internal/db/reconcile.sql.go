@@ -130,6 +130,7 @@ SELECT
     EXISTS (SELECT FROM refused_refunds f WHERE f.payment_intent_id = $1::text) AS refund_refused,
     coalesce(k.status, '')::text AS key_status,
     (k.parked_at IS NOT NULL)::boolean AS key_parked,
+    (ok.awaiting_authentication_at IS NOT NULL)::boolean AS key_awaiting,
     (EXISTS (SELECT FROM deployment d WHERE d.deployment_id::text = $2::text)
      AND EXISTS (SELECT FROM customers c WHERE c.id = $3::uuid))::boolean AS ours
 FROM (SELECT 1) AS one
@@ -149,6 +150,7 @@ type MatchIntentRow struct {
 	RefundRefused  bool
 	KeyStatus      string
 	KeyParked      bool
+	KeyAwaiting    bool
 	Ours           bool
 }
 
@@ -166,6 +168,7 @@ type MatchIntentRow struct {
 // good, parked for an operator. ours says the metadata carries this
 // deployment's marker and names a customer of this database: only such an
 // intent, when no key row stores it, is taken for a lost operation's.
+// key_awaiting says its key waits for the shopper's bank (3-D Secure).
 func (q *Queries) MatchIntent(ctx context.Context, arg MatchIntentParams) (MatchIntentRow, error) {
 	row := q.db.QueryRow(ctx, matchIntent, arg.IntentID, arg.DeploymentID, arg.CustomerID)
 	var i MatchIntentRow
@@ -175,6 +178,7 @@ func (q *Queries) MatchIntent(ctx context.Context, arg MatchIntentParams) (Match
 		&i.RefundRefused,
 		&i.KeyStatus,
 		&i.KeyParked,
+		&i.KeyAwaiting,
 		&i.Ours,
 	)
 	return i, err
@@ -227,6 +231,48 @@ func (q *Queries) RecordForeignIntent(ctx context.Context, arg RecordForeignInte
 	var payment_intent_id string
 	err := row.Scan(&payment_intent_id)
 	return payment_intent_id, err
+}
+
+const recordPendingStripeEvent = `-- name: RecordPendingStripeEvent :one
+WITH watched AS (
+    INSERT INTO reconciler_watched_intents (payment_intent_id) VALUES ($3)
+    ON CONFLICT (payment_intent_id) DO NOTHING
+)
+INSERT INTO stripe_events (event_id, type, payment_intent_id, customer_id, key, effect, created)
+VALUES ($1, $2, $3, nullif($4::uuid, '00000000-0000-0000-0000-000000000000'),
+        nullif($5::text, ''), $6, $7)
+ON CONFLICT (event_id) DO NOTHING
+RETURNING event_id
+`
+
+type RecordPendingStripeEventParams struct {
+	EventID         string
+	Type            string
+	PaymentIntentID string
+	CustomerID      uuid.UUID
+	Key             string
+	Effect          string
+	Created         int64
+}
+
+// RecordStripeEvent for an event whose key is still started, with the
+// intent put on the reconciler's watch list in the same statement, and so
+// the same commit. A redelivery records nothing and may watch an intent
+// watched before, or settled since: the reconciler unwatches it on its
+// next pass.
+func (q *Queries) RecordPendingStripeEvent(ctx context.Context, arg RecordPendingStripeEventParams) (string, error) {
+	row := q.db.QueryRow(ctx, recordPendingStripeEvent,
+		arg.EventID,
+		arg.Type,
+		arg.PaymentIntentID,
+		arg.CustomerID,
+		arg.Key,
+		arg.Effect,
+		arg.Created,
+	)
+	var event_id string
+	err := row.Scan(&event_id)
+	return event_id, err
 }
 
 const recordRefund = `-- name: RecordRefund :one

@@ -160,6 +160,15 @@ const (
 // errDuplicate rolls back a transaction whose event is in the inbox already.
 var errDuplicate = errors.New("event handled before")
 
+// recordEvent is the inbox insert's answer as an error: errDuplicate when
+// it wrote no row (the event was recorded before).
+func recordEvent(_ string, err error) error {
+	if errors.Is(err, database.ErrNotFound) {
+		return errDuplicate
+	}
+	return err
+}
+
 // Handle applies a verified event once and names its effect.
 //
 // A delivery seen before is found by the inbox's insert, which writes no
@@ -170,6 +179,9 @@ var errDuplicate = errors.New("event handled before")
 // first's replay; a foreign intent is recorded and counted once).
 func (h *Handler) Handle(ctx context.Context, ev stripe.Event) (string, error) {
 	var err error
+	// awaiting: the succeeded intent's key waits for the shopper's bank,
+	// so this event may settle it (settleAwaiting).
+	awaiting := false
 	rec := db.RecordStripeEventParams{EventID: ev.ID, Type: string(ev.Type), Created: ev.Created, Effect: EffectIgnored}
 	var refund *db.RecordRefundParams
 	switch ev.Type {
@@ -182,7 +194,7 @@ func (h *Handler) Handle(ctx context.Context, ev stripe.Event) (string, error) {
 		rec.PaymentIntentID, rec.Key, rec.Effect = in.ID, in.Metadata.Key, EffectRecorded
 		rec.CustomerID, _ = uuid.Parse(in.Metadata.CustomerID)
 		if ev.Type == "payment_intent.succeeded" {
-			if rec.Effect, refund, err = h.succeeded(ctx, in); err != nil {
+			if rec.Effect, refund, awaiting, err = h.succeeded(ctx, in); err != nil {
 				return "", err
 			}
 		}
@@ -205,23 +217,9 @@ func (h *Handler) Handle(ctx context.Context, ev stripe.Event) (string, error) {
 		span.SetAttributes(tracing.KeyAttributes(rec.CustomerID.String(), rec.Key)...)
 	}
 	refunded := false
-	record := h.db.InTx
-	if rec.Effect != EffectPending && refund == nil {
-		// The record is the event's only write: one statement, which
-		// commits on its own, rather than a transaction around it.
-		record = func(_ context.Context, fn func(*db.Queries) error) error { return fn(h.db.Queries) }
-	}
-	err = record(ctx, func(q *db.Queries) error {
-		refunded = false
-		if rec.Effect == EffectPending {
-			// Pending is not the end: should the key be lost before its
-			// order is written, the reconciler, which watches the intent
-			// by id, refunds it.
-			if err := q.WatchIntent(ctx, rec.PaymentIntentID); err != nil {
-				return fmt.Errorf("watch intent: %w", err)
-			}
-		}
-		if refund != nil {
+	switch {
+	case refund != nil:
+		err = h.db.InTx(ctx, func(q *db.Queries) error {
 			_, err := q.RecordRefund(ctx, *refund)
 			switch {
 			case err == nil:
@@ -229,20 +227,25 @@ func (h *Handler) Handle(ctx context.Context, ev stripe.Event) (string, error) {
 			case !errors.Is(err, database.ErrNotFound): // recorded first by the reconciler: no second record
 				return fmt.Errorf("record refund: %w", err)
 			}
-		}
-		_, err := q.RecordStripeEvent(ctx, rec)
-		if errors.Is(err, database.ErrNotFound) {
-			return errDuplicate
-		}
-		return err
-	})
+			return recordEvent(q.RecordStripeEvent(ctx, rec))
+		})
+	case rec.Effect == EffectPending:
+		// Pending is not the end: should the key be lost before its order
+		// is written, the reconciler, which watches the intent by id,
+		// refunds it. The watch and the record are one statement.
+		err = recordEvent(h.db.RecordPendingStripeEvent(ctx, db.RecordPendingStripeEventParams(rec)))
+	default:
+		// The record is the event's only write: one statement, which
+		// commits on its own.
+		err = recordEvent(h.db.RecordStripeEvent(ctx, rec))
+	}
 	switch {
 	case errors.Is(err, errDuplicate):
 		return EffectDuplicate, nil
 	case err != nil:
 		return "", fmt.Errorf("record event: %w", err)
 	}
-	if h.Settle != nil && (ev.Type == "payment_intent.succeeded" && rec.Effect == EffectPending || ev.Type == "payment_intent.payment_failed") {
+	if h.Settle != nil && (ev.Type == "payment_intent.succeeded" && rec.Effect == EffectPending && awaiting || ev.Type == "payment_intent.payment_failed") {
 		// After the record: the settling is the order's (or the decline's)
 		// own transaction, under the key's lock, and the event's effect
 		// stays what was recorded.
@@ -289,22 +292,22 @@ func (h *Handler) settleAwaiting(ctx context.Context, intentID string) {
 // deployment's marker and names one of its customers, is taken for a lost
 // operation's; any other is foreign, recorded for an operator and left
 // alone.
-func (h *Handler) succeeded(ctx context.Context, in payment.Intent) (string, *db.RecordRefundParams, error) {
+func (h *Handler) succeeded(ctx context.Context, in payment.Intent) (effect string, _ *db.RecordRefundParams, awaiting bool, _ error) {
 	m, err := h.db.MatchIntent(ctx, lifecycle.MatchParams(in))
 	switch {
 	case err != nil:
-		return "", nil, fmt.Errorf("match intent: %w", err)
+		return "", nil, false, fmt.Errorf("match intent: %w", err)
 	case m.HasOrder:
-		return EffectMatched, nil, nil
+		return EffectMatched, nil, false, nil
 	case m.RefundRecorded, m.RefundRefused:
-		return EffectRecorded, nil, nil
+		return EffectRecorded, nil, false, nil
 	case m.KeyStatus == "" && !m.Ours:
 		if err := lifecycle.RecordForeign(ctx, h.db, h.metrics, h.log, in, lifecycle.SourceWebhook); err != nil {
-			return "", nil, err
+			return "", nil, false, err
 		}
-		return EffectForeign, nil, nil
+		return EffectForeign, nil, false, nil
 	case m.KeyStatus == "started":
-		return EffectPending, nil, nil
+		return EffectPending, nil, m.KeyAwaiting, nil
 	}
 	refundID, err := lifecycle.RefundIntent(ctx, h.refunder, in)
 	var refused *payment.ProviderError
@@ -312,13 +315,13 @@ func (h *Handler) succeeded(ctx context.Context, in payment.Intent) (string, *db
 		// Asking again would be refused again: parked for an operator,
 		// as the reconciler parks it, and answered so that Stripe stops.
 		if err := lifecycle.ParkRefusedRefund(ctx, h.db, h.metrics, h.log, in, refused); err != nil {
-			return "", nil, err
+			return "", nil, false, err
 		}
-		return EffectRefundRefused, nil, nil
+		return EffectRefundRefused, nil, false, nil
 	}
 	if err != nil {
-		return "", nil, fmt.Errorf("refund: %w", err)
+		return "", nil, false, fmt.Errorf("refund: %w", err)
 	}
 	rec := lifecycle.RefundRecord(in, refundID, m.KeyStatus == "")
-	return EffectRefunded, &rec, nil
+	return EffectRefunded, &rec, false, nil
 }
