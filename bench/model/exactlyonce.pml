@@ -19,7 +19,7 @@
  * docs/model.md maps each step to the Go function or SQL statement it
  * stands for, says what is abstracted away and how to read a trail.
  *
- * Two configurations of this one text are checked (model_test.go):
+ * Three configurations of this one text are checked (model_test.go):
  *
  *   default  the key used by two purchases: the first, then a second once
  *            the sweeper has deleted the first's key; two requests each.
