@@ -161,7 +161,7 @@ else
 endif
 
 # The SPIN model of the protocol (bench/model/, docs/model.md): every state of
-# its two configurations, then each mutation, which must yield its
+# its three configurations, then each mutation, which must yield its
 # counterexample; -v prints the state-space figures and the counterexamples.
 # make test runs it here, and leaves bench/model out of its -race leg (there is
 # nothing to race: the tests run spin and the verifier it generates). The

@@ -11,19 +11,27 @@
  * reconciler and the sweeper work beside them; any process may stall or
  * crash at any step, and a confirm may reach the provider late, even after
  * the intent was canceled, when it charges nothing. A confirm may also
- * leave the intent requires_action (nothing charged; the shop cancels it)
- * or processing (nothing charged yet; the provider decides it later, on
- * its own, and the shop leaves the key started until it has).
+ * leave the intent requires_action (nothing charged; the shop cancels it,
+ * or, for a request that gave a return URL, parks the key awaiting the
+ * shopper's authentication at their bank: SCA below) or processing
+ * (nothing charged yet; the provider decides it later, on its own, and the
+ * shop leaves the key started until it has).
  * docs/model.md maps each step to the Go function or SQL statement it
  * stands for, says what is abstracted away and how to read a trail.
  *
- * Two configurations of this one text are checked (model_test.go):
+ * Three configurations of this one text are checked (model_test.go):
  *
  *   default  the key used by two purchases: the first, then a second once
  *            the sweeper has deleted the first's key; two requests each.
  *   LONG     one purchase with three requests and a retry window long
  *            enough for a retry to take the key back from a stalled
  *            completer, and to meet an answer another request remembered.
+ *   SCA      3-D Secure: one purchase with two requests that give a return
+ *            URL, so that a confirm left requires_action parks the key
+ *            awaiting authentication; the bank (the shopper completes or
+ *            fails the authentication once, or never), and the shopper's
+ *            return, the provider's webhook and the completer's window
+ *            cancel racing to settle the key (SettleKey, Completer).
  *
  * Each MUT_* macro switches one safeguard off; the tests check that each
  * of them breaks the invariant it guards, and how.
@@ -60,7 +68,13 @@
  * purchase, in the default configuration; 5 is the completer. The macros below spell out what holds for every request slot. */
 #define NREQ  5
 #define COMP  5
+#ifdef SCA
+#define RET   6   /* the shopper's return from the bank (SettleKey) */
+#define HOOK  7   /* the webhook on the intent's decision (SettleKey) */
+#define NSLOT 8
+#else
 #define NSLOT 6
+#endif
 #define ANY_REQ(P)     (P(0) || P(1) || P(2) || P(3) || P(4))
 #define ALL_REQ(P)     (P(0) && P(1) && P(2) && P(3) && P(4))
 #define ANY_REQ2(P, a) (P(0, a) || P(1, a) || P(2, a) || P(3, a) || P(4, a))
@@ -70,15 +84,13 @@
 #define X 0
 #define Y 1
 
-#define REQUEST   1
-#define COMPLETER 2
-
 /* One set of names, so that trails print them: an attempt's phase, a stored
  * answer, a provider outcome, and the invariants the asserts check. */
 mtype = {
 	IDLE, CREATING, LEASED, FINISHING,
+	REQUEST, COMPLETER, RETURN, WEBHOOK,
 	NOANSWER, CREATED, DECLINED, NOT_COMPLETED,
-	NOCHARGE, SUCCEEDED, DECLINED_CHARGE, CANCELED, ACTION, PROCESSING,
+	NOCHARGE, SUCCEEDED, DECLINED_CHARGE, CANCELED, ACTION, PROCESSING, AWAITING,
 	ONE_ORDER_PER_KEY, ONE_CHARGE_PER_PURCHASE, CHARGE_HAS_ORDER_OR_REFUND,
 	CREATED_NAMES_AN_ORDER, NO_CHARGE_IS_FINAL, NEVER_SWEPT_STARTED, ORDER_HAS_CHARGE
 };
@@ -94,6 +106,7 @@ byte k_finage;    /* now() - finished_at, saturating at RETAIN + 1 */
 mtype k_ans = NOANSWER;  /* response_status and response_body */
 byte k_ansop;     /* the operation whose outcome the stored answer tells */
 bool k_hasid;     /* payment_intent_id: the operation's intent, stored before it is confirmed */
+bool k_await;     /* awaiting_authentication_at (with authenticate_url): the shopper was sent to their bank */
 
 /* Operations are numbered as they are created; operation o's provider key
  * is derived from o (checkout.ProviderKey), and so is its PaymentIntent,
@@ -108,8 +121,10 @@ byte opgen[3];    /* the purchase whose request created each operation */
  * canceled first, after which a confirm charges nothing; refunds. A first
  * confirm may also leave the intent requires_action (p_action: the bank
  * asks for 3-D Secure), answered as a success is (HTTP 200) but charging
- * nothing; a confirm again replays that, and only a cancel ends it (the
- * shop has no Stripe.js to let the shopper authenticate). Or it may leave
+ * nothing; a confirm again replays that. Without a return URL (the default
+ * and LONG configurations) only a cancel ends it: the bank's page has no
+ * way back. With one (SCA), the shopper's bank may also decide it, once
+ * (Bank), after the shop sent the shopper there. Or it may leave
  * the intent processing (p_proc: the money is on its way), answered 200 as
  * well, charging nothing yet: the provider decides it later on its own,
  * succeeded or failed (a decline), and until then a confirm again replays
@@ -121,6 +136,17 @@ bool p_canceled[3];
 bool p_action[3];
 bool p_proc[3];
 bool p_refunded[3];
+
+/* 3-D Secure (SCA): the shopper's returns from the bank still to come (each
+ * one that finds the key to settle takes it), and the webhook of the bank's
+ * decision, sent and not yet delivered. */
+#ifdef SCA
+#define RETURNS 2
+#else
+#define RETURNS 0
+#endif
+byte returns = RETURNS;
+byte hookop;      /* the operation whose intent the undelivered webhook is about; 0 for none */
 
 /* The shop's orders, counted by the operation whose charge each holds. */
 byte orders[3];
@@ -167,14 +193,21 @@ inline check(cond, inv) {
 }
 
 /* Whether a succeeded charge under operation o exists, or can still be
- * made: o is processing (the provider may still make it succeed), or a
+ * made: o is processing (the provider may still make it succeed), or, in
+ * SCA, requires_action and not canceled (the shopper may still complete the
+ * authentication at their bank), or a
  * confirm of o is on the wire while o is neither charged, declined,
  * canceled nor requires_action at the provider. (A request still waiting
  * on its create can confirm only after its fenced store, which no request
  * of a key that has an answer can make.) */
 #define ON_WIRE(j, o) (wire[j] && wireop[j] == o)
 #define PENDING(o) ANY_REQ2(ON_WIRE, o)
-#define CAN_LAND(o) (p_charge[o] == SUCCEEDED || p_proc[o] || \
+#ifdef SCA
+#define BANK_MAY(o) (p_action[o] && !p_canceled[o])  /* the bank may still complete it */
+#else
+#define BANK_MAY(o) false
+#endif
+#define CAN_LAND(o) (p_charge[o] == SUCCEEDED || p_proc[o] || BANK_MAY(o) || \
 	(p_charge[o] == NOCHARGE && !p_canceled[o] && !p_action[o] && PENDING(o)))
 #define CAN_LAND_FOR(g) ((opgen[1] == g && CAN_LAND(1)) || (opgen[2] == g && CAN_LAND(2)))
 
@@ -342,6 +375,32 @@ end:	do
 	od
 }
 
+/* The shopper at their bank's 3-D Secure page (fakestripe's
+ * authenticate3DS), once the shop has recorded that the operation waits
+ * for it and so shown the shopper the way (AwaitAuthentication): the first
+ * submission decides the intent, if it still requires_action and is not
+ * canceled, under the intent's row lock, one at a time with the confirms
+ * and the cancels: completed, the charge (counted and checked as a first
+ * confirm's); failed, requires_payment_method with the authentication
+ * failure, which the shop reads as a decline. Either sends the webhook. A
+ * second submission changes nothing (but sends the shopper back again: the
+ * second of RETURNS); the shopper may also never come. */
+proctype Bank() {
+	byte o;
+end:	do
+	:: atomic { !over && k_exists && k_await && p_action[k_op] && !p_canceled[k_op] ->
+		o = k_op; p_action[o] = false;
+		if
+		:: p_charge[o] = SUCCEEDED; chargesof[opgen[o]]++;
+			check(chargesof[opgen[o]] <= 1, ONE_CHARGE_PER_PURCHASE)
+		:: p_charge[o] = DECLINED_CHARGE
+		fi;
+		hookop = o;
+		printf("MODEL: bank: the shopper authenticates operation %d's intent: %e\n", o, p_charge[o]);
+		o = 0 }
+	od
+}
+
 /* The completer's retrieve and cancel of an operation's intent by its id,
  * decided by the provider one at a time with every confirm of the intent:
  * the intent's outcome if it was decided (Stripe refuses to cancel a
@@ -383,7 +442,7 @@ inline finish(i, fgot, role, gen) {
 		fi;
 		if
 		:: role == REQUEST -> printf("MODEL: request %d finishes the key (operation %d): stores %e\n", i, k_op, k_ans)
-		:: else -> printf("MODEL: completer finishes the key (operation %d): stores %e\n", k_op, k_ans)
+		:: else -> printf("MODEL: %e finishes the key (operation %d): stores %e\n", role, k_op, k_ans)
 		fi;
 		if
 		:: fgot == SUCCEEDED -> orders[a_op[i]]++; check(orders[a_op[i]] <= 1, ONE_ORDER_PER_KEY);
@@ -394,14 +453,17 @@ inline finish(i, fgot, role, gen) {
 		:: firstans[k_op] == NOANSWER -> firstans[k_op] = k_ans; firstansop[k_op] = k_ansop
 		:: else -> skip
 		fi;
+		/* The shopper back from the bank is shown the status page: the
+		 * answer just stored. */
 		if
 		:: role == REQUEST -> told(gen, k_ans, k_ansop)
+		:: role == RETURN -> told(opgen[k_op], k_ans, k_ansop)
 		:: else -> skip
 		fi
 	:: else ->
 		if
 		:: role == REQUEST -> printf("MODEL: request %d finishes too late: nothing written (409 request-superseded)\n", i)
-		:: else -> printf("MODEL: completer finishes too late: nothing written\n")
+		:: else -> printf("MODEL: %e finishes too late: nothing written\n", role)
 		fi
 	fi
 }
@@ -410,11 +472,16 @@ inline finish(i, fgot, role, gen) {
  * compared for equality, so any value no live attempt holds is as new as a
  * random UUID, and numbering them this way keeps their history out of the
  * state. */
+#ifdef SCA
+#define HELD_BY_SETTLEKEY (k_token == a_tok[RET] || k_token == a_tok[HOOK])
+#else
+#define HELD_BY_SETTLEKEY false
+#endif
 inline newtoken() {
 	k_token = 1;
 	do
 	:: k_token == a_tok[0] || k_token == a_tok[1] || k_token == a_tok[2] ||
-	   k_token == a_tok[3] || k_token == a_tok[4] || k_token == a_tok[5] -> k_token++
+	   k_token == a_tok[3] || k_token == a_tok[4] || k_token == a_tok[5] || HELD_BY_SETTLEKEY -> k_token++
 	:: else -> break
 	od
 }
@@ -427,9 +494,31 @@ inline newtoken() {
  * replays, to learn the id and cancel the intent; past it, it makes no call.
  * The model does not know the key's age against the window (24 h): either
  * may happen. */
-inline settleintent(so, sgot) {
+inline settleintent(so, sgot, wait) {
 	if
-#ifndef MUT_COMPLETER_LOOKS
+#ifdef SCA
+	/* The stored intent requires_action for a key awaiting its shopper
+	 * (c.awaited), within the AUTHENTICATION_WINDOW: left for the shopper
+	 * (errAwaitingAuthentication). The window is not a number: at any
+	 * judgement the key may be within it or past it, where the intent is
+	 * canceled as below; the completer's last pass, at quiescence, is past
+	 * it (wait false). The mutation takes the window's end for the end of
+	 * the bank's page: it finishes the key not completed without the
+	 * cancel. */
+	:: wait && k_hasid && k_await && p_action[so] && !p_canceled[so] -> sgot = AWAITING;
+		printf("MODEL: settling: operation %d's intent still requires_action, within the window: the shopper may still be at their bank\n", so)
+#ifdef MUT_WINDOW_NO_CANCEL
+	:: k_hasid && k_await && p_action[so] && !p_canceled[so] -> sgot = CANCELED;
+		printf("MODEL: settling: operation %d's intent still requires_action, past the window: taken for abandoned, without the cancel\n", so)
+	:: k_hasid && !(k_await && p_action[so] && !p_canceled[so]) -> cancel(so, sgot);
+		printf("MODEL: settling: retrieves the stored intent of operation %d, cancelling it if it can still be confirmed: %e\n", so, sgot)
+#else
+	:: k_hasid -> cancel(so, sgot);
+		printf("MODEL: settling: retrieves the stored intent of operation %d (past the window if it awaits the shopper), cancelling it if it can still be confirmed: %e\n", so, sgot)
+#endif
+	:: !k_hasid -> cancel(so, sgot);
+		printf("MODEL: settling: sends operation %d's create again (within the key window), learns its intent and cancels it if it can still be confirmed: %e\n", so, sgot)
+#elif !defined(MUT_COMPLETER_LOOKS)
 	:: k_hasid -> cancel(so, sgot);
 		printf("MODEL: completer retrieves the stored intent of operation %d, cancelling it if it can still be confirmed: %e\n", so, sgot)
 	:: !k_hasid -> cancel(so, sgot);
@@ -546,12 +635,48 @@ end:	atomic { !over && gen >= purchase && (gen == 1 || swept) && (gen > purchase
 		 * cancel and the finish are one step here: a crash between them
 		 * leaves the key started with the intent canceled, which the
 		 * completer settles as it settles a crash before the cancel. The
-		 * mutation takes the 200 for a charge. */
+		 * mutation takes the 200 for a charge.
+		 *
+		 * In SCA the request gave a return URL: it retrieves the intent, in
+		 * the same step (the answer may be a replay of the first confirm's,
+		 * and the shopper may have been to their bank since): decided, it
+		 * finishes as that; canceled, not completed; still requires_action
+		 * while the key awaits its shopper past the window (the window is
+		 * not a number: that may be at any time), canceled as above;
+		 * otherwise it parks the operation (awaitAuthentication): the wait
+		 * and the bank's page recorded in the key's row, fenced by the
+		 * token alone (AwaitAuthentication), and the key handed back (its
+		 * lease ended, Expire), or a crash between the two, which leaves
+		 * the lease to run out. The client is told 202 with the bank's
+		 * page: nothing final. */
 		if
 		:: got == ACTION ->
 #ifdef MUT_ACTION_PAID
 			got = SUCCEEDED;
 			printf("MODEL: request %d takes operation %d's requires_action for paid\n", i, a_op[i])
+#elif defined(SCA)
+			if
+			:: p_canceled[a_op[i]] -> got = CANCELED;
+				printf("MODEL: request %d retrieves operation %d's intent: canceled\n", i, a_op[i])
+			:: !p_canceled[a_op[i]] && p_charge[a_op[i]] != NOCHARGE -> got = p_charge[a_op[i]];
+				printf("MODEL: request %d retrieves operation %d's intent, authenticated at the bank: %e\n", i, a_op[i], got)
+			:: !p_canceled[a_op[i]] && p_charge[a_op[i]] == NOCHARGE && k_await ->
+				cancel(a_op[i], got);
+				printf("MODEL: request %d retrieves operation %d's intent, still requires_action past the window, and cancels it: %e\n", i, a_op[i], got)
+			:: !p_canceled[a_op[i]] && p_charge[a_op[i]] == NOCHARGE ->
+				if
+				:: k_exists && !k_finished && k_token == a_tok[i] ->
+					k_await = true;
+					if
+					:: k_lease = 0;
+						printf("MODEL: request %d parks operation %d awaiting authentication and hands the key back (202, to the bank)\n", i, a_op[i])
+					:: printf("MODEL: request %d parks operation %d awaiting authentication and crashes before it hands the key back\n", i, a_op[i])
+					fi
+				:: else ->
+					printf("MODEL: request %d: its record of the wait finds the key taken over (409 request-superseded)\n", i)
+				fi;
+				leave(i); goto gone
+			fi
 #else
 			cancel(a_op[i], got);
 			printf("MODEL: request %d cancels operation %d's intent, left requires_action: %e\n", i, a_op[i], got)
@@ -632,14 +757,46 @@ end:	atomic { !over && gen >= purchase && (gen == 1 || swept) && (gen > purchase
 gone:	skip
 }
 
+/* A settler (the completer, or, in SCA, SettleKey for the shopper's return
+ * or the webhook) holds the key it has just taken with a new token, in slot
+ * s, and settles the operation's intent at the provider (settleintent), in
+ * the step of the takeover. An intent still processing ends the turn at once
+ * ("pending"): the key stays started, with the settler's token until its
+ * lease runs out, for a later turn or a retry. One whose shopper may still
+ * be at their bank (SCA) ends it too, and the key is handed back (Ask and
+ * Expire: its lease ends at once, so that the shopper's return or the
+ * webhook, which may come any moment, does not find it held), or left to
+ * its lease if the settler crashes first. */
+inline settle(s, role, got) {
+	settleintent(k_op, got, true);
+	forget();
+	if
+	:: got == PROCESSING ->
+		printf("MODEL: %e leaves the key started: its intent is processing (pending)\n", role);
+		clear(s); got = NOCHARGE; live--; goto end
+	:: got == AWAITING ->
+		if
+		:: k_lease = 0;
+			printf("MODEL: %e hands the key back (pending)\n", role)
+		:: printf("MODEL: %e crashes before it hands the key back (pending)\n", role)
+		fi;
+		clear(s); got = NOCHARGE; live--; goto end
+	:: else -> skip
+	fi
+}
+
+/* Then, in a step of its own, the finish the request would have made, or a
+ * crash before it, which leaves the key to a later turn or a retry. */
+inline settlerfinish(s, role, got) {
+	if
+	:: atomic { finish(s, got, role, 0); clear(s); got = NOCHARGE; live-- }
+	:: atomic { printf("MODEL: %e crashes before its finish\n", role); clear(s); got = NOCHARGE; live-- }
+	fi
+}
+
 /* The completer, pass after pass (each instance runs one every
  * COMPLETER_INTERVAL): TakeStuck (a started key whose lease ran out, past its
- * grace, taken over with a new token), the operation's intent settled at
- * the provider (settleintent), and the finish the request would have made,
- * or a crash before it, which leaves the key to a later pass or a retry.
- * An intent still processing ends the pass at once ("pending"): the key
- * stays started, with the completer's token until its lease runs out, for
- * a later pass or a retry. */
+ * grace, taken over with a new token), then settle and settlerfinish. */
 proctype Completer() {
 	mtype got = NOCHARGE;
 end:	do
@@ -648,19 +805,57 @@ end:	do
 		newtoken(); k_lease = LEASE;
 		a_phase[COMP] = FINISHING; a_tok[COMP] = k_token; a_op[COMP] = k_op;
 		printf("MODEL: completer takes the key over (token %d)\n", k_token);
-		settleintent(k_op, got);
-		forget();
-		if
-		:: got == PROCESSING ->
-			printf("MODEL: completer leaves the key started: its intent is processing (pending)\n");
-			clear(COMP); got = NOCHARGE; live--; goto end
-		:: else -> skip
-		fi
+		settle(COMP, COMPLETER, got)
 	}
+		settlerfinish(COMP, COMPLETER, got)
+	od
+}
+
+/* SettleKey (SCA): the key settled now, as the completer's pass would, by
+ * the shopper back from their bank (GET /checkout/return) or by the
+ * provider's webhook of the bank's decision (settleAwaiting, which finds the
+ * key awaiting authentication by the intent's id). TakeStuckKey takes the
+ * key with a new token when it is started and its lease has run out,
+ * without the grace; a key held, finished or gone is left as it is (409 in
+ * progress, or not found: the status page shows what is stored), which is
+ * the same as a return or a webhook that never came, so only a SettleKey
+ * that takes the key is a step. Up to RETURNS returns (the bank's redirect,
+ * a second submission, a reload) once the shopper has been sent to the
+ * bank, at any time, or none (the way back lost); the webhook once after
+ * the bank's decision, late, or never. The mutation lets the return settle
+ * without TakeStuckKey: no new token and no lease of its own, its writes
+ * fenced by the token it found on the key. */
+#ifdef MUT_SETTLE_NO_FENCE
+#define RETURN_TAKES (k_exists && !k_finished)
+#else
+#define RETURN_TAKES (k_exists && !k_finished && k_lease == 0)
+#endif
+#define HOOK_TAKES (k_exists && !k_finished && k_lease == 0 && k_hasid && k_op == hookop)
+
+proctype SettleKey(byte s; mtype role) {
+	mtype got = NOCHARGE;
+end:	do
+	:: atomic { !over && k_await && (role == RETURN && returns > 0 && RETURN_TAKES || role == WEBHOOK && hookop != 0 && HOOK_TAKES) ->
+		live++;
 		if
-		:: atomic { finish(COMP, got, COMPLETER, 0); clear(COMP); got = NOCHARGE; live-- }
-		:: atomic { printf("MODEL: completer crashes before its finish\n"); clear(COMP); got = NOCHARGE; live-- }
-		fi
+		:: role == RETURN -> returns--
+		:: else -> hookop = 0
+		fi;
+#ifdef MUT_SETTLE_NO_FENCE
+		if
+		:: role == RETURN -> a_tok[s] = k_token;
+			printf("MODEL: the shopper's return settles the key without taking it (token %d, lease left %d)\n", k_token, k_lease)
+		:: else -> newtoken(); k_lease = LEASE; a_tok[s] = k_token;
+			printf("MODEL: %e takes the key (TakeStuckKey, token %d)\n", role, k_token)
+		fi;
+#else
+		newtoken(); k_lease = LEASE; a_tok[s] = k_token;
+		printf("MODEL: %e takes the key (TakeStuckKey, token %d)\n", role, k_token);
+#endif
+		a_phase[s] = FINISHING; a_op[s] = k_op;
+		settle(s, role, got)
+	}
+		settlerfinish(s, role, got)
 	od
 }
 
@@ -738,8 +933,10 @@ init {
 	atomic {
 		run Clock(); run Provider(); run Reconciler(); run Sweeper();
 		run Request(0, 1, Y); run Request(1, 1, X);  /* the first purchase */
-#ifdef LONG
+#if defined(LONG)
 		run Request(2, 1, X);
+#elif defined(SCA)
+		run Bank(); run SettleKey(RET, RETURN); run SettleKey(HOOK, WEBHOOK);
 #else
 		run Request(3, 2, X); run Request(4, 2, Y);  /* the second */
 #endif
@@ -762,7 +959,7 @@ init {
 		:: k_exists && !k_finished ->
 			newtoken(); a_tok[COMP] = k_token; a_op[COMP] = k_op;
 			printf("MODEL: completer's last pass\n");
-			settleintent(k_op, got);
+			settleintent(k_op, got, false);
 			finish(COMP, got, COMPLETER, 0);
 			clear(COMP)
 		:: else -> skip
