@@ -13,40 +13,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const claimMailSending = `-- name: ClaimMailSending :one
-INSERT INTO mail_sendings (customer_id, order_id, job_id, attempt, sending_until)
-VALUES ($1, $2, $3, $4, now() + $5::interval)
-ON CONFLICT (customer_id, order_id) DO UPDATE
-SET job_id = excluded.job_id, attempt = excluded.attempt, sending_until = excluded.sending_until
-WHERE mail_sendings.job_id = excluded.job_id OR mail_sendings.sending_until < now()
-RETURNING true AS claimed
-`
-
-type ClaimMailSendingParams struct {
-	CustomerID uuid.UUID
-	OrderID    uuid.UUID
-	JobID      int64
-	Attempt    int32
-	Lease      time.Duration
-}
-
-// Takes the order's sending for this job's attempt, for @lease: a new
-// claim, or one left by an attempt of the same job (which River runs one at
-// a time) or by a job whose claim ran out (its worker died). No row back
-// means another job of the order is sending now.
-func (q *Queries) ClaimMailSending(ctx context.Context, arg ClaimMailSendingParams) (bool, error) {
-	row := q.db.QueryRow(ctx, claimMailSending,
-		arg.CustomerID,
-		arg.OrderID,
-		arg.JobID,
-		arg.Attempt,
-		arg.Lease,
-	)
-	var claimed bool
-	err := row.Scan(&claimed)
-	return claimed, err
-}
-
 const endMailSending = `-- name: EndMailSending :exec
 DELETE FROM mail_sendings WHERE customer_id = $1 AND order_id = $2
 `
@@ -70,8 +36,8 @@ SELECT pg_advisory_xact_lock(hashtextextended('sent_mails:' || ($1::uuid)::text,
 // Serialises the decisions of the mail jobs of one order (a redelivery
 // racing a duplicate) for the rest of the transaction: whether to send,
 // and the record once sent; never the sending itself. The lock is transaction-scoped, so a
-// crashed worker's lock goes with its connection. MailSent must be a
-// statement of its own, after this one: under READ COMMITTED a statement
+// crashed worker's lock goes with its connection. The check of the record
+// (OrderForMail) must be a statement of its own, after this one: under READ COMMITTED a statement
 // sees the rows committed before it began, so a check in this statement
 // would miss the record of the job it waited for.
 func (q *Queries) LockOrderMail(ctx context.Context, orderID uuid.UUID) error {
@@ -79,31 +45,31 @@ func (q *Queries) LockOrderMail(ctx context.Context, orderID uuid.UUID) error {
 	return err
 }
 
-const mailSent = `-- name: MailSent :one
-SELECT EXISTS (SELECT FROM sent_mails WHERE customer_id = $1 AND order_id = $2) AS sent
-`
-
-type MailSentParams struct {
-	CustomerID uuid.UUID
-	OrderID    uuid.UUID
-}
-
-func (q *Queries) MailSent(ctx context.Context, arg MailSentParams) (bool, error) {
-	row := q.db.QueryRow(ctx, mailSent, arg.CustomerID, arg.OrderID)
-	var sent bool
-	err := row.Scan(&sent)
-	return sent, err
-}
-
 const orderForMail = `-- name: OrderForMail :one
-SELECT id, customer_id, amount, currency, items, created_at
-FROM orders
-WHERE customer_id = $1 AND id = $2
+WITH sent AS (
+    SELECT EXISTS (SELECT FROM sent_mails WHERE customer_id = $1 AND order_id = $2) AS sent
+), claim AS (
+    INSERT INTO mail_sendings (customer_id, order_id, job_id, attempt, sending_until)
+    SELECT $1, $2, $3, $4, now() + $5::interval
+    WHERE NOT (SELECT sent FROM sent)
+    ON CONFLICT (customer_id, order_id) DO UPDATE
+    SET job_id = excluded.job_id, attempt = excluded.attempt, sending_until = excluded.sending_until
+    WHERE mail_sendings.job_id = excluded.job_id OR mail_sendings.sending_until < now()
+    RETURNING true AS claimed
+)
+SELECT o.id, o.customer_id, o.amount, o.currency, o.items, o.created_at,
+       (SELECT sent FROM sent)::boolean AS sent,
+       coalesce((SELECT claimed FROM claim), false)::boolean AS claimed
+FROM orders o
+WHERE o.customer_id = $1 AND o.id = $2
 `
 
 type OrderForMailParams struct {
 	CustomerID uuid.UUID
-	ID         uuid.UUID
+	OrderID    uuid.UUID
+	JobID      int64
+	Attempt    int32
+	Lease      time.Duration
 }
 
 type OrderForMailRow struct {
@@ -113,10 +79,26 @@ type OrderForMailRow struct {
 	Currency   string
 	Items      json.RawMessage
 	CreatedAt  time.Time
+	Sent       bool
+	Claimed    bool
 }
 
+// The order a mail confirms, with whether it is sent, and this job's claim
+// to send it (claimed), in one statement after LockOrderMail's: when the
+// mail is recorded sent, nothing is claimed. The claim is taken for @lease:
+// a new one, or one left by an attempt of the same job (which River runs
+// one at a time) or by a job whose claim ran out (its worker died); not
+// claimed while another job of the order is sending it. One statement sees
+// one snapshot, taken after the lock was granted, so it sees the record of
+// a job it waited for.
 func (q *Queries) OrderForMail(ctx context.Context, arg OrderForMailParams) (OrderForMailRow, error) {
-	row := q.db.QueryRow(ctx, orderForMail, arg.CustomerID, arg.ID)
+	row := q.db.QueryRow(ctx, orderForMail,
+		arg.CustomerID,
+		arg.OrderID,
+		arg.JobID,
+		arg.Attempt,
+		arg.Lease,
+	)
 	var i OrderForMailRow
 	err := row.Scan(
 		&i.ID,
@@ -125,11 +107,16 @@ func (q *Queries) OrderForMail(ctx context.Context, arg OrderForMailParams) (Ord
 		&i.Currency,
 		&i.Items,
 		&i.CreatedAt,
+		&i.Sent,
+		&i.Claimed,
 	)
 	return i, err
 }
 
 const recordSentMail = `-- name: RecordSentMail :execrows
+WITH ended AS (
+    DELETE FROM mail_sendings WHERE customer_id = $1 AND order_id = $2
+)
 INSERT INTO sent_mails (customer_id, order_id, message_id, recipient, job_id, attempt)
 VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (customer_id, order_id) DO NOTHING
@@ -144,6 +131,8 @@ type RecordSentMailParams struct {
 	Attempt    int32
 }
 
+// Records the order's mail as sent and drops the order's sending claim, in
+// one statement.
 func (q *Queries) RecordSentMail(ctx context.Context, arg RecordSentMailParams) (int64, error) {
 	result, err := q.db.Exec(ctx, recordSentMail,
 		arg.CustomerID,

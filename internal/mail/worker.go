@@ -2,7 +2,6 @@ package mail
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -99,23 +98,16 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[outbox.MailArgs]) erro
 		if err := q.LockOrderMail(ctx, args.OrderID); err != nil {
 			return fmt.Errorf("lock order mail: %w", err)
 		}
-		sent, err := q.MailSent(ctx, db.MailSentParams{CustomerID: args.CustomerID, OrderID: args.OrderID})
-		if err != nil {
-			return fmt.Errorf("mail sent: %w", err)
-		}
-		if sent {
-			return w.complete(ctx, tx, q, job)
-		}
-		_, err = q.ClaimMailSending(ctx, db.ClaimMailSendingParams{CustomerID: args.CustomerID, OrderID: args.OrderID,
+		var err error
+		order, err = q.OrderForMail(ctx, db.OrderForMailParams{CustomerID: args.CustomerID, OrderID: args.OrderID,
 			JobID: job.ID, Attempt: int32(job.Attempt), Lease: sendingLease})
-		if errors.Is(err, database.ErrNotFound) {
-			return river.JobSnooze(snoozeFor) // another job of the order is sending it
-		}
-		if err != nil {
-			return fmt.Errorf("claim mail sending: %w", err)
-		}
-		if order, err = q.OrderForMail(ctx, db.OrderForMailParams{CustomerID: args.CustomerID, ID: args.OrderID}); err != nil {
+		switch {
+		case err != nil:
 			return fmt.Errorf("order for mail: %w", err)
+		case order.Sent:
+			return w.complete(ctx, tx, q, job)
+		case !order.Claimed:
+			return river.JobSnooze(snoozeFor) // another job of the order is sending it
 		}
 		send = true
 		return nil
@@ -136,17 +128,22 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[outbox.MailArgs]) erro
 		}); err != nil {
 			return fmt.Errorf("record sent mail: %w", err)
 		}
-		return w.complete(ctx, tx, q, job)
+		return completeJob(ctx, tx, job) // the record dropped the sending claim
 	})
 }
 
 // complete drops the order's sending claim and marks the job completed, in
-// the transaction that recorded (or found) the mail.
+// the transaction that found the mail recorded.
 func (w *Worker) complete(ctx context.Context, tx pgx.Tx, q *db.Queries, job *river.Job[outbox.MailArgs]) error {
 	args := job.Args.OrderPlaced
 	if err := q.EndMailSending(ctx, db.EndMailSendingParams{CustomerID: args.CustomerID, OrderID: args.OrderID}); err != nil {
 		return fmt.Errorf("end mail sending: %w", err)
 	}
+	return completeJob(ctx, tx, job)
+}
+
+// completeJob marks the job completed in tx, the transaction of its effect.
+func completeJob(ctx context.Context, tx pgx.Tx, job *river.Job[outbox.MailArgs]) error {
 	if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
 		return fmt.Errorf("complete mail job: %w", err)
 	}
