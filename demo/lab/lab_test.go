@@ -162,6 +162,10 @@ func TestCrashAfterCharge(t *testing.T) {
 	wantOutcomes(t, r,
 		"502 "+problem.OutcomeUnknown.Slug+" held",
 		"201 took over")
+	// The charge lands while the original waits for the answer it loses.
+	if m := wantMarks(t, r, "charged"); len(m) == 1 && m[0].At > r.Attempts[0].End {
+		t.Errorf("charged at %v, after the original's answer at %v", m[0].At, r.Attempts[0].End)
+	}
 	// The key was handed back: the client is told a short wait, not the
 	// server's lock.
 	if r.Attempts[0].RetryAfter != "2" {
@@ -180,6 +184,7 @@ func TestWebhookBeforeTheAnswer(t *testing.T) {
 	t.Parallel()
 	h, r := run(t, "webhook-first")
 	wantOutcomes(t, r, "201 held")
+	wantMarks(t, r, "webhook", "order written")
 	if len(r.Facts) != 1 || r.Facts[0] != (lab.Fact{Label: "webhook", Value: "pending"}) {
 		t.Errorf("got facts %+v, want the webhook pending", r.Facts)
 	}
@@ -203,6 +208,13 @@ func TestSlowOriginal(t *testing.T) {
 		"409 "+problem.LockLost.Slug+" held",
 		"201 took over",
 		"201 replayed")
+	// The lock expires before the retry is sent, and the original wakes
+	// after the retry's answer.
+	if m := wantMarks(t, r, "lock expired", "original wakes"); len(m) == 2 {
+		if m[0].At > r.Attempts[1].Start || m[1].At < r.Attempts[1].End {
+			t.Errorf("got marks %+v, want the expiry before the retry (%v) and the wake after its answer (%v)", m, r.Attempts[1].Start, r.Attempts[1].End)
+		}
+	}
 	original, retry := r.Attempts[0], r.Attempts[1]
 	if retry.Start < time.Second {
 		t.Errorf("retry sent %v into the run, want after the 1s lock expired", retry.Start)
@@ -337,6 +349,27 @@ func TestWorkerCrashAfterEffect(t *testing.T) {
 	if got := h.Count(t, `SELECT count(*) FROM loyalty_ledger`); got != 1 {
 		t.Errorf("got %d ledger rows, want 1", got)
 	}
+	if m := wantMarks(t, r, "job died", "delivered again"); len(m) == 2 && m[0].At < r.Attempts[0].End {
+		t.Errorf("the job died at %v, before the order was answered at %v", m[0].At, r.Attempts[0].End)
+	}
+}
+
+// wantMarks fails unless the run's marks are labels, in order, each
+// within the run, and returns them.
+func wantMarks(t *testing.T, r lab.Run, labels ...string) []lab.Mark {
+	t.Helper()
+	var got []string
+	for _, m := range r.Marks {
+		got = append(got, m.Label)
+		if m.At < 0 || m.At > r.Duration {
+			t.Errorf("mark %q at %v, outside the run's %v", m.Label, m.At, r.Duration)
+		}
+	}
+	if strings.Join(got, ", ") != strings.Join(labels, ", ") {
+		t.Errorf("got marks %q, want %q", got, labels)
+		return nil
+	}
+	return r.Marks
 }
 
 // withLab is an option of apptest.New: the shop with the double-click lab
