@@ -155,8 +155,8 @@ func TestLabReadsFromTheBack(t *testing.T) {
 		browsertest.WaitFor(t, ctx, id+" shown", `document.querySelector('#scenario-`+id+`[data-current] [data-testid=attempt]')`)
 		got := browsertest.Run(t, ctx, "read "+id, chromedp.Evaluate[timelineText](readTimelineText))
 		for _, what := range []string{"axis", "heading", "status", "legend", "attempt"} {
-			if got.Sizes[what] < 16 {
-				t.Errorf("%s: the smallest %s text is %.1f px, want 16 px or more (sizes %v)", id, what, got.Sizes[what], got.Sizes)
+			if _, ok := got.Sizes[what]; !ok {
+				t.Errorf("%s: no %s text on the card (sizes %v)", id, what, got.Sizes)
 			}
 		}
 		for what, size := range got.Sizes {
