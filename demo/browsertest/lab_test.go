@@ -85,7 +85,8 @@ func TestLabRunButtons(t *testing.T) {
 		t.Errorf("slow-original: page shows %+v, want 1 charge, 1 order, 3 attempts", got)
 	}
 	browsertest.WaitFor(t, ctx, "audit trail with the takeover",
-		`!document.querySelector('#inspector[data-running]') && [...document.querySelectorAll('#inspector .lab-event')].some(e => e.textContent === 'taken_over')`)
+		`!document.querySelector('#inspector[data-running]') && [...document.querySelectorAll('#inspector .lab-event')].some(e => e.textContent === 'taken over')`)
+	browsertest.SavePNG(t, browsertest.Run(t, ctx, "screenshot the inspector", chromedp.Screenshot(chromedp.CSS(`.lab-lower`))), "lab-inspector.png", "")
 
 	browsertest.Do(t, ctx, "phone width", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
 	browsertest.Screenshot(t, ctx, "lab-phone.png", "")

@@ -38,6 +38,14 @@ type Run struct {
 	Duration time.Duration
 	Running  bool
 	Attempts []Attempt
+	// Marks are the instants the run turns on (a lock expired, a webhook
+	// came, a job was delivered again): a viewer cannot read them off the
+	// attempts' bars, which may be a few milliseconds wide.
+	Marks []Mark
+	// LaneNoun is what one lane of the run stands for ("click"), when its
+	// attempts are grouped in lanes: the summary counts what the viewer
+	// counts, the lanes, not the requests.
+	LaneNoun string
 	// Charges and Orders are counted in the database for the run's shopper
 	// once every attempt has answered.
 	Charges int64
@@ -61,14 +69,21 @@ type Fact struct {
 	Value string
 }
 
+// Mark is an instant of a run, At from its start, named in a word or two:
+// "lock expired", "webhook", "delivered again".
+type Mark struct {
+	Label string
+	At    time.Duration
+}
+
 // Attempt is one request of a run, as its client saw it.
 type Attempt struct {
 	// N numbers the attempts in the order they were sent, from 1.
 	N int
 	// Label says what the attempt stands for ("click 2", "retry").
 	Label string
-	// Lane is whose story the attempt tells when a run tells two (the
-	// browser's and the API's); empty otherwise.
+	// Lane is whose story the attempt tells when a run tells more than
+	// one (the first click's, the second click's); empty otherwise.
 	Lane string
 	// Waited is set when the attempt stands for a client that was told to
 	// wait (409) and asked again until it had the answer: Status is that

@@ -14,9 +14,13 @@ SELECT count(*) FROM orders WHERE customer_id = @customer_id;
 
 -- name: OrderLoyaltyJobs :many
 -- The loyalty jobs of a customer's orders, as the worker-crash scenario
--- shows them: how many attempts each took, and the first attempt's error.
+-- shows them: how many attempts each took, the first attempt's error, when
+-- it failed and when the last attempt began (the redelivery), for the marks
+-- on its time line (a job not yet failed or attempted reads its creation).
 SELECT id, state::text AS state, attempt::integer AS attempt,
-       coalesce(errors[1]->>'error', '')::text AS first_error
+       coalesce(errors[1]->>'error', '')::text AS first_error,
+       coalesce((errors[1]->>'at')::timestamptz, created_at)::timestamptz AS first_failed_at,
+       coalesce(attempted_at, created_at)::timestamptz AS attempted_at
 FROM river_job
 WHERE kind = 'loyalty_points' AND args->>'customer_id' = (@customer_id::uuid)::text
 ORDER BY id;

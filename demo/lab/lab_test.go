@@ -110,24 +110,22 @@ func TestDoubleClick(t *testing.T) {
 	if gap := r.Attempts[1].Start - r.Attempts[0].Start; gap < 50*time.Millisecond {
 		t.Errorf("got the second click %v after the first, want 50ms or more", gap)
 	}
-	// The browser's second click waits and ends on the first's order; the
-	// API's is told to wait.
-	lanes := map[string]string{}
+	// Two lanes, one per click: the first click's submit holds the key; the
+	// second's is told to wait, then asks again and gets the first's order.
+	var got []string
 	for _, a := range r.Attempts {
-		lanes[a.Lane+" "+a.Label] = outcome(a)
-		if a.Lane == lab.LaneBrowser && a.Label == "click 2" && !a.Waited {
-			t.Errorf("browser click 2: got %+v, want it told to wait first", a)
-		}
+		got = append(got, a.Lane+" "+a.Label+": "+outcome(a))
 	}
-	want := map[string]string{
-		lab.LaneBrowser + " click 1": "201 held",
-		lab.LaneBrowser + " click 2": "201 replayed",
-		lab.LaneAPI + " click 2":     "409 " + problem.KeyInUse.Slug,
+	want := []string{
+		lab.LaneClick1 + " submit: 201 held",
+		lab.LaneClick2 + " submit: 409 " + problem.KeyInUse.Slug,
+		lab.LaneClick2 + " asked again: 201 replayed",
 	}
-	for k, w := range want {
-		if lanes[k] != w {
-			t.Errorf("%s: got %q, want %q", k, lanes[k], w)
-		}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got attempts\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if r.LaneNoun != "click" {
+		t.Errorf("got lane noun %q, want click", r.LaneNoun)
 	}
 }
 
@@ -164,6 +162,10 @@ func TestCrashAfterCharge(t *testing.T) {
 	wantOutcomes(t, r,
 		"502 "+problem.OutcomeUnknown.Slug+" held",
 		"201 took over")
+	// The charge lands while the original waits for the answer it loses.
+	if m := wantMarks(t, r, "charged"); len(m) == 1 && m[0].At > r.Attempts[0].End {
+		t.Errorf("charged at %v, after the original's answer at %v", m[0].At, r.Attempts[0].End)
+	}
 	// The key was handed back: the client is told a short wait, not the
 	// server's lock.
 	if r.Attempts[0].RetryAfter != "2" {
@@ -182,6 +184,7 @@ func TestWebhookBeforeTheAnswer(t *testing.T) {
 	t.Parallel()
 	h, r := run(t, "webhook-first")
 	wantOutcomes(t, r, "201 held")
+	wantMarks(t, r, "webhook", "order written")
 	if len(r.Facts) != 1 || r.Facts[0] != (lab.Fact{Label: "webhook", Value: "pending"}) {
 		t.Errorf("got facts %+v, want the webhook pending", r.Facts)
 	}
@@ -205,6 +208,13 @@ func TestSlowOriginal(t *testing.T) {
 		"409 "+problem.LockLost.Slug+" held",
 		"201 took over",
 		"201 replayed")
+	// The lock expires before the retry is sent, and the original wakes
+	// after the retry's answer.
+	if m := wantMarks(t, r, "lock expired", "original wakes"); len(m) == 2 {
+		if m[0].At > r.Attempts[1].Start || m[1].At < r.Attempts[1].End {
+			t.Errorf("got marks %+v, want the expiry before the retry (%v) and the wake after its answer (%v)", m, r.Attempts[1].Start, r.Attempts[1].End)
+		}
+	}
 	original, retry := r.Attempts[0], r.Attempts[1]
 	if retry.Start < time.Second {
 		t.Errorf("retry sent %v into the run, want after the 1s lock expired", retry.Start)
@@ -339,6 +349,27 @@ func TestWorkerCrashAfterEffect(t *testing.T) {
 	if got := h.Count(t, `SELECT count(*) FROM loyalty_ledger`); got != 1 {
 		t.Errorf("got %d ledger rows, want 1", got)
 	}
+	if m := wantMarks(t, r, "job died", "delivered again"); len(m) == 2 && m[0].At < r.Attempts[0].End {
+		t.Errorf("the job died at %v, before the order was answered at %v", m[0].At, r.Attempts[0].End)
+	}
+}
+
+// wantMarks fails unless the run's marks are labels, in order, each
+// within the run, and returns them.
+func wantMarks(t *testing.T, r lab.Run, labels ...string) []lab.Mark {
+	t.Helper()
+	var got []string
+	for _, m := range r.Marks {
+		got = append(got, m.Label)
+		if m.At < 0 || m.At > r.Duration {
+			t.Errorf("mark %q at %v, outside the run's %v", m.Label, m.At, r.Duration)
+		}
+	}
+	if strings.Join(got, ", ") != strings.Join(labels, ", ") {
+		t.Errorf("got marks %q, want %q", got, labels)
+		return nil
+	}
+	return r.Marks
 }
 
 // withLab is an option of apptest.New: the shop with the double-click lab

@@ -132,9 +132,16 @@ func TestLabWithoutScript(t *testing.T) {
 	if n := after.TestID("inspector").Find(`[data-testid=key]`).Length(); n != 1 {
 		t.Errorf("inspector: got %d keys, want the run's one key", n)
 	}
-	if n := after.TestID("events").Find("li").Length(); n != 2 {
+	events := after.TestID("events").Find(`[data-testid=event]`)
+	if n := events.Length(); n != 2 {
 		t.Errorf("inspector: got %d events, want claimed and finished", n)
 	}
+	// The audit trail is told in words, not as the events' JSON.
+	events.Find(`[data-testid=event-detail]`).Each(func(_ int, d *goquery.Selection) {
+		if got := d.Text(); strings.ContainsAny(got, "{}\"") {
+			t.Errorf("inspector: an event's detail reads %q, want it in words", got)
+		}
+	})
 	// A finished key holds no lock: no countdown, no "expired".
 	key := after.TestID("inspector").Find(`[data-testid=key]`)
 	if got := strings.TrimSpace(key.Find(`[data-testid=key-lock]`).Text()); got != "none: finished, answer stored" {

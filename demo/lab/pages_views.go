@@ -50,33 +50,103 @@ func labResult(run Run) labviews.LabResult {
 		r.Shopper = ShortID(r.ShopperID)
 		r.InspectURL = "/lab?" + url.Values{"customer": {run.CustomerID.String()}}.Encode() + "#inspector"
 	}
+	sent := countNoun(int64(len(run.Attempts)), "attempt")
+	if run.LaneNoun != "" {
+		// The viewer counts the lanes (two clicks), not the requests.
+		lanes := map[string]bool{}
+		for _, a := range run.Attempts {
+			lanes[a.Lane] = true
+		}
+		sent = countNoun(int64(len(lanes)), run.LaneNoun) + ", " + countNoun(int64(len(run.Attempts)), "request")
+	}
 	switch {
 	case run.Running:
-		r.Summary = fmt.Sprintf("%s so far", countNoun(int64(len(run.Attempts)), "attempt"))
+		r.Summary = sent + " so far"
 	default:
-		r.Summary = fmt.Sprintf("%s → %s, %s", countNoun(int64(len(run.Attempts)), "attempt"),
-			countNoun(run.Charges, "charge"), countNoun(run.Orders, "order"))
+		r.Summary = fmt.Sprintf("%s → %s, %s", sent, countNoun(run.Charges, "charge"), countNoun(run.Orders, "order"))
 		r.Duration = seconds(run.Duration)
 	}
 	total := run.Duration
 	for _, a := range run.Attempts {
 		total = max(total, a.End)
 	}
+	for _, m := range run.Marks {
+		total = max(total, m.At)
+	}
 	axis, ticks := timeAxis(total)
 	r.Axis = ticks
+	for _, m := range run.Marks {
+		r.Marks = append(r.Marks, labMark(m, axis))
+	}
 	lanes := map[string]int{}
 	for _, a := range run.Attempts {
 		v := labAttempt(a, axis)
-		r.Attempts = append(r.Attempts, v)
 		i, ok := lanes[a.Lane]
 		if !ok {
 			i = len(r.Lanes)
 			lanes[a.Lane] = i
 			r.Lanes = append(r.Lanes, labviews.LabLane{Name: a.Lane})
 		}
+		if a.Lane != "" {
+			// Each lane is numbered from 1: a click's own requests.
+			v.N = len(r.Lanes[i].Attempts) + 1
+		}
+		v.Marks = r.Marks
+		r.Attempts = append(r.Attempts, v)
 		r.Lanes[i].Attempts = append(r.Lanes[i].Attempts, v)
 	}
+	r.Legend = legend(r)
 	return r
+}
+
+// labMark places a mark on a time axis of length axis. Its label is drawn
+// on the side of the line with the more room, so that it stays in the
+// column.
+func labMark(m Mark, axis time.Duration) labviews.LabMark {
+	x := share(m.At, axis)
+	v := labviews.LabMark{Label: m.Label, At: millis(m.At), X: x, Percent: fmt.Sprintf("%.1f%%", float64(x)/10), Anchor: "start"}
+	if x > 600 {
+		v.Anchor = "end"
+	}
+	return v
+}
+
+// legend says what the colours, badges and marks of a timeline mean: only
+// those it shows, so that it stays one line.
+func legend(r labviews.LabResult) []labviews.LabLegendItem {
+	var tones = []struct{ tone, meaning string }{
+		{"ok", "an order, or its receipt"},
+		{"wait", "told to wait (409), or in flight"},
+		{"refused", "refused (4xx)"},
+		{"fail", "failed (5xx), or no answer"},
+	}
+	shown := map[string]bool{}
+	for _, a := range r.Attempts {
+		shown["tone-"+a.Tone] = true
+		shown["lock-"+a.Lock] = a.Lock != ""
+		shown["replayed"] = shown["replayed"] || (a.Lock == "" && a.Replayed)
+	}
+	var out []labviews.LabLegendItem
+	for _, t := range tones {
+		if shown["tone-"+t.tone] {
+			out = append(out, labviews.LabLegendItem{Class: "lab-swatch tone-" + t.tone, Meaning: t.meaning})
+		}
+	}
+	for _, b := range []struct{ lock, meaning string }{
+		{string(LockHeld), "claimed the key's lock: it alone calls the provider"},
+		{string(LockTookOver), "took the key over after its lock ran out"},
+	} {
+		if shown["lock-"+b.lock] {
+			out = append(out, labviews.LabLegendItem{Class: "lab-lock", Sample: b.lock, Meaning: b.meaning})
+		}
+	}
+	if shown["replayed"] {
+		out = append(out, labviews.LabLegendItem{Class: "lab-replayed", Sample: "replayed", Meaning: "the stored answer, sent again"})
+	}
+	if len(r.Marks) > 0 {
+		out = append(out, labviews.LabLegendItem{Class: "lab-swatch lab-mark-swatch", Meaning: "the instant the run turns on"})
+	}
+	return out
 }
 
 // timeAxis picks the length of a timeline's axis for a run of length total,
@@ -206,7 +276,7 @@ func labInspection(in Inspection, scenario string, running bool) labviews.LabIns
 		v.Keys = append(v.Keys, kv)
 	}
 	for _, e := range in.Events {
-		v.Events = append(v.Events, labviews.LabEvent{At: clock(e.At), Event: e.Event, Detail: e.Detail})
+		v.Events = append(v.Events, labviews.LabEvent{At: clock(e.At), Event: e.Event, Words: eventWords(e.Event), Detail: detailWords(e.Detail)})
 	}
 	return v
 }

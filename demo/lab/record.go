@@ -1,7 +1,9 @@
 package lab
 
 import (
+	"cmp"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,6 +17,7 @@ type recorder struct {
 
 	mu       sync.Mutex
 	attempts []Attempt
+	marks    []Mark
 }
 
 func newRecorder() *recorder { return &recorder{began: time.Now()} }
@@ -28,13 +31,6 @@ func (r *recorder) beginIn(lane, label, key string) int {
 	defer r.mu.Unlock()
 	r.attempts = append(r.attempts, Attempt{N: len(r.attempts) + 1, Lane: lane, Label: label, Key: key, Start: time.Since(r.began)})
 	return len(r.attempts) - 1
-}
-
-// waited marks attempt i as one that was told to wait and asked again.
-func (r *recorder) waited(i int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.attempts[i].Waited = true
 }
 
 // end records the answer to attempt i.
@@ -65,6 +61,34 @@ func (r *recorder) endPage(i int, first, landed page, waited bool, err error) {
 		return
 	}
 	a.Status, a.Replayed, a.Waited, a.Page = first.status, first.replayed, waited, landed.shown()
+}
+
+// markNow records an instant of the run that the lab itself sees happen,
+// such as the database clock saying a lock has expired.
+func (r *recorder) markNow(label string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.marks = append(r.marks, Mark{Label: label, At: time.Since(r.began)})
+}
+
+// markAt records an instant the database recorded (a webhook received, a
+// job's attempt), placed on the run's time line by the wall clock: the
+// database and the lab read the same machine's clock, or one kept in step.
+// An instant before the run's start is put at its start.
+func (r *recorder) markAt(label string, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.marks = append(r.marks, Mark{Label: label, At: max(at.Round(0).Sub(r.began.Round(0)), 0)})
+}
+
+// marksSnapshot returns a copy of the marks so far, in the order of their
+// instants.
+func (r *recorder) marksSnapshot() []Mark {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := append([]Mark(nil), r.marks...)
+	slices.SortStableFunc(out, func(a, b Mark) int { return cmp.Compare(a.At, b.At) })
+	return out
 }
 
 // snapshot returns a copy of the attempts so far, with their lock roles.

@@ -61,6 +61,7 @@ type liveRun struct {
 	customer uuid.UUID
 	started  time.Time
 	rec      *recorder
+	laneNoun string
 }
 
 // New returns a runner that sends its requests to the server at baseURL
@@ -125,6 +126,8 @@ func (r *Runner) Run(ctx context.Context, id string) (Run, error) {
 	}
 
 	run.Attempts = s.rec.snapshot()
+	run.Marks = s.rec.marksSnapshot()
+	run.LaneNoun = sc.laneNoun
 	run.Duration = time.Since(s.rec.began)
 	run.Notes = s.notes
 	run.Facts = s.facts
@@ -165,7 +168,7 @@ func (r *Runner) start(ctx context.Context, sc Scenario) (*session, error) {
 	sh := s.shopper
 	s.client = r.api.goClient(sh, s.rec)
 	r.mu.Lock()
-	r.live = &liveRun{scenario: sc.ID, customer: sh.ID, started: s.rec.began, rec: s.rec}
+	r.live = &liveRun{scenario: sc.ID, customer: sh.ID, started: s.rec.began, rec: s.rec, laneNoun: sc.laneNoun}
 	r.latest = sc.ID
 	r.mu.Unlock()
 	return s, nil
@@ -209,6 +212,7 @@ func (r *Runner) Live() (Run, bool) {
 	return Run{
 		Scenario: l.scenario, CustomerID: l.customer, Started: l.started,
 		Duration: time.Since(l.started), Running: true, Attempts: l.rec.snapshot(),
+		Marks: l.rec.marksSnapshot(), LaneNoun: l.laneNoun,
 	}, true
 }
 

@@ -38,6 +38,8 @@ type Scenario struct {
 	// minDelay is the shortest provider delay the scenario can be told
 	// with (see Limits.plan); zero: any.
 	minDelay time.Duration
+	// laneNoun is what one lane of the run stands for (Run.LaneNoun).
+	laneNoun string
 	steps    func(ctx context.Context, s *session) error
 }
 
@@ -58,26 +60,27 @@ const shortLock = time.Second
 var Scenarios = []Scenario{
 	{
 		ID: "double-click", Title: "Double-click",
-		Point: "The second click waits for the first and lands on its receipt; an API client is told 409, wait.",
+		Point: "The second click is told to wait (409), then lands on the first click's receipt: one charge.",
 		Setup: "Two submits of one form, 50 ms apart",
 		Explanation: "The form carries one Idempotency-Key, made when the page was rendered, so both submits send the same key. " +
-			"The first claims the key and goes to the provider. The second arrives while the key is locked. The checkout page " +
-			"(POST /checkout) holds it until the first has an answer and shows that receipt, so the shopper sees one order; " +
-			"the lab's browser lane waits the same way over the API. An API client is answered 409 with Retry-After instead, " +
-			"and asks again later. Either way nothing is charged twice: the key, not the button, makes the second click harmless.",
+			"The first claims the key and goes to the provider. The second arrives while the key is locked and is answered 409 " +
+			"with Retry-After: the key is in use. It waits until the key has an answer and asks again, and is answered with the " +
+			"first click's order, replayed: its receipt. The checkout page (POST /checkout) does that wait on the server, so the " +
+			"shopper only sees the receipt; an API client is told 409 and asks again itself, as the second click's lane shows. " +
+			"Nothing is charged twice: the key, not the button, makes the second click harmless.",
 		WantCharges: 1, WantOrders: 1,
 		provider: Behaviour{Delay: 300 * time.Millisecond},
 		// The second click, 50 ms after the first, must find it in flight.
 		minDelay: 100 * time.Millisecond,
+		laneNoun: "click",
 		steps: func(ctx context.Context, s *session) error {
 			key := uuid.NewString()
 			var wg sync.WaitGroup
-			wg.Go(func() { s.placeIn(ctx, LaneBrowser, "click 1", key, oneMug) })
+			wg.Go(func() { s.placeIn(ctx, LaneClick1, "submit", key, oneMug) })
 			if err := sleep(ctx, 50*time.Millisecond); err != nil {
 				return err
 			}
-			wg.Go(func() { s.placeWaiting(ctx, LaneBrowser, "click 2", key, oneMug) })
-			wg.Go(func() { s.placeIn(ctx, LaneAPI, "click 2", key, oneMug) })
+			wg.Go(func() { s.placeUntilAnswered(ctx, LaneClick2, key, oneMug) })
 			wg.Wait()
 			return nil
 		},
@@ -140,6 +143,9 @@ var Scenarios = []Scenario{
 		steps: func(ctx context.Context, s *session) error {
 			key := uuid.NewString()
 			s.place(ctx, "original", key, oneMug, 0)
+			if err := s.markCharged(ctx, key); err != nil {
+				return err
+			}
 			if err := s.setProvider(Behaviour{}); err != nil {
 				return err
 			}
@@ -185,9 +191,11 @@ var Scenarios = []Scenario{
 			wg.Go(func() { s.place(ctx, "original", key, oneMug, shortLock) })
 			err := s.waitLockExpired(ctx, key)
 			if err == nil {
+				s.rec.markNow("lock expired")
 				s.place(ctx, "retry after expiry", key, oneMug, shortLock)
 			}
 			release() // the original wakes up
+			s.rec.markNow("original wakes")
 			wg.Wait()
 			if err != nil {
 				return err

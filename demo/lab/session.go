@@ -47,11 +47,10 @@ func (s *session) place(ctx context.Context, label, key, body string, lockFor ti
 	return resp
 }
 
-// The lanes of a run that tells two stories: what a shopper's browser
-// shows, and what an API client is answered.
+// The lanes of the double-click: each click's requests, numbered within it.
 const (
-	LaneBrowser = "In the browser"
-	LaneAPI     = "At the API"
+	LaneClick1 = "Click 1"
+	LaneClick2 = "Click 2"
 )
 
 // placeIn is place for an attempt of a lane, with the server's own lock.
@@ -62,24 +61,22 @@ func (s *session) placeIn(ctx context.Context, lane, label, key, body string) or
 	return resp
 }
 
-// placeWaiting sends an attempt the way the checkout page answers a second
-// submit: told that the key is in use (409), it waits until the key has
-// an answer and asks again, and is recorded as one attempt that ends with
-// that answer. The page does the waiting on the server (POST /checkout
-// holds the request); the lab does it over the API, which answers the same.
-func (s *session) placeWaiting(ctx context.Context, lane, label, key, body string) orderResponse {
-	i := s.rec.beginIn(lane, label, key)
+// placeUntilAnswered sends a submit of a lane the way a client answers
+// "key in use" (409): it waits until the key has an answer and asks again,
+// and every request is recorded in the lane, so that the viewer sees the
+// 409 and the answer it waited for. The checkout page does the same wait on
+// the server (POST /checkout holds the request).
+func (s *session) placeUntilAnswered(ctx context.Context, lane, key, body string) orderResponse {
+	label := "submit"
 	for {
-		resp, err := s.r.api.placeOrder(ctx, s.shopper, key, body, 0)
-		if err != nil || resp.status != http.StatusConflict || resp.problem != problem.KeyInUse.Slug {
-			s.rec.end(i, resp, err)
+		resp := s.placeIn(ctx, lane, label, key, body)
+		if resp.status != http.StatusConflict || resp.problem != problem.KeyInUse.Slug {
 			return resp
 		}
-		s.rec.waited(i)
 		if err := s.waitKeyAnswered(ctx, key); err != nil {
-			s.rec.end(i, orderResponse{}, err)
 			return orderResponse{}
 		}
+		label = "asked again"
 	}
 }
 
@@ -198,6 +195,24 @@ func (s *session) waitLockExpired(ctx context.Context, key string) error {
 			return fmt.Errorf("wait for the lock to expire: %w", err)
 		}
 	}
+}
+
+// markCharged marks when the provider charged for key: at its claim, by
+// the database's audit trail, since the claiming attempt calls the
+// provider at once and a provider without delay charges on that call
+// (crash-after-charge). The answer that is then lost is the attempt's bar.
+func (s *session) markCharged(ctx context.Context, key string) error {
+	events, err := s.r.db.ListKeyEvents(ctx, db.ListKeyEventsParams{CustomerID: s.shopper.ID, Key: key, MaxRows: maxEvents})
+	if err != nil {
+		return fmt.Errorf("list key events: %w", err)
+	}
+	for _, e := range events {
+		if e.Event == "claimed" {
+			s.rec.markAt("charged", e.At)
+			return nil
+		}
+	}
+	return nil
 }
 
 // noteOriginalCharge checks that a recovered order carries the

@@ -26,6 +26,10 @@ func webhookFirstSteps(ctx context.Context, s *session) error {
 			continue
 		}
 		s.fact("webhook", ev.Effect)
+		s.rec.markAt("webhook", ev.ReceivedAt)
+		if ev.OrderWrittenAt != nil {
+			s.rec.markAt("order written", *ev.OrderWrittenAt)
+		}
 		switch {
 		case ev.Effect != stripehook.EffectPending:
 			s.fail(fmt.Sprintf("the webhook's effect was %q, not %q: it did not find the attempt holding the key", ev.Effect, stripehook.EffectPending))

@@ -78,6 +78,8 @@ func workerCrashSteps(ctx context.Context, s *session) error {
 		s.fail(fmt.Sprintf("the loyalty job is %s after %s, not completed: is a worker running (RUN_JOBS, or web worker)?", job.State, jobWait))
 		return nil
 	}
+	s.rec.markAt("job died", job.FirstFailedAt)
+	s.rec.markAt("delivered again", job.AttemptedAt)
 	s.note(fmt.Sprintf("loyalty job %d: attempt 1 died after the ledger insert (%q); River delivered it again and it completed at attempt %d",
 		job.ID, job.FirstError, job.Attempt))
 	ledger, err := s.r.q.CustomerLedger(ctx, s.shopper.ID)

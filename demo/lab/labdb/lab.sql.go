@@ -222,21 +222,27 @@ func (q *Queries) ListCustomerKeys(ctx context.Context, arg ListCustomerKeysPara
 
 const orderLoyaltyJobs = `-- name: OrderLoyaltyJobs :many
 SELECT id, state::text AS state, attempt::integer AS attempt,
-       coalesce(errors[1]->>'error', '')::text AS first_error
+       coalesce(errors[1]->>'error', '')::text AS first_error,
+       coalesce((errors[1]->>'at')::timestamptz, created_at)::timestamptz AS first_failed_at,
+       coalesce(attempted_at, created_at)::timestamptz AS attempted_at
 FROM river_job
 WHERE kind = 'loyalty_points' AND args->>'customer_id' = ($1::uuid)::text
 ORDER BY id
 `
 
 type OrderLoyaltyJobsRow struct {
-	ID         int64
-	State      string
-	Attempt    int32
-	FirstError string
+	ID            int64
+	State         string
+	Attempt       int32
+	FirstError    string
+	FirstFailedAt time.Time
+	AttemptedAt   time.Time
 }
 
 // The loyalty jobs of a customer's orders, as the worker-crash scenario
-// shows them: how many attempts each took, and the first attempt's error.
+// shows them: how many attempts each took, the first attempt's error, when
+// it failed and when the last attempt began (the redelivery), for the marks
+// on its time line (a job not yet failed or attempted reads its creation).
 func (q *Queries) OrderLoyaltyJobs(ctx context.Context, customerID uuid.UUID) ([]OrderLoyaltyJobsRow, error) {
 	rows, err := q.db.Query(ctx, orderLoyaltyJobs, customerID)
 	if err != nil {
@@ -251,6 +257,8 @@ func (q *Queries) OrderLoyaltyJobs(ctx context.Context, customerID uuid.UUID) ([
 			&i.State,
 			&i.Attempt,
 			&i.FirstError,
+			&i.FirstFailedAt,
+			&i.AttemptedAt,
 		); err != nil {
 			return nil, err
 		}

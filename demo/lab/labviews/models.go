@@ -61,9 +61,13 @@ type LabResult struct {
 	// lane with no name holds them all.
 	Lanes []LabLane
 	// Axis are the ticks of the timeline's time axis.
-	Axis  []LabTick
-	Notes []string
-	Error string
+	Axis []LabTick
+	// Marks are the run's instants on the same axis; Legend says what the
+	// timeline's colours, badges and marks mean.
+	Marks  []LabMark
+	Legend []LabLegendItem
+	Notes  []string
+	Error  string
 	// InspectURL shows the run's shopper in the inspector.
 	InspectURL string
 }
@@ -88,8 +92,30 @@ type LabTick struct {
 	Label string
 }
 
+// LabMark is an instant of a run on its timeline: a line across the bars
+// at X (thousandths of the axis, as BarX) and its label over the axis, at
+// Percent of the column's width (SVG geometry, not a style), drawn to the
+// right of the line (Anchor start) or, past the middle, to its left (end).
+type LabMark struct {
+	Label   string
+	At      string
+	X       int
+	Percent string
+	Anchor  string
+}
+
+// LabLegendItem is one entry of a timeline's legend: a sample (a coloured
+// swatch, or a badge reading Sample) drawn with Class, and what it means.
+type LabLegendItem struct {
+	Class   string
+	Sample  string
+	Meaning string
+}
+
 // LabAttempt is one row of a run's timeline.
 type LabAttempt struct {
+	// N numbers the attempt within its lane, or within the run when it
+	// has one lane.
 	N     int
 	Label string
 	Key   string
@@ -115,6 +141,8 @@ type LabAttempt struct {
 	Replayed   bool
 	RetryAfter string
 	Lock       string
+	// Marks are the run's marks, drawn across the attempt's bar.
+	Marks []LabMark
 }
 
 // LabInspector is the database's view of a lab shopper.
@@ -151,10 +179,13 @@ type LabKey struct {
 	URL      string
 }
 
-// LabEvent is one entry of a key's audit trail.
+// LabEvent is one entry of a key's audit trail: Event is its name
+// (claimed, taken_over), Words the same for people, and Detail its
+// detail in words, not its JSON.
 type LabEvent struct {
 	At     string
 	Event  string
+	Words  string
 	Detail string
 }
 
