@@ -64,7 +64,7 @@ func TestThreeDSecureBankDoubleClick(t *testing.T) {
 		"200 held → sent to the bank",
 		"303 → back to the shop",
 		"303 → back to the shop",
-		"303 replayed → the receipt")
+		"303 → the receipt") // the return that settled the order: its answer is new
 	if gap := r.Attempts[2].Start - r.Attempts[1].Start; gap < 50*time.Millisecond {
 		t.Errorf("got the second click %v after the first, want 50ms or more", gap)
 	}
@@ -86,7 +86,7 @@ func TestThreeDSecureReturnRefresh(t *testing.T) {
 	wantPages(t, r,
 		"200 held → sent to the bank",
 		"303 → back to the shop",
-		"303 replayed → the receipt",
+		"303 → the receipt", // the first return settled the order
 		"303 replayed → the receipt",
 		"303 replayed → the receipt")
 	wantFact(t, r, "settled by", "the first return")
