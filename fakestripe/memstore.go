@@ -57,9 +57,7 @@ func (s *memoryStore) inTx(ctx context.Context, fn func(tx storeTx) error) error
 	if err := fn(tx); err != nil {
 		return fmt.Errorf("fakestripe transaction: %w", err)
 	}
-	for _, id := range tx.added {
-		s.order = append(s.order, id)
-	}
+	s.order = append(s.order, tx.added...)
 	maps.Copy(s.intents, tx.intents)
 	for _, in := range tx.intents {
 		if in.LatestCharge != nil {
