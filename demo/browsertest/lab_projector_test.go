@@ -48,6 +48,7 @@ func TestLabOnAProjector(t *testing.T) {
 			t.Errorf("at %s: timelines wider than their box: %s", s.Name, strings.Join(got, ", "))
 		}
 	}
+	browsertest.WantAccessible(t, ctx, "/lab")
 
 	shoppers := browsertest.Run(t, ctx, "shopper labels", chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll('[data-testid=result] [data-testid=shopper]')].map(e => e.textContent.trim())`))
@@ -131,7 +132,10 @@ func TestLabPresenterMode(t *testing.T) {
 	browsertest.AtSize(t, ctx, browsertest.Projector)
 	browsertest.Do(t, ctx, "open presenter mode", chromedp.Navigate(h.URL+"/lab"))
 	browsertest.Do(t, ctx, "enter presenter mode", chromedp.Click(chromedp.CSS(`[data-testid=present-enter]`)))
-	browsertest.WaitFor(t, ctx, "presenter mode", `document.querySelector('[data-lab][data-present] [data-testid=present-nav]')`)
+	// The whole page, not just its top: entering presenter mode loads
+	// ?present=1, and a page still arriving has its navigation and not yet
+	// the inspector further down (which failed this test now and then).
+	browsertest.WaitFor(t, ctx, "presenter mode", `document.readyState === "complete" && document.querySelector('[data-lab][data-present] [data-testid=present-nav]')`)
 
 	want := func(what, card, pos string) presented {
 		t.Helper()
@@ -152,6 +156,7 @@ func TestLabPresenterMode(t *testing.T) {
 		t.Errorf("first card: got %+v, want the counts above the timeline, on the first screen, 48 px or larger", got)
 	}
 	browsertest.WantFits(t, ctx, "/lab?present=1", browsertest.Projector)
+	browsertest.WantAccessible(t, ctx, "/lab?present=1")
 	browsertest.Screenshot(t, ctx, "lab-present.png", "lab-present.png")
 
 	browsertest.Do(t, ctx, "press Next", chromedp.Click(chromedp.CSS(`[data-testid=present-next]`)))

@@ -59,7 +59,7 @@ func TestLabRunAlwaysOnScreen(t *testing.T) {
 	for _, s := range []browsertest.Screen{browsertest.Projector, browsertest.Desktop} {
 		browsertest.AtSize(t, ctx, s)
 		browsertest.Do(t, ctx, "open presenter mode", chromedp.Navigate(h.URL+"/lab?present=1&card=1"))
-		browsertest.WaitFor(t, ctx, "presenter mode", `document.querySelector('[data-lab][data-present] .lab-card[data-current]')`)
+		browsertest.WaitFor(t, ctx, "presenter mode", `document.readyState === "complete" && document.querySelector('[data-lab][data-present] .lab-card[data-current]')`)
 		n := browsertest.Run(t, ctx, "count the cards", chromedp.Evaluate[int](`document.querySelectorAll('.lab-card').length`))
 		tallest := 0
 		for i := range n {
