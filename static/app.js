@@ -84,12 +84,19 @@
   }
 
   // showPage replaces the page with an answer the server rendered for the
-  // POST (a card error, the processing or outage page), following its meta
-  // refresh, which a replaced body would not.
+  // POST (a card error, a decline, the processing or outage page),
+  // following its meta refresh, which a replaced body would not, and its
+  // autofocus (the field at fault, or the summary of what went wrong),
+  // which a replaced body would not apply either: focus would fall to
+  // <body>, and a screen reader would say nothing of the answer.
   function showPage(html) {
     var doc = new DOMParser().parseFromString(html, "text/html");
     document.title = doc.title;
     document.body.replaceWith(doc.body);
+    var focus = document.body.querySelector("[autofocus]");
+    if (focus) {
+      focus.focus();
+    }
     var refresh = doc.querySelector("meta[http-equiv=refresh]");
     var m = refresh && /^(\d+);url=(.+)$/i.exec(refresh.getAttribute("content") || "");
     if (m) {

@@ -60,8 +60,8 @@ type FormItem struct {
 }
 
 // CheckoutForm is what a pay form sends back: the key minted when it was
-// rendered, the snapshot of the cart and the amount the shopper saw. The
-// card number is never part of it: it is typed, never echoed back.
+// rendered, the snapshot of the cart and the amount the shopper saw, and
+// the card number only when the form answers the POST that carried it.
 type CheckoutForm struct {
 	CSRF   string
 	Key    string
@@ -77,6 +77,41 @@ type CheckoutForm struct {
 	CardHint string
 	// CardError says what was wrong with the card number sent.
 	CardError string
+	// Card is the number as the shopper typed it, rendered back into the
+	// field (value=) only in the answer to the POST that carried it (a
+	// typo, a cart that changed, an outage), so that the shopper does not
+	// type it again. That answer is sent with Cache-Control: no-store, and
+	// the number is never logged nor stored: it lives in that one response.
+	Card string
+	// Declined, when set, is the refusal of the card just sent, shown under
+	// the card field of a new form (a new key: the declined one is final).
+	Declined *Decline
+}
+
+// Decline is why the last card was refused, said under the card field.
+type Decline struct {
+	Title   string
+	Message string
+	// Replayed is set when the shopper sent the declined form again.
+	Replayed bool
+	// Again labels the link to the card field of the new form.
+	Again string
+}
+
+// CardInvalid reports whether the card field is the one at fault.
+func (f CheckoutForm) CardInvalid() bool { return f.CardError != "" || f.Declined != nil }
+
+// cardDescribedBy is the card field's aria-describedby: the live check's
+// hint, the hint of an earlier card, and the error, when there are.
+func cardDescribedBy(f CheckoutForm) string {
+	ids := "card-check"
+	if f.CardHint != "" {
+		ids += " card-hint"
+	}
+	if f.CardInvalid() {
+		ids += " card-error"
+	}
+	return ids
 }
 
 // TestCard is a card number the fake provider knows.
@@ -222,4 +257,16 @@ func authenticateRefresh(p AuthenticatePage) string {
 		return ""
 	}
 	return p.URL
+}
+
+// checkoutTitle is the checkout page's title: what went wrong first, when
+// the page answers a refused card, so that it is the first thing heard.
+func checkoutTitle(p CheckoutPage) string {
+	switch {
+	case p.Form.Declined != nil:
+		return p.Form.Declined.Title + " · Checkout"
+	case p.Form.CardError != "":
+		return "Check the card number · Checkout"
+	}
+	return "Checkout"
 }

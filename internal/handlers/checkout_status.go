@@ -74,6 +74,11 @@ func (h *Handler) statusPage(c echo.Context, settledNow bool) error {
 		if err != nil {
 			return err
 		}
+		// A decline (the bank's authentication failed) is shown in a new
+		// form, as the submit shows it.
+		if ans, err = h.declinedInForm(ctx, id, csrfToken(c), ans); err != nil {
+			return err
+		}
 		return send(c, ans)
 	}
 	if state.Held {
