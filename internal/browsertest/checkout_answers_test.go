@@ -1,0 +1,132 @@
+package browsertest_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
+	"exactlyonce/internal/apptest"
+)
+
+// withoutJavaScript turns the page's scripts off in the tab, for every
+// page it loads from now on, as a shopper who has them off meets the shop.
+// The test's own evaluations still run.
+func withoutJavaScript(t *testing.T, ctx context.Context) {
+	t.Helper()
+	do(t, ctx, "turn JavaScript off", chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+		return err
+	}))
+}
+
+// payWith puts card into the card field and presses Pay (or the retry
+// button of an outage page).
+func payWith(t *testing.T, ctx context.Context, card string) {
+	t.Helper()
+	do(t, ctx, "pay with "+card, chromedp.Evaluate[chromedp.Void](`(() => {
+		document.querySelector('[data-testid=card]').value = `+strconv.Quote(card)+`;
+		document.querySelector('[data-testid=pay], [data-testid=retry]').click();
+	})()`))
+}
+
+// cardState is the card field as the shopper meets it after an answer.
+type cardState struct {
+	Value       string `json:"value"`
+	Invalid     string `json:"invalid"`
+	DescribedBy string `json:"describedBy"`
+	Focused     string `json:"focused"`
+}
+
+// waitFocused waits until the element with the id has the focus: the
+// browser applies autofocus at its next rendering, a moment after the page
+// is there.
+func waitFocused(t *testing.T, ctx context.Context, what, id string) {
+	t.Helper()
+	waitFor(t, ctx, what+": focus on #"+id, `document.activeElement && document.activeElement.id === `+strconv.Quote(id))
+}
+
+const readCard = `(() => {
+	const c = document.querySelector('[data-testid=card]');
+	return {value: c.value, invalid: c.getAttribute('aria-invalid') || '',
+		describedBy: c.getAttribute('aria-describedby') || '', focused: document.activeElement ? document.activeElement.id : ''};
+})()`
+
+// What the server answers with the form shown again keeps the card typed,
+// ties its error to the field and puts the focus on it (or on the summary
+// of what went wrong), with JavaScript on (the page is swapped in) and off
+// (the browser loads the answer), at both sizes: a typo, then a decline,
+// said under the card field of a new form with the order summary kept,
+// then an outage.
+func TestCheckoutAnswersKeepTheCardAndFocus(t *testing.T) {
+	for _, js := range []bool{true, false} {
+		name := "JavaScript on"
+		if !js {
+			name = "JavaScript off"
+		}
+		t.Run(name, func(t *testing.T) {
+			h := apptest.New(t)
+			ctx := newBrowser(t)
+			if !js {
+				withoutJavaScript(t, ctx)
+			}
+			for _, s := range shopScreens {
+				atSize(t, ctx, s)
+				suffix := s.Name
+				if !js {
+					suffix += "-nojs"
+				}
+				key := shopToCheckout(t, ctx, h)
+
+				typo := "4242 4242 4242 4241"
+				do(t, ctx, "mark the document", chromedp.Evaluate[chromedp.Void](`window.sameDocument = true`))
+				payWith(t, ctx, typo)
+				waitFor(t, ctx, "the card's error", `document.querySelector('[data-testid=card-error]')`)
+				// The script swaps the answer into this document; without it,
+				// the browser loads the answer as a page of its own.
+				if swapped := run(t, ctx, "read the mark", chromedp.Evaluate[bool](`window.sameDocument === true`)); swapped != js {
+					t.Fatalf("%s: got the answer swapped in %v, want %v", s.Name, swapped, js)
+				}
+				waitFocused(t, ctx, s.Name+", a typo", "card")
+				got := run(t, ctx, "read the card", chromedp.Evaluate[cardState](readCard))
+				if got.Value != typo || got.Invalid != "true" || got.DescribedBy != "card-check card-error" || got.Focused != "card" {
+					t.Errorf("%s, a typo: got card %+v, want the number kept, invalid, described by its error, and focused", s.Name, got)
+				}
+				wantFits(t, ctx, "checkout with a typo", s)
+
+				payWith(t, ctx, "4000 0000 0000 0002")
+				waitFor(t, ctx, "the decline under the card", `location.pathname === "/checkout" && document.querySelector('[data-testid=declined][role=alert]')`)
+				waitFocused(t, ctx, s.Name+", a decline", "card")
+				got = run(t, ctx, "read the card", chromedp.Evaluate[cardState](readCard))
+				if got.Value != "" || got.Invalid != "true" || got.DescribedBy != "card-check card-error" || got.Focused != "card" {
+					t.Errorf("%s, a decline: got card %+v, want an empty field, invalid, described by the decline, and focused", s.Name, got)
+				}
+				if n := run(t, ctx, "count the summary", chromedp.Evaluate[int](`document.querySelectorAll('[data-testid=summary-line]').length`)); n != 2 {
+					t.Errorf("%s, a decline: got %d summary lines, want the order summary kept", s.Name, n)
+				}
+				if again := run(t, ctx, "read the key", chromedp.Evaluate[string](`document.querySelector('[data-testid=idempotency-key]').value`)); again == key {
+					t.Errorf("%s, a decline: the form under it has the declined key %q", s.Name, key)
+				}
+				wantFits(t, ctx, "checkout with a decline", s)
+				screenshot(t, ctx, "checkout-declined-"+suffix+".png", "")
+
+				h.SetProvider(t, 0, "before_charge")
+				payWith(t, ctx, "4242 4242 4242 4242")
+				waitFor(t, ctx, "the outage page", `document.querySelector('[data-testid=provider-outage]')`)
+				h.SetProvider(t, 0, "none")
+				waitFocused(t, ctx, s.Name+", an outage", "outage-summary")
+				got = run(t, ctx, "read the card", chromedp.Evaluate[cardState](readCard))
+				if got.Value != "4242 4242 4242 4242" || got.Focused != "outage-summary" {
+					t.Errorf("%s, an outage: got card %+v, want the number kept and the focus on the alert", s.Name, got)
+				}
+				if role := run(t, ctx, "read the alert", chromedp.Evaluate[string](`document.activeElement.getAttribute('role') || ''`)); role != "alert" {
+					t.Errorf("%s, an outage: the focused summary has role %q, want alert", s.Name, role)
+				}
+				wantFits(t, ctx, "outage", s)
+				screenshot(t, ctx, "checkout-outage-"+suffix+".png", "")
+			}
+		})
+	}
+}
