@@ -281,6 +281,58 @@
     window.setTimeout(poll, 2000);
   }
 
+  // A checkout page shown again from the browser's cache (Back from the
+  // receipt: the back/forward cache, event.persisted, or the HTTP cache,
+  // a back_forward navigation) is the page as it was before paying, and
+  // neither is asked of the server again. It asks the status of its key:
+  // once its order is placed, the status route answers with a redirect to
+  // the receipt, and the page says "already paid" with a link to it, in
+  // place of a Pay button that works. Paying there would only replay the
+  // order, but the shopper would believe it failed. The cart count goes
+  // too: the cart was ordered.
+  function recheckPaid() {
+    var form = document.querySelector("form[data-status-url]");
+    var note = document.querySelector("[data-already-paid]");
+    if (!form || !note || !window.fetch) {
+      return;
+    }
+    fetch(form.getAttribute("data-status-url"), { credentials: "same-origin" })
+      .then(function (resp) {
+        var path = resp.redirected ? new URL(resp.url).pathname : "";
+        if (path.indexOf("/orders/") !== 0) {
+          return;
+        }
+        note.querySelector("a").setAttribute("href", path);
+        note.hidden = false;
+        var button = form.querySelector("button[type=submit]");
+        if (button) {
+          button.disabled = true;
+          button.textContent = "Already paid";
+        }
+        var count = document.querySelector("[data-testid=cart-count]");
+        if (count) {
+          count.parentElement.removeAttribute("aria-label");
+          count.remove();
+        }
+        note.focus();
+      })
+      .catch(function () {});
+  }
+
+  function restored(event) {
+    if (event.persisted) {
+      return true;
+    }
+    var nav = window.performance && performance.getEntriesByType && performance.getEntriesByType("navigation")[0];
+    return !!nav && nav.type === "back_forward";
+  }
+
+  window.addEventListener("pageshow", function (event) {
+    if (restored(event)) {
+      recheckPaid();
+    }
+  });
+
   // Coming back with the Back button may restore the page exactly as it was
   // left, button still busy. Make it usable again: sending the form a second
   // time is safe, since it carries the same key.

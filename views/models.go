@@ -1,5 +1,7 @@
 package views
 
+import "net/url"
+
 // Page is what the layout needs besides the page's own content.
 type Page struct {
 	Title string
@@ -269,4 +271,11 @@ func checkoutTitle(p CheckoutPage) string {
 		return "Check the card number · Checkout"
 	}
 	return "Checkout"
+}
+
+// statusURL is the status page of the order a form's key names: where the
+// checkout page, shown again from the browser's cache, asks whether its
+// order was paid meanwhile (static/app.js).
+func statusURL(key string) string {
+	return "/checkout/status?" + url.Values{"key": {key}}.Encode()
 }

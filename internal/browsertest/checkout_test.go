@@ -94,16 +94,19 @@ func TestDoubleClickPayChargesOnce(t *testing.T) {
 			}
 			h.WantStats(t, 1, 1)
 
-			// Back to the checkout page, and pay again: the browser shows
-			// the same form, with the same key, and the order is replayed.
+			// Back to the checkout page: the browser shows the same form,
+			// with the same key, and the page says it was paid, with its
+			// receipt, instead of a Pay button that works
+			// (TestBackAfterPayingSaysAlreadyPaid). Sent anyway (the form
+			// submitted without its button), the order is replayed.
 			do(t, ctx, "go back", chromedp.Evaluate[chromedp.Void](`history.back()`))
-			waitFor(t, ctx, "checkout page again", `location.pathname === "/checkout" && document.querySelector('[data-testid=pay]') && !document.querySelector('[data-testid=pay]').disabled`)
+			waitFor(t, ctx, "checkout page again, already paid", `location.pathname === "/checkout" && !document.querySelector('[data-testid=already-paid]').hidden && document.querySelector('[data-testid=pay]').disabled`)
 			if again := run(t, ctx, "read the key", chromedp.Evaluate[string](`document.querySelector('[data-testid=idempotency-key]').value`)); again != key {
 				t.Fatalf("back on the checkout page: got key %q, want the form's key %q", again, key)
 			}
 			do(t, ctx, "pay again", chromedp.Evaluate[chromedp.Void](`(() => {
 				document.querySelector('[data-testid=card]').value = '4242424242424242';
-				document.querySelector('[data-testid=pay]').click();
+				document.querySelector('[data-testid=checkout-form]').submit();
 			})()`))
 			again := waitForReceipt(t, ctx, `location.search.includes("replayed=1") && document.querySelector('[data-testid=already-placed]')`)
 			if again != orderID {
@@ -134,4 +137,49 @@ func waitForPosts(t *testing.T, h *apptest.Harness, want func(int) bool) int {
 func postCheckouts(t *testing.T, h *apptest.Harness) int {
 	t.Helper()
 	return int(h.Metric(t, "exactlyonce_http_request_duration_seconds_count", "method", "POST", "route", "/checkout"))
+}
+
+// Back from the receipt shows the checkout page as it was before paying
+// (from the browser's cache; it is not asked of the server again): the
+// page asks the status of its key, and says the order is paid, with a link
+// to its receipt, in place of a working Pay button, and drops the cart's
+// count. At both sizes.
+func TestBackAfterPayingSaysAlreadyPaid(t *testing.T) {
+	h := apptest.New(t)
+	ctx := newBrowser(t)
+	for _, s := range shopScreens {
+		atSize(t, ctx, s)
+		shopToCheckout(t, ctx, h)
+		do(t, ctx, "mark the page", chromedp.Evaluate[chromedp.Void](`window.beforePaying = true`))
+		do(t, ctx, "pay", chromedp.Click(chromedp.CSS(`[data-testid=pay]`)))
+		waitForReceipt(t, ctx, "")
+		receipt := run(t, ctx, "read the receipt's address", chromedp.Evaluate[string](`location.pathname`))
+		do(t, ctx, "go back", chromedp.Evaluate[chromedp.Void](`history.back()`))
+		waitFor(t, ctx, s.Name+": the already-paid note", `location.pathname === "/checkout" && !document.querySelector('[data-testid=already-paid]').hidden`)
+		type state struct {
+			Receipt  string `json:"receipt"`
+			Disabled bool   `json:"disabled"`
+			Label    string `json:"label"`
+			Count    bool   `json:"count"`
+			Focused  string `json:"focused"`
+		}
+		got := run(t, ctx, "read the page", chromedp.Evaluate[state](`({
+			receipt: document.querySelector('[data-testid=already-paid-receipt]').getAttribute('href'),
+			disabled: document.querySelector('[data-testid=pay]').disabled,
+			label: document.querySelector('[data-testid=pay]').textContent.trim(),
+			count: !!document.querySelector('[data-testid=cart-count]'),
+			focused: document.activeElement ? document.activeElement.id : '',
+		})`))
+		want := state{Receipt: receipt, Disabled: true, Label: "Already paid", Focused: "already-paid"}
+		if got != want {
+			t.Errorf("%s, back after paying: got %+v, want %+v", s.Name, got, want)
+		}
+		// Which cache it came from: the back/forward cache keeps the page
+		// alive, mark included; the HTTP cache only has its HTML.
+		t.Logf("%s: back from the back/forward cache: %v", s.Name,
+			run(t, ctx, "read the mark", chromedp.Evaluate[bool](`window.beforePaying === true`)))
+		wantFits(t, ctx, "checkout already paid", s)
+		screenshot(t, ctx, "checkout-already-paid-"+s.Name+".png", "")
+	}
+	h.WantStats(t, 2, 2)
 }

@@ -18,7 +18,9 @@ import (
 // the cart), so a second tab, a refresh and a checkout reopened later all
 // pay for the cart once. The page may also be kept in the browser's cache
 // (private, revalidated on a normal visit): Back from the receipt shows this
-// very form, and paying again replays the order.
+// very form, and paying again replays the order. Its script asks the form
+// key's status when the page is shown from a cache, and says the order is
+// already paid, with its receipt, in place of a Pay button that works.
 func (h *Handler) checkoutPage(c echo.Context) error {
 	id, ok := shopper(c)
 	if !ok {

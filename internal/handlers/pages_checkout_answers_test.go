@@ -173,3 +173,32 @@ func TestDeclineShowsTheFormAgain(t *testing.T) {
 	wantReceipt(t, s.follow(t, s.post(t, "/checkout", retry)))
 	h.WantStats(t, 1, 1)
 }
+
+// The checkout form names its key's status page, which the page asks when
+// it is shown again from the browser's cache (static/app.js), and which
+// answers a paid key with the way to its receipt; the "already paid" note
+// it then shows is in the page, hidden.
+func TestCheckoutPageCanTellItWasPaid(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, withSecret)
+	s := newShopper(t, h)
+	s.addToCart(t, "mug-espresso")
+	p := s.get(t, "/checkout")
+	form := p.testid("checkout-form")
+	key, _ := p.testid("idempotency-key").Attr("value")
+	status, _ := form.Attr("data-status-url")
+	if status != "/checkout/status?key="+key {
+		t.Fatalf("got data-status-url %q, want the status of the form's key %q", status, key)
+	}
+	if note := p.testid("already-paid"); note.Length() != 1 || note.AttrOr("role", "") != "alert" {
+		t.Errorf("got %d already-paid notes (role %q), want one alert", note.Length(), note.AttrOr("role", ""))
+	} else if _, hidden := note.Attr("hidden"); !hidden {
+		t.Error("the already-paid note shows on a checkout not paid")
+	}
+	values := formValues(form)
+	values.Set("card", goodCard)
+	receipt := s.post(t, "/checkout", values).header.Get("Location")
+	if got := s.get(t, status); got.status != http.StatusSeeOther || got.header.Get("Location") != receipt {
+		t.Errorf("status of the paid key: got %d to %q, want 303 to the receipt %q", got.status, got.header.Get("Location"), receipt)
+	}
+}
