@@ -97,7 +97,11 @@
     if (focus) {
       focus.focus();
     }
-    var refresh = doc.querySelector("meta[http-equiv=refresh]");
+    followOrder(document.body);
+    // A refresh in <noscript> is for browsers without script (the page's
+    // script follows the order itself); the parser here runs none, and
+    // reads it as an element.
+    var refresh = doc.querySelector("head > meta[http-equiv=refresh]");
     var m = refresh && /^(\d+);url=(.+)$/i.exec(refresh.getAttribute("content") || "");
     if (m) {
       window.setTimeout(function () {
@@ -105,6 +109,66 @@
       }, Number(m[1]) * 1000);
     }
   }
+
+  // The outage page (the provider's answer is not known yet) counts down
+  // to when trying again is useful, and meanwhile follows the order by
+  // asking its status, without leaving the page and the card typed in its
+  // form: a redirect (the order was placed) goes to the receipt, a decline
+  // shows its form; anything else (still open) is asked again a little
+  // later. Without JavaScript the page says "in a few seconds" and
+  // refreshes to the status page instead (a <noscript> meta refresh).
+  function followOrder(root) {
+    var el = root.querySelector("[data-countdown][data-follow]");
+    if (!el || el.dataset.following || !window.fetch) {
+      return;
+    }
+    el.dataset.following = "true";
+    var left = Number(el.getAttribute("data-countdown")) || 0;
+    var url = el.getAttribute("data-follow");
+    var tries = 0;
+    var check = function () {
+      if (!el.isConnected) {
+        return;
+      }
+      tries++;
+      var again = function () {
+        if (tries < 40) {
+          window.setTimeout(check, 3000);
+        }
+      };
+      fetch(url, { credentials: "same-origin" })
+        .then(function (resp) {
+          if (!el.isConnected) {
+            return;
+          }
+          if (resp.redirected) {
+            window.location.assign(resp.url);
+            return;
+          }
+          if (resp.status === 402) {
+            return resp.text().then(showPage);
+          }
+          again();
+        })
+        .catch(again);
+    };
+    var tick = function () {
+      if (!el.isConnected) {
+        return;
+      }
+      if (left > 0) {
+        el.textContent = "You can try again in " + left + (left === 1 ? " second" : " seconds") +
+          ". Meanwhile this page follows your order and shows how it ended.";
+        left--;
+        window.setTimeout(tick, 1000);
+        return;
+      }
+      el.textContent = "You can try again now. Meanwhile this page follows your order and shows how it ended.";
+      check();
+    };
+    tick();
+  }
+  followOrder(document);
 
   function say(form, text) {
     var status = form.querySelector("[data-resubmit-status]");

@@ -9,6 +9,10 @@ type Page struct {
 	// with no script: how the processing page waits without JavaScript.
 	RefreshURL     string
 	RefreshSeconds int
+	// RefreshWithoutScript keeps the refresh for browsers without
+	// JavaScript (in <noscript>): a page with a form to keep, whose script
+	// follows the order without leaving it.
+	RefreshWithoutScript bool
 }
 
 // Link is a call to action.
@@ -233,7 +237,15 @@ type OutagePage struct {
 	// not (a retry before then waits for it).
 	RetryAfterSeconds int
 	Retry             CheckoutForm
+	// StatusURL is the order's status page, which tells how it ended: the
+	// page links it, refreshes to it without JavaScript, and asks it with.
+	StatusURL string
 }
+
+// outageRefresh is how long the outage page waits before it follows the
+// order without JavaScript: the Retry-After, and a few seconds at least,
+// long enough to read the page.
+func outageRefresh(p OutagePage) int { return max(p.RetryAfterSeconds, 5) }
 
 // ErrorPage is any refusal or failure.
 type ErrorPage struct {

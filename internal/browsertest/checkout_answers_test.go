@@ -3,7 +3,9 @@ package browsertest_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -126,6 +128,72 @@ func TestCheckoutAnswersKeepTheCardAndFocus(t *testing.T) {
 				}
 				wantFits(t, ctx, "outage", s)
 				screenshot(t, ctx, "checkout-outage-"+suffix+".png", "")
+			}
+		})
+	}
+}
+
+// settleByCompleter runs the completer, as the shop does in the background,
+// until it has settled one key (once the failed attempt's lock is gone).
+func settleByCompleter(t *testing.T, h *apptest.Harness) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n, err := h.App.Completer.Pass(context.Background())
+		if err != nil {
+			t.Fatalf("completer pass: %v", err)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the completer settled nothing in 30s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The page after a provider failure follows the order by itself and links
+// its status page. With JavaScript, its countdown counts down, and once the
+// order is settled (here by the completer, charged) the page goes to the
+// receipt, no click needed; without, it says "in a few seconds" and
+// refreshes to the status page. At both sizes.
+func TestOutagePageFollowsTheOrder(t *testing.T) {
+	for _, js := range []bool{true, false} {
+		name := "JavaScript on"
+		if !js {
+			name = "JavaScript off"
+		}
+		t.Run(name, func(t *testing.T) {
+			h := apptest.New(t, func(cfg *apptest.Setup) { cfg.LockTimeout = time.Second })
+			ctx := newBrowser(t)
+			if !js {
+				withoutJavaScript(t, ctx)
+			}
+			for _, s := range shopScreens {
+				atSize(t, ctx, s)
+				key := shopToCheckout(t, ctx, h)
+				h.SetProvider(t, 0, "after_charge")
+				payWith(t, ctx, "4242 4242 4242 4242")
+				waitFor(t, ctx, "the outage page", `document.querySelector('[data-testid=provider-outage]')`)
+				h.SetProvider(t, 0, "none")
+				status := run(t, ctx, "read the status link", chromedp.Evaluate[string](`document.querySelector('[data-testid=check-status]').getAttribute('href')`))
+				if want := "/checkout/status?key=" + key; status != want {
+					t.Errorf("%s: got status link %q, want %q", s.Name, status, want)
+				}
+				wantFits(t, ctx, "outage", s)
+				if !js {
+					text := run(t, ctx, "read the wait", chromedp.Evaluate[string](`document.querySelector('[data-testid=retry-after]').textContent`))
+					if !strings.Contains(text, "a few seconds") {
+						t.Errorf("%s: got %q, want it to say a few seconds", s.Name, text)
+					}
+					waitFor(t, ctx, s.Name+": refreshed to the status page", `location.pathname === "/checkout/status"`)
+					continue
+				}
+				first := waitForText(t, ctx, "the countdown", `/in \d+ seconds?/.test(document.querySelector('[data-testid=retry-after]').textContent)`, `[data-testid=retry-after]`)
+				waitFor(t, ctx, s.Name+": the countdown counting down", `document.querySelector('[data-testid=retry-after]').textContent !== `+strconv.Quote(first))
+				settleByCompleter(t, h)
+				waitForReceipt(t, ctx, "")
 			}
 		})
 	}

@@ -104,7 +104,7 @@ func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.Checko
 		// server is stopping): the same form again resumes it.
 		wait := web.RetryAfterSeconds(f.RetryAfter)
 		return answer{status: f.Kind.Status, retryAfter: wait,
-			page: views.OrderAnswer{Outage: &views.OutagePage{RetryAfterSeconds: wait, Retry: retry}}}, nil
+			page: views.OrderAnswer{Outage: &views.OutagePage{RetryAfterSeconds: wait, Retry: retry, StatusURL: statusURL(retry.Key)}}}, nil
 	}
 	return answer{}, err
 }
@@ -222,10 +222,15 @@ func cartChangedAway(changed *checkout.CartChangedError) error {
 // is one nobody works on any more, and the page offers to resume it.
 func processingAnswer(key string, retry *views.CheckoutForm) answer {
 	return answer{status: http.StatusAccepted, page: views.OrderAnswer{Processing: &views.ProcessingPage{
-		StatusURL:      "/checkout/status?key=" + url.QueryEscape(key),
+		StatusURL:      statusURL(key),
 		RefreshSeconds: 1,
 		Retry:          retry,
 	}}}
+}
+
+// statusURL is the status page of the order under key.
+func statusURL(key string) string {
+	return "/checkout/status?key=" + url.QueryEscape(key)
 }
 
 // send writes a.

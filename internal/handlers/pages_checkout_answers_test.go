@@ -96,6 +96,22 @@ func TestFormAnswersKeepTheTypedCard(t *testing.T) {
 		if _, ok := alert.Attr("autofocus"); !ok {
 			t.Error("the outage summary is not focused on load")
 		}
+		// It follows the order: a link to its status, a refresh there
+		// for browsers without script, a countdown for the script.
+		status := "/checkout/status?key=" + form.Get("idempotency_key")
+		if href, _ := p.testid("check-status").Attr("href"); href != status {
+			t.Errorf("got status link %q, want %q", href, status)
+		}
+		if got := p.doc.Find("head noscript").Text(); !strings.Contains(got, "url="+status) {
+			t.Errorf("got <noscript> %q in the head, want a refresh to %s", got, status)
+		}
+		wait := p.testid("retry-after")
+		if got, _ := wait.Attr("data-countdown"); got != p.header.Get("Retry-After") {
+			t.Errorf("got countdown from %q, want the Retry-After, %q", got, p.header.Get("Retry-After"))
+		}
+		if !strings.Contains(wait.Text(), "a few seconds") {
+			t.Errorf("got %q, want a few seconds (the script counts them)", wait.Text())
+		}
 	})
 	t.Run("a fresh checkout", func(t *testing.T) {
 		t.Parallel()
