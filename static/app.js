@@ -309,6 +309,8 @@
   // reload shows them.
   var pending = document.querySelector("[data-points-pending]");
   if (pending && window.fetch) {
+    // The page says "reload" for browsers without script; this one does it.
+    pending.textContent = "being added, this updates by itself";
     var tries = 0;
     var poll = function () {
       tries++;

@@ -233,8 +233,9 @@ func statusURL(key string) string {
 	return "/checkout/status?key=" + url.QueryEscape(key)
 }
 
-// send writes a.
-func send(c echo.Context, a answer) error {
+// send writes a, with the cart's count on its page: the form's cart
+// when it shows one, the shopper's cart as it is now otherwise.
+func (h *Handler) send(c echo.Context, a answer) error {
 	header := c.Response().Header()
 	if a.replayed {
 		header.Set(idem.HeaderReplayed, "true")
@@ -249,14 +250,16 @@ func send(c echo.Context, a answer) error {
 		// Its retry form holds the card number just sent.
 		header.Set(echo.HeaderCacheControl, "no-store")
 	}
+	if a.form != nil && a.form.items != nil {
+		countCart(c, a.form.items)
+	} else if err := h.readCartCount(c); err != nil {
+		return err
+	}
 	page := a.page
 	if a.form != nil {
 		// A form of one render, with its key and signature, and maybe the
 		// card number just sent: a page not to keep.
 		header.Set(echo.HeaderCacheControl, "no-store")
-		if a.form.items != nil {
-			countCart(c, a.form.items)
-		}
 		p := checkoutView(a.form.priced, a.form.form)
 		p.CartChanged = a.form.cartChanged
 		page.Checkout = &p

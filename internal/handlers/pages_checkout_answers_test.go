@@ -218,3 +218,38 @@ func TestCheckoutPageCanTellItWasPaid(t *testing.T) {
 		t.Errorf("status of the paid key: got %d to %q, want 303 to the receipt %q", got.status, got.header.Get("Location"), receipt)
 	}
 }
+
+// The pages that answer a POST, the error pages and the 404 show the
+// cart's count on the Cart link, as every other page does.
+func TestAnswersShowTheCartCount(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, withSecret)
+	s := newShopper(t, h)
+	s.addToCart(t, "mug-espresso")
+	wantCount := func(what string, p page) {
+		t.Helper()
+		if got := p.text("cart-count"); got != "1" {
+			t.Errorf("%s (%d): got cart count %q, want 1", what, p.status, got)
+		}
+	}
+	wantCount("a typo", s.post(t, "/checkout", s.checkoutForm(t, "4242 4242 4242 4241")))
+	altered := s.checkoutForm(t, goodCard)
+	altered.Set("amount", "1")
+	wantCount("an altered form", s.post(t, "/checkout", altered))
+	wantCount("a missing page", s.get(t, "/no-such-page"))
+	h.SetProvider(t, 0, "before_charge")
+	wantCount("an outage", s.post(t, "/checkout", s.checkoutForm(t, goodCard)))
+}
+
+// Without JavaScript, the receipt's pending points do not say they update
+// by themselves (the script does that, and says so): a reload shows them.
+func TestReceiptPointsSayReloadWithoutScript(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, withSecret)
+	s := newShopper(t, h)
+	s.addToCart(t, "mug-espresso")
+	receipt := s.follow(t, s.post(t, "/checkout", s.checkoutForm(t, goodCard)))
+	if got := receipt.text("order-points"); strings.Contains(got, "by itself") || !strings.Contains(got, "reload") {
+		t.Errorf("got pending points %q, want them to say to reload", got)
+	}
+}
