@@ -198,3 +198,38 @@ func TestOutagePageFollowsTheOrder(t *testing.T) {
 		})
 	}
 }
+
+// With JavaScript off, at both sizes: the 404 and the answers to the pay
+// form show the cart's count, and the receipt's pending points say to
+// reload (nothing updates them by itself).
+func TestPagesWithoutJavaScriptSayWhatTheyDo(t *testing.T) {
+	h := apptest.New(t)
+	ctx := newBrowser(t)
+	withoutJavaScript(t, ctx)
+	shopToCheckout(t, ctx, h)
+	payWith(t, ctx, "4242 4242 4242 4241")
+	waitFor(t, ctx, "the card's error", `document.querySelector('[data-testid=card-error]')`)
+	if got := run(t, ctx, "read the count", chromedp.Evaluate[string](`(document.querySelector('[data-testid=cart-count]') || {}).textContent || ''`)); got != "2" {
+		t.Errorf("answer to a typo: got cart count %q, want 2", got)
+	}
+	for _, s := range shopScreens {
+		atSize(t, ctx, s)
+		do(t, ctx, "open a missing page", chromedp.Navigate(h.URL+"/no-such-page"))
+		waitFor(t, ctx, "error page", `document.querySelector('[data-testid=error-page]')`)
+		if got := run(t, ctx, "read the count", chromedp.Evaluate[string](`(document.querySelector('[data-testid=cart-count]') || {}).textContent || ''`)); got != "2" {
+			t.Errorf("%s, 404: got cart count %q, want 2", s.Name, got)
+		}
+		wantFits(t, ctx, "not found", s)
+	}
+	do(t, ctx, "open the checkout", chromedp.Navigate(h.URL+"/checkout"))
+	waitFor(t, ctx, "checkout page", `document.querySelector('[data-testid=pay]')`)
+	payWith(t, ctx, "4242 4242 4242 4242")
+	waitForReceipt(t, ctx, "")
+	for _, s := range shopScreens {
+		atSize(t, ctx, s)
+		if got := run(t, ctx, "read the points", chromedp.Evaluate[string](`document.querySelector('[data-testid=order-points]').textContent`)); !strings.Contains(got, "reload") {
+			t.Errorf("%s, receipt: got points %q, want them to say to reload", s.Name, got)
+		}
+		wantFits(t, ctx, "receipt without JavaScript", s)
+	}
+}
