@@ -85,10 +85,9 @@
 
   // showPage replaces the page with an answer the server rendered for the
   // POST (a card error, a decline, the processing or outage page),
-  // following its meta refresh, which a replaced body would not, and its
-  // autofocus (the field at fault, or the summary of what went wrong),
-  // which a replaced body would not apply either: focus would fall to
-  // <body>, and a screen reader would say nothing of the answer.
+  // following its meta refresh and autofocus, which a replaced body would
+  // not (focus would fall to <body>, and a screen reader say nothing). A
+  // refresh in <noscript> is not for us: this parser reads it as an element.
   function showPage(html) {
     var doc = new DOMParser().parseFromString(html, "text/html");
     document.title = doc.title;
@@ -98,9 +97,6 @@
       focus.focus();
     }
     followOrder(document.body);
-    // A refresh in <noscript> is for browsers without script (the page's
-    // script follows the order itself); the parser here runs none, and
-    // reads it as an element.
     var refresh = doc.querySelector("head > meta[http-equiv=refresh]");
     var m = refresh && /^(\d+);url=(.+)$/i.exec(refresh.getAttribute("content") || "");
     if (m) {
@@ -110,61 +106,40 @@
     }
   }
 
-  // The outage page (the provider's answer is not known yet) counts down
-  // to when trying again is useful, and meanwhile follows the order by
-  // asking its status, without leaving the page and the card typed in its
-  // form: a redirect (the order was placed) goes to the receipt, a decline
-  // shows its form; anything else (still open) is asked again a little
-  // later. Without JavaScript the page says "in a few seconds" and
-  // refreshes to the status page instead (a <noscript> meta refresh).
+  // The outage page counts down to when trying again is useful, then asks
+  // the order's status every 3 s without leaving the page (and the card in
+  // its form): a placed order goes to its receipt, a decline shows its
+  // form. Without script the page refreshes to the status instead.
   function followOrder(root) {
-    var el = root.querySelector("[data-countdown][data-follow]");
-    if (!el || el.dataset.following || !window.fetch) {
+    var el = root.querySelector("[data-countdown]");
+    if (!el || !window.fetch) {
       return;
     }
-    el.dataset.following = "true";
     var left = Number(el.getAttribute("data-countdown")) || 0;
-    var url = el.getAttribute("data-follow");
     var tries = 0;
-    var check = function () {
-      if (!el.isConnected) {
+    var tick = function () {
+      if (!el.isConnected || tries++ > 40) {
         return;
       }
-      tries++;
-      var again = function () {
-        if (tries < 40) {
-          window.setTimeout(check, 3000);
-        }
-      };
-      fetch(url, { credentials: "same-origin" })
+      el.textContent = "You can try again " + (left > 0 ? "in " + left + (left > 1 ? " seconds" : " second") : "now") +
+        ". Meanwhile this page follows your order.";
+      if (left-- > 0) {
+        window.setTimeout(tick, 1000);
+        return;
+      }
+      fetch(el.getAttribute("data-follow"), { credentials: "same-origin" })
         .then(function (resp) {
-          if (!el.isConnected) {
-            return;
-          }
           if (resp.redirected) {
-            window.location.assign(resp.url);
-            return;
+            return window.location.assign(resp.url);
           }
           if (resp.status === 402) {
             return resp.text().then(showPage);
           }
-          again();
+          window.setTimeout(tick, 3000);
         })
-        .catch(again);
-    };
-    var tick = function () {
-      if (!el.isConnected) {
-        return;
-      }
-      if (left > 0) {
-        el.textContent = "You can try again in " + left + (left === 1 ? " second" : " seconds") +
-          ". Meanwhile this page follows your order and shows how it ended.";
-        left--;
-        window.setTimeout(tick, 1000);
-        return;
-      }
-      el.textContent = "You can try again now. Meanwhile this page follows your order and shows how it ended.";
-      check();
+        .catch(function () {
+          window.setTimeout(tick, 3000);
+        });
     };
     tick();
   }
@@ -309,7 +284,7 @@
   // reload shows them.
   var pending = document.querySelector("[data-points-pending]");
   if (pending && window.fetch) {
-    // The page says "reload" for browsers without script; this one does it.
+    // The page says "reload" without script.
     pending.textContent = "being added, this updates by itself";
     var tries = 0;
     var poll = function () {
@@ -347,56 +322,34 @@
     window.setTimeout(poll, 2000);
   }
 
-  // A checkout page shown again from the browser's cache (Back from the
-  // receipt: the back/forward cache, event.persisted, or the HTTP cache,
-  // a back_forward navigation) is the page as it was before paying, and
-  // neither is asked of the server again. It asks the status of its key:
-  // once its order is placed, the status route answers with a redirect to
-  // the receipt, and the page says "already paid" with a link to it, in
-  // place of a Pay button that works. Paying there would only replay the
-  // order, but the shopper would believe it failed. The cart count goes
-  // too: the cart was ordered.
-  function recheckPaid() {
+  // A checkout page shown again from a cache (Back from the receipt: the
+  // back/forward cache, or the HTTP cache) is not asked of the server. It
+  // asks its key's status: a paid order redirects to its receipt, and the
+  // page says "already paid" with a link to it, in place of a Pay button
+  // that would only replay the order while the shopper believes it failed.
+  window.addEventListener("pageshow", function (event) {
+    var nav = performance.getEntriesByType("navigation")[0];
     var form = document.querySelector("form[data-status-url]");
     var note = document.querySelector("[data-already-paid]");
-    if (!form || !note || !window.fetch) {
+    if (!(event.persisted || (nav && nav.type === "back_forward")) || !form || !note || !window.fetch) {
       return;
     }
-    fetch(form.getAttribute("data-status-url"), { credentials: "same-origin" })
-      .then(function (resp) {
-        var path = resp.redirected ? new URL(resp.url).pathname : "";
-        if (path.indexOf("/orders/") !== 0) {
-          return;
-        }
-        note.querySelector("a").setAttribute("href", path);
-        note.hidden = false;
-        var button = form.querySelector("button[type=submit]");
-        if (button) {
-          button.disabled = true;
-          button.textContent = "Already paid";
-        }
-        var count = document.querySelector("[data-testid=cart-count]");
-        if (count) {
-          count.parentElement.removeAttribute("aria-label");
-          count.remove();
-        }
-        note.focus();
-      })
-      .catch(function () {});
-  }
-
-  function restored(event) {
-    if (event.persisted) {
-      return true;
-    }
-    var nav = window.performance && performance.getEntriesByType && performance.getEntriesByType("navigation")[0];
-    return !!nav && nav.type === "back_forward";
-  }
-
-  window.addEventListener("pageshow", function (event) {
-    if (restored(event)) {
-      recheckPaid();
-    }
+    fetch(form.getAttribute("data-status-url"), { credentials: "same-origin" }).then(function (resp) {
+      var path = resp.redirected ? new URL(resp.url).pathname : "";
+      if (path.indexOf("/orders/") !== 0) {
+        return;
+      }
+      note.querySelector("a").setAttribute("href", path);
+      note.hidden = false;
+      form.querySelector("button[type=submit]").disabled = true;
+      form.querySelector("button[type=submit]").textContent = "Already paid";
+      var count = document.querySelector("[data-testid=cart-count]");
+      if (count) {
+        count.parentElement.removeAttribute("aria-label");
+        count.remove();
+      }
+      note.focus();
+    });
   });
 
   // Coming back with the Back button may restore the page exactly as it was
