@@ -291,3 +291,8 @@ func checkoutTitle(p CheckoutPage) string {
 func statusURL(key string) string {
 	return "/checkout/status?" + url.Values{"key": {key}}.Encode()
 }
+
+// AlreadyPaidPage is GET /checkout when its cart was just ordered.
+type AlreadyPaidPage struct {
+	ReceiptURL string
+}

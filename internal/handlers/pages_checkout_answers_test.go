@@ -253,3 +253,29 @@ func TestReceiptPointsSayReloadWithoutScript(t *testing.T) {
 		t.Errorf("got pending points %q, want them to say to reload", got)
 	}
 }
+
+// The checkout of a cart just ordered, asked again (Back from the receipt
+// to a page the browser does not keep), says it is paid and links the
+// receipt, rather than a Pay button or an empty cart; once the shopper has
+// a cart again, it is that cart's checkout or the cart.
+func TestCheckoutOfAnOrderedCartSaysAlreadyPaid(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, withSecret)
+	s := newShopper(t, h)
+	s.addToCart(t, "mug-espresso")
+	receipt := s.post(t, "/checkout", s.checkoutForm(t, goodCard)).header.Get("Location")
+	p := s.get(t, "/checkout")
+	if p.status != http.StatusOK || p.testid("already-paid").AttrOr("role", "") != "alert" {
+		t.Fatalf("checkout after paying: got %d, want 200 with the already-paid alert", p.status)
+	}
+	if href, _ := p.testid("already-paid-receipt").Attr("href"); href != receipt {
+		t.Errorf("got receipt link %q, want %q", href, receipt)
+	}
+	if p.testid("pay").Length() != 0 {
+		t.Error("the paid checkout has a Pay button")
+	}
+	s.addToCart(t, "book-retries")
+	if p := s.get(t, "/checkout"); p.testid("pay").Length() != 1 {
+		t.Errorf("checkout of a new cart: got %d without a Pay button", p.status)
+	}
+}
