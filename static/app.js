@@ -84,13 +84,20 @@
   }
 
   // showPage replaces the page with an answer the server rendered for the
-  // POST (a card error, the processing or outage page), following its meta
-  // refresh, which a replaced body would not.
+  // POST (a card error, a decline, the processing or outage page),
+  // following its meta refresh and autofocus, which a replaced body would
+  // not (focus would fall to <body>, and a screen reader say nothing). A
+  // refresh in <noscript> is not for us: this parser reads it as an element.
   function showPage(html) {
     var doc = new DOMParser().parseFromString(html, "text/html");
     document.title = doc.title;
     document.body.replaceWith(doc.body);
-    var refresh = doc.querySelector("meta[http-equiv=refresh]");
+    var focus = document.body.querySelector("[autofocus]");
+    if (focus) {
+      focus.focus();
+    }
+    followOrder(document.body);
+    var refresh = doc.querySelector("head > meta[http-equiv=refresh]");
     var m = refresh && /^(\d+);url=(.+)$/i.exec(refresh.getAttribute("content") || "");
     if (m) {
       window.setTimeout(function () {
@@ -98,6 +105,45 @@
       }, Number(m[1]) * 1000);
     }
   }
+
+  // The outage page counts down to when trying again is useful, then asks
+  // the order's status every 3 s without leaving the page (and the card in
+  // its form): a placed order goes to its receipt, a decline shows its
+  // form. Without script the page refreshes to the status instead.
+  function followOrder(root) {
+    var el = root.querySelector("[data-countdown]");
+    if (!el || !window.fetch) {
+      return;
+    }
+    var left = Number(el.getAttribute("data-countdown")) || 0;
+    var tries = 0;
+    var tick = function () {
+      if (!el.isConnected || tries++ > 40) {
+        return;
+      }
+      el.textContent = "You can try again " + (left > 0 ? "in " + left + (left > 1 ? " seconds" : " second") : "now") +
+        ". Meanwhile this page follows your order.";
+      if (left-- > 0) {
+        window.setTimeout(tick, 1000);
+        return;
+      }
+      fetch(el.getAttribute("data-follow"), { credentials: "same-origin" })
+        .then(function (resp) {
+          if (resp.redirected) {
+            return window.location.assign(resp.url);
+          }
+          if (resp.status === 402) {
+            return resp.text().then(showPage);
+          }
+          window.setTimeout(tick, 3000);
+        })
+        .catch(function () {
+          window.setTimeout(tick, 3000);
+        });
+    };
+    tick();
+  }
+  followOrder(document);
 
   function say(form, text) {
     var status = form.querySelector("[data-resubmit-status]");
@@ -238,6 +284,8 @@
   // reload shows them.
   var pending = document.querySelector("[data-points-pending]");
   if (pending && window.fetch) {
+    // The page says "reload" without script.
+    pending.textContent = "being added, this updates by itself";
     var tries = 0;
     var poll = function () {
       tries++;
@@ -273,6 +321,36 @@
     };
     window.setTimeout(poll, 2000);
   }
+
+  // A checkout page shown again from a cache (Back from the receipt: the
+  // back/forward cache, or the HTTP cache) is not asked of the server. It
+  // asks its key's status: a paid order redirects to its receipt, and the
+  // page says "already paid" with a link to it, in place of a Pay button
+  // that would only replay the order while the shopper believes it failed.
+  window.addEventListener("pageshow", function (event) {
+    var nav = performance.getEntriesByType("navigation")[0];
+    var form = document.querySelector("form[data-status-url]");
+    var note = document.querySelector("[data-already-paid]");
+    if (!(event.persisted || (nav && nav.type === "back_forward")) || !form || !note || !window.fetch) {
+      return;
+    }
+    fetch(form.getAttribute("data-status-url"), { credentials: "same-origin" }).then(function (resp) {
+      var path = resp.redirected ? new URL(resp.url).pathname : "";
+      if (path.indexOf("/orders/") !== 0) {
+        return;
+      }
+      note.querySelector("a").setAttribute("href", path);
+      note.hidden = false;
+      form.querySelector("button[type=submit]").disabled = true;
+      form.querySelector("button[type=submit]").textContent = "Already paid";
+      var count = document.querySelector("[data-testid=cart-count]");
+      if (count) {
+        count.parentElement.removeAttribute("aria-label");
+        count.remove();
+      }
+      note.focus();
+    });
+  });
 
   // Coming back with the Back button may restore the page exactly as it was
   // left, button still busy. Make it usable again: sending the form a second

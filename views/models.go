@@ -1,5 +1,7 @@
 package views
 
+import "net/url"
+
 // Page is what the layout needs besides the page's own content.
 type Page struct {
 	Title string
@@ -7,6 +9,10 @@ type Page struct {
 	// with no script: how the processing page waits without JavaScript.
 	RefreshURL     string
 	RefreshSeconds int
+	// RefreshWithoutScript keeps the refresh for browsers without
+	// JavaScript (in <noscript>): a page with a form to keep, whose script
+	// follows the order without leaving it.
+	RefreshWithoutScript bool
 }
 
 // Link is a call to action.
@@ -60,8 +66,8 @@ type FormItem struct {
 }
 
 // CheckoutForm is what a pay form sends back: the key minted when it was
-// rendered, the snapshot of the cart and the amount the shopper saw. The
-// card number is never part of it: it is typed, never echoed back.
+// rendered, the snapshot of the cart and the amount the shopper saw, and
+// the card number only when the form answers the POST that carried it.
 type CheckoutForm struct {
 	CSRF   string
 	Key    string
@@ -77,6 +83,41 @@ type CheckoutForm struct {
 	CardHint string
 	// CardError says what was wrong with the card number sent.
 	CardError string
+	// Card is the number as the shopper typed it, rendered back into the
+	// field (value=) only in the answer to the POST that carried it (a
+	// typo, a cart that changed, an outage), so that the shopper does not
+	// type it again. That answer is sent with Cache-Control: no-store, and
+	// the number is never logged nor stored: it lives in that one response.
+	Card string
+	// Declined, when set, is the refusal of the card just sent, shown under
+	// the card field of a new form (a new key: the declined one is final).
+	Declined *Decline
+}
+
+// Decline is why the last card was refused, said under the card field.
+type Decline struct {
+	Title   string
+	Message string
+	// Replayed is set when the shopper sent the declined form again.
+	Replayed bool
+	// Again labels the link to the card field of the new form.
+	Again string
+}
+
+// CardInvalid reports whether the card field is the one at fault.
+func (f CheckoutForm) CardInvalid() bool { return f.CardError != "" || f.Declined != nil }
+
+// cardDescribedBy is the card field's aria-describedby: the live check's
+// hint, the hint of an earlier card, and the error, when there are.
+func cardDescribedBy(f CheckoutForm) string {
+	ids := "card-check"
+	if f.CardHint != "" {
+		ids += " card-hint"
+	}
+	if f.CardInvalid() {
+		ids += " card-error"
+	}
+	return ids
 }
 
 // TestCard is a card number the fake provider knows.
@@ -196,7 +237,15 @@ type OutagePage struct {
 	// not (a retry before then waits for it).
 	RetryAfterSeconds int
 	Retry             CheckoutForm
+	// StatusURL is the order's status page, which tells how it ended: the
+	// page links it, refreshes to it without JavaScript, and asks it with.
+	StatusURL string
 }
+
+// outageRefresh is how long the outage page waits before it follows the
+// order without JavaScript: the Retry-After, and a few seconds at least,
+// long enough to read the page.
+func outageRefresh(p OutagePage) int { return max(p.RetryAfterSeconds, 5) }
 
 // ErrorPage is any refusal or failure.
 type ErrorPage struct {
@@ -222,4 +271,28 @@ func authenticateRefresh(p AuthenticatePage) string {
 		return ""
 	}
 	return p.URL
+}
+
+// checkoutTitle is the checkout page's title: what went wrong first, when
+// the page answers a refused card, so that it is the first thing heard.
+func checkoutTitle(p CheckoutPage) string {
+	switch {
+	case p.Form.Declined != nil:
+		return p.Form.Declined.Title + " · Checkout"
+	case p.Form.CardError != "":
+		return "Check the card number · Checkout"
+	}
+	return "Checkout"
+}
+
+// statusURL is the status page of the order a form's key names: where the
+// checkout page, shown again from the browser's cache, asks whether its
+// order was paid meanwhile (static/app.js).
+func statusURL(key string) string {
+	return "/checkout/status?" + url.Values{"key": {key}}.Encode()
+}
+
+// AlreadyPaidPage is GET /checkout when its cart was just ordered.
+type AlreadyPaidPage struct {
+	ReceiptURL string
 }

@@ -150,7 +150,7 @@ func Receipt(p ReceiptPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<dd><span data-testid=\"order-points\" data-points-pending role=\"status\">being added, this updates by itself</span></dd>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<dd><span data-testid=\"order-points\" data-points-pending role=\"status\">being added: reload this page to see them</span></dd>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -34,8 +34,9 @@ func chromium() string {
 // NewBrowser starts a headless Chromium with a profile of its own for the
 // test and returns the context of its first tab. The browser belongs to
 // this context, which has no deadline; steps take their timeouts from
-// child contexts (see Do).
-func NewBrowser(t *testing.T) context.Context {
+// child contexts (see Do). Extra options are added to the browser's own
+// (a flag a test needs, such as one that turns off the back/forward cache).
+func NewBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path := chromium()
 	if path == "" {
@@ -70,6 +71,7 @@ func NewBrowser(t *testing.T) context.Context {
 		// Chromium refuses to run as root with its sandbox on.
 		opts = append(opts, chromedp.NoSandbox)
 	}
+	opts = append(opts, extra...)
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
 	t.Cleanup(func() {

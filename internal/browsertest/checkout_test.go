@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/browsertest"
 )
 
 // The two SKUs the tests buy.
@@ -94,16 +95,19 @@ func TestDoubleClickPayChargesOnce(t *testing.T) {
 			}
 			h.WantStats(t, 1, 1)
 
-			// Back to the checkout page, and pay again: the browser shows
-			// the same form, with the same key, and the order is replayed.
+			// Back to the checkout page: the browser shows the same form,
+			// with the same key, and the page says it was paid, with its
+			// receipt, instead of a Pay button that works
+			// (TestBackAfterPayingSaysAlreadyPaid). Sent anyway (the form
+			// submitted without its button), the order is replayed.
 			do(t, ctx, "go back", chromedp.Evaluate[chromedp.Void](`history.back()`))
-			waitFor(t, ctx, "checkout page again", `location.pathname === "/checkout" && document.querySelector('[data-testid=pay]') && !document.querySelector('[data-testid=pay]').disabled`)
+			waitFor(t, ctx, "checkout page again, already paid", `location.pathname === "/checkout" && !document.querySelector('[data-testid=already-paid]').hidden && document.querySelector('[data-testid=pay]').disabled`)
 			if again := run(t, ctx, "read the key", chromedp.Evaluate[string](`document.querySelector('[data-testid=idempotency-key]').value`)); again != key {
 				t.Fatalf("back on the checkout page: got key %q, want the form's key %q", again, key)
 			}
 			do(t, ctx, "pay again", chromedp.Evaluate[chromedp.Void](`(() => {
 				document.querySelector('[data-testid=card]').value = '4242424242424242';
-				document.querySelector('[data-testid=pay]').click();
+				document.querySelector('[data-testid=checkout-form]').submit();
 			})()`))
 			again := waitForReceipt(t, ctx, `location.search.includes("replayed=1") && document.querySelector('[data-testid=already-placed]')`)
 			if again != orderID {
@@ -134,4 +138,70 @@ func waitForPosts(t *testing.T, h *apptest.Harness, want func(int) bool) int {
 func postCheckouts(t *testing.T, h *apptest.Harness) int {
 	t.Helper()
 	return int(h.Metric(t, "exactlyonce_http_request_duration_seconds_count", "method", "POST", "route", "/checkout"))
+}
+
+// Back from the receipt shows the checkout page as it was before paying
+// (from the browser's cache; it is not asked of the server again): the
+// page asks the status of its key, and says the order is paid, with a link
+// to its receipt, in place of a working Pay button, and drops the cart's
+// count. At both sizes, from the back/forward cache and, with it turned
+// off, from the server, which Chromium then asks again (the page is
+// private, no-cache) and which says so itself.
+func TestBackAfterPayingSaysAlreadyPaid(t *testing.T) {
+	for _, bfcache := range []bool{true, false} {
+		t.Run("back/forward cache "+map[bool]string{true: "on", false: "off"}[bfcache], func(t *testing.T) {
+			h := apptest.New(t)
+			var ctx context.Context
+			if bfcache {
+				ctx = newBrowser(t)
+			} else {
+				ctx = browsertest.NewBrowser(t, chromedp.Flag("disable-back-forward-cache", true))
+			}
+			backAfterPaying(t, ctx, h, bfcache)
+		})
+	}
+}
+
+func backAfterPaying(t *testing.T, ctx context.Context, h *apptest.Harness, bfcache bool) {
+	t.Helper()
+	for _, s := range shopScreens {
+		atSize(t, ctx, s)
+		shopToCheckout(t, ctx, h)
+		do(t, ctx, "mark the page", chromedp.Evaluate[chromedp.Void](`window.beforePaying = true`))
+		do(t, ctx, "pay", chromedp.Click(chromedp.CSS(`[data-testid=pay]`)))
+		waitForReceipt(t, ctx, "")
+		receipt := run(t, ctx, "read the receipt's address", chromedp.Evaluate[string](`location.pathname`))
+		do(t, ctx, "go back", chromedp.Evaluate[chromedp.Void](`history.back()`))
+		// From the back/forward cache, the page's script swaps the note in;
+		// from the server, asked again, the page is the note.
+		waitFor(t, ctx, s.Name+": the already-paid note", `location.pathname === "/checkout" && document.querySelector('[data-testid=already-paid]') && !document.querySelector('[data-testid=already-paid]').hidden`)
+		waitFor(t, ctx, s.Name+": focus on the note", `document.activeElement && document.activeElement.id === 'already-paid'`)
+		type state struct {
+			Receipt  string `json:"receipt"`
+			PayWorks bool   `json:"payWorks"`
+			Count    bool   `json:"count"`
+		}
+		got := run(t, ctx, "read the page", chromedp.Evaluate[state](`(() => {
+			const pay = document.querySelector('[data-testid=pay]');
+			return {
+				receipt: document.querySelector('[data-testid=already-paid-receipt]').getAttribute('href'),
+				payWorks: !!pay && !pay.disabled,
+				count: !!document.querySelector('[data-testid=cart-count]'),
+			};
+		})()`))
+		want := state{Receipt: receipt}
+		if got != want {
+			t.Errorf("%s, back after paying: got %+v, want %+v", s.Name, got, want)
+		}
+		// Which cache it came from: the back/forward cache keeps the page
+		// alive, mark included; the HTTP cache only has its HTML.
+		if kept := run(t, ctx, "read the mark", chromedp.Evaluate[bool](`window.beforePaying === true`)); kept != bfcache {
+			t.Errorf("%s: got the page from the back/forward cache %v, want %v", s.Name, kept, bfcache)
+		}
+		wantFits(t, ctx, "checkout already paid", s)
+		if bfcache {
+			screenshot(t, ctx, "checkout-already-paid-"+s.Name+".png", "")
+		}
+	}
+	h.WantStats(t, 2, 2)
 }

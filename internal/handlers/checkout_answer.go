@@ -68,7 +68,11 @@ func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.Checko
 		authn   *checkout.AuthenticationRequiredError
 	)
 	if err == nil {
-		return resultAnswer(res)
+		a, err := resultAnswer(res)
+		if err != nil {
+			return answer{}, err
+		}
+		return h.declinedInForm(ctx, id, retry.CSRF, a)
 	}
 	f := web.Classify(err)
 	switch {
@@ -94,13 +98,13 @@ func (h *Handler) answerOf(ctx context.Context, id uuid.UUID, retry views.Checko
 		// render): that order is this form's answer.
 		return answer{location: "/orders/" + ordered.OrderID.String() + "?replayed=1"}, nil
 	case errors.As(err, &changed):
-		return h.cartChanged(ctx, id, retry.CSRF, changed)
+		return h.cartChanged(ctx, id, retry, changed)
 	case resumable[f.Kind]:
 		// The payment's outcome is not known (the provider failed, or the
 		// server is stopping): the same form again resumes it.
 		wait := web.RetryAfterSeconds(f.RetryAfter)
 		return answer{status: f.Kind.Status, retryAfter: wait,
-			page: views.OrderAnswer{Outage: &views.OutagePage{RetryAfterSeconds: wait, Retry: retry}}}, nil
+			page: views.OrderAnswer{Outage: &views.OutagePage{RetryAfterSeconds: wait, Retry: retry, StatusURL: statusURL(retry.Key)}}}, nil
 	}
 	return answer{}, err
 }
@@ -156,7 +160,7 @@ func resultAnswer(res checkout.Result) (answer, error) {
 // its own: nothing was charged, and the page shows the cart as it is now,
 // as the engine read and priced it when it refused the form, with a fresh
 // form (its version's key, kept with the cart).
-func (h *Handler) cartChanged(ctx context.Context, id uuid.UUID, csrf string, changed *checkout.CartChangedError) (answer, error) {
+func (h *Handler) cartChanged(ctx context.Context, id uuid.UUID, sent views.CheckoutForm, changed *checkout.CartChangedError) (answer, error) {
 	if changed.Priced == nil {
 		return answer{}, cartChangedAway(changed)
 	}
@@ -171,9 +175,33 @@ func (h *Handler) cartChanged(ctx context.Context, id uuid.UUID, csrf string, ch
 	if !ok {
 		return answer{}, cartChangedAway(changed)
 	}
-	shown := h.payForm(id, csrf, key, changed.Now.ID, changed.Now.Version, changed.Items, *changed.Priced)
+	shown := h.payForm(id, sent.CSRF, key, changed.Now.ID, changed.Now.Version, changed.Items, *changed.Priced)
 	shown.cartChanged = true
+	// The card typed into the refused form, in this answer only.
+	shown.form.Card = sent.Card
 	return answer{status: http.StatusConflict, form: &shown}, nil
+}
+
+// declinedInForm shows a declined payment where the shopper paid: under
+// the card field of the checkout form, with the order summary, as the big
+// payment pages do. The declined key is final (a resubmit replays the
+// decline), and the decline released the cart from it (a new version,
+// no key), so the form is a fresh one with a new key. The card is not
+// echoed: it was refused, and the field asks for another. With no cart
+// to show (emptied or ordered meanwhile), the declined page stays.
+func (h *Handler) declinedInForm(ctx context.Context, id uuid.UUID, csrf string, a answer) (answer, error) {
+	d := a.page.Declined
+	if d == nil {
+		return a, nil
+	}
+	shown, ok, err := h.freshCheckout(ctx, id, csrf)
+	if err != nil || !ok {
+		return a, err
+	}
+	shown.form.Declined = &views.Decline{Title: d.Title, Message: d.Message, Replayed: d.Replayed, Again: d.Again}
+	a.page.Declined = nil
+	a.form = &shown
+	return a, nil
 }
 
 // cartChangedAway is the answer to a form whose cart changed when there is
@@ -194,14 +222,20 @@ func cartChangedAway(changed *checkout.CartChangedError) error {
 // is one nobody works on any more, and the page offers to resume it.
 func processingAnswer(key string, retry *views.CheckoutForm) answer {
 	return answer{status: http.StatusAccepted, page: views.OrderAnswer{Processing: &views.ProcessingPage{
-		StatusURL:      "/checkout/status?key=" + url.QueryEscape(key),
+		StatusURL:      statusURL(key),
 		RefreshSeconds: 1,
 		Retry:          retry,
 	}}}
 }
 
-// send writes a.
-func send(c echo.Context, a answer) error {
+// statusURL is the status page of the order under key.
+func statusURL(key string) string {
+	return "/checkout/status?key=" + url.QueryEscape(key)
+}
+
+// send writes a, with the cart's count on its page: the form's cart
+// when it shows one, the shopper's cart as it is now otherwise.
+func (h *Handler) send(c echo.Context, a answer) error {
 	header := c.Response().Header()
 	if a.replayed {
 		header.Set(idem.HeaderReplayed, "true")
@@ -212,10 +246,19 @@ func send(c echo.Context, a answer) error {
 	if a.location != "" {
 		return c.Redirect(http.StatusSeeOther, a.location)
 	}
+	if a.page.Outage != nil {
+		// Its retry form holds the card number just sent.
+		header.Set(echo.HeaderCacheControl, "no-store")
+	}
+	if a.form != nil && a.form.items != nil {
+		countCart(c, a.form.items)
+	} else if err := h.readCartCount(c); err != nil {
+		return err
+	}
 	page := a.page
 	if a.form != nil {
-		// A form of one render, with its key and signature: a page not to
-		// keep.
+		// A form of one render, with its key and signature, and maybe the
+		// card number just sent: a page not to keep.
 		header.Set(echo.HeaderCacheControl, "no-store")
 		p := checkoutView(a.form.priced, a.form.form)
 		p.CartChanged = a.form.cartChanged

@@ -40,7 +40,15 @@ type submission struct {
 	// checked by the engine, not here, so that a typo can be answered with
 	// the same form.
 	card string
+	// typed is the card number as the shopper typed it, for the answers
+	// that show the form again (retryForm). It is never logged nor stored.
+	typed string
 }
+
+// maxEchoedCard bounds the card number echoed back into a form: a number
+// as typed with spaces fits (the field's pattern allows 23 characters);
+// anything longer is not a card, and is not echoed.
+const maxEchoedCard = 32
 
 var malformedForm = &web.PageError{Status: http.StatusBadRequest, Title: "Form incomplete",
 	Message: "This checkout form arrived incomplete or altered, so nothing was charged. Start a new checkout from your cart.",
@@ -91,6 +99,9 @@ func parseSubmission(form url.Values) (submission, error) {
 		key:  strings.TrimSpace(form.Get(formKeyField)),
 		sig:  form.Get("key_sig"),
 		card: strings.NewReplacer(" ", "", "-", "").Replace(form.Get("card")),
+	}
+	if typed := strings.TrimSpace(form.Get("card")); len(typed) <= maxEchoedCard {
+		s.typed = typed
 	}
 	if s.cartID, err = uuid.Parse(form.Get("cart_id")); err != nil {
 		return submission{}, malformedForm
@@ -166,11 +177,12 @@ func (s submission) attempt(id uuid.UUID) (checkout.Attempt, error) {
 }
 
 // retryForm is the pay form again, with the same key, snapshot and amount:
-// sending it continues the same order. The card is not echoed; the shopper
-// types it again and is reminded which one it was.
+// sending it continues the same order. The card comes back as typed, in
+// this one answer only (see views.CheckoutForm.Card), and the shopper is
+// reminded which one it was.
 func (s submission) retryForm(csrf string) views.CheckoutForm {
 	f := views.CheckoutForm{CSRF: csrf, Key: s.key, KeySig: s.sig, CartID: s.cartID.String(), CartVersion: s.version,
-		Amount: s.amount, Items: formItems(s.items)}
+		Amount: s.amount, Items: formItems(s.items), Card: s.typed}
 	if s.plausibleCard() {
 		f.CardHint = "ending in " + s.last4()
 	}

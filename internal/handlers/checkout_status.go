@@ -74,16 +74,21 @@ func (h *Handler) statusPage(c echo.Context, settledNow bool) error {
 		if err != nil {
 			return err
 		}
-		return send(c, ans)
+		// A decline (the bank's authentication failed) is shown in a new
+		// form, as the submit shows it.
+		if ans, err = h.declinedInForm(ctx, id, csrfToken(c), ans); err != nil {
+			return err
+		}
+		return h.send(c, ans)
 	}
 	if state.Held {
-		return send(c, processingAnswer(key, nil))
+		return h.send(c, processingAnswer(key, nil))
 	}
 	if state.AuthenticateURL != "" {
 		// Back on the shop without having confirmed at the bank (its
 		// page's Back, a bookmark): the way to the bank again. Nothing
 		// else is offered: the form again would send the same payment.
-		return send(c, answer{status: http.StatusAccepted,
+		return h.send(c, answer{status: http.StatusAccepted,
 			page: views.OrderAnswer{Authenticate: &views.AuthenticatePage{URL: state.AuthenticateURL, Waiting: true}}})
 	}
 	// Nobody holds the order any more: the attempt stopped without an
@@ -96,12 +101,12 @@ func (h *Handler) statusPage(c echo.Context, settledNow bool) error {
 		return err
 	}
 	if !ok || len(open.Items) == 0 {
-		return send(c, processingAnswer(key, nil))
+		return h.send(c, processingAnswer(key, nil))
 	}
 	priced, err := h.catalog.Price(ctx, open.Items)
 	if err != nil {
 		return err
 	}
 	retry := h.payForm(id, csrfToken(c), key, open.ID, open.Version, open.Items, priced).form
-	return send(c, processingAnswer(key, &retry))
+	return h.send(c, processingAnswer(key, &retry))
 }

@@ -49,7 +49,7 @@ func (h *Handler) submitCheckout(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return send(c, ans)
+	return h.send(c, ans)
 }
 
 // returnURL is where the shopper's bank sends them back after 3-D Secure:

@@ -1,9 +1,13 @@
 package handlers
 
 import (
+	"errors"
+	"net/http"
+
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/internal/catalog"
+	"exactlyonce/internal/web"
 	"exactlyonce/views"
 )
 
@@ -44,4 +48,31 @@ func (h *Handler) readCartCount(c echo.Context) error {
 	}
 	countCart(c, cart.Items)
 	return nil
+}
+
+// countCartOnError fills the Cart link's count on the error page a
+// request ends on (a refused form, a 404), which its handler, having
+// failed, did not fill: the page would say "Cart" with things in it. Not
+// on a refusal for load (429) nor a server error, where one more query
+// is the wrong thing to do, and the count is missed, not wrong.
+func (h *Handler) countCartOnError(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := next(c)
+		if err == nil || c.Response().Committed {
+			return err
+		}
+		if status := errorStatus(err); status < http.StatusInternalServerError && status != http.StatusTooManyRequests {
+			// The error page goes out without its count if this fails.
+			_ = h.readCartCount(c)
+		}
+		return err
+	}
+}
+
+// errorStatus is the status the error page of err is sent with.
+func errorStatus(err error) int {
+	if pe, ok := errors.AsType[*web.PageError](err); ok {
+		return pe.Status
+	}
+	return web.Classify(err).Kind.Status
 }

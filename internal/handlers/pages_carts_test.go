@@ -139,8 +139,10 @@ func TestOrderClosesTheCart(t *testing.T) {
 	if got := cartQuantities(t, h, s.id(t)); len(got) != 0 {
 		t.Errorf("cart after the order: got %v, want a new, empty cart", got)
 	}
-	if p := s.get(t, "/checkout"); p.status != http.StatusSeeOther || p.header.Get("Location") != "/cart" {
-		t.Errorf("checkout after the order: got %d to %q, want 303 to /cart", p.status, p.header.Get("Location"))
+	// Issue 38: the checkout of the cart just ordered says it is paid,
+	// with the receipt (TestCheckoutOfAnOrderedCartSaysAlreadyPaid).
+	if p := s.get(t, "/checkout"); p.status != http.StatusOK || p.testid("already-paid-receipt").AttrOr("href", "") != "/orders/"+id {
+		t.Errorf("checkout after the order: got %d with receipt link %q, want 200 linking /orders/%s", p.status, p.testid("already-paid-receipt").AttrOr("href", ""), id)
 	}
 
 	// The next purchase is a new cart, a new key and a new order; the old
@@ -184,8 +186,8 @@ func TestRecoveredOrderClosesTheCart(t *testing.T) {
 	if got := cartQuantities(t, h, s.id(t)); len(got) != 0 {
 		t.Errorf("cart after the completer's order: got %v, want a new, empty cart", got)
 	}
-	if p := s.get(t, "/checkout"); p.status != http.StatusSeeOther {
-		t.Errorf("checkout after the recovered order: got %d, want 303 to the empty cart", p.status)
+	if p := s.get(t, "/checkout"); p.status != http.StatusOK || p.testid("already-paid").Length() != 1 {
+		t.Errorf("checkout after the recovered order: got %d, want the already-paid page", p.status)
 	}
 	// The form's retry lands on the recovered order.
 	if p := s.post(t, "/checkout", form); p.status != http.StatusSeeOther || !strings.HasPrefix(p.header.Get("Location"), "/orders/") {

@@ -23,7 +23,7 @@ const maxFormBytes = "64K"
 // every unknown path, the API's included.
 func (h *Handler) Register(e *echo.Echo) {
 	p := web.NewRouteSet(e, h.errors.Page)
-	mw := []echo.MiddlewareFunc{middleware.BodyLimit(maxFormBytes), h.loadShopper, h.csrfProtection(), h.pageChrome}
+	mw := []echo.MiddlewareFunc{middleware.BodyLimit(maxFormBytes), h.loadShopper, h.csrfProtection(), h.pageChrome, h.countCartOnError}
 	orders := append(slices.Clone(mw), h.limits.Writes(limitedShopper, true, h.checkoutWriteKey))
 	writes := append(slices.Clone(mw), h.limits.Writes(limitedShopper, false, nil))
 	pickups := append(slices.Clone(mw), h.limits.Writes(limitedShopper, false, h.pickupWriteKey))
@@ -50,7 +50,8 @@ func (h *Handler) Register(e *echo.Echo) {
 	p.RefuseOtherMethods()
 	// A path no route serves is a page a person mistyped, unless it is
 	// under a machine client's group (which registers its own).
-	e.RouteNotFound("/*", notFound, h.errors.Page)
+	// It shows the shopper's cart count, as every page does.
+	e.RouteNotFound("/*", notFound, h.errors.Page, h.loadShopper, h.pageChrome, h.countCartOnError)
 }
 
 // notFound answers a path no route serves, worded by the route group's

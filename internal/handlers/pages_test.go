@@ -318,10 +318,10 @@ func TestDeclinedCard(t *testing.T) {
 
 	first := s.post(t, "/checkout", form)
 	if first.status != http.StatusPaymentRequired || first.testid("declined").Length() != 1 {
-		t.Fatalf("got %d, want the 402 declined page", first.status)
+		t.Fatalf("got %d, want the 402 with the decline", first.status)
 	}
-	if href, _ := first.testid("new-attempt").Attr("href"); href != "/checkout" {
-		t.Errorf("got new attempt link %q, want /checkout (a new form, a new key)", href)
+	if key, _ := first.testid("idempotency-key").Attr("value"); key == "" || key == form.Get("idempotency_key") {
+		t.Errorf("got key %q in the form under the decline, want a new one (the declined key is final)", key)
 	}
 	again := s.post(t, "/checkout", form)
 	if again.status != http.StatusPaymentRequired || again.testid("already-declined").Length() != 1 {
