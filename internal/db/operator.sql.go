@@ -15,9 +15,9 @@ import (
 
 const attentionCounts = `-- name: AttentionCounts :one
 SELECT
-  (SELECT count(*) FROM idem_keys WHERE kind = 'order' AND status = 'started' AND parked_at IS NULL AND locked_until < now()) AS stuck,
-  (SELECT count(*) FROM idem_keys WHERE kind = 'order' AND status = 'started' AND parked_at IS NOT NULL) AS parked,
-  (SELECT count(*) FROM order_keys ok JOIN idem_keys k ON k.scope = ok.scope AND k.key = ok.key
+  (SELECT count(*) FROM idem_keys_v1 WHERE kind = 'order' AND status = 'started' AND parked_at IS NULL AND locked_until < now()) AS stuck,
+  (SELECT count(*) FROM idem_keys_v1 WHERE kind = 'order' AND status = 'started' AND parked_at IS NOT NULL) AS parked,
+  (SELECT count(*) FROM order_keys ok JOIN idem_keys_v1 k ON k.scope = ok.scope AND k.key = ok.key
      WHERE k.status = 'started' AND ok.awaiting_authentication_at IS NOT NULL) AS awaiting,
   (SELECT count(*) FROM reconciled_refunds) AS refunded,
   (SELECT count(*) FROM foreign_intents) AS foreign_intents,
@@ -57,7 +57,7 @@ SELECT (k.scope)::uuid AS customer_id, k.key, k.created_at, k.locked_until, k.pa
        CASE WHEN k.parked_at IS NOT NULL THEN 'parked'
             WHEN ok.awaiting_authentication_at IS NOT NULL THEN 'awaiting the bank'
             ELSE 'past its lock' END::text AS state
-FROM idem_keys k LEFT JOIN order_keys ok ON ok.scope = k.scope AND ok.key = k.key
+FROM idem_keys_v1 k LEFT JOIN order_keys ok ON ok.scope = k.scope AND ok.key = k.key
 WHERE k.kind = 'order' AND k.status = 'started'
   AND (k.parked_at IS NOT NULL OR k.locked_until < now() OR ok.awaiting_authentication_at IS NOT NULL)
 ORDER BY k.created_at

@@ -47,6 +47,18 @@ var crossCustomer = map[string]string{
 	"ChaosOrdersWithoutPoints": "chaos harness check: scans every order for its ledger row",
 	"ChaosOrdersWithoutMail":   "chaos harness check: scans every order for its sent-mail record",
 	"ChaosLockNewestKeys":      "chaos harness disruption: row-locks the newest keys of any customer, as a stalled session would",
+	// The operator's Find an order (the admin listener, never the shop's
+	// listener): a customer quotes a number, an intent or a name, not
+	// their id. Rare, and each bounded by an index or a LIMIT.
+	"OrdersByNumber":  "operator's search: an order by the number a customer quotes (orders_number), before its customer is known",
+	"OrdersByIntent":  "operator's search: the order a PaymentIntent paid (orders_charge_id), before its customer is known",
+	"CustomersNamed":  "operator's search: customers by part of a name, with their order counts (LIMIT)",
+	"KeyOfIntent":     "operator's search: the key that made a PaymentIntent no order holds (unique on order_keys)",
+	"AttentionCounts": "operator's page: counts what waits across the shop",
+	"AttentionKeys":   "operator's page: lists the waiting keys of any customer, oldest first (LIMIT)",
+	// The lab's own browser (demo/lab) learns its shopper from the cart
+	// its cookie holds.
+	"CartCustomer": "the lab's browser: the customer of a cart it made, by the cart's id",
 }
 
 // A query names one customer with an equality on customer_id (or the kit's
