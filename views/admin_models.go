@@ -63,7 +63,14 @@ type AdminTraces struct {
 	// Ref is the key asked about (tracing.KeyRef), with Customer and Key
 	// when the operator gave those; all empty for the latest traces.
 	Ref, Customer, Key string
-	Traces             []TraceRow
+	// Route keeps the traces whose root span's name holds it (such as
+	// "POST /checkout"), FailedOnly those with a failed span.
+	Route      string
+	FailedOnly bool
+	// Hint tells the operator what the query lacks (a key with the
+	// customer), or "".
+	Hint   string
+	Traces []TraceRow
 	// Kept says what the store holds against its budget.
 	Kept string
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -25,8 +26,17 @@ const latestTraces = 50
 // (?customer=&key=, as the key inspector and an operator know it).
 func (a *App) adminTraces(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	p := views.AdminTraces{Ref: q.Get("ref"), Customer: strings.TrimSpace(q.Get("customer")), Key: q.Get("key")}
-	if p.Customer != "" || p.Key != "" {
+	p := views.AdminTraces{Ref: q.Get("ref"), Customer: strings.TrimSpace(q.Get("customer")), Key: q.Get("key"),
+		Route: strings.TrimSpace(q.Get("route")), FailedOnly: q.Get("failed") != ""}
+	switch {
+	case p.Customer != "" && p.Key == "":
+		p.Hint = "Traces are kept by idempotency key: give the key too (the customer's keys are on Find an order's page of each order). The latest traces are shown instead."
+		p.Customer = ""
+	case p.Key != "" && p.Customer == "":
+		p.Hint = "A key is scoped to its customer: give the customer's id too. The latest traces are shown instead."
+		p.Key = ""
+	}
+	if p.Customer != "" && p.Key != "" {
 		// The scope is the customer's id as the shop writes it; a
 		// customer id in another case or with braces names the same key.
 		if id, err := uuid.Parse(p.Customer); err == nil {
@@ -39,15 +49,34 @@ func (a *App) adminTraces(w http.ResponseWriter, r *http.Request) {
 	case recent == nil:
 		p.Off = "Tracing is off in this process (OTEL_SDK_DISABLED), or keeps no traces in memory (RECENT_TRACES_MIB=0)."
 	case p.Ref != "":
-		p.Traces = traceRows(recent.Key(p.Ref))
+		p.Traces = traceRows(filterTraces(recent.Key(p.Ref), p.Route, p.FailedOnly, math.MaxInt))
 	default:
-		p.Traces = traceRows(recent.Latest(latestTraces))
+		// Filtered from all the kept traces, so that the latest failed
+		// ones are found however many succeeded since.
+		p.Traces = traceRows(filterTraces(recent.Latest(math.MaxInt), p.Route, p.FailedOnly, latestTraces))
 	}
 	if recent != nil {
 		u := recent.Usage()
 		p.Kept = fmt.Sprintf("It keeps %d traces in %s of its %s.", u.Traces, mebibytes(u.Bytes), mebibytes(u.Budget))
 	}
 	a.renderAdmin(w, r, views.AdminTracesPage(p))
+}
+
+// filterTraces keeps, of ts, those whose root span's name holds route
+// (case ignored) and, with failedOnly, that failed; at most n of them.
+func filterTraces(ts []tracing.Summary, route string, failedOnly bool, n int) []tracing.Summary {
+	route = strings.ToLower(route)
+	out := ts[:0:0]
+	for _, t := range ts {
+		if len(out) == n {
+			break
+		}
+		if (failedOnly && !t.Failed) || (route != "" && !strings.Contains(strings.ToLower(t.Root), route)) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // adminTrace is the admin listener's /traces/{id}: one kept trace.
