@@ -531,3 +531,16 @@ func TestNewCustomerTokenIsNotCached(t *testing.T) {
 		t.Errorf("got %d with Cache-Control %q, want 201 with no-store", r.Status, r.Header.Get("Cache-Control"))
 	}
 }
+
+// The checkout links back to the cart, so a shopper who wants to change
+// the order does not have to go through the header.
+func TestCheckoutLinksBackToTheCart(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	s := newShopper(t, h)
+	s.addToCart(t, "mug-espresso")
+	p := s.get(t, "/checkout")
+	if href, _ := p.testid("edit-cart").Attr("href"); href != "/cart" {
+		t.Errorf("got an Edit cart link to %q, want /cart", href)
+	}
+}
