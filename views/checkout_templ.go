@@ -60,7 +60,7 @@ func Checkout(p CheckoutPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<p><a href=\"/cart\" data-testid=\"edit-cart\">Edit cart</a></p></section><section class=\"panel\" aria-labelledby=\"pay-title\"><h2 id=\"pay-title\">Payment</h2><form method=\"post\" action=\"/checkout\" data-testid=\"checkout-form\" data-busy=\"Placing your order…\" data-cart-id=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<p><a class=\"edit-cart\" href=\"/cart\" data-testid=\"edit-cart\">Edit cart</a></p></section><section class=\"panel\" aria-labelledby=\"pay-title\"><h2 id=\"pay-title\">Payment</h2><form method=\"post\" action=\"/checkout\" data-testid=\"checkout-form\" data-busy=\"Placing your order…\" data-cart-id=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
