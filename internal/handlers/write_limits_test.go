@@ -196,8 +196,11 @@ func TestPageRetryOfAStartedKeyPassesTheLimitOnNewKeys(t *testing.T) {
 	s.addToCart(t, "book-retries") // sent before the shopper has a session: a visitor's
 	form := s.checkoutForm(t, goodCard)
 	h.SetProvider(t, 0, "after_charge")
-	if p := s.post(t, "/checkout", form); p.status != http.StatusBadGateway {
-		t.Fatalf("order whose answer was lost: got %d, want the 502 outage page", p.status)
+	// The provider's error after the charge is a 502; on a loaded machine
+	// (CI through PgBouncer) the 1 s lock's provider timeout can fire
+	// first, a 504: either is the outage page that keeps the key started.
+	if p := s.post(t, "/checkout", form); p.status != http.StatusBadGateway && p.status != http.StatusGatewayTimeout {
+		t.Fatalf("order whose answer was lost: got %d, want the 502 or 504 outage page", p.status)
 	}
 	h.SetProvider(t, 0, "none")
 	// The shopper's one token went to the key; a new write is refused now.
