@@ -56,9 +56,12 @@ func (a *App) adminFind(w http.ResponseWriter, r *http.Request) {
 func (a *App) find(ctx context.Context, q string, page *views.AdminFind) error {
 	if m := orderNumber.FindStringSubmatch(q); m != nil {
 		rows, err := a.DB.OrdersByNumber(ctx, db.OrdersByNumberParams{Number: m[1], MaxRows: adminFindRows})
-		page.Orders = foundOrders(rows, err)
+		if err != nil {
+			return fmt.Errorf("orders by number: %w", err)
+		}
+		page.Orders = foundOrders(rows)
 		page.Said = said(len(page.Orders), "order", "numbered #"+strings.ToUpper(m[1]))
-		return err
+		return nil
 	}
 	if strings.HasPrefix(q, "pi_") {
 		return a.findIntent(ctx, q, page)
@@ -86,17 +89,14 @@ func (a *App) find(ctx context.Context, q string, page *views.AdminFind) error {
 
 // findID reads a UUID as an order's id, then as a customer's.
 func (a *App) findID(ctx context.Context, id uuid.UUID, page *views.AdminFind) error {
-	hex := strings.ReplaceAll(id.String(), "-", "")
-	rows, err := a.DB.OrdersByNumber(ctx, db.OrdersByNumberParams{Number: hex[len(hex)-8:], MaxRows: adminFindRows})
-	if err != nil {
-		return fmt.Errorf("orders by number: %w", err)
-	}
-	for _, o := range rows {
-		if o.ID == id {
-			page.Orders = foundOrders([]db.OrdersByNumberRow{o}, nil)
-			page.Said = "The order with this id:"
-			return nil
-		}
+	o, err := a.orderWithID(ctx, id)
+	switch {
+	case err == nil:
+		page.Orders = foundOrders([]db.OrdersByNumberRow{o})
+		page.Said = "The order with this id:"
+		return nil
+	case !errors.Is(err, database.ErrNotFound):
+		return err
 	}
 	customer, err := a.DB.OrdersOfCustomer(ctx, db.OrdersOfCustomerParams{CustomerID: id, MaxRows: adminFindRows})
 	if err != nil {
@@ -153,10 +153,24 @@ func said(n int, noun, how string) string {
 	return strconv.Itoa(n) + " " + noun + "s " + how + ":"
 }
 
-func foundOrders(rows []db.OrdersByNumberRow, err error) []views.FoundOrder {
+// orderWithID finds an order by its whole id, through its number's index
+// (orders_pkey leads with the customer, whom the operator may not know);
+// database.ErrNotFound when there is none.
+func (a *App) orderWithID(ctx context.Context, id uuid.UUID) (db.OrdersByNumberRow, error) {
+	number := strings.TrimPrefix(views.OrderNumber(id.String()), "#")
+	rows, err := a.DB.OrdersByNumber(ctx, db.OrdersByNumberParams{Number: number, MaxRows: adminFindRows})
 	if err != nil {
-		return nil
+		return db.OrdersByNumberRow{}, fmt.Errorf("orders by number: %w", err)
 	}
+	for _, o := range rows {
+		if o.ID == id {
+			return o, nil
+		}
+	}
+	return db.OrdersByNumberRow{}, database.ErrNotFound
+}
+
+func foundOrders(rows []db.OrdersByNumberRow) []views.FoundOrder {
 	var out []views.FoundOrder
 	for _, o := range rows {
 		out = append(out, foundOrder(o.ID, o.CustomerID, o.CustomerName, o.Amount, o.Currency, o.ChargeID, o.CreatedAt))
@@ -247,21 +261,11 @@ func (a *App) adminOrder(w http.ResponseWriter, r *http.Request) {
 
 // operatorOrder reads everything the order's page shows.
 func (a *App) operatorOrder(ctx context.Context, id uuid.UUID) (views.AdminOrder, error) {
-	hex := strings.ReplaceAll(id.String(), "-", "")
-	found, err := a.DB.OrdersByNumber(ctx, db.OrdersByNumberParams{Number: hex[len(hex)-8:], MaxRows: adminFindRows})
+	found, err := a.orderWithID(ctx, id)
 	if err != nil {
-		return views.AdminOrder{}, fmt.Errorf("orders by number: %w", err)
+		return views.AdminOrder{}, err
 	}
-	var customer uuid.UUID
-	for _, o := range found {
-		if o.ID == id {
-			customer = o.CustomerID
-		}
-	}
-	if customer == uuid.Nil {
-		return views.AdminOrder{}, database.ErrNotFound
-	}
-	o, err := a.DB.OperatorOrder(ctx, db.OperatorOrderParams{CustomerID: customer, ID: id})
+	o, err := a.DB.OperatorOrder(ctx, db.OperatorOrderParams{CustomerID: found.CustomerID, ID: id})
 	if err != nil {
 		return views.AdminOrder{}, fmt.Errorf("operator order: %w", err)
 	}
