@@ -21,9 +21,13 @@ var floorReceipt = []byte(`{"order_id":"00000000-0000-4000-8000-000000000000","c
 	`"amount":1200,"currency":"eur","status":"paid","items":[{"sku":"mug-espresso","name":"Espresso mug",` +
 	`"quantity":1,"unit_price":1200,"line_total":1200}]}`)
 
-// ServeFloor serves the floor on ln until ctx ends.
-func ServeFloor(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(floor)}
+// ServeFloor serves h on ln until ctx ends: the replay floor when h is
+// nil, else the order floor (OrderFloor).
+func ServeFloor(ctx context.Context, ln net.Listener, h http.Handler) error {
+	if h == nil {
+		h = http.HandlerFunc(floor)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: h}
 	go func() {
 		<-ctx.Done()
 		srv.Close()

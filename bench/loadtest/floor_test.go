@@ -19,7 +19,7 @@ func TestFloorAnswersAsAReplay(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ServeFloor(ctx, ln) }()
+	go func() { done <- ServeFloor(ctx, ln, nil) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {

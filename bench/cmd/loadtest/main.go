@@ -28,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -67,6 +68,9 @@ type flags struct {
 	sweep      string
 	floor      string
 	sweepBy    string
+	// The order floor's, with -serve-floor: where its round trips, its
+	// provider calls and its mail go.
+	floorDB, floorProvider, floorSMTP string
 }
 
 func main() {
@@ -84,15 +88,15 @@ func main() {
 	flag.StringVar(&f.growth, "growth", "", "after the legs, measure the claim alone at these key-table sizes, bulk-seeded (such as 10k,1m)")
 	flag.StringVar(&f.sweep, "sweep", "", "after the legs, measure the claim while `web sweep` deletes this many bulk-seeded expired keys (such as 1m)")
 	flag.StringVar(&f.floor, "serve-floor", "", "serve the floor (a bare net/http replay) on this address and do nothing else; the load test runs itself so")
+	flag.StringVar(&f.floorDB, "floor-db", "", "with -serve-floor: serve the order floor (POST /order), its round trips to this PostgreSQL")
+	flag.StringVar(&f.floorProvider, "floor-provider", "", "with -floor-db: the bare server standing for the provider, http://host:port")
+	flag.StringVar(&f.floorSMTP, "floor-smtp", "", "with -floor-db: the mail catcher's host:port")
 	flag.StringVar(&f.sweepBy, "sweep-by", "delete,partition", "with -sweep, the retention legs, side by side: delete (`web sweep`'s batched deletes), partition (the keys in a day's partition of a partitioned stand-in table, detached CONCURRENTLY and dropped), partition-plain (the same with a plain DETACH)")
 	flag.Parse()
 	if f.floor != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		ln, err := net.Listen("tcp", f.floor)
-		if err == nil {
-			err = loadtest.ServeFloor(ctx, ln)
-		}
+		err := serveFloor(ctx, f)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "loadtest:", err)
 			os.Exit(1)
@@ -247,7 +251,7 @@ func run(ctx context.Context, f flags) error {
 		return err
 	}
 	say("HTTP: the floor, a bare net/http server answering the same replay")
-	floor, err := startFloor(ctx, dir)
+	floor, err := startFloor(ctx, dir, "floor")
 	if err != nil {
 		return err
 	}
@@ -307,6 +311,12 @@ func run(ctx context.Context, f flags) error {
 	if err != nil {
 		return err
 	}
+	perOrder := loadtest.PerOperation(orderStatements, defNew.N)
+	say("HTTP: the order floor, a bare Go program making an order's exchanges (%.0f round trips)", perOrder)
+	orderFloor, err := measureOrderFloor(ctx, f, dir, direct, shop, int(math.Round(perOrder)), opts)
+	if err != nil {
+		return err
+	}
 	say("HTTP: replays, the shop as shipped")
 	defReplay, err := dweb.measure(ctx, f, "replays-defaults", func() loadtest.Result {
 		return loadtest.Run(ctx, "app as shipped: replays (POST, same key)", opts, dshop.Replay)
@@ -344,6 +354,22 @@ func run(ctx context.Context, f flags) error {
 		return err
 	}
 	nweb.stop()
+	// And what is left with the access log's line off too: the router,
+	// the middleware chain, the decode and the lookup, against the bare
+	// server's floor.
+	qweb, qshop, err := startShop(ctx, f, dir, shopURL, direct, sizes[0], nil, "RUN_JOBS=1", "OTEL_SDK_DISABLED=true", "LOG_LEVEL=warn")
+	if err != nil {
+		return err
+	}
+	defer func() { qweb.stop() }()
+	say("HTTP: replays, the shop as shipped with tracing and the access log off (LOG_LEVEL=warn)")
+	quietReplay, err := qweb.measure(ctx, f, "replays-quiet", func() loadtest.Result {
+		return loadtest.Run(ctx, "app as shipped, tracing and access log off: replays", opts, qshop.Replay)
+	})
+	if err != nil {
+		return err
+	}
+	qweb.stop()
 
 	label := func(r loadtest.Result, size string) loadtest.Result {
 		if len(sizes) > 1 {
@@ -363,6 +389,7 @@ func run(ctx context.Context, f flags) error {
 		{Result: offNew, Baseline: &defNew, Target: "— (what tracing costs an order)"},
 		{Result: defReplay},
 		{Result: offReplay, Baseline: &defReplay, Target: "— (what tracing costs a replay)"},
+		{Result: quietReplay, Baseline: &defReplay, Target: "— (what tracing and the access log cost a replay)"},
 		{Result: pgNew},
 		{Result: appNew, Baseline: &pgNew, Target: "≥ 0.6×"},
 		{Result: appNewJobs, Baseline: &pgNew, Target: "— (the order and its 2 jobs)"},
@@ -371,11 +398,13 @@ func run(ctx context.Context, f flags) error {
 		{Result: pgPoint},
 		{Result: appReplay, Baseline: &pgPoint, Target: "≥ 0.3×, ≤ 60 µs CPU"},
 		{Result: bare, Baseline: &pgPoint, Target: "— (the floor of a Go server here)"},
+		{Result: defNew},
+		{Result: orderFloor, Baseline: &defNew, Target: "— (what an order's exchanges alone cost)"},
 		{Result: appPage, Alone: true},
 	}
-	all := []loadtest.Result{pgMin, pgNew, appNew, appNewJobs, pgSeed, pgPoint, appReplay, bare, appPage, defNew, defReplay, defBrowser, offNew, offReplay}
+	all := []loadtest.Result{pgMin, pgNew, appNew, appNewJobs, pgSeed, pgPoint, appReplay, bare, appPage, defNew, defReplay, defBrowser, offNew, offReplay, orderFloor, quietReplay}
 	judged := legs{fakeDB: f.fakeStore == "postgres", pgNew: pgNew, appNew: appNew, appNewJobs: appNewJobs, pgSeed: pgSeed, pgPoint: pgPoint, appReplay: appReplay, floor: bare,
-		pgMin: pgMin, defNew: defNew, defReplay: defReplay, perOrder: loadtest.PerOperation(orderStatements, defNew.N)}
+		pgMin: pgMin, defNew: defNew, defReplay: defReplay, perOrder: perOrder, orderFloor: orderFloor, quietReplay: quietReplay}
 	for _, size := range sizes[1:] {
 		web.stop()
 		// Into web only once started: on an error web stays the stopped
@@ -694,35 +723,6 @@ func startWorker(ctx context.Context, f flags, dir, dbURL, smtp string) (*webPro
 	cmd := exec.CommandContext(ctx, f.web, "worker")
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "SMTP_ADDR="+smtp, "LOG_LEVEL=warn")
 	return spawn(cmd, filepath.Join(dir, "worker.log"))
-}
-
-// startFloor runs this very program with -serve-floor on a free loopback
-// port, a process of its own whose CPU is measured as the shop's is.
-func startFloor(ctx context.Context, dir string) (*webProc, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	w, err := spawn(exec.CommandContext(ctx, self, "-serve-floor", addr), filepath.Join(dir, "floor.log"))
-	if err != nil {
-		return nil, err
-	}
-	w.base = "http://" + addr
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return w, nil
-		}
-		if time.Now().After(deadline) {
-			w.stop()
-			return nil, errors.New("the floor server did not listen within 10s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // measure runs leg, recording the CPU time of the web process and of this
