@@ -21,9 +21,9 @@
       return;
     }
     form.dataset.submitted = "true";
-    if (form.hasAttribute("data-resubmit") && window.fetch) {
+    if (form.hasAttribute("data-resubmit") && idem) {
       event.preventDefault();
-      send(form, formBody(form, event.submitter), 1);
+      send(form, event.submitter);
     }
     var button = form.querySelector("button[type=submit]");
     if (!button) {
@@ -37,50 +37,45 @@
     }, 0);
   });
 
-  // Forms marked data-resubmit (the pay form) are sent with fetch, so that a
-  // network error does not end on the browser's error page: the form is
-  // sent again, with the same idempotency key, after a growing random wait,
-  // and the shopper is told so. Any answer from the server is shown as the
-  // page it is. Without JavaScript, or without fetch, the form is sent the
+  // Forms marked data-resubmit (the pay and pickup forms) are sent by the
+  // kit's module (idem/idemjs; the form names its URL), so that a network
+  // error does not end on the browser's error page: the form is sent again,
+  // with its key, after a growing random wait, and the shopper is told so.
+  // Any answer from the server is a page to show, so none is retried. The
+  // module is imported once the page has loaded, after what the checkout's
+  // weight budget counts; until then, or without it, the form is sent the
   // ordinary way.
-  var maxAttempts = 6;
-
-  function formBody(form, submitter) {
-    var data;
-    try {
-      data = new FormData(form, submitter);
-    } catch (e) {
-      data = new FormData(form);
-    }
-    return new URLSearchParams(data);
+  var idem = null;
+  var kitForm = document.querySelector("form[data-idem-js]");
+  if (kitForm && window.fetch) {
+    window.addEventListener("load", function () {
+      import(kitForm.getAttribute("data-idem-js")).then(function (m) {
+        idem = m;
+      }, function () {});
+    });
   }
 
-  function send(form, body, attempt) {
-    fetch(form.getAttribute("action") || window.location.href, { method: "POST", body: body, credentials: "same-origin" })
-      .then(function (resp) {
-        if (resp.redirected) {
-          window.location.assign(resp.url);
-          return;
-        }
-        return resp.text().then(function (html) {
-          showPage(html);
-        });
-      })
-      .catch(function () {
-        if (attempt >= maxAttempts) {
-          say(form, "Still no connection. Nothing is lost: press the button again when you are back online. " +
-            "It sends the same order key, so you will not be charged twice.");
-          release(form);
-          return;
-        }
-        // Full jitter: a random wait up to 0.5 s, 1 s, 2 s … capped at 8 s.
-        var wait = Math.random() * Math.min(8000, 500 * Math.pow(2, attempt - 1));
+  function send(form, submitter) {
+    idem.submit(form, {
+      submitter: submitter,
+      retryOn: [],
+      attempts: 6,
+      onRetry: function (r) {
         say(form, "Connection lost. Sending your order again with the same key (attempt " +
-          (attempt + 1) + " of " + maxAttempts + "); you will not be charged twice.");
-        window.setTimeout(function () {
-          send(form, body, attempt + 1);
-        }, wait);
-      });
+          (r.attempt + 1) + " of 6); you will not be charged twice.");
+      },
+    }).then(function (answer) {
+      var resp = answer.response;
+      if (resp.redirected) {
+        window.location.assign(resp.url);
+        return;
+      }
+      return resp.text().then(showPage);
+    }, function () {
+      say(form, "Still no connection. Nothing is lost: press the button again when you are back online. " +
+        "It sends the same order key, so you will not be charged twice.");
+      release(form);
+    });
   }
 
   // showPage replaces the page with an answer the server rendered for the
