@@ -21,7 +21,7 @@
       return;
     }
     form.dataset.submitted = "true";
-    if (form.hasAttribute("data-resubmit") && idem) {
+    if (form.hasAttribute("data-resubmit") && kit) {
       event.preventDefault();
       send(form, event.submitter);
     }
@@ -41,29 +41,26 @@
   // kit's module (idem/idemjs; the form names its URL), so that a network
   // error does not end on the browser's error page: the form is sent again,
   // with its key, after a growing random wait, and the shopper is told so.
-  // Any answer from the server is a page to show, so none is retried. The
-  // module is imported once the page has loaded, after what the checkout's
-  // weight budget counts; until then, or without it, the form is sent the
-  // ordinary way.
-  var idem = null;
+  // Any answer from the server is a page to show, so none is retried.
+  // Without fetch, or when the module cannot be loaded, the form is sent
+  // the ordinary way.
   var kitForm = document.querySelector("form[data-idem-js]");
-  if (kitForm && window.fetch) {
-    window.addEventListener("load", function () {
-      import(kitForm.getAttribute("data-idem-js")).then(function (m) {
-        idem = m;
-      }, function () {});
-    });
-  }
+  var kit = kitForm && window.fetch ? import(kitForm.getAttribute("data-idem-js")) : null;
 
   function send(form, submitter) {
-    idem.submit(form, {
-      submitter: submitter,
-      retryOn: [],
-      attempts: 6,
-      onRetry: function (r) {
-        say(form, "Connection lost. Sending your order again with the same key (attempt " +
-          (r.attempt + 1) + " of 6); you will not be charged twice.");
-      },
+    kit.then(function (idem) {
+      return idem.submit(form, {
+        submitter: submitter,
+        retryOn: [],
+        attempts: 6,
+        onRetry: function (r) {
+          say(form, "Connection lost. Sending your order again with the same key (attempt " +
+            (r.attempt + 1) + " of 6); you will not be charged twice.");
+        },
+      });
+    }, function () {
+      HTMLFormElement.prototype.submit.call(form);
+      return new Promise(function () {});
     }).then(function (answer) {
       var resp = answer.response;
       if (resp.redirected) {
