@@ -75,6 +75,8 @@ export interface SubmitOptions extends SendOptions {
   method?: string;
   /** Headers sent with it (an Authorization, say). */
   headers?: HeadersInit;
+  /** Whether cookies go with it. Default "same-origin"; "include" for an API on another origin that takes them. */
+  credentials?: RequestCredentials;
   /**
    * The body: "json" for a JSON object of the fields (numbers from inputs of type number; the key
    * field left out), or a function of the form's FormData. Default the fields as a form sends them

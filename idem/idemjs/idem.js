@@ -214,7 +214,7 @@ export function submit(form, options = {}) {
   }
   const url = o.url ?? form.action;
   const method = o.method ?? (form.getAttribute("method") || "post").toUpperCase();
-  const p = send(url, { method, body, headers, credentials: "same-origin" },
+  const p = send(url, { method, body, headers, credentials: o.credentials ?? "same-origin" },
     { ...o, key: entry.key, minted: entry.minted })
     .then((answer) => {
       if (answer.final && !first.server) keys.drop(v);
