@@ -32,6 +32,8 @@ import (
 // that writes a transfer in the transaction that finishes its key. A
 // gate in front of the route records every request's key and, where a
 // case says so, holds a request or answers it with a fault of its own.
+// The server also serves examples/sendmoney's page (send.html, whose JSON
+// route this one is a copy of), to send it the way the example does.
 
 // jsPage is the test page: the form, and the module wired to it with a
 // short backoff; what it hands back is pushed to window.answers, each
@@ -131,12 +133,15 @@ func jsServer(t *testing.T, g *jsGate) (string, func() int) {
 				idem.LockOf(ctx).Scope, in.Friend, in.Amount).Scan(&id); err != nil {
 				return idem.Response{}, err
 			}
-			return idem.Created("/api/transfers/"+strconv.FormatInt(id, 10), map[string]any{"id": id})
+			return idem.Created("/api/transfers/"+strconv.FormatInt(id, 10), map[string]any{"id": id, "friend": in.Friend, "amount": in.Amount})
 		})
 	})
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /idem/", http.StripPrefix("/idem/", idemjs.Handler()))
+	mux.HandleFunc("GET /example", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFile(w, r, "../../examples/sendmoney/send.html")
+	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		jsPage.Execute(w, r.URL.Query().Get("key")) //nolint:errcheck // the browser went away
@@ -257,6 +262,29 @@ func TestIdemJSInTheBrowser(t *testing.T) {
 		}
 		if n := transfers(); n != 1 {
 			t.Errorf("got %d transfers, want 1", n)
+		}
+	})
+
+	t.Run("the sendmoney example's page sends once", func(t *testing.T) {
+		g := &jsGate{hold: make(chan struct{})}
+		url, transfers := jsServer(t, g)
+		do(t, ctx, "open the example's page", chromedp.Navigate(url+"/example"))
+		waitFor(t, ctx, "its form", `document.querySelector('#send button')`)
+		do(t, ctx, "fill it in", chromedp.SendKeys(chromedp.CSS(`input[name=friend]`), "Ada"),
+			chromedp.SendKeys(chromedp.CSS(`input[name=amount]`), "20"))
+		do(t, ctx, "double-click send", chromedp.Evaluate[chromedp.Void](`(() => {
+			const b = document.querySelector('#send button');
+			b.click();
+			setTimeout(() => b.click(), 150);
+		})()`))
+		time.Sleep(500 * time.Millisecond)
+		close(g.hold)
+		got := waitForText(t, ctx, "what the page says", `document.getElementById('result').textContent !== ''`, `#result`)
+		if !strings.HasPrefix(got, "Sent 20 euros to Ada (transfer ") {
+			t.Errorf("the page says %q, want the transfer sent", got)
+		}
+		if n := len(g.requests()); n != 1 || transfers() != 1 {
+			t.Errorf("got %d requests and %d transfers, want 1 and 1", n, transfers())
 		}
 	})
 
