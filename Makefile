@@ -139,7 +139,7 @@ test/kit: bin/testpg ## the idempotency kit's own tests (the idem module), on a 
 # loopback; no npm install, the module has no dependencies. Its tests in
 # Chromium are browser tests (internal/browsertest/idemjs_test.go).
 .PHONY: test/js
-test/js: ## the kit's JavaScript module's unit tests (node --test, Node 20 or later)
+test/js: ## the kit's JavaScript module's unit tests (node --test, Node 18 or later)
 	@command -v node >/dev/null || scripts/install-deps
 	cd idem/idemjs && node --test
 
