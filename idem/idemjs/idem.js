@@ -172,8 +172,14 @@ export async function send(url, init = {}, options = {}) {
   }
 }
 
+// action is the form's action as a URL. Not form.action, nor form.id
+// below: a field named "action" or "id" would stand in their place.
+function action(form) {
+  return new URL(form.getAttribute("action") || "", location.href);
+}
+
 function formName(form) {
-  return form.id || form.getAttribute("name") || new URL(form.action, location.href).pathname;
+  return form.getAttribute("id") || form.getAttribute("name") || action(form).pathname;
 }
 
 function firstKey(form, o) {
@@ -212,7 +218,7 @@ export function submit(form, options = {}) {
   } else if (o.encode) {
     body = o.encode(data);
   }
-  const url = o.url ?? form.action;
+  const url = o.url ?? action(form);
   const method = o.method ?? (form.getAttribute("method") || "post").toUpperCase();
   const p = send(url, { method, body, headers, credentials: o.credentials ?? "same-origin" },
     { ...o, key: entry.key, minted: entry.minted })
