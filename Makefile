@@ -99,6 +99,7 @@ test: deps verify vet lint bin/testpg ## everything CI checks: generated code, v
 test/legs:
 	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v -e /internal/browsertest)
 	cd idem && go test -race -count=1 -timeout 10m ./...
+	$(MAKE) -s test/js
 	for m in $(KIT_ADAPTERS); do (cd $$m && go test -race -count=1 -timeout 10m ./...) || exit 1; done
 	cd bench && go test -race -count=1 -timeout 15m $$(go list ./... | grep -v '/model$$')
 	for m in $(SIDE_MODULES); do (cd $$m && go test -race -count=1 -timeout 10m ./...) || exit 1; done
@@ -132,6 +133,15 @@ test/short: bin/testpg ## the tests without -race, for a quick loop
 .PHONY: test/kit
 test/kit: bin/testpg ## the idempotency kit's own tests (the idem module), on a throwaway PostgreSQL
 	$(TESTPG) $(SHELL) -c 'cd idem && go test -count=1 ./... && for m in $(KIT_ADAPTERS); do (cd $(CURDIR)/$$m && go test -count=1 ./...) || exit 1; done'
+
+# The kit's ES module for forms sent with fetch (idem/idemjs/idem.js): its
+# unit tests with Node's own test runner, against a real HTTP server on
+# loopback; no npm install, the module has no dependencies. Its tests in
+# Chromium are browser tests (internal/browsertest/idemjs_test.go).
+.PHONY: test/js
+test/js: ## the kit's JavaScript module's unit tests (node --test, Node 18 or later)
+	@command -v node >/dev/null || scripts/install-deps
+	cd idem/idemjs && node --test
 
 # The kit's examples (examples/*), each a module of its own, built and tested
 # as a newcomer would: each copied into a temporary folder outside the tree,

@@ -18,7 +18,7 @@ var updateAPI = flag.Bool("update-api", false, "rewrite testdata/api.txt with th
 
 // The kit's packages, the core's and its adapters' modules alike: their
 // exported API is the golden list testdata/api.txt.
-var apiPackages = []string{".", "idemhttp", "idemtest", "idemecho", "idemecho5"}
+var apiPackages = []string{".", "idemhttp", "idemjs", "idemtest", "idemecho", "idemecho5"}
 
 // The exported API of the kit's packages is the list in testdata/api.txt:
 // every name an app or an adapter can reach (functions, types, their

@@ -21,9 +21,9 @@
       return;
     }
     form.dataset.submitted = "true";
-    if (form.hasAttribute("data-resubmit") && window.fetch) {
+    if (form.hasAttribute("data-resubmit") && kit) {
       event.preventDefault();
-      send(form, formBody(form, event.submitter), 1);
+      send(form, event.submitter);
     }
     var button = form.querySelector("button[type=submit]");
     if (!button) {
@@ -37,50 +37,42 @@
     }, 0);
   });
 
-  // Forms marked data-resubmit (the pay form) are sent with fetch, so that a
-  // network error does not end on the browser's error page: the form is
-  // sent again, with the same idempotency key, after a growing random wait,
-  // and the shopper is told so. Any answer from the server is shown as the
-  // page it is. Without JavaScript, or without fetch, the form is sent the
-  // ordinary way.
-  var maxAttempts = 6;
+  // Forms marked data-resubmit (the pay and pickup forms) are sent by the
+  // kit's module (idem/idemjs; the form names its URL), so that a network
+  // error does not end on the browser's error page: the form is sent again,
+  // with its key, after a growing random wait, and the shopper is told so.
+  // Any answer from the server is a page to show, so none is retried.
+  // Without fetch, or when the module cannot be loaded, the form is sent
+  // the ordinary way.
+  var kitForm = document.querySelector("form[data-idem-js]");
+  var kit = kitForm && window.fetch ? import(kitForm.getAttribute("data-idem-js")) : null;
 
-  function formBody(form, submitter) {
-    var data;
-    try {
-      data = new FormData(form, submitter);
-    } catch (e) {
-      data = new FormData(form);
-    }
-    return new URLSearchParams(data);
-  }
-
-  function send(form, body, attempt) {
-    fetch(form.getAttribute("action") || window.location.href, { method: "POST", body: body, credentials: "same-origin" })
-      .then(function (resp) {
-        if (resp.redirected) {
-          window.location.assign(resp.url);
-          return;
-        }
-        return resp.text().then(function (html) {
-          showPage(html);
-        });
-      })
-      .catch(function () {
-        if (attempt >= maxAttempts) {
-          say(form, "Still no connection. Nothing is lost: press the button again when you are back online. " +
-            "It sends the same order key, so you will not be charged twice.");
-          release(form);
-          return;
-        }
-        // Full jitter: a random wait up to 0.5 s, 1 s, 2 s … capped at 8 s.
-        var wait = Math.random() * Math.min(8000, 500 * Math.pow(2, attempt - 1));
-        say(form, "Connection lost. Sending your order again with the same key (attempt " +
-          (attempt + 1) + " of " + maxAttempts + "); you will not be charged twice.");
-        window.setTimeout(function () {
-          send(form, body, attempt + 1);
-        }, wait);
+  function send(form, submitter) {
+    kit.then(function (idem) {
+      return idem.submit(form, {
+        submitter: submitter,
+        retryOn: [],
+        attempts: 6,
+        onRetry: function (r) {
+          say(form, "Connection lost. Sending your order again with the same key (attempt " +
+            (r.attempt + 1) + " of 6); you will not be charged twice.");
+        },
       });
+    }, function () {
+      HTMLFormElement.prototype.submit.call(form);
+      return new Promise(function () {});
+    }).then(function (answer) {
+      var resp = answer.response;
+      if (resp.redirected) {
+        window.location.assign(resp.url);
+        return;
+      }
+      return resp.text().then(showPage);
+    }, function () {
+      say(form, "Still no connection. Nothing is lost: press the button again when you are back online. " +
+        "It sends the same order key, so you will not be charged twice.");
+      release(form);
+    });
   }
 
   // showPage replaces the page with an answer the server rendered for the

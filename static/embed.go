@@ -14,6 +14,8 @@ import (
 	"path"
 	"sync"
 	"time"
+
+	"exactlyonce/idem/idemjs"
 )
 
 // FS holds the shop's assets, served under /static/.
@@ -24,6 +26,11 @@ var FS embed.FS
 // Shop is the shop's assets, as its pages link them and its listeners
 // serve them.
 var Shop = NewSet(FS, "/static/")
+
+// Kit is the idempotency kit's browser module (idem/idemjs), which sends
+// the pay and pickup forms: served under /static/idem/, and linked by the
+// hash of its content as the shop's own assets are.
+var Kit = NewSet(idemjs.FS, "/static/idem/")
 
 // URL is the path pages link the named asset of the shop by:
 // /static/name?v=hash.

@@ -112,6 +112,24 @@ func TestJSONRoute(t *testing.T) {
 	}
 }
 
+// The page that sends the form with fetch loads the kit's module from
+// where the app serves it, as JavaScript (a browser runs a module of no
+// other type). What the module sends is the JSON route's: TestJSONRoute,
+// and in Chromium the shop's internal/browsertest/idemjs_test.go.
+func TestFetchPage(t *testing.T) {
+	app := start(t)
+	page := app.getJSON("/fetch", "")
+	if page.status != http.StatusOK || !strings.Contains(page.body, `import { enhance } from "/idem/idem.js";`) ||
+		!strings.Contains(page.body, `action="/api/transfers"`) {
+		t.Fatalf("GET /fetch: got %d %s, want the page importing /idem/idem.js, its form sent to /api/transfers", page.status, page.body)
+	}
+	module := app.getJSON("/idem/idem.js", "")
+	if module.status != http.StatusOK || !strings.HasPrefix(module.header.Get("Content-Type"), "text/javascript") ||
+		!strings.Contains(module.body, "export function enhance(") {
+		t.Fatalf("GET /idem/idem.js: got %d %v, want the module as JavaScript", module.status, module.header)
+	}
+}
+
 // Back, then the same form sent again: the first answer, replayed. Back, an
 // amount changed, sent again with the same key: refused, nothing sent.
 func TestResubmit(t *testing.T) {

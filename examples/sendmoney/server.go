@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,7 +18,14 @@ import (
 
 	"exactlyonce/idem"
 	"exactlyonce/idem/idemhttp"
+	"exactlyonce/idem/idemjs"
 )
+
+// sendPage is the form sent with fetch, through the kit's idem.js, to the
+// JSON route: a page with no build step.
+//
+//go:embed send.html
+var sendPage []byte
 
 // server holds the handlers' dependencies.
 type server struct {
@@ -51,6 +59,11 @@ func (s *server) routes() http.Handler {
 	mux.Handle("GET /sent/{id}", s.handle(s.receipt))
 	mux.Handle("POST /api/transfers", s.api.Func(s.sendJSON))
 	mux.Handle("GET /api/transfers/{id}", http.HandlerFunc(s.getJSON))
+	mux.Handle("GET /idem/", http.StripPrefix("/idem/", idemjs.Handler()))
+	mux.HandleFunc("GET /fetch", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(sendPage) // a browser gone away is told nothing
+	})
 	return mux
 }
 

@@ -44,6 +44,7 @@ func (h *Handler) Register(e *echo.Echo) {
 	p.Add(http.MethodGet, "/pickup/status", h.pickupStatus, mw...)
 	p.Add(http.MethodGet, "/pickup/:id", h.pickupReceipt, mw...)
 	p.Add(http.MethodGet, "/static/:name", echo.WrapHandler(static.Shop))
+	p.Add(http.MethodGet, "/static/idem/:name", echo.WrapHandler(static.Kit))
 	if h.demo != nil {
 		h.demo(p, middleware.BodyLimit(maxFormBytes), h.csrfProtection())
 	}
