@@ -15,8 +15,10 @@ import (
 
 // checkoutBudget is what the checkout page may weigh with everything it
 // loads, uncompressed: a shopper on a slow line pays before the page is
-// usable.
-const checkoutBudget = 30 * 1024
+// usable. 30 KB until issue 41, when the form began to send itself through
+// the kit's module (idem/idemjs/idem.js, about 10 KB): a readable file that
+// teams read and copy, served as written rather than minified.
+const checkoutBudget = 40 * 1024
 
 // The checkout page and every asset it links stay within the budget, and
 // the page loads nothing from another origin (the CSP would block it; this
@@ -33,8 +35,10 @@ func TestCheckoutPageWeight(t *testing.T) {
 		t.Fatal(err)
 	}
 	total, assets := len(page), 0
-	doc.Find("link[href], script[src], img[src], iframe[src], source[src]").Each(func(_ int, el *goquery.Selection) {
-		ref := el.AttrOr("href", el.AttrOr("src", ""))
+	// data-idem-js names the module app.js imports as the page starts:
+	// loaded by script, not by markup, but loaded all the same.
+	doc.Find("link[href], script[src], img[src], iframe[src], source[src], [data-idem-js]").Each(func(_ int, el *goquery.Selection) {
+		ref := el.AttrOr("href", el.AttrOr("src", el.AttrOr("data-idem-js", "")))
 		u, err := url.Parse(ref)
 		if err != nil || u.IsAbs() || strings.HasPrefix(ref, "//") {
 			t.Errorf("the page loads %q from another origin (or an unreadable reference)", ref)
