@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/checkout"
