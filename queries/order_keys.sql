@@ -31,6 +31,32 @@ claimed AS MATERIALIZED (
     LEFT JOIN cart ON true
     WHERE sqlc.narg('cart_id')::uuid IS NULL OR cart.id IS NOT NULL
 ),
+-- Stock (migration 00180): a new key takes its lines' quantities off the
+-- products that keep stock, here, locking their rows in the order of their
+-- SKUs (two claims of two products each cannot deadlock). Where a product
+-- has too few left, the CHECK stock_sold_out fails this statement as a
+-- whole: nothing is claimed, reserved or charged, and the shop answers
+-- "sold out" (database.ErrSoldOut). A key that existed takes nothing: its
+-- first claim took it.
+wanted AS (
+    SELECT line ->> 'sku' AS sku, sum((line ->> 'quantity')::integer)::integer AS quantity
+    FROM claimed, jsonb_array_elements(@request::jsonb -> 'lines') AS line
+    WHERE claimed.inserted
+    GROUP BY line ->> 'sku'
+),
+locked AS (
+    SELECT stock.sku FROM stock JOIN wanted ON wanted.sku = stock.sku
+    ORDER BY stock.sku FOR UPDATE OF stock
+),
+reserved AS (
+    UPDATE stock SET on_hand = stock.on_hand - wanted.quantity
+    FROM locked, wanted WHERE stock.sku = locked.sku AND wanted.sku = locked.sku
+    RETURNING stock.sku, wanted.quantity
+),
+held AS (
+    INSERT INTO stock_reservations (scope, key, sku, quantity)
+    SELECT (@customer_id::uuid)::text, @key::text, reserved.sku, reserved.quantity FROM reserved
+),
 about AS (
     INSERT INTO order_keys (scope, key, provider_key, cart_id, cart_version)
     SELECT (@customer_id::uuid)::text, @key::text, @provider_key::text, cart_id, cart_version
@@ -104,6 +130,24 @@ released AS (
     FROM finished, order_keys o
     WHERE finished.ok AND o.scope = (@customer_id::uuid)::text AND o.key = @key::text
       AND carts.id = o.cart_id AND carts.customer_id = @customer_id::uuid AND carts.order_key = @key::text
+),
+-- Nothing was sold: what the claim reserved goes back on hand, once (the
+-- reservation leaves "reserved" here, and only a fenced finish gets here).
+-- Rows locked in the order of their SKUs, as the claim locks them.
+released_stock AS (
+    UPDATE stock_reservations r SET state = 'released', ended_at = now()
+    FROM finished
+    WHERE finished.ok AND r.scope = (@customer_id::uuid)::text AND r.key = @key::text AND r.state = 'reserved'
+    RETURNING r.sku, r.quantity
+),
+restock_locked AS (
+    SELECT stock.sku FROM stock JOIN released_stock ON released_stock.sku = stock.sku
+    ORDER BY stock.sku FOR UPDATE OF stock
+),
+restocked AS (
+    UPDATE stock SET on_hand = stock.on_hand + released_stock.quantity
+    FROM restock_locked, released_stock
+    WHERE stock.sku = restock_locked.sku AND released_stock.sku = restock_locked.sku
 )
 SELECT ok FROM finished WHERE ok;
 

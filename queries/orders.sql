@@ -46,6 +46,12 @@ closed AS (
     WHERE o.scope = (@customer_id::uuid)::text AND o.key = @key::text
       AND carts.id = o.cart_id AND carts.customer_id = @customer_id::uuid AND carts.version = o.cart_version
       AND carts.order_id IS NULL
+),
+-- What the claim reserved is sold with the order (migration 00180).
+sold AS (
+    UPDATE stock_reservations r SET state = 'sold', ended_at = now()
+    FROM inserted
+    WHERE r.scope = (@customer_id::uuid)::text AND r.key = @key::text AND r.state = 'reserved'
 )
 SELECT inserted.id FROM inserted;
 

@@ -151,6 +151,9 @@ func (e *Engine) claimStatement(ctx context.Context, a Attempt, priced catalog.P
 		return false, idem.Key{}, idem.ErrNotFound
 	case errors.Is(err, database.ErrNotFound):
 		return false, idem.Key{}, idem.ErrNotFound
+	case errors.Is(err, database.ErrSoldOut):
+		// Nothing was claimed: the statement failed as a whole.
+		return false, idem.Key{}, e.soldOut(ctx, priced)
 	case err != nil:
 		return false, idem.Key{}, fmt.Errorf("claim key: %w", err)
 	case row.Inserted:

@@ -16,10 +16,14 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrConflict means a unique or primary key constraint refused a row.
 	ErrConflict = errors.New("already exists")
+	// ErrSoldOut means a claim asked for more of a product than is left on
+	// hand (the stock table's stock_sold_out check, migration 00180): the
+	// statement failed as a whole, so nothing was claimed.
+	ErrSoldOut = errors.New("sold out")
 )
 
 // Translate maps the driver's errors onto the package's errors (ErrNotFound,
-// ErrConflict, ErrSerialization, ErrUnavailable) while keeping the original
+// ErrConflict, ErrSoldOut, ErrSerialization, ErrUnavailable) while keeping the original
 // in the chain for logs. Every query of internal/db is translated already;
 // callers use it for errors of code that talks to the pool itself, such as
 // the idem kit's key store, so that an outage still answers 503.
@@ -38,6 +42,9 @@ func translate(err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
 		return errors.Join(ErrConflict, err)
+	}
+	if errors.As(err, &pgErr) && pgErr.Code == "23514" && pgErr.ConstraintName == "stock_sold_out" { // check_violation
+		return errors.Join(ErrSoldOut, err)
 	}
 	if errors.As(err, &pgErr) && pgErr.Code == "40001" { // serialization_failure
 		return errors.Join(ErrSerialization, err)

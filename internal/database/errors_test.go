@@ -46,6 +46,7 @@ func TestTranslate(t *testing.T) {
 		{"server hung up", fmt.Errorf("receive message: %w", io.ErrUnexpectedEOF), ErrUnavailable},
 		{"syntax error", pg("42601"), nil},
 		{"check violation", pg("23514"), nil},
+		{"sold out", fmt.Errorf("exec: %w", &pgconn.PgError{Code: "23514", ConstraintName: "stock_sold_out"}), ErrSoldOut},
 		{"client went away", fmt.Errorf("receive: %w", errors.Join(context.Canceled, io.ErrUnexpectedEOF)), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,7 +55,7 @@ func TestTranslate(t *testing.T) {
 			if !errors.Is(tc.want, ErrNotFound) && !errors.Is(got, tc.err) {
 				t.Errorf("translate(%v) dropped the original error from the chain", tc.err)
 			}
-			for _, e := range []error{ErrNotFound, ErrConflict, ErrSerialization, ErrUnavailable} {
+			for _, e := range []error{ErrNotFound, ErrConflict, ErrSoldOut, ErrSerialization, ErrUnavailable} {
 				if is, want := errors.Is(got, e), errors.Is(tc.want, e); is != want {
 					t.Errorf("errors.Is(translate(%T), %v): got %v, want %v", tc.err, e, is, want)
 				}

@@ -90,3 +90,9 @@ type Product struct {
 	Currency    string
 	Description string
 }
+
+type Stock struct {
+	Sku      string
+	OnHand   int32
+	Received int32
+}

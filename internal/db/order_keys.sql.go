@@ -86,6 +86,25 @@ claimed AS MATERIALIZED (
     LEFT JOIN cart ON true
     WHERE $2::uuid IS NULL OR cart.id IS NOT NULL
 ),
+wanted AS (
+    SELECT line ->> 'sku' AS sku, sum((line ->> 'quantity')::integer)::integer AS quantity
+    FROM claimed, jsonb_array_elements($7::jsonb -> 'lines') AS line
+    WHERE claimed.inserted
+    GROUP BY line ->> 'sku'
+),
+locked AS (
+    SELECT stock.sku FROM stock JOIN wanted ON wanted.sku = stock.sku
+    ORDER BY stock.sku FOR UPDATE OF stock
+),
+reserved AS (
+    UPDATE stock SET on_hand = stock.on_hand - wanted.quantity
+    FROM locked, wanted WHERE stock.sku = locked.sku AND wanted.sku = locked.sku
+    RETURNING stock.sku, wanted.quantity
+),
+held AS (
+    INSERT INTO stock_reservations (scope, key, sku, quantity)
+    SELECT ($3::uuid)::text, $1::text, reserved.sku, reserved.quantity FROM reserved
+),
 about AS (
     INSERT INTO order_keys (scope, key, provider_key, cart_id, cart_version)
     SELECT ($3::uuid)::text, $1::text, $11::text, cart_id, cart_version
@@ -152,6 +171,13 @@ type ClaimOrderKeyRow struct {
 // which runs this statement (idem.Store.ClaimWith).
 // No row at all means that the cart refused the key, or that the key is too
 // new for this statement's snapshot; the engine reads the cart to tell which.
+// Stock (migration 00180): a new key takes its lines' quantities off the
+// products that keep stock, here, locking their rows in the order of their
+// SKUs (two claims of two products each cannot deadlock). Where a product
+// has too few left, the CHECK stock_sold_out fails this statement as a
+// whole: nothing is claimed, reserved or charged, and the shop answers
+// "sold out" (database.ErrSoldOut). A key that existed takes nothing: its
+// first claim took it.
 // The event names the claim's trace (its W3C traceparent, when tracing is
 // on), so that the completer's pass over the key, a trace of its own, can
 // link back to it.
@@ -219,6 +245,21 @@ released AS (
     FROM finished, order_keys o
     WHERE finished.ok AND o.scope = ($1::uuid)::text AND o.key = $2::text
       AND carts.id = o.cart_id AND carts.customer_id = $1::uuid AND carts.order_key = $2::text
+),
+released_stock AS (
+    UPDATE stock_reservations r SET state = 'released', ended_at = now()
+    FROM finished
+    WHERE finished.ok AND r.scope = ($1::uuid)::text AND r.key = $2::text AND r.state = 'reserved'
+    RETURNING r.sku, r.quantity
+),
+restock_locked AS (
+    SELECT stock.sku FROM stock JOIN released_stock ON released_stock.sku = stock.sku
+    ORDER BY stock.sku FOR UPDATE OF stock
+),
+restocked AS (
+    UPDATE stock SET on_hand = stock.on_hand + released_stock.quantity
+    FROM restock_locked, released_stock
+    WHERE stock.sku = restock_locked.sku AND released_stock.sku = restock_locked.sku
 )
 SELECT ok FROM finished WHERE ok
 `
@@ -242,6 +283,9 @@ type FinishKeyParams struct {
 // decline. A form still holding this key replays it. The version goes up
 // too: a key derived from (cart, version) by an order sent without one
 // names the declined operation, and must not be the next order's key.
+// Nothing was sold: what the claim reserved goes back on hand, once (the
+// reservation leaves "reserved" here, and only a fenced finish gets here).
+// Rows locked in the order of their SKUs, as the claim locks them.
 func (q *Queries) FinishKey(ctx context.Context, arg FinishKeyParams) (bool, error) {
 	row := q.db.QueryRow(ctx, finishKey,
 		arg.CustomerID,

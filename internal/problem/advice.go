@@ -73,6 +73,7 @@ var advice = map[string]Advice{
 	CartOrdered.Slug:          {RetryNot, false, "GET the cart for its order_id; put what comes next in a new cart."},
 	CartChanged.Slug:          {RetryFixed, false, "GET the cart, check its lines, and order it again."},
 	CartVersionMismatch.Slug:  {RetryFixed, false, "GET the cart for its current version (its ETag), check it, and order it again with that If-Match."},
+	SoldOut.Slug:              {RetryFixed, false, "Tell the customer what is short (errors names each product and how many are left); order what is left, or the same order again once stock came in."},
 }
 
 // Advice is what a client should do after a problem of this kind; false

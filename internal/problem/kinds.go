@@ -105,6 +105,10 @@ var (
 		About: "The If-Match header names a version of the cart that is not its current one. Nothing was stored or charged: GET the cart for its current version, check it, and order again.",
 		Page: Page{Heading: "Your cart changed",
 			Message: "Your cart changed since this page was opened, so nothing was charged. Check it and order again.", Next: ToCart}}
+	SoldOut = Kind{Slug: "sold-out", Title: "Sold out", Status: http.StatusConflict,
+		About: "The order asks for more of a product than is left. Nothing was stored, reserved or charged, and no payment was started; errors names each product that is short and how many are left. Order what is left (a new Idempotency-Key, or the same one for the same request once stock came back).",
+		Page: Page{Heading: "Sold out",
+			Message: "Someone bought the last of something in your cart before you paid, so nothing was charged. Change your cart and pay again.", Next: ToCart}}
 	Unavailable = kitKind(idem.ErrUnavailable,
 		"The shop's database cannot be reached for a moment (it is restarting, or the network to it failed). Retry after Retry-After seconds, with the same Idempotency-Key for an order: if this attempt got as far as the payment, the retry resumes it without charging twice.",
 		Page{Heading: "Back in a moment",
@@ -137,5 +141,5 @@ var Kinds = []Kind{
 	InvalidRequest, MissingKey, InvalidKey, Unauthorized, PaymentDeclined, NotFound, MethodNotAllowed,
 	KeyInUse, LockLost, KeyReused, UnsupportedMediaType, OutcomeUnknown, ProviderUnavailable, ProviderTimeout, Internal,
 	PaymentNotCompleted, ShuttingDown, Unavailable, MisdirectedRequest, TooManyRequests, RequestTimeout,
-	CartOrdered, CartChanged, CartVersionMismatch,
+	CartOrdered, CartChanged, CartVersionMismatch, SoldOut,
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -70,6 +71,7 @@ func shopFailure(err error) *Failure {
 		abandoned   *checkout.AbandonedError
 		ordered     *checkout.CartOrderedError
 		price       *checkout.PriceChangedError
+		soldOut     *checkout.SoldOutError
 		invalidCart *catalog.InvalidCartError
 		badPickup   *pickup.InvalidError
 	)
@@ -93,6 +95,15 @@ func shopFailure(err error) *Failure {
 		return Fail(problem.CartOrdered, "this cart has been ordered")
 	case errors.Is(err, checkout.ErrCartChanged):
 		return Fail(problem.CartChanged, "the cart changed while the order was being placed")
+	case errors.As(err, &soldOut):
+		f := &Failure{Kind: problem.SoldOut, Detail: soldOut.Error()}
+		reasons := make([]string, 0, len(soldOut.Short))
+		for _, s := range soldOut.Short {
+			f.Errors = append(f.Errors, problem.At("/items", s.Reason())...)
+			reasons = append(reasons, s.Reason())
+		}
+		f.Reason = strings.Join(reasons, "; ")
+		return f
 	case errors.As(err, &price):
 		return Fail(problem.PriceChanged, "the order does not cost the amount expected")
 	case errors.As(err, &abandoned):

@@ -1,0 +1,20 @@
+-- name: StockOf :many
+-- What is left of the products that keep stock among @skus (migration
+-- 00180); a product without a row is made to order and never sold out.
+SELECT sku, on_hand, received FROM stock WHERE sku = ANY(@skus::text[]) ORDER BY sku;
+
+-- name: ListStock :many
+-- What is left of every product that keeps stock, for the catalog.
+SELECT sku, on_hand FROM stock ORDER BY sku;
+
+-- name: ReceiveStock :one
+-- Stock received for a product: on hand and received both go up by
+-- @quantity; a product that kept no stock starts keeping it with this.
+INSERT INTO stock (sku, on_hand, received) VALUES (@sku, @quantity::integer, @quantity::integer)
+ON CONFLICT (sku) DO UPDATE SET on_hand = stock.on_hand + EXCLUDED.on_hand, received = stock.received + EXCLUDED.received
+RETURNING on_hand, received;
+
+-- name: StockReservationsOfKey :many
+-- What one key's claim reserved, and what became of it.
+SELECT sku, quantity, state FROM stock_reservations
+WHERE scope = (@customer_id::uuid)::text AND key = @key::text ORDER BY sku;
