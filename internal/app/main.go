@@ -21,7 +21,7 @@ import (
 )
 
 // Main runs the shop's binary with args (none: serve; sweep; worker;
-// unpark SCOPE KEY),
+// unpark SCOPE KEY; stock [receive SKU N]),
 // configured from the environment, until ctx ends: configuration →
 // tracing → pool → migrations → application → serve → graceful shutdown.
 // cmd/web runs it alone; demo/cmd/demo with the double-click lab mounted
@@ -71,6 +71,8 @@ func Main(ctx context.Context, args []string, demo Demo) error {
 	switch mode {
 	case "unpark":
 		return unpark(ctx, pool, args[1:], log)
+	case "stock":
+		return stock(ctx, pool, args[1:], os.Stdout)
 	case "sweep":
 		sw, err := lifecycle.NewSweeper(database.New(pool), lifecycle.SweeperConfig{Retention: cfg.KeyRetention}, nil, log).Pass(ctx)
 		log.Info("sweep", "keys", sw.Keys, "events", sw.Events, "another_instance_sweeping", sw.Busy)
@@ -81,7 +83,7 @@ func Main(ctx context.Context, args []string, demo Demo) error {
 		}
 	case "worker":
 	default:
-		return fmt.Errorf("unknown command %q: want none (serve), sweep, worker or unpark", mode)
+		return fmt.Errorf("unknown command %q: want none (serve), sweep, worker, unpark or stock", mode)
 	}
 
 	jobsPool, err := database.OpenBeside(ctx, pool, int32(cfg.JobsDBMaxConns))

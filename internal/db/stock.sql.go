@@ -66,6 +66,55 @@ func (q *Queries) ReceiveStock(ctx context.Context, arg ReceiveStockParams) (Rec
 	return i, err
 }
 
+const stockLevels = `-- name: StockLevels :many
+SELECT s.sku, p.name, s.on_hand, s.received,
+       coalesce(sum(r.quantity) FILTER (WHERE r.state = 'reserved'), 0)::integer AS reserved,
+       coalesce(sum(r.quantity) FILTER (WHERE r.state = 'sold'), 0)::integer AS sold
+FROM stock s JOIN products p ON p.sku = s.sku
+LEFT JOIN stock_reservations r ON r.sku = s.sku
+GROUP BY s.sku, p.name, s.on_hand, s.received
+ORDER BY s.sku
+`
+
+type StockLevelsRow struct {
+	Sku      string
+	Name     string
+	OnHand   int32
+	Received int32
+	Reserved int32
+	Sold     int32
+}
+
+// Every product that keeps stock, for the operator (web stock): what is on
+// hand, held by keys still started, sold, and all that came in, which the
+// first three add up to.
+func (q *Queries) StockLevels(ctx context.Context) ([]StockLevelsRow, error) {
+	rows, err := q.db.Query(ctx, stockLevels)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []StockLevelsRow
+	for rows.Next() {
+		var i StockLevelsRow
+		if err := rows.Scan(
+			&i.Sku,
+			&i.Name,
+			&i.OnHand,
+			&i.Received,
+			&i.Reserved,
+			&i.Sold,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const stockOf = `-- name: StockOf :many
 SELECT sku, on_hand, received FROM stock WHERE sku = ANY($1::text[]) ORDER BY sku
 `
