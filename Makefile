@@ -97,20 +97,20 @@ test: deps verify vet lint bin/testpg ## everything CI checks: generated code, v
 # its own, to crash them). Not listed by make help: run make test.
 .PHONY: test/legs
 test/legs:
-	go test -race -count=1 -timeout 20m $$(go list ./... | grep -v -e /internal/browsertest)
-	cd idem && go test -race -count=1 -timeout 10m ./...
-	$(MAKE) -s test/js
-	for m in $(KIT_ADAPTERS); do (cd $$m && go test -race -count=1 -timeout 10m ./...) || exit 1; done
-	cd bench && go test -race -count=1 -timeout 15m $$(go list ./... | grep -v '/model$$')
-	for m in $(SIDE_MODULES); do (cd $$m && go test -race -count=1 -timeout 10m ./...) || exit 1; done
-	cd demo && go test -race -count=1 -timeout 10m $$(go list ./... | grep -v -e /browsertest)
-	$(MAKE) -s test/examples
-	$(MAKE) -s test/pgbouncer
-	$(MAKE) -s test/querymodes
-	$(MAKE) -s fuzz FUZZ_SCALE=1
-	$(MAKE) -s model
-	$(MAKE) -s test/chaos
-	$(MAKE) -s test/browser
+	scripts/leg go-race bash -c 'go test -race -count=1 -timeout 20m $$(go list ./... | grep -v -e /internal/browsertest)'
+	scripts/leg kit bash -c 'cd idem && go test -race -count=1 -timeout 10m ./...'
+	scripts/leg js $(MAKE) -s test/js
+	scripts/leg kit-adapters bash -c 'for m in $(KIT_ADAPTERS); do (cd $$m && go test -race -count=1 -timeout 10m ./...) || exit 1; done'
+	scripts/leg bench bash -c 'cd bench && go test -race -count=1 -timeout 15m $$(go list ./... | grep -v "/model$$")'
+	scripts/leg side-modules bash -c 'for m in $(SIDE_MODULES); do (cd $$m && go test -race -count=1 -timeout 10m ./...) || exit 1; done'
+	scripts/leg demo bash -c 'cd demo && go test -race -count=1 -timeout 10m $$(go list ./... | grep -v -e /browsertest)'
+	scripts/leg examples $(MAKE) -s test/examples
+	scripts/leg pgbouncer $(MAKE) -s test/pgbouncer
+	scripts/leg querymodes $(MAKE) -s test/querymodes
+	scripts/leg fuzz $(MAKE) -s fuzz FUZZ_SCALE=1
+	scripts/leg model $(MAKE) -s model
+	scripts/leg chaos $(MAKE) -s test/chaos
+	scripts/leg browser $(MAKE) -s test/browser
 
 # The browser tests run on their own, after the rest and without -race: the
 # server code they drive is raced by the handler tests, and Chromium needs
