@@ -94,7 +94,7 @@ func (h *Handler) ordersPage(c echo.Context) error {
 		}
 		page.Orders = append(page.Orders, views.OrderSummary{
 			ID: o.ID.String(), URL: "/orders/" + o.ID.String(),
-			Amount:     views.Money{Minor: o.Amount, Currency: o.Currency},
+			Amount:   views.Money{Minor: o.Amount, Currency: o.Currency},
 			PlacedAt: o.CreatedAt, Items: items,
 		})
 	}
