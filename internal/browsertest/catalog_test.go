@@ -120,6 +120,11 @@ func TestAddToCartStaysOnTheCatalog(t *testing.T) {
 					}
 					wantFits(t, ctx, "the catalog after an add", s)
 				}
+				doc := "" // the picture docs/browser-checkout.md shows
+				if js && s == phone {
+					doc = "catalog-added-phone.png"
+				}
+				screenshot(t, ctx, "catalog-added-"+s.Name+map[bool]string{true: "", false: "-nojs"}[js]+".png", doc)
 			}
 		})
 	}
