@@ -67,7 +67,8 @@ const readCatalog = `(() => {
 // focus on the card's button; a second add counts two (the form's next
 // quantity came with the answer). Without JavaScript the form's POST comes
 // back to the catalog at the product, its card saying so in view. Both
-// carry the CSRF token, as the server refuses a form without it.
+// carry the CSRF token, as the server refuses a form without it; a second
+// product's form from the same page passes too.
 func TestAddToCartStaysOnTheCatalog(t *testing.T) {
 	for _, js := range []bool{true, false} {
 		name := "JavaScript on"
@@ -80,13 +81,14 @@ func TestAddToCartStaysOnTheCatalog(t *testing.T) {
 			if !js {
 				withoutJavaScript(t, ctx)
 			}
-			want := 0
+			want, mugs := 0, 0 // in the cart, of which mugs
 			for _, s := range shopScreens {
 				atSize(t, ctx, s)
 				do(t, ctx, "open the shop", chromedp.Navigate(h.URL+"/"))
 				waitFor(t, ctx, "the catalog", `document.readyState === "complete" && document.querySelector('[data-testid=products]')`)
 				for range 2 {
 					want++
+					mugs++
 					do(t, ctx, "mark the document", chromedp.Evaluate[chromedp.Void](`window.sameDocument = true`))
 					do(t, ctx, "add a mug", chromedp.Click(chromedp.CSS(`[data-testid=product][data-sku="`+mug+`"] button`)))
 					waitFor(t, ctx, s.Name+": the count says "+strconv.Itoa(want), cartCount+` === `+strconv.Itoa(want)+
@@ -102,9 +104,9 @@ func TestAddToCartStaysOnTheCatalog(t *testing.T) {
 					if got.CountLabel != label || got.Note != "Added Espresso mug to your cart." || got.Notes != 1 {
 						t.Errorf("%s: got Cart link %q and %d notes, the mug's %q; want %q and the mug's note alone", s.Name, got.CountLabel, got.Notes, got.Note, label)
 					}
-					if got.Quantity != strconv.Itoa(want+1) || !got.CSRF || got.Button != "Add one more" {
+					if got.Quantity != strconv.Itoa(mugs+1) || !got.CSRF || got.Button != "Add one more" {
 						t.Errorf("%s: got the next form's quantity %q, CSRF token %v, button %q; want %d, a token, Add one more",
-							s.Name, got.Quantity, got.CSRF, got.Button, want+1)
+							s.Name, got.Quantity, got.CSRF, got.Button, mugs+1)
 					}
 					if js {
 						if wantLive := "Added Espresso mug to your cart. " + label + "."; got.Live != wantLive || got.Focused != mug {
@@ -120,6 +122,14 @@ func TestAddToCartStaysOnTheCatalog(t *testing.T) {
 					}
 					wantFits(t, ctx, "the catalog after an add", s)
 				}
+				// Another product from the same page: its form, rendered
+				// before the first add made the shopper, still passes the
+				// CSRF check, and its card alone says so now.
+				want++
+				do(t, ctx, "add a sticker pack", chromedp.Click(chromedp.CSS(`[data-testid=product][data-sku="sticker-pack"] button`)))
+				waitFor(t, ctx, s.Name+": the count says "+strconv.Itoa(want), cartCount+` === `+strconv.Itoa(want)+
+					` && document.querySelectorAll('[data-testid=added-note]').length === 1`+
+					` && document.querySelector('[data-sku="sticker-pack"] [data-testid=added-note]')`)
 				doc := "" // the picture docs/browser-checkout.md shows
 				if js && s == phone {
 					doc = "catalog-added-phone.png"
