@@ -71,8 +71,9 @@ type AdminTraces struct {
 	// customer), or "".
 	Hint   string
 	Traces []TraceRow
-	// Kept says what the store holds against its budget.
-	Kept string
+	// Kept says what the store holds against its budget, and how far back
+	// it reaches; Reach where older traces are, if anywhere.
+	Kept, Reach string
 }
 
 // TraceRow is one trace in a list.

@@ -5,8 +5,13 @@ import (
 
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 )
+
+// isoUTC is t as a <time> element's datetime: RFC 3339 in UTC, to the
+// second.
+func isoUTC(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // initials stands in for a product photo: "Espresso mug" → "EM".
 func initials(name string) string {

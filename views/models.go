@@ -1,10 +1,18 @@
 package views
 
-import "net/url"
+import (
+	"net/url"
+	"time"
+)
 
 // Page is what the layout needs besides the page's own content.
 type Page struct {
 	Title string
+	// Styles and Scripts name the page's own assets in static/, linked
+	// beside the shop's app.css and app.js: what one page alone needs (the
+	// catalog's cards, Add to cart in place, local times) stays out of the
+	// others' weight, the checkout page's budget above all.
+	Styles, Scripts []string
 	// RefreshURL, when set, makes the browser load it after RefreshSeconds
 	// with no script: how the processing page waits without JavaScript.
 	RefreshURL     string
@@ -37,6 +45,9 @@ type Product struct {
 type CatalogPage struct {
 	CSRF     string
 	Products []Product
+	// Added is the SKU the shopper just added (by the catalog's form,
+	// without JavaScript), and AddedNote says so, shown in its card.
+	Added, AddedNote string
 }
 
 // Line is a priced line of a cart, an order summary or a receipt.
@@ -142,7 +153,9 @@ type CheckoutPage struct {
 type ReceiptPage struct {
 	OrderID  string
 	Amount   Money
-	PlacedAt string
+	// PlacedAt is shown in UTC, zone written out, and in the shopper's
+	// own zone by browse.js.
+	PlacedAt time.Time
 	Lines    []Line
 	// AlreadyPlaced is set when the shopper got here by sending the same
 	// order again: it was not charged a second time.
@@ -162,10 +175,9 @@ type OrderSummary struct {
 	ID     string
 	URL    string
 	Amount Money
-	// PlacedDate and PlacedTime are when it was placed, apart, so that a
-	// narrow column breaks between them and nowhere else.
-	PlacedDate string
-	PlacedTime string
+	// PlacedAt is shown as the receipt's is, its date and clock apart so
+	// that a narrow column breaks between them and nowhere else.
+	PlacedAt time.Time
 	Items      int
 }
 

@@ -16,7 +16,7 @@ import (
 func TestReceiptDefinitionListsHoldOnlyTermsAndDefinitions(t *testing.T) {
 	for _, awarded := range []bool{false, true} {
 		var buf bytes.Buffer
-		p := ReceiptPage{OrderID: "0193a0e0-0000-7000-8000-000000000000", PlacedAt: "now", PointsAwarded: awarded, OrderPoints: 3, Balance: 3}
+		p := ReceiptPage{OrderID: "0193a0e0-0000-7000-8000-000000000000", PointsAwarded: awarded, OrderPoints: 3, Balance: 3}
 		if err := Receipt(p).Render(context.Background(), &buf); err != nil {
 			t.Fatal(err)
 		}

@@ -57,9 +57,30 @@ func (a *App) adminTraces(w http.ResponseWriter, r *http.Request) {
 	}
 	if recent != nil {
 		u := recent.Usage()
-		p.Kept = fmt.Sprintf("It keeps %d traces in %s of its %s.", u.Traces, mebibytes(u.Bytes), mebibytes(u.Budget))
+		p.Kept = fmt.Sprintf("It keeps %d traces in %s of its %s", u.Traces, mebibytes(u.Bytes), mebibytes(u.Budget))
+		if !u.Oldest.IsZero() {
+			p.Kept += fmt.Sprintf(", the oldest begun %s (%s ago)", u.Oldest.UTC().Format("2 Jan 15:04:05 MST"),
+				time.Since(u.Oldest).Round(time.Second))
+		}
+		p.Kept += ", and none from before this process started or from another process."
+	}
+	if recent != nil || a.Tracing.Collector != "" {
+		p.Reach = traceReach(a.Tracing.Collector)
 	}
 	a.renderAdmin(w, r, views.AdminTracesPage(p))
+}
+
+// traceReach says where traces older than this page's are: the collector
+// spans are exported to, or nowhere until one is set.
+func traceReach(collector string) string {
+	if collector == "" {
+		return "Nothing keeps them longer: set OTEL_EXPORTER_OTLP_ENDPOINT to an OTLP collector (docs/operations.md, With a collector) to keep every process's traces for as long as it does."
+	}
+	shown := collector
+	if u, err := url.Parse(collector); err == nil {
+		shown = u.Redacted()
+	}
+	return "Every span is also exported to the collector at " + shown + " (OTEL_EXPORTER_OTLP_ENDPOINT): older traces, and other processes', are there."
 }
 
 // filterTraces keeps, of ts, those whose root span's name holds route

@@ -2,13 +2,16 @@ package app_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
+	"exactlyonce/internal/apptest"
 	"exactlyonce/internal/problem"
 )
 
@@ -65,5 +68,45 @@ func TestTracesFilterByRouteAndFailure(t *testing.T) {
 	}
 	if parse(t, s.Admin(t, "/traces/"+failedID)).Find(`details[open]`).Length() == 0 {
 		t.Error("the failed trace's page: no span open, want the failing one open")
+	}
+}
+
+// /traces says how far back it reaches (the oldest kept trace's start, and
+// nothing from before the process or from another one) and where older
+// traces are: nowhere, with the setting that changes it, or the collector
+// spans are exported to, its address shown without a password.
+func TestTracesSayHowFarBackTheyReach(t *testing.T) {
+	t.Parallel()
+	before := time.Now()
+	s := newTracedShop(t)
+	c := s.NewCustomer(t)
+	if r := s.PlaceOrder(t, c, "k", oneMug); r.Status != http.StatusCreated {
+		t.Fatalf("order: got %d %s", r.Status, r.Body)
+	}
+	s.span(t, "POST /api/orders", nil)
+	oldest := s.App.Tracing.Recent.Usage().Oldest
+	if oldest.Before(before) || oldest.After(time.Now()) {
+		t.Fatalf("got the oldest trace begun at %v, want within the test (from %v)", oldest, before)
+	}
+	doc := parse(t, s.Admin(t, "/traces"))
+	kept := doc.Find(`[data-testid=traces-kept]`).Text()
+	if want := "the oldest begun " + oldest.UTC().Format("2 Jan 15:04:05 MST"); !strings.Contains(kept, want) ||
+		!strings.Contains(kept, "none from before this process started") {
+		t.Errorf("got %q, want it to say %q and that nothing older is kept", kept, want)
+	}
+	if reach := doc.Find(`[data-testid=traces-reach]`).Text(); !strings.Contains(reach, "set OTEL_EXPORTER_OTLP_ENDPOINT") {
+		t.Errorf("without a collector: got %q, want the setting that keeps traces longer", reach)
+	}
+
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+	}))
+	t.Cleanup(collector.Close)
+	cfg := apptest.DefaultTracing()
+	cfg.Endpoint = strings.Replace(collector.URL, "http://", "http://otel:s3cret@", 1)
+	exported := apptest.NewTraced(t, cfg)
+	reach := parse(t, exported.Admin(t, "/traces")).Find(`[data-testid=traces-reach]`).Text()
+	if want := "exported to the collector at " + strings.Replace(collector.URL, "http://", "http://otel:xxxxx@", 1); !strings.Contains(reach, want) || strings.Contains(reach, "s3cret") {
+		t.Errorf("with a collector: got %q, want %q (no password)", reach, want)
 	}
 }

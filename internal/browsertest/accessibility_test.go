@@ -13,7 +13,7 @@ import (
 )
 
 // Every page a shopper or an operator meets passes axe-core's rules with
-// no serious or critical violation: the catalog, the cart, the checkout,
+// no serious or critical violation: the catalog (and after an add), the cart, the checkout,
 // the receipt and the orders, the pickup form, a declined payment, the
 // shop's 404, a problem type's page, and the admin listener's pages.
 func TestPagesAreAccessible(t *testing.T) {
@@ -47,6 +47,10 @@ func TestPagesAreAccessible(t *testing.T) {
 		waitFor(t, ctx, p.name, p.ready)
 		browsertest.WantAccessible(t, ctx, p.name)
 	}
+
+	// The catalog after an add in place: the card's note, the live region.
+	addFromCatalog(t, ctx, h, mug)
+	browsertest.WantAccessible(t, ctx, "the catalog after Add to cart")
 
 	// A declined card: the answer the shopper reads.
 	shopToCheckout(t, ctx, h)

@@ -20,16 +20,15 @@ const (
 )
 
 // shopToCheckout puts a mug and a book in the cart through the catalog,
-// opens the checkout page, types the succeeding test card and returns the
-// key the form was rendered with.
+// opens the checkout page from the cart, types the succeeding test card
+// and returns the key the form was rendered with.
 func shopToCheckout(t *testing.T, ctx context.Context, h *apptest.Harness) string {
 	t.Helper()
-	do(t, ctx, "open the shop", chromedp.Navigate(h.URL+"/"))
 	for _, sku := range []string{mug, book} {
-		do(t, ctx, "add "+sku, chromedp.Navigate(h.URL+"/"))
-		do(t, ctx, "click add "+sku, chromedp.Click(chromedp.CSS(`[data-testid=product][data-sku="`+sku+`"] button`)))
-		waitFor(t, ctx, "cart shows "+sku, `location.pathname === "/cart" && document.querySelector('[data-testid=cart-line][data-sku="`+sku+`"]')`)
+		addFromCatalog(t, ctx, h, sku)
 	}
+	do(t, ctx, "open the cart", chromedp.Click(chromedp.CSS(`[data-testid=nav-cart]`)))
+	waitFor(t, ctx, "cart shows "+book, `location.pathname === "/cart" && document.querySelector('[data-testid=cart-line][data-sku="`+book+`"]')`)
 	do(t, ctx, "go to checkout", chromedp.Click(chromedp.CSS(`[data-testid=go-to-checkout]`)))
 	waitFor(t, ctx, "checkout page", `location.pathname === "/checkout" && document.querySelector('[data-testid=pay]')`)
 	do(t, ctx, "type the card", chromedp.SendKeys(chromedp.CSS(`[data-testid=card]`), "4242 4242 4242 4242"))

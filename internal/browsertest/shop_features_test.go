@@ -11,20 +11,21 @@ import (
 )
 
 // What the shop's script adds, in a real browser: the cart's note after
-// "Add to cart" (said once: the address loses its ?done=), the test cards
-// that fill the card field, the hint of a mistyped card number, and the
-// receipt's points line, which changes by itself once the loyalty job has
-// run.
+// a quantity is updated (said once: the address loses its ?done=), the
+// test cards that fill the card field, the hint of a mistyped card number,
+// and the receipt's points line, which changes by itself once the loyalty
+// job has run. (Add to cart in place: catalog_test.go.)
 func TestShopPagesHelpTheShopper(t *testing.T) {
 	withCatcher, _ := apptest.WithMailCatcher(t)
 	h := apptest.New(t, withCatcher)
 	ctx := newBrowser(t)
-	do(t, ctx, "open the shop", chromedp.Navigate(h.URL+"/"))
-	do(t, ctx, "add a mug", chromedp.Click(chromedp.CSS(`[data-testid=product][data-sku="`+mug+`"] button`)))
+	addFromCatalog(t, ctx, h, mug)
+	do(t, ctx, "open the cart", chromedp.Navigate(h.URL+"/cart"))
+	do(t, ctx, "update the quantity", chromedp.Click(chromedp.CSS(`[data-testid=cart-line][data-sku="`+mug+`"] [data-testid=set-quantity] button`)))
 	note := waitForText(t, ctx, "the cart's note", `location.pathname === "/cart" && document.querySelector('[data-testid=cart-flash]')`,
 		`[data-testid=cart-flash]`)
-	if note != "Added Espresso mug to your cart." {
-		t.Errorf("got note %q, want the product added", note)
+	if note != "Updated the quantity of Espresso mug." {
+		t.Errorf("got note %q, want the quantity updated", note)
 	}
 	waitFor(t, ctx, "the address without ?done=", `location.search === ""`)
 	if got := run(t, ctx, "read the count", chromedp.Evaluate[string](`document.querySelector('[data-testid=cart-count]').textContent`)); got != "1" {

@@ -20,9 +20,7 @@ func TestShopPagesFit(t *testing.T) {
 	waitForReceipt(t, ctx, "")
 	receipt := run(t, ctx, "read the receipt's address", chromedp.Evaluate[string](`location.pathname`))
 	for _, sku := range []string{mug, book} {
-		do(t, ctx, "open the shop", chromedp.Navigate(h.URL+"/"))
-		do(t, ctx, "add "+sku, chromedp.Click(chromedp.CSS(`[data-testid=product][data-sku="`+sku+`"] button`)))
-		waitFor(t, ctx, "cart shows "+sku, `location.pathname === "/cart" && document.querySelector('[data-testid=cart-line][data-sku="`+sku+`"]')`)
+		addFromCatalog(t, ctx, h, sku)
 	}
 
 	pages := []struct {

@@ -71,15 +71,24 @@ func (h *Handler) setCartQuantity(c echo.Context) error {
 	if err := h.carts.SetBrowserLine(ctx, id, sku, qty); err != nil {
 		return fmt.Errorf("set cart quantity: %w", err)
 	}
-	next := "/cart"
+	next := url.URL{Path: "/cart"}
 	if done := c.FormValue("done"); cartDone[done] != "" {
-		next += "?" + url.Values{"done": {done}, "sku": {sku}}.Encode()
+		next.RawQuery = url.Values{"done": {done}, "sku": {sku}}.Encode()
 	}
-	return web.SeeOther(c, next)
+	if c.FormValue("done") == "added" {
+		// The catalog's add button brings the shopper back where they
+		// were, at the product, as a shop does that expects more than one
+		// thing bought: the cart is a link away (the header's count, the
+		// note's View cart), and a jump there would make every further
+		// product a trip back. With JavaScript the page never leaves.
+		next.Path, next.Fragment = "/", "product-"+sku
+	}
+	return web.SeeOther(c, next.String())
 }
 
 // cartDone words what a cart form did, by the form's done field: the
-// catalog's add button, the cart's update and remove buttons.
+// catalog's add button (said on the catalog), the cart's update and remove
+// buttons.
 var cartDone = map[string]string{
 	"added":   "Added %s to your cart.",
 	"updated": "Updated the quantity of %s.",

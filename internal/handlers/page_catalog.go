@@ -10,9 +10,19 @@ import (
 	"exactlyonce/views"
 )
 
-// catalogPage is GET /: every product, with how many of each the cart holds.
+// catalogPage is GET /: every product, with how many of each the cart
+// holds. ?done=added with ?sku= is where the catalog's add button comes
+// back to (setCartQuantity): the product's card says it was added.
 func (h *Handler) catalogPage(c echo.Context) error {
 	ctx := c.Request().Context()
+	page := views.CatalogPage{CSRF: csrfToken(c)}
+	if c.QueryParam("done") == "added" {
+		note, err := h.cartFlash(c)
+		if err != nil {
+			return err
+		}
+		page.Added, page.AddedNote = c.QueryParam("sku"), note
+	}
 	products, err := h.catalog.Products(ctx)
 	if err != nil {
 		return err
@@ -28,7 +38,6 @@ func (h *Handler) catalogPage(c echo.Context) error {
 		}
 		countCart(c, cart.Items)
 	}
-	page := views.CatalogPage{CSRF: csrfToken(c)}
 	for _, p := range products {
 		page.Products = append(page.Products, views.Product{
 			SKU: p.SKU, Name: p.Name, Description: p.Description, Price: views.Money{Minor: p.Price, Currency: p.Currency}, InCart: inCart[p.SKU],

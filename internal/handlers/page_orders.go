@@ -19,14 +19,6 @@ import (
 	"exactlyonce/views"
 )
 
-// timeLayout is how pages show when an order was placed; the orders list
-// shows its date and clock apart (dateLayout, clockLayout).
-const (
-	timeLayout  = "2 Jan 2006, 15:04 MST"
-	dateLayout  = "2 Jan 2006"
-	clockLayout = "15:04 MST"
-)
-
 // receiptPage is GET /orders/:id, visible to the order's owner only:
 // another shopper's order is not found, exactly like one that does not
 // exist. ?replayed=1 adds the note that a resent form charged nothing.
@@ -67,7 +59,7 @@ func (h *Handler) receiptPage(c echo.Context) error {
 		CartID:        cartID.String(),
 		OrderID:       o.ID.String(),
 		Amount:        views.Money{Minor: o.Amount, Currency: o.Currency},
-		PlacedAt:      o.CreatedAt.UTC().Format(timeLayout),
+		PlacedAt:      o.CreatedAt,
 		Lines:         viewLines(lines, o.Currency),
 		AlreadyPlaced: c.QueryParam("replayed") == "1",
 	}))
@@ -102,8 +94,8 @@ func (h *Handler) ordersPage(c echo.Context) error {
 		}
 		page.Orders = append(page.Orders, views.OrderSummary{
 			ID: o.ID.String(), URL: "/orders/" + o.ID.String(),
-			Amount:     views.Money{Minor: o.Amount, Currency: o.Currency},
-			PlacedDate: o.CreatedAt.UTC().Format(dateLayout), PlacedTime: o.CreatedAt.UTC().Format(clockLayout), Items: items,
+			Amount:   views.Money{Minor: o.Amount, Currency: o.Currency},
+			PlacedAt: o.CreatedAt, Items: items,
 		})
 	}
 	return web.Render(c, http.StatusOK, views.Orders(page))

@@ -12,8 +12,9 @@ import (
 	"exactlyonce/internal/catalog"
 )
 
-// A cart form ends on the cart with a note saying what it did, and every
-// shop page's Cart link shows how many things the cart holds.
+// The catalog's add form comes back to the catalog, at the product, whose
+// card says what it did; the cart's forms end on the cart with a note; and
+// every shop page's Cart link shows how many things the cart holds.
 func TestCartSaysWhatChangedAndCounts(t *testing.T) {
 	t.Parallel()
 	h := apptest.New(t, withSecret)
@@ -22,10 +23,30 @@ func TestCartSaysWhatChangedAndCounts(t *testing.T) {
 		t.Errorf("a new shopper's Cart link: got %d counts, want none", n)
 	}
 	catalog := s.get(t, "/")
+	if n := catalog.testid("added-note").Length(); n != 0 {
+		t.Errorf("the catalog before any add: got %d notes, want none", n)
+	}
 	add := formValues(catalog.doc.Find(`[data-testid=product][data-sku="mug-espresso"] form`))
-	cart := s.follow(t, s.post(t, "/cart", add))
-	if got, want := cart.text("cart-flash"), "Added Espresso mug to your cart."; got != want {
+	added := s.post(t, "/cart", add)
+	if got, want := added.header.Get("Location"), "/?done=added&sku=mug-espresso#product-mug-espresso"; added.status != http.StatusSeeOther || got != want {
+		t.Errorf("add: got %d to %q, want 303 to %q (back to the product)", added.status, got, want)
+	}
+	catalog = s.follow(t, added)
+	notes := catalog.testid("added-note")
+	if notes.Length() != 1 || notes.Closest(`[data-testid=product]`).AttrOr("id", "") != "product-mug-espresso" {
+		t.Fatalf("after add: got %d notes, want one, in the mug's card (id product-mug-espresso)", notes.Length())
+	}
+	if got, want := notes.Find("span").Text(), "Added Espresso mug to your cart."; got != want {
 		t.Errorf("after add: got note %q, want %q", got, want)
+	}
+	if got := notes.Find("a").AttrOr("href", ""); got != "/cart" {
+		t.Errorf("the note links %q, want the cart", got)
+	}
+	if got := catalog.text("cart-count"); got != "1" {
+		t.Errorf("after add: got cart count %q, want 1", got)
+	}
+	if v := formValues(catalog.doc.Find(`[data-testid=product][data-sku="mug-espresso"] form`)); v.Get("quantity") != "2" || v.Get("csrf_token") == "" {
+		t.Errorf("the mug's next add form: got %v, want quantity 2 and a CSRF token", v)
 	}
 	s.addToCart(t, "sticker-pack")
 	s.addToCart(t, "sticker-pack") // one more: two sticker packs
@@ -38,11 +59,11 @@ func TestCartSaysWhatChangedAndCounts(t *testing.T) {
 			t.Errorf("%s: got Cart link label %q, want it to say the count", path, label)
 		}
 	}
-	if p := s.get(t, "/cart"); p.testid("cart-flash").Length() != 0 {
-		t.Error("the cart visited again repeats the last note")
+	if p := s.get(t, "/"); p.testid("added-note").Length() != 0 {
+		t.Error("the catalog visited again repeats the last note")
 	}
 
-	cart = s.get(t, "/cart")
+	cart := s.get(t, "/cart")
 	remove := formValues(cart.doc.Find(`[data-testid=cart-line][data-sku="mug-espresso"] form[data-testid=remove]`))
 	cart = s.follow(t, s.post(t, "/cart", remove))
 	if got, want := cart.text("cart-flash"), "Removed Espresso mug from your cart."; got != want {
@@ -57,6 +78,11 @@ func TestCartSaysWhatChangedAndCounts(t *testing.T) {
 	for _, q := range []string{"?done=added&sku=%3Cscript%3E", "?done=%3Cb%3E&sku=mug-espresso"} {
 		if p := s.get(t, "/cart"+q); p.status != http.StatusOK || p.testid("cart-flash").Length() != 0 {
 			t.Errorf("/cart%s: got %d with note %q, want the cart with none", q, p.status, p.text("cart-flash"))
+		}
+	}
+	for _, q := range []string{"?done=added&sku=%3Cscript%3E", "?done=%3Cb%3E&sku=mug-espresso", "?done=removed&sku=mug-espresso"} {
+		if p := s.get(t, "/"+q); p.status != http.StatusOK || p.testid("added-note").Length() != 0 {
+			t.Errorf("/%s: got %d with note %q, want the catalog with none", q, p.status, p.text("added-note"))
 		}
 	}
 

@@ -121,8 +121,8 @@ func TestCartSetsQuantities(t *testing.T) {
 	catalog := s.get(t, "/")
 	add := formValues(catalog.doc.Find(`[data-testid=product][data-sku="mug-espresso"] form`))
 	for range 2 {
-		if r := s.post(t, "/cart", add); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), "/cart?") {
-			t.Fatalf("add: got %d to %q, want 303 to the cart", r.status, r.header.Get("Location"))
+		if r := s.post(t, "/cart", add); r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), "/?") {
+			t.Fatalf("add: got %d to %q, want 303 back to the catalog", r.status, r.header.Get("Location"))
 		}
 	}
 	id := s.id(t)

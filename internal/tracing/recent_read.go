@@ -37,6 +37,10 @@ type Trace struct {
 // Usage is what the store holds against its budget.
 type Usage struct {
 	Traces, Bytes, Budget int
+	// Oldest is when the oldest kept trace began (zero with none): how
+	// far back the store reaches, which the budget and the process's
+	// start decide.
+	Oldest time.Time
 }
 
 // Key lists the kept traces of the key whose reference is ref (KeyRef),
@@ -98,7 +102,25 @@ func (r *Recent) Trace(id trace.TraceID) (Trace, bool) {
 func (r *Recent) Usage() Usage {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Usage{Traces: len(r.traces), Bytes: r.used, Budget: r.budget}
+	u := Usage{Traces: len(r.traces), Bytes: r.used, Budget: r.budget}
+	// Traces are dropped in the order the store met them, so the one that
+	// began first is among the first met still kept: a long request met
+	// after shorter ones that began later is found among the first 64,
+	// without reading every span under the lock the spans are written
+	// under.
+	seen := 0
+	for _, id := range r.order[r.head:] {
+		if seen == 64 {
+			break
+		}
+		if t := r.traces[id]; t != nil {
+			seen++
+			if start := t.summary().Start; u.Oldest.IsZero() || start.Before(u.Oldest) {
+				u.Oldest = start
+			}
+		}
+	}
+	return u
 }
 
 // summary is t in a list. Its root is its earliest span whose parent is

@@ -62,6 +62,10 @@ type Tracing struct {
 	// Recent holds the latest traces for the admin listener; nil when
 	// tracing is off or its budget is zero.
 	Recent *Recent
+	// Collector is the OTLP endpoint spans are exported to (Config's
+	// Endpoint), "" when they are not: where traces older than Recent's
+	// are, or none are.
+	Collector string
 
 	sdk *sdktrace.TracerProvider
 }
@@ -84,7 +88,7 @@ func New(ctx context.Context, cfg Config) (*Tracing, error) {
 		sdktrace.WithResource(resource.NewWithAttributes(semconv.SchemaURL, semconv.ServiceName(cfg.ServiceName))),
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(cfg.SampleRatio))),
 	}
-	t := &Tracing{}
+	t := &Tracing{Collector: cfg.Endpoint}
 	if cfg.RecentBytes > 0 {
 		t.Recent = NewRecent(cfg.RecentBytes)
 		opts = append(opts, sdktrace.WithSpanProcessor(t.Recent))
