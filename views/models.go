@@ -39,7 +39,20 @@ type Product struct {
 	// InCart is how many the cart holds; the add button sets InCart+1, a
 	// quantity, so a double-click adds one, not two.
 	InCart int
+	// Left is how many are left of a product that keeps stock; nil for one
+	// made to order, which is never sold out.
+	Left *int
 }
+
+// SoldOut reports whether none is left of a product that keeps stock.
+func (p Product) SoldOut() bool { return p.Left != nil && *p.Left == 0 }
+
+// FewLeft reports whether the catalog says how many are left: a product
+// that keeps stock and has a handful.
+func (p Product) FewLeft() bool { return p.Left != nil && *p.Left > 0 && *p.Left <= fewLeft }
+
+// fewLeft is the count under which the catalog says how many are left.
+const fewLeft = 10
 
 // CatalogPage is /.
 type CatalogPage struct {

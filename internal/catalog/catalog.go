@@ -29,6 +29,7 @@ type Product struct {
 // Source reads the catalog; *db.Queries satisfies it.
 type Source interface {
 	ListProducts(ctx context.Context) ([]db.Product, error)
+	ListStock(ctx context.Context) ([]db.ListStockRow, error)
 }
 
 // Catalog is a cached view of the products table, safe for concurrent use.
@@ -55,6 +56,21 @@ func (c *Catalog) Products(ctx context.Context) ([]Product, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.products, nil
+}
+
+// Left is what is left of each product that keeps stock (migration 00180),
+// by SKU; a product not in it is made to order. It is read at each call,
+// not cached with the products: every order moves it.
+func (c *Catalog) Left(ctx context.Context) (map[string]int, error) {
+	rows, err := c.src.ListStock(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read stock: %w", err)
+	}
+	left := make(map[string]int, len(rows))
+	for _, r := range rows {
+		left[r.Sku] = int(r.OnHand)
+	}
+	return left, nil
 }
 
 // Lookup returns the product with sku, if the catalog has it.

@@ -11,7 +11,7 @@ import (
 )
 
 // catalogPage is GET /: every product, with how many of each the cart
-// holds. ?done=added with ?sku= is where the catalog's add button comes
+// holds and, for one that keeps stock, how many are left. ?done=added with ?sku= is where the catalog's add button comes
 // back to (setCartQuantity): the product's card says it was added.
 func (h *Handler) catalogPage(c echo.Context) error {
 	ctx := c.Request().Context()
@@ -27,6 +27,10 @@ func (h *Handler) catalogPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	left, err := h.catalog.Left(ctx)
+	if err != nil {
+		return err
+	}
 	inCart := map[string]int{}
 	if id, ok := shopper(c); ok {
 		cart, _, err := h.carts.Browser(ctx, id)
@@ -39,9 +43,13 @@ func (h *Handler) catalogPage(c echo.Context) error {
 		countCart(c, cart.Items)
 	}
 	for _, p := range products {
-		page.Products = append(page.Products, views.Product{
+		v := views.Product{
 			SKU: p.SKU, Name: p.Name, Description: p.Description, Price: views.Money{Minor: p.Price, Currency: p.Currency}, InCart: inCart[p.SKU],
-		})
+		}
+		if n, kept := left[p.SKU]; kept {
+			v.Left = &n
+		}
+		page.Products = append(page.Products, v)
 	}
 	return web.Render(c, http.StatusOK, views.Catalog(page))
 }
