@@ -164,8 +164,8 @@ type CheckoutPage struct {
 
 // ReceiptPage is /orders/{id}.
 type ReceiptPage struct {
-	OrderID  string
-	Amount   Money
+	OrderID string
+	Amount  Money
 	// PlacedAt is shown in UTC, zone written out, and in the shopper's
 	// own zone by browse.js.
 	PlacedAt time.Time
@@ -191,7 +191,7 @@ type OrderSummary struct {
 	// PlacedAt is shown as the receipt's is, its date and clock apart so
 	// that a narrow column breaks between them and nowhere else.
 	PlacedAt time.Time
-	Items      int
+	Items    int
 }
 
 // OrdersPage is /orders.

@@ -78,12 +78,12 @@ func verdicts(l legs) ([]loadtest.Verdict, error) {
 		Target:   "issue 37: new orders as shipped ≥ 0.25× the minimal pattern",
 		Measured: fmt.Sprintf("%.3f× (%.0f/s against %.0f/s)", defVsMin, l.defNew.Rate(), l.pgMin.Rate()),
 		Met:      defVsMin >= 0.25,
-		Why: newOrdersWhy(l, app, minimal, ratio(l.pgNew, l.pgMin)),
+		Why:      newOrdersWhy(l, app, minimal, ratio(l.pgNew, l.pgMin)),
 	}, {
 		Target:   "issue 37: the shop's CPU per new order as shipped (its two jobs included) ≤ 25× the bare server's per request",
 		Measured: fmt.Sprintf("%.0f× (%s against %s)", cpuVsFloor, loadtest.FormatDuration(defCPU), loadtest.FormatDuration(floor)),
 		Met:      cpuVsFloor > 0 && cpuVsFloor <= 25,
-		Why: orderFloorWhy(l, floor),
+		Why:      orderFloorWhy(l, floor),
 	}, {
 		Target: "issue 37: replays as shipped ≥ 0.6× the bare server's rate",
 		Measured: fmt.Sprintf("%.2f× (%.0f/s against %.0f/s; %s web CPU per replay against %s)", replaysVsFloor, l.defReplay.Rate(), l.floor.Rate(),
