@@ -58,6 +58,8 @@ type Result struct {
 	Orders    int       `json:"orders"`
 	Anomalies []Anomaly `json:"anomalies"`
 	Seconds   float64   `json:"seconds"`
+	// File is where the history was written, when it was.
+	File string `json:"file,omitempty"`
 }
 
 // Found reports whether kind is among the anomalies.
@@ -340,4 +342,46 @@ func (r Result) Summary() string {
 	}
 	slices.Sort(parts)
 	return fmt.Sprintf("history: %d ops over %d keys, %d anomalies: %s", r.Ops, r.Keys, len(r.Anomalies), strings.Join(parts, "; "))
+}
+
+// textPerKind is how many anomalies of one kind Text shows.
+const textPerKind = 3
+
+// Text is the anomalies with their histories, for a person: a few of each
+// kind, the rest counted.
+func (r Result) Text() string {
+	var b strings.Builder
+	shown := map[string]int{}
+	for _, a := range r.Anomalies {
+		if shown[a.Kind]++; shown[a.Kind] > textPerKind {
+			continue
+		}
+		fmt.Fprintf(&b, "history: %s: customer %s, key %s: %s\n", a.Kind, a.Customer, a.Key, a.Detail)
+		for _, l := range a.History {
+			fmt.Fprintf(&b, "    %s\n", l)
+		}
+		if a.Visualization != "" {
+			fmt.Fprintf(&b, "    porcupine's page: %s\n", a.Visualization)
+		}
+	}
+	for kind, n := range shown {
+		if n > textPerKind {
+			fmt.Fprintf(&b, "history: %d more of %q (every one is in the report's JSON)\n", n-textPerKind, kind)
+		}
+	}
+	return b.String()
+}
+
+// Expected reports whether the anomalies include one whose kind contains
+// any of want's parts, separated by "|": a mutation's run passes when its
+// checker says so.
+func (r Result) Expected(want string) bool {
+	for _, w := range strings.Split(want, "|") {
+		for _, a := range r.Anomalies {
+			if w != "" && strings.Contains(a.Kind, w) {
+				return true
+			}
+		}
+	}
+	return false
 }
