@@ -175,7 +175,7 @@ type Authentications struct {
 
 func newClients() Clients {
 	a := newAnswerCounts()
-	return Clients{Statuses: a.statuses, Problems: a.problems, tries: map[string][]tried{}}
+	return Clients{Statuses: a.statuses, Problems: a.problems, tries: map[string][]tried{}, hist: history.NewRecorder(time.Now())}
 }
 
 // outcome is the final answer a client was given for one checkout.
