@@ -200,7 +200,10 @@ LONG_CHAOS := -instances 3 -clients 48 -checkouts 10000 -duration 8m -drain 1m -
 # state went into (history.json), and porcupine's page for each key the
 # checker finds not linearizable. bin/chaos -check <folder>/history.json
 # checks a kept history again without the run.
-SEED ?= $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+# (Set once: a recursive SEED would draw a new seed at each use.)
+ifeq ($(SEED),)
+SEED := $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+endif
 .PHONY: jepsen
 jepsen: bin/web bin/fakestripe bin/chaos ## the long chaos run kept as evidence: seed (SEED=n), every client operation's history checked (porcupine), kept in .data/jepsen/<seed>
 	@echo "jepsen: seed $(SEED), kept in .data/jepsen/$(SEED)"

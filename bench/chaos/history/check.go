@@ -23,16 +23,18 @@ const (
 	OpenAfterAnswered = "a key open again after its answer"
 	NotLinearizable   = "not linearizable"
 	// Found directly, over the final state of both sides.
-	RefundedSuccess   = "a success whose charge was refunded"
-	OrderNoCharge     = "an order with no succeeded charge of its amount"
-	ChargeNoOrder     = "a charge with no order and no refund"
-	KeyTwoOrders      = "a key with two orders"
-	ChargeTwoOrders   = "a charge in two orders"
-	OtherCustomer     = "a success naming another customer's order"
-	SuccessOrderGone  = "an acknowledged success whose order is missing at the end"
-	CheckerTimeLimit  = "checker ran out of time"
-	visualizationPart = "linearizability-"
+	RefundedSuccess  = "a success whose charge was refunded"
+	OrderNoCharge    = "an order with no succeeded charge of its amount"
+	ChargeNoOrder    = "a charge with no order and no refund"
+	KeyTwoOrders     = "a key with two orders"
+	ChargeTwoOrders  = "a charge in two orders"
+	OtherCustomer    = "a success naming another customer's order"
+	SuccessOrderGone = "an acknowledged success whose order is missing at the end"
+	CheckerTimeLimit = "checker ran out of time"
 )
+
+// visualizationPart begins the name of each porcupine page.
+const visualizationPart = "linearizability-"
 
 // Anomaly is one thing the history shows the shop got wrong.
 type Anomaly struct {

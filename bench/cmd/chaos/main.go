@@ -3,7 +3,9 @@
 // clients placing checkouts while instances are killed and paused, the
 // database crashes and stalls, rows stay locked, the mail server hangs and
 // the provider's webhooks arrive twice, late and out of order. It prints one summary line and the report as JSON, and
-// exits 1 when an invariant broke (2 when the run could not be made).
+// exits 1 when an invariant broke or the history checker found an anomaly
+// (2 when the run could not be made). -expect-anomaly turns that around for
+// a mutated shop's run; -check checks a kept history.json without a run.
 //
 //	go build -o bin/web ./cmd/web && go run ./cmd/chaos -web bin/web
 package main
