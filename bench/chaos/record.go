@@ -8,8 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/google/uuid"
-
+	"exactlyonce/bench/chaos/chaosdb"
 	"exactlyonce/bench/chaos/history"
 	"exactlyonce/fakestripe"
 	"exactlyonce/internal/database"
@@ -53,46 +52,30 @@ func checkHistory(ctx context.Context, cfg Config, dir string, shop, provider *d
 		h.Intents = append(h.Intents, history.Intent{ID: in.ID, Customer: in.Metadata["customer_id"], Key: in.Metadata["idempotency_key"],
 			Status: in.Status, Amount: in.Amount, Refunded: in.Refunded, Created: in.Created})
 	}
-	rows, err := shop.Pool.Query(ctx, `SELECT customer_id, idempotency_key, id, charge_id, amount FROM orders`)
+	q := chaosdb.New(shop.Conn())
+	orders, err := q.ChaosOrderCharges(ctx)
 	if err != nil {
 		return fmt.Errorf("read the orders: %w", err)
 	}
-	for rows.Next() {
-		var o history.Order
-		var customer, id uuid.UUID
-		if err := rows.Scan(&customer, &o.Key, &id, &o.ChargeID, &o.Amount); err != nil {
-			return err
-		}
-		o.Customer, o.ID = customer.String(), id.String()
-		h.Orders = append(h.Orders, o)
+	for _, o := range orders {
+		h.Orders = append(h.Orders, history.Order{ID: o.ID.String(), Customer: o.CustomerID.String(),
+			Key: o.IdempotencyKey, ChargeID: o.ChargeID, Amount: o.Amount})
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	// The order keys as the kit keeps them: the answer each replays.
-	rows, err = shop.Pool.Query(ctx, `SELECT k.scope, k.key, k.status, coalesce(k.response_status, 0), k.response_body
-		FROM idem_keys_v1 k JOIN order_keys USING (scope, key)`)
+	keys, err := q.ChaosStoredAnswers(ctx)
 	if err != nil {
 		return fmt.Errorf("read the keys: %w", err)
 	}
-	for rows.Next() {
-		var st history.Stored
-		var body []byte
-		if err := rows.Scan(&st.Customer, &st.Key, &st.Status, &st.ResponseStatus, &body); err != nil {
-			return err
-		}
-		if body != nil {
-			st.BodyHash = history.Hash(body)
+	for _, k := range keys {
+		st := history.Stored{Customer: k.CustomerID.String(), Key: k.Key, Status: k.Status, ResponseStatus: int(k.ResponseStatus)}
+		if k.ResponseBody != nil {
+			st.BodyHash = history.Hash(k.ResponseBody)
 			var out struct {
 				OrderID string `json:"order_id"`
 			}
-			json.Unmarshal(body, &out) //nolint:errcheck // a problem's body names no order
+			json.Unmarshal(k.ResponseBody, &out) //nolint:errcheck // a problem's body names no order
 			st.OrderID = out.OrderID
 		}
 		h.Keys = append(h.Keys, st)
-	}
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	path := filepath.Join(dir, historyFile)
 	if err := h.Write(path); err != nil {
