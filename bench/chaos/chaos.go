@@ -110,6 +110,12 @@ type Config struct {
 	// shop), signed with a secret the run makes.
 	WebhookDuplicates, WebhookReorder float64
 	WebhookDelay                      time.Duration
+	// ProviderDelay is how long the provider waits before it handles each
+	// charging call, for the whole run (Stripe's take a few hundred
+	// milliseconds; the fake's, none): with it, a paused shop is paused
+	// with attempts inside their provider call, which resume with the
+	// provider's answer waiting.
+	ProviderDelay time.Duration
 	// SharedKeys is the share of placed checkouts (0 to 1) that the
 	// client's twin, a second customer, sends again with the same key and
 	// body (twin.go); zero means none.

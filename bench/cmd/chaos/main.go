@@ -64,6 +64,7 @@ func main() {
 	flag.Float64Var(&cfg.WebhookDuplicates, "webhook-duplicates", 0, "share of the provider's webhook events (0 to 1) delivered twice")
 	flag.Float64Var(&cfg.WebhookReorder, "webhook-reorder", 0, "share of the provider's webhook events (0 to 1) held back so that later ones overtake them")
 	flag.DurationVar(&cfg.WebhookDelay, "webhook-delay", 0, "how long the provider waits before each webhook delivery")
+	flag.DurationVar(&cfg.ProviderDelay, "provider-delay", 0, "how long the provider waits before it handles each charging call, for the whole run (0: none)")
 	flag.Float64Var(&cfg.SharedKeys, "shared-keys", 0, "share of placed checkouts (0 to 1) a second customer sends again with the same key and body, which must make an order of its own")
 	expectAnomaly := flag.String("expect-anomaly", "", "pass only if the history checker reports an anomaly whose kind contains this text (alternatives separated by |): a mutation's run")
 	checkFile := flag.String("check", "", "check a recorded history (a run's history.json) and exit: 0 with no anomaly, 1 with some")
