@@ -8,6 +8,7 @@ require (
 	exactlyonce/localpg v0.0.0
 	exactlyonce/mailcatcher v0.0.0
 	github.com/PuerkitoBio/goquery v1.14.0
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.13.0
 	golang.org/x/tools v0.52.0
@@ -18,7 +19,6 @@ require (
 	exactlyonce/idem/idemecho v0.0.0 // indirect
 	github.com/a-h/templ v0.3.1118 // indirect
 	github.com/andybalholm/cascadia v1.3.5 // indirect
-	github.com/anishathalye/porcupine v1.3.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
