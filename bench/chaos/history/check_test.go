@@ -7,8 +7,9 @@ import (
 )
 
 // A clean history: one key answered 201, replayed byte for byte, a 409
-// while it ran, a timeout, a declined key, all stored as answered; the
-// provider charged the order once and declined the other.
+// while it ran, a timeout, a 503 and a superseded attempt's 409 after it,
+// a declined key, all stored as answered; the provider charged the order
+// once and declined the other.
 func cleanHistory() History {
 	ok, declined := Hash([]byte(`{"order_id":"o1"}`)), Hash([]byte(`{"type":"/problems/payment-declined"}`))
 	return History{
@@ -18,6 +19,10 @@ func cleanHistory() History {
 			{Client: 0, Customer: "c1", Key: "k1", Call: 60, Return: 90, Status: 0, Err: "timeout"},
 			{Client: 0, Customer: "c1", Key: "k1", Call: 200, Return: 210, Status: 201, BodyHash: ok, OrderID: "o1", ChargeID: "pi_1", Replayed: true},
 			{Client: 2, Customer: "c2", Key: "k2", Call: 0, Return: 30, Status: 402, BodyHash: declined, Problem: "/problems/payment-declined"},
+			// After the success: an outage's 503, and the 409 of an attempt
+			// that was taken over, say nothing of the key's answer.
+			{Client: 2, Customer: "c1", Key: "k1", Call: 220, Return: 230, Status: 503, BodyHash: "x", Problem: "/problems/service-unavailable"},
+			{Client: 3, Customer: "c1", Key: "k1", Call: 5, Return: 240, Status: 409, BodyHash: "y", Problem: "/problems/request-superseded"},
 		},
 		Intents: []Intent{{ID: "pi_1", Customer: "c1", Key: "k1", Status: "succeeded", Amount: 500},
 			{ID: "pi_2", Customer: "c2", Key: "k2", Status: "requires_payment_method", Amount: 700}},
