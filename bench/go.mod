@@ -8,6 +8,7 @@ require (
 	exactlyonce/localpg v0.0.0
 	exactlyonce/mailcatcher v0.0.0
 	github.com/PuerkitoBio/goquery v1.14.0
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.13.0
 	golang.org/x/tools v0.52.0

@@ -110,6 +110,16 @@ type Config struct {
 	// shop), signed with a secret the run makes.
 	WebhookDuplicates, WebhookReorder float64
 	WebhookDelay                      time.Duration
+	// ProviderDelay is how long the provider waits before it handles each
+	// charging call, for the whole run (Stripe's take a few hundred
+	// milliseconds; the fake's, none): with it, a paused shop is paused
+	// with attempts inside their provider call, which resume with the
+	// provider's answer waiting.
+	ProviderDelay time.Duration
+	// SharedKeys is the share of placed checkouts (0 to 1) that the
+	// client's twin, a second customer, sends again with the same key and
+	// body (twin.go); zero means none.
+	SharedKeys float64
 
 	// Dir is where processes' logs and the database go; empty makes one
 	// under /tmp, deleted after a run that passed.
@@ -203,9 +213,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Standbys > 2 {
 		return nil, errors.New("a formation has 1 or 2 standbys")
 	}
-	for _, share := range []float64{cfg.WebhookDuplicates, cfg.WebhookReorder} {
+	for _, share := range []float64{cfg.WebhookDuplicates, cfg.WebhookReorder, cfg.SharedKeys} {
 		if !(share >= 0 && share <= 1) {
-			return nil, errors.New("webhook duplicates and reordering are shares of the events, from 0 to 1")
+			return nil, errors.New("webhook duplicates and reordering, and shared keys, are shares, from 0 to 1")
 		}
 	}
 	if !(cfg.Authentication <= 1) {
@@ -273,6 +283,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := check(ctx, cfg, cl.db, cl.providerDB, mails, rep); err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
+	if err := checkHistory(ctx, cfg, dir, cl.db, cl.providerDB, rep); err != nil {
+		return nil, fmt.Errorf("check the history: %w", err)
+	}
+	logf("%s", rep.History.Summary())
 	for _, ex := range logged.errors500 {
 		rep.violate(violServerErrorLog, ex)
 	}

@@ -36,6 +36,13 @@ SELECT count(*) FROM idem_keys_v1 k JOIN order_keys USING (scope, key) WHERE k.s
 SELECT k.scope::uuid AS customer_id, k.key, k.status, k.response_status
 FROM idem_keys_v1 k JOIN order_keys USING (scope, key);
 
+-- name: ChaosStoredAnswers :many
+-- Every order key with the answer it replays, byte for byte: the history
+-- checker's last read of each key (bench/chaos/history).
+SELECT k.scope::uuid AS customer_id, k.key, k.status,
+       coalesce(k.response_status, 0)::integer AS response_status, k.response_body
+FROM idem_keys_v1 k JOIN order_keys USING (scope, key);
+
 -- name: ChaosOrders :many
 -- Every order by its key, to compare with the 201s the clients saw.
 SELECT customer_id, idempotency_key, id FROM orders;

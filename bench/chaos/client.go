@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"exactlyonce/bench/chaos/history"
 	"exactlyonce/client"
 )
 
@@ -87,6 +88,9 @@ type Clients struct {
 	Attempts int `json:"attempts"`
 	Doubled  int `json:"doubled"`
 	Replays  int `json:"replays"`
+	// SharedKeys counts the checkouts a client's twin sent again with the
+	// same key as another customer (twin.go).
+	SharedKeys int `json:"shared_keys"`
 	// Statuses counts every answer the clients got, by status; "none" is
 	// no answer (refused, reset, timed out). Problems counts the 4xx and
 	// 5xx answers with a problem+json body by status and type, such as
@@ -126,6 +130,9 @@ type Clients struct {
 	// sent at from and given up on at to (process.heard); false for an
 	// address that is no shop of the run's (HAProxy's).
 	heard func(addr string, from, to time.Time) bool
+	// hist is every order request's answer, for the history checker
+	// (record.go).
+	hist *history.Recorder
 }
 
 // tried is one order request of a key, as its client saw it.
@@ -168,7 +175,7 @@ type Authentications struct {
 
 func newClients() Clients {
 	a := newAnswerCounts()
-	return Clients{Statuses: a.statuses, Problems: a.problems, tries: map[string][]tried{}}
+	return Clients{Statuses: a.statuses, Problems: a.problems, tries: map[string][]tried{}, hist: history.NewRecorder(time.Now())}
 }
 
 // outcome is the final answer a client was given for one checkout.
@@ -220,6 +227,7 @@ func drive(ctx context.Context, cl *cluster, cfg Config, products []product, rng
 	}
 	d.res.heard = cl.heard
 	d.res.began = now
+	d.res.hist = history.NewRecorder(now)
 	keys := filepath.Join(cl.dir, "keys")
 	if err := os.MkdirAll(keys, 0o755); err != nil {
 		logf("no folder for the clients' keys: %v", err)
@@ -263,14 +271,16 @@ func drive(ctx context.Context, cl *cluster, cfg Config, products []product, rng
 // recorded for the checks. rng drives the checkouts, netRng the transport.
 func (d *driver) client(ctx context.Context, n int, keyFile string, rng, netRng *rand.Rand) {
 	c := client.New(anyShop, "", client.NewFileStore(keyFile))
-	c.HTTP = &http.Client{Timeout: d.cfg.RequestTimeout, Transport: &spread{d: d, rng: netRng, double: 0.1}}
+	sp := &spread{d: d, rng: netRng, double: 0.1, client: n}
+	c.HTTP = &http.Client{Timeout: d.cfg.RequestTimeout, Transport: sp}
 	c.BaseDelay, c.MaxDelay = clientBaseDelay, clientMaxDelay
 
 	customer, token, ok := d.register(ctx, c, n)
 	if !ok {
 		return
 	}
-	c.Token = token
+	c.Token, sp.customer = token, customer
+	twin := d.twin(ctx, n, strings.TrimSuffix(keyFile, ".json")+"-twin.json", netRng)
 	for ctx.Err() == nil {
 		i := d.next.Add(1) - 1
 		if i >= int64(d.cfg.Checkouts) {
@@ -282,7 +292,7 @@ func (d *driver) client(ctx context.Context, n int, keyFile string, rng, netRng 
 		if time.Now().After(d.stopNew) {
 			return
 		}
-		o := d.checkout(ctx, c, "checkout-"+strconv.FormatInt(i, 10), customer, rng)
+		o := d.checkout(ctx, c, twin, "checkout-"+strconv.FormatInt(i, 10), customer, rng)
 		d.mu.Lock()
 		d.res.Checkouts++
 		d.res.outcomes = append(d.res.outcomes, o)
@@ -333,7 +343,7 @@ func (d *driver) register(ctx context.Context, c *client.Client, n int) (uuid.UU
 // checkout places one logical checkout, op, with c until it has a final
 // answer (201 or 402) or time is up; now and then it places it once more,
 // which must replay the same order.
-func (d *driver) checkout(ctx context.Context, c *client.Client, op string, customer uuid.UUID, rng *rand.Rand) outcome {
+func (d *driver) checkout(ctx context.Context, c, twin *client.Client, op string, customer uuid.UUID, rng *rand.Rand) outcome {
 	// The key is saved before anything is sent; PlaceOrder finds it in the
 	// store and sends it.
 	e, err := c.Keys.Key(op)
@@ -397,6 +407,9 @@ func (d *driver) checkout(ctx context.Context, c *client.Client, op string, cust
 		c.MaxElapsed = time.Until(d.giveUp)
 		c.PlaceOrder(ctx, op, req) //nolint:errcheck // judged by the transport
 	}
+	if o.status == http.StatusCreated && twin != nil && rng.Float64() < d.cfg.SharedKeys {
+		d.sameKeyOtherCustomer(ctx, c, twin, op, e, req)
+	}
 	c.Keys.Forget(op) //nolint:errcheck // a key left in the file is harmless
 	return o
 }
@@ -410,6 +423,12 @@ type spread struct {
 	d      *driver
 	rng    *rand.Rand // used by the client's goroutine only
 	double float64
+	// client and customer are whose requests these are, for the history;
+	// twin marks a client's second customer (twin.go), whose answers only
+	// the history judges.
+	client   int
+	customer uuid.UUID
+	twin     bool
 }
 
 // shot is one request sent and its answer, read whole.
@@ -419,6 +438,7 @@ type shot struct {
 	err  error
 	shop string    // the address it was sent to
 	sent time.Time // when
+	done time.Time // when its answer was read whole, or given up on
 }
 
 func (s *spread) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -461,7 +481,18 @@ func (s *spread) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	best := 0
 	for i, sh := range shots {
-		s.d.saw(req, sh)
+		switch {
+		case !s.twin:
+			s.d.saw(req, sh)
+		case sh.resp != nil && sh.resp.StatusCode == http.StatusInternalServerError:
+			s.d.count(sh)
+			s.d.violate(violServerError, req.Method+" "+req.URL.Path+" (twin)")
+		default:
+			s.d.count(sh)
+		}
+		if order {
+			s.record(req, sh)
+		}
 		if rank(sh) > rank(shots[best]) {
 			best = i
 		}
@@ -486,16 +517,16 @@ func (s *spread) send(req *http.Request, shop string, body []byte) shot {
 	sent := time.Now()
 	resp, err := s.d.base.RoundTrip(r)
 	if err != nil {
-		return shot{err: err, shop: shop, sent: sent}
+		return shot{err: err, shop: shop, sent: sent, done: time.Now()}
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
 	if err != nil {
 		// Cut off mid-answer: as good as none.
-		return shot{err: err, shop: shop, sent: sent}
+		return shot{err: err, shop: shop, sent: sent, done: time.Now()}
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(b))
-	return shot{resp: resp, body: b, shop: shop, sent: sent}
+	return shot{resp: resp, body: b, shop: shop, sent: sent, done: time.Now()}
 }
 
 // rank orders answers for the client: a final one (2xx or 402), then any

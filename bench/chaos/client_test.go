@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"exactlyonce/bench/chaos/history"
 	"exactlyonce/client"
 )
 
@@ -96,6 +97,14 @@ func TestSpreadDoublesAndRecordsEveryAnswer(t *testing.T) {
 	}
 	if c := d.res.contradictions; len(c) != 1 || !strings.HasSuffix(c[0].first.orderID.String(), "a") || !strings.HasSuffix(c[0].then.orderID.String(), "b") {
 		t.Errorf("got contradictions %+v, want order …a, then …b", c)
+	}
+	// The history has all four answers, and its checker finds the replay
+	// with another order id.
+	if ops := d.res.hist.Ops(); len(ops) != 4 {
+		t.Errorf("got %d ops in the history, want the 4 answers", len(ops))
+	}
+	if r := history.Check(history.History{Ops: d.res.hist.Ops()}, ""); !r.Found(history.TwoSuccesses) {
+		t.Errorf("got %s, want %q", r.Summary(), history.TwoSuccesses)
 	}
 	if hitsA.Load() == 0 || hitsB.Load() == 0 {
 		t.Errorf("got %d requests at one shop and %d at the other, want both used", hitsA.Load(), hitsB.Load())

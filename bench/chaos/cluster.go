@@ -248,8 +248,8 @@ func (cl *cluster) startShopDatabase(ctx context.Context, logf func(string, ...a
 }
 
 // setBehaviour sets the provider's behaviour through its demo control,
-// with the run's webhook faults added to body, so that a fault window or
-// the heal does not switch them off. It returns the provider's status, so
+// with the run's webhook faults and its provider latency added to body, so
+// that a fault window or the heal does not switch them off. It returns the provider's status, so
 // a caller can tell a body the provider does not know (400) from a failure.
 func (cl *cluster) setBehaviour(ctx context.Context, body string) (int, error) {
 	var b map[string]any
@@ -257,6 +257,11 @@ func (cl *cluster) setBehaviour(ctx context.Context, body string) (int, error) {
 		return 0, fmt.Errorf("behaviour %s: %w", body, err)
 	}
 	b["webhooks"] = cl.webhooks
+	if d := cl.cfg.ProviderDelay; d > 0 {
+		// The run's latency comes on top of a fault window's own delay.
+		ms, _ := b["delay_ms"].(float64)
+		b["delay_ms"] = int64(ms) + d.Milliseconds()
+	}
 	full, err := json.Marshal(b)
 	if err != nil {
 		return 0, err

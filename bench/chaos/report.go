@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"exactlyonce/bench/chaos/history"
 	"exactlyonce/mailcatcher"
 )
 
@@ -30,7 +31,10 @@ type Report struct {
 	Mail       MailTotals     `json:"mail"`
 	Outbox     OutboxTotals   `json:"outbox"`
 	Violations []Violation    `json:"violations"`
-	Seconds    float64        `json:"seconds"`
+	// History is the history checker's verdict over what the clients saw
+	// and both sides' final state (record.go, package history).
+	History history.Result `json:"history"`
+	Seconds float64        `json:"seconds"`
 	// Dir holds the processes' logs; it is deleted after a run that passed
 	// unless it was given.
 	Dir string `json:"dir"`
@@ -192,15 +196,18 @@ func (r *Report) LostWriteEffects() int {
 	return n
 }
 
-// Passed reports whether every invariant held.
-func (r *Report) Passed() bool { return len(r.Violations) == 0 }
+// Passed reports whether every invariant held and the history checker
+// found no anomaly. (The asynchronous counterexample's verdict, Loss, is
+// the harness's own: its lost writes are anomalies of the history too.)
+func (r *Report) Passed() bool { return len(r.Violations) == 0 && len(r.History.Anomalies) == 0 }
 
 // Summary is the report in two lines: the verdict with what the run did
 // and found, then every answer the clients got, by status and problem type,
 // and the 5xx the shops logged.
 func (r *Report) Summary() string {
 	verdict := "PASS"
-	if !r.Passed() {
+	switch {
+	case len(r.Violations) > 0:
 		var kinds []string
 		for _, v := range r.Violations {
 			kind := fmt.Sprintf("%d %s", v.Count, v.Kind)
@@ -210,6 +217,8 @@ func (r *Report) Summary() string {
 			kinds = append(kinds, kind)
 		}
 		verdict = "FAIL (" + strings.Join(kinds, "; ") + ")"
+	case !r.Passed():
+		verdict = "FAIL (the history checker's anomalies)"
 	}
 	c, d := r.Clients, r.Disruptions
 	line := fmt.Sprintf("chaos: %s: %d checkouts (%d placed, %d declined, %d not completed (%d while the client retried, of keys %d no running shop heard within the grace), %d unresolved) in %d attempts over %d instances; "+
@@ -225,7 +234,7 @@ func (r *Report) Summary() string {
 	}
 	o := c.LongestOutage
 	a := c.Authentication
-	return line + "\nchaos: " + webhooksLine(r.Config, r.Database) +
+	return line + "\nchaos: " + r.History.Summary() + "\nchaos: " + webhooksLine(r.Config, r.Database) +
 		fmt.Sprintf("\nchaos: 3-D Secure: %d checkouts sent to the bank (%d completed, %d completed twice at once, %d failed, %d abandoned; %d late at the bank, %d asked again late)",
 			a.Asked, a.Completed, a.DoubleCompleted, a.Failed, a.Abandoned, a.Late, a.Slow) +
 		"\nchaos: answers: " + answersLine(c.Statuses, c.Problems) + "; 5xx in the shops' logs: " + logged +

@@ -186,6 +186,7 @@ type Engine struct {
 
 // New returns an engine.
 func New(d *database.DB, cat *catalog.Catalog, payments Payments, cfg Config) *Engine {
+	mutate(&cfg, nil)
 	if cfg.FinishTimeout == 0 {
 		cfg.FinishTimeout = 10 * time.Second
 	}
@@ -220,6 +221,7 @@ func New(d *database.DB, cat *catalog.Catalog, payments Payments, cfg Config) *E
 		e.tracer = cfg.Tracing.Tracer(tracerName)
 	}
 	e.finish = e.guardedFinish
+	mutate(nil, e)
 	return e
 }
 

@@ -42,6 +42,7 @@ var crossCustomer = map[string]string{
 	"ChaosOrderCharges":        "chaos harness check: lists every order with its charge, to hold against the provider's ledger",
 	"ChaosStartedKeys":         "chaos harness check: counts every started key",
 	"ChaosKeys":                "chaos harness check: lists every key",
+	"ChaosStoredAnswers":       "chaos history checker: lists every key's stored answer, the last read of each key",
 	"ChaosOrders":              "chaos harness check: lists every order",
 	"ChaosTotals":              "chaos harness check: totals across the shop",
 	"ChaosOrdersWithoutPoints": "chaos harness check: scans every order for its ledger row",

@@ -557,6 +557,48 @@ func (q *Queries) ChaosStartedKeys(ctx context.Context) (int64, error) {
 	return count, err
 }
 
+const chaosStoredAnswers = `-- name: ChaosStoredAnswers :many
+SELECT k.scope::uuid AS customer_id, k.key, k.status,
+       coalesce(k.response_status, 0)::integer AS response_status, k.response_body
+FROM idem_keys_v1 k JOIN order_keys USING (scope, key)
+`
+
+type ChaosStoredAnswersRow struct {
+	CustomerID     uuid.UUID
+	Key            string
+	Status         string
+	ResponseStatus int32
+	ResponseBody   []byte
+}
+
+// Every order key with the answer it replays, byte for byte: the history
+// checker's last read of each key (bench/chaos/history).
+func (q *Queries) ChaosStoredAnswers(ctx context.Context) ([]ChaosStoredAnswersRow, error) {
+	rows, err := q.db.Query(ctx, chaosStoredAnswers)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChaosStoredAnswersRow
+	for rows.Next() {
+		var i ChaosStoredAnswersRow
+		if err := rows.Scan(
+			&i.CustomerID,
+			&i.Key,
+			&i.Status,
+			&i.ResponseStatus,
+			&i.ResponseBody,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const chaosTotals = `-- name: ChaosTotals :one
 SELECT
     (SELECT count(*) FROM orders)                                         AS orders,

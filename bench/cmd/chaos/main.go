@@ -3,7 +3,9 @@
 // clients placing checkouts while instances are killed and paused, the
 // database crashes and stalls, rows stay locked, the mail server hangs and
 // the provider's webhooks arrive twice, late and out of order. It prints one summary line and the report as JSON, and
-// exits 1 when an invariant broke (2 when the run could not be made).
+// exits 1 when an invariant broke or the history checker found an anomaly
+// (2 when the run could not be made). -expect-anomaly turns that around for
+// a mutated shop's run; -check checks a kept history.json without a run.
 //
 //	go build -o bin/web ./cmd/web && go run ./cmd/chaos -web bin/web
 package main
@@ -14,10 +16,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"exactlyonce/bench/chaos"
+	"exactlyonce/bench/chaos/history"
 )
 
 func main() {
@@ -60,12 +64,19 @@ func main() {
 	flag.Float64Var(&cfg.WebhookDuplicates, "webhook-duplicates", 0, "share of the provider's webhook events (0 to 1) delivered twice")
 	flag.Float64Var(&cfg.WebhookReorder, "webhook-reorder", 0, "share of the provider's webhook events (0 to 1) held back so that later ones overtake them")
 	flag.DurationVar(&cfg.WebhookDelay, "webhook-delay", 0, "how long the provider waits before each webhook delivery")
+	flag.DurationVar(&cfg.ProviderDelay, "provider-delay", 0, "how long the provider waits before it handles each charging call, for the whole run (0: none)")
+	flag.Float64Var(&cfg.SharedKeys, "shared-keys", 0, "share of placed checkouts (0 to 1) a second customer sends again with the same key and body, which must make an order of its own")
+	expectAnomaly := flag.String("expect-anomaly", "", "pass only if the history checker reports an anomaly whose kind contains this text (alternatives separated by |): a mutation's run")
+	checkFile := flag.String("check", "", "check a recorded history (a run's history.json) and exit: 0 with no anomaly, 1 with some")
 	flag.DurationVar(&cfg.LockTimeout, "lock-timeout", 0, "the shops' LOCK_TIMEOUT (default 3s)")
 	flag.DurationVar(&cfg.CompleterGrace, "completer-grace", 0, "the shops' COMPLETER_GRACE (default 12s, longer than a client's longest silence between two asks; shorter, a 402 not completed to a client still retrying is counted, not a violation)")
 	flag.DurationVar(&cfg.RequestTimeout, "request-timeout", 0, "how long a client waits for an answer (default 5s)")
 	flag.StringVar(&cfg.Dir, "dir", "", "folder for logs and the database (default: a temporary one, deleted after a pass)")
 	verbose := flag.Bool("v", false, "log each step to stderr")
 	flag.Parse()
+	if *checkFile != "" {
+		os.Exit(checkRecorded(*checkFile))
+	}
 	if *verbose {
 		cfg.Log = os.Stderr
 	}
@@ -79,6 +90,15 @@ func main() {
 	}
 	fmt.Println(rep.Summary())
 	fmt.Println(string(rep.JSON()))
+	fmt.Print(rep.History.Text())
+	if *expectAnomaly != "" {
+		if !rep.History.Expected(*expectAnomaly) {
+			fmt.Printf("chaos: the history checker found no %q: the mutation was not caught (seed %d)\n", *expectAnomaly, rep.Config.Seed)
+			os.Exit(1)
+		}
+		fmt.Printf("chaos: the mutation was caught: %s\n", rep.History.Summary())
+		return
+	}
 	if *expectLoss {
 		found, other := rep.Loss()
 		fmt.Printf("chaos: acknowledged writes lost: %d violations that show it, %d that the run's evidence shows they caused, %d that they do not explain\n",
@@ -91,4 +111,21 @@ func main() {
 	if !rep.Passed() {
 		os.Exit(1)
 	}
+}
+
+// checkRecorded checks a history a run wrote, with porcupine's pages
+// beside it, and says what it found.
+func checkRecorded(path string) int {
+	h, err := history.Read(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		return 2
+	}
+	r := history.Check(h, filepath.Dir(path))
+	fmt.Printf("chaos: seed %d: %s\n", h.Seed, r.Summary())
+	fmt.Print(r.Text())
+	if len(r.Anomalies) > 0 {
+		return 1
+	}
+	return 0
 }
