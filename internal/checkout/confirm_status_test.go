@@ -9,6 +9,7 @@ package checkout_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -173,12 +174,42 @@ func TestASucceededChargeOfAnotherAmountIsNotAPaidOrder(t *testing.T) {
 		t.Errorf("got key %s, want finished", k.Status)
 	}
 	// Charged, but for another amount: refunded, and no order holds it.
-	in := wantIntentStatus(t, h, c, "k", fakestripe.StatusSucceeded)
-	if !in.Refunded {
-		t.Errorf("got intent %s not refunded, want refunded", in.ID)
+	// The request refunds it after its finish, and so does the webhook
+	// handler, which finds the intent succeeded for a key finished without
+	// an order; both refund under one provider key, so whichever asks
+	// second is told the refund is in progress (and logs it) while the
+	// first completes it. The refund is read once either is done: in CI's
+	// PgBouncer leg (6 December) the test once found neither done when it
+	// looked at once; 60 runs here later did not fail, so the reading that
+	// the request lost the race to a webhook not done yet is likely, not
+	// shown.
+	in := waitRefunded(t, h, c, "k")
+	if in.Status != fakestripe.StatusSucceeded {
+		t.Errorf("got intent %s %s, want succeeded", in.ID, in.Status)
 	}
 	h.WantStats(t, 1, 0)
 	wantEvents(t, h, c, "k", "claimed", "finished", "refunded")
+}
+
+// waitRefunded waits up to 10 s for key's intent to be refunded and the
+// refund on the key's trail, and returns the intent.
+func waitRefunded(t *testing.T, h *apptest.Harness, c apptest.Customer, key string) fakestripe.Intent {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		in, err := h.Intent(t, c, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Refunded && slices.Contains(apptest.EventNames(h.KeyEvents(t, c, key)), "refunded") {
+			return in
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("intent %s: refunded %v, events %v after 10 s; want refunded, with the event", in.ID, in.Refunded,
+				apptest.EventNames(h.KeyEvents(t, c, key)))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func TestCompleterRefundsASucceededChargeOfAnotherAmount(t *testing.T) {
