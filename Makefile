@@ -101,16 +101,23 @@ test/legs:
 	scripts/leg kit bash -c 'cd idem && go test -race -count=1 -timeout 10m ./...'
 	scripts/leg js $(MAKE) -s test/js
 	scripts/leg kit-adapters bash -c 'for m in $(KIT_ADAPTERS); do (cd $$m && go test -race -count=1 -timeout 10m ./...) || exit 1; done'
-	scripts/leg bench bash -c 'cd bench && go test -race -count=1 -timeout 15m $$(go list ./... | grep -v "/model$$")'
+	scripts/leg bench bash -c 'cd bench && go test -race -count=1 -timeout 15m $$(go list ./... | grep -v -e "/model$$" -e "/hapg$$")'
 	scripts/leg side-modules bash -c 'for m in $(SIDE_MODULES); do (cd $$m && go test -race -count=1 -timeout 10m ./...) || exit 1; done'
 	scripts/leg demo bash -c 'cd demo && go test -race -count=1 -timeout 10m $$(go list ./... | grep -v -e /browsertest)'
 	scripts/leg examples $(MAKE) -s test/examples
 	scripts/leg pgbouncer $(MAKE) -s test/pgbouncer
 	scripts/leg querymodes $(MAKE) -s test/querymodes
 	scripts/leg fuzz $(MAKE) -s fuzz FUZZ_SCALE=1
-	scripts/leg model $(MAKE) -s model
+	scripts/leg model+hapg $(MAKE) -s -j2 --output-sync=target model test/hapg
 	scripts/leg chaos $(MAKE) -s test/chaos
 	scripts/leg browser $(MAKE) -s test/browser
+
+# The failover formation's own tests (bench/hapg): about three minutes,
+# nearly all of it waiting for pg_auto_failover's state machine, so make
+# test runs them beside the model, which keeps one core busy for as long.
+.PHONY: test/hapg
+test/hapg:
+	cd bench && go test -race -count=1 -timeout 15m ./hapg/
 
 # The browser tests run on their own, after the rest and without -race: the
 # server code they drive is raced by the handler tests, and Chromium needs
