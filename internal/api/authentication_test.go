@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,12 @@ func TestOrderThatAsksForAuthentication(t *testing.T) {
 		t.Errorf("a retry: got %s %v, want the order replayed", replay.Body, replay.Header)
 	}
 	h.WantStats(t, 1, 1)
+	// The wait for the bank is on the key's trail, between its claim and
+	// its finish (the event was refused by key_events' CHECK until
+	// migration 00190, and only logged).
+	if got := apptest.EventNames(h.KeyEvents(t, c, "3ds")); !slices.Contains(got, "awaiting_authentication") {
+		t.Errorf("the key's trail: got %v, want awaiting_authentication on it", got)
+	}
 
 	// Failed at the bank: the same request then gets the decline, stored.
 	failing := post(http.StatusAccepted, `"3ds-fail"`, order(back))
