@@ -9,9 +9,8 @@ WHERE scope = (@customer_id::uuid)::text
 ORDER BY created_at, key
 LIMIT @max_rows;
 
--- name: CountCustomersOrders :one
--- The orders of a run's shoppers (one, or the two of the last-mug run).
-SELECT count(*) FROM orders WHERE customer_id = ANY(@customer_ids::uuid[]);
+-- name: CountCustomerOrders :one
+SELECT count(*) FROM orders WHERE customer_id = @customer_id;
 
 -- name: OrderLoyaltyJobs :many
 -- The loyalty jobs of a customer's orders, as the worker-crash scenario

@@ -89,13 +89,12 @@ func (q *Queries) CartCustomer(ctx context.Context, id uuid.UUID) (uuid.UUID, er
 	return customer_id, err
 }
 
-const countCustomersOrders = `-- name: CountCustomersOrders :one
-SELECT count(*) FROM orders WHERE customer_id = ANY($1::uuid[])
+const countCustomerOrders = `-- name: CountCustomerOrders :one
+SELECT count(*) FROM orders WHERE customer_id = $1
 `
 
-// The orders of a run's shoppers (one, or the two of the last-mug run).
-func (q *Queries) CountCustomersOrders(ctx context.Context, customerIds []uuid.UUID) (int64, error) {
-	row := q.db.QueryRow(ctx, countCustomersOrders, customerIds)
+func (q *Queries) CountCustomerOrders(ctx context.Context, customerID uuid.UUID) (int64, error) {
+	row := q.db.QueryRow(ctx, countCustomerOrders, customerID)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
