@@ -75,6 +75,7 @@ func TestLastMug(t *testing.T) {
 	}
 	wantLabMugStock(t, h, 0, 1)
 	wantCatalogSoldOut(t, h)
+	wantBothShoppersNamed(t, h, r)
 
 	// A second run receives the next mug: the lab's mug has sold two, and
 	// received two.
@@ -138,5 +139,25 @@ func wantCatalogSoldOut(t *testing.T, h *apptest.Harness) {
 	}
 	if _, disabled := p.Find(`form[data-testid=add-to-cart] button`).Attr("disabled"); !disabled {
 		t.Error("the lab's mug can be added to a cart between runs")
+	}
+}
+
+// wantBothShoppersNamed fails unless the card's result names both of the
+// run's shoppers, each linked to the inspector, which shows either.
+func wantBothShoppersNamed(t *testing.T, h *apptest.Harness, r lab.Run) {
+	t.Helper()
+	p := apptest.NewShopper(t, h).Get(t, "/lab")
+	var got []string
+	p.TestID("scenario-last-mug").Find(`[data-testid=result] [data-testid=shopper]`).Each(func(_ int, a *goquery.Selection) {
+		id, _ := a.Attr("title")
+		got = append(got, id)
+	})
+	if len(got) != 2 || got[0] != r.Shoppers[0].String() || got[1] != r.Shoppers[1].String() {
+		t.Errorf("the card names shoppers %q, want the run's %v", got, r.Shoppers)
+	}
+	for _, id := range r.Shoppers {
+		if _, err := labOf(h).Inspect(t.Context(), id, ""); err != nil {
+			t.Errorf("inspect shopper %s: %v", id, err)
+		}
 	}
 }
