@@ -16,8 +16,9 @@ import (
 // with one charge and one order, counted in the database too; its timeline
 // has a lane per shopper, one answered 201 and the other 409 (sold out),
 // and marks the reservation and the refusal across the bars; the whole
-// card, Run included, fits the window, and axe-core finds nothing serious.
-// The shop's catalog then shows the lab's mug sold out.
+// card, Run included, fits the window, and axe-core finds nothing serious;
+// the page fits a phone too. The shop's catalog then shows the lab's mug
+// sold out.
 func TestLabLastMug(t *testing.T) {
 	h := apptest.New(t, withLab)
 	ctx := browsertest.NewBrowser(t)
@@ -85,6 +86,11 @@ func TestLabLastMug(t *testing.T) {
 		t.Errorf("on the page at 1280×720, Run of the card is off screen: %+v", place)
 	}
 	browsertest.WantAccessible(t, ctx, "/lab")
+	browsertest.AtSize(t, ctx, browsertest.Phone)
+	browsertest.Do(t, ctx, "reload at phone size", chromedp.Reload())
+	browsertest.WaitFor(t, ctx, "lab page", `document.querySelector('#result-last-mug [data-testid=attempt]')`)
+	browsertest.WantFits(t, ctx, "/lab", browsertest.Phone)
+	browsertest.SavePNG(t, browsertest.Run(t, ctx, "screenshot the card on a phone", chromedp.Screenshot(chromedp.CSS("#scenario-last-mug"))), "lab-card-last-mug-phone.png", "")
 
 	browsertest.Do(t, ctx, "open the shop", chromedp.Navigate(h.URL+"/"))
 	stock := browsertest.WaitForText(t, ctx, "the lab's mug in the catalog",

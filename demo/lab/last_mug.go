@@ -100,7 +100,7 @@ func lastMugSteps(ctx context.Context, s *session) error {
 	snap := s.rec.snapshot()
 	winner, loser := snap[won[0].i], snap[refused[0].i]
 	if loser.End < winner.End {
-		s.note(fmt.Sprintf("shopper %s was told sold out %s after the barrier opened, while shopper %s was still being charged (answered at %s)",
+		s.note(fmt.Sprintf("shopper %s was told sold out at %s into the run, while shopper %s was still being charged (answered at %s)",
 			ShortID(refused[0].shopper.ID.String()), loser.End.Round(time.Millisecond), ShortID(won[0].shopper.ID.String()), winner.End.Round(time.Millisecond)))
 	}
 	return s.checkLabMugStock(ctx)
