@@ -38,7 +38,7 @@ type Run struct {
 	// Shoppers are every shopper of the run (two in the last-mug run);
 	// Charges and Orders count them all.
 	Shoppers []uuid.UUID
-	Started    time.Time
+	Started  time.Time
 	// Duration is the run's length so far while it is in flight.
 	Duration time.Duration
 	Running  bool

@@ -23,7 +23,7 @@ type session struct {
 	// shoppers are all the run's shoppers, shopper first: one, but for a
 	// scenario with more (Scenario.shoppers).
 	shoppers []shopper
-	rec     *recorder
+	rec      *recorder
 	// client is the Go client of the shopper, for placeAsClient.
 	client *client.Client
 	// browser is the shopper's browser in a scenario whose shopper is a

@@ -55,7 +55,7 @@ type LabResult struct {
 	// labelled and linked to the inspector.
 	Shoppers []LabShopper
 	Duration string
-	Attempts  []LabAttempt
+	Attempts []LabAttempt
 	// Lanes group Attempts when the run tells two stories; otherwise one
 	// lane with no name holds them all.
 	Lanes []LabLane
