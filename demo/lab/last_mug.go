@@ -43,10 +43,9 @@ const catalogWait = 10 * time.Second
 // it at the same instant, each with a key of its own, and checks the
 // story: one order; the other shopper refused "sold out" with no key, no
 // reservation and no PaymentIntent; nothing left on hand.
+// The mug was readied before the run began (oneLabMugLeft, the
+// scenario's prepare).
 func lastMugSteps(ctx context.Context, s *session) error {
-	if err := s.oneLabMugLeft(ctx); err != nil {
-		return err
-	}
 	type order struct {
 		shopper shopper
 		key     string
@@ -110,19 +109,20 @@ func lastMugSteps(ctx context.Context, s *session) error {
 func shopperLane(sh shopper) string { return "Shopper " + ShortID(sh.ID.String()) }
 
 // oneLabMugLeft adds the lab's mug to the shop if it is not there yet, and
-// receives what brings it to exactly one on hand.
-func (s *session) oneLabMugLeft(ctx context.Context) error {
-	added, err := s.r.q.AddLabMug(ctx, labdb.AddLabMugParams{Sku: labMug.SKU, Name: labMug.Name, Price: labMug.Price,
+// receives what brings it to exactly one on hand. It runs before the run's
+// time line starts: the first run may wait seconds for the shop's catalog.
+func oneLabMugLeft(ctx context.Context, r *Runner) error {
+	added, err := r.q.AddLabMug(ctx, labdb.AddLabMugParams{Sku: labMug.SKU, Name: labMug.Name, Price: labMug.Price,
 		Currency: labMug.Currency, Description: labMug.Description})
 	if err != nil {
 		return fmt.Errorf("add the lab's mug: %w", err)
 	}
 	if added {
-		if err := s.waitCatalogLists(ctx, labMug.SKU); err != nil {
+		if err := r.waitCatalogLists(ctx, labMug.SKU); err != nil {
 			return err
 		}
 	}
-	left, err := s.r.q.RestockLabMug(ctx, labMug.SKU)
+	left, err := r.q.RestockLabMug(ctx, labMug.SKU)
 	if err != nil {
 		return fmt.Errorf("receive the lab's mug: %w", err)
 	}
@@ -134,10 +134,10 @@ func (s *session) oneLabMugLeft(ctx context.Context) error {
 
 // waitCatalogLists waits until the shop's catalog (GET /api/products),
 // which the order's pricing reads too, lists sku.
-func (s *session) waitCatalogLists(ctx context.Context, sku string) error {
+func (r *Runner) waitCatalogLists(ctx context.Context, sku string) error {
 	deadline := time.Now().Add(catalogWait)
 	for {
-		resp, err := s.r.api.do(ctx, http.MethodGet, "/api/products", nil, nil)
+		resp, err := r.api.do(ctx, http.MethodGet, "/api/products", nil, nil)
 		if err != nil {
 			return fmt.Errorf("read the catalog: %w", err)
 		}

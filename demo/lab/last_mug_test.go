@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -159,5 +160,31 @@ func wantBothShoppersNamed(t *testing.T, h *apptest.Harness, r lab.Run) {
 		if _, err := labOf(h).Inspect(t.Context(), id, ""); err != nil {
 			t.Errorf("inspect shopper %s: %v", id, err)
 		}
+	}
+}
+
+// TestLastMugWaitsForTheCatalog: the shop caches its catalog for a few
+// seconds, so an order for the lab's mug right after the lab added it
+// would be refused as an unknown product. The first run waits until the
+// catalog lists it, before its time line starts.
+func TestLastMugWaitsForTheCatalog(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, withLab)
+	// The catalog is read, and cached, before the lab's mug exists.
+	if resp := h.Do(t, "GET", "/api/products", ""); resp.Status != 200 || bytes.Contains(resp.Body, []byte(labMug)) {
+		t.Fatalf("got %d %s before the run, want the catalog without the lab's mug", resp.Status, resp.Body)
+	}
+	r, err := labOf(h).Run(t.Context(), "last-mug")
+	if err != nil || r.Error != "" || !r.AsExpected {
+		t.Fatalf("got %v, %q, as expected %v, attempts %q", err, r.Error, r.AsExpected, outcomes(r))
+	}
+	// The wait is not on the time line: the orders go at its start.
+	for _, a := range r.Attempts {
+		if a.Start > time.Second {
+			t.Errorf("attempt %d sent %v into the run, want at its start", a.N, a.Start)
+		}
+	}
+	if resp := h.Do(t, "GET", "/api/products", ""); !bytes.Contains(resp.Body, []byte(labMug)) {
+		t.Errorf("the catalog does not list the lab's mug after the run: %s", resp.Body)
 	}
 }

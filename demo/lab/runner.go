@@ -107,7 +107,14 @@ func (r *Runner) Run(ctx context.Context, id string) (Run, error) {
 	defer cancel()
 
 	run := Run{Scenario: sc.ID, Started: time.Now()}
-	s, err := r.start(ctx, sc)
+	var s *session
+	var err error
+	if sc.prepare != nil {
+		err = sc.prepare(ctx, r)
+	}
+	if err == nil {
+		s, err = r.start(ctx, sc)
+	}
 	if err != nil {
 		run.Error = runFailed
 		r.log.ErrorContext(ctx, "lab: start run", "scenario", sc.ID, "err", err)

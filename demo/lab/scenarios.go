@@ -43,7 +43,11 @@ type Scenario struct {
 	shoppers int
 	// laneNoun is what one lane of the run stands for (Run.LaneNoun).
 	laneNoun string
-	steps    func(ctx context.Context, s *session) error
+	// prepare, when set, readies the shop for the run before its shoppers
+	// are made and its time line starts: what it waits for is not part of
+	// the story.
+	prepare func(ctx context.Context, r *Runner) error
+	steps   func(ctx context.Context, s *session) error
 }
 
 // The request bodies: one espresso mug, and the same order tampered with.
@@ -369,6 +373,7 @@ var Scenarios = []Scenario{
 		provider: Behaviour{Delay: 300 * time.Millisecond},
 		shoppers: 2,
 		laneNoun: "shopper",
+		prepare:  oneLabMugLeft,
 		steps:    lastMugSteps,
 	},
 }
