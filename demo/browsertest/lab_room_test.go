@@ -50,11 +50,12 @@ func readRunPlace(card string) string {
 
 // TestLabRunAlwaysOnScreen walks every card at 1280×720 and 1280×800,
 // in presenter mode and on the page, after runs that fill the tallest
-// timelines (ten attempts): Run is inside the window on every card, and in
+// timelines (ten attempts) and the one with two lanes and two marks (the
+// last mug): Run is inside the window on every card, and in
 // presenter mode the whole card is.
 func TestLabRunAlwaysOnScreen(t *testing.T) {
 	h := apptest.New(t, withLab)
-	runScenarios(t, h, "double-click", "ten-at-once", "baseline", "crash-after-charge", "slow-original")
+	runScenarios(t, h, "double-click", "ten-at-once", "baseline", "crash-after-charge", "slow-original", "last-mug")
 	ctx := browsertest.NewBrowser(t)
 	for _, s := range []browsertest.Screen{browsertest.Projector, browsertest.Desktop} {
 		browsertest.AtSize(t, ctx, s)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -100,13 +101,18 @@ func (r *Runner) Inspect(ctx context.Context, customer uuid.UUID, key string) (I
 func (r *Runner) isLabShopper(customer uuid.UUID) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.live != nil && r.live.customer == customer {
+	if r.live != nil && slices.Contains(r.live.shoppers, customer) {
 		return true
 	}
 	for _, run := range r.last {
-		if run.CustomerID == customer {
+		if run.hasShopper(customer) {
 			return true
 		}
 	}
 	return false
+}
+
+// hasShopper reports whether customer is one of the run's shoppers.
+func (run Run) hasShopper(customer uuid.UUID) bool {
+	return slices.Contains(run.Shoppers, customer)
 }

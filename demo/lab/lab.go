@@ -16,8 +16,8 @@
 // the bank is a page's. The page only starts a run and renders what came
 // back.
 //
-// Each run registers a shopper of its own, so runs never mix and their
-// counts are that shopper's charges and orders. The scenarios that wait for
+// Each run registers a shopper of its own (the last-mug run two), so runs
+// never mix and their counts are those shoppers' charges and orders. The scenarios that wait for
 // a lock to expire ask for a short lock (one or two seconds) on their own
 // requests only (see LockHeader), not for the whole server. The fake provider's
 // behaviour is global, so runs are serialised and put it back afterwards.
@@ -31,9 +31,14 @@ import (
 
 // Run is the record of one run of a scenario.
 type Run struct {
-	Scenario   string
+	Scenario string
+	// CustomerID is the run's shopper, the first of Shoppers: the one the
+	// inspector shows first.
 	CustomerID uuid.UUID
-	Started    time.Time
+	// Shoppers are every shopper of the run (two in the last-mug run);
+	// Charges and Orders count them all.
+	Shoppers []uuid.UUID
+	Started  time.Time
 	// Duration is the run's length so far while it is in flight.
 	Duration time.Duration
 	Running  bool
@@ -46,8 +51,8 @@ type Run struct {
 	// attempts are grouped in lanes: the summary counts what the viewer
 	// counts, the lanes, not the requests.
 	LaneNoun string
-	// Charges and Orders are counted in the database for the run's shopper
-	// once every attempt has answered.
+	// Charges and Orders are counted for the run's shoppers (at the
+	// provider and in the database) once every attempt has answered.
 	Charges int64
 	Orders  int64
 	// AsExpected is true when the counts are the scenario's.

@@ -67,3 +67,49 @@ SELECT customer_id FROM carts WHERE id = @id;
 UPDATE order_keys
 SET awaiting_authentication_at = awaiting_authentication_at - make_interval(secs => @seconds::double precision)
 WHERE scope = (@customer_id::uuid)::text AND key = @key::text AND awaiting_authentication_at IS NOT NULL;
+
+-- name: AddLabMug :one
+-- The lab's own mug (the last-mug scenario's), added to the products with a
+-- stock row holding none, in one statement: it is never for a moment a
+-- product without a row, which the shop would sell without limit (migration
+-- 00180). Whether it was added now: the shop's catalog, cached for a few
+-- seconds, may not list it yet.
+WITH product AS (
+    INSERT INTO products (sku, name, price, currency, description)
+    VALUES (@sku::text, @name::text, @price::bigint, @currency::text, @description::text)
+    ON CONFLICT (sku) DO NOTHING
+    RETURNING sku
+),
+kept AS (
+    INSERT INTO stock (sku, on_hand, received) VALUES (@sku::text, 0, 0)
+    ON CONFLICT (sku) DO NOTHING
+)
+SELECT count(*) > 0 AS added FROM product;
+
+-- name: RestockLabMug :one
+-- Receives what brings the lab's mug to exactly one on hand, as a delivery
+-- (web stock receive's ReceiveStock) does: on hand and received go up
+-- together, so on hand + reserved + sold = received still holds. With more
+-- than one on hand (an operator received some) it changes nothing: the
+-- lab takes no stock away, and the run says it cannot be told. Returns what
+-- is on hand after.
+UPDATE stock SET on_hand = greatest(on_hand, 1), received = received + greatest(1 - on_hand, 0)
+WHERE sku = @sku::text
+RETURNING on_hand;
+
+-- name: LabMugOf :many
+-- What the last-mug run's shoppers reserved of the lab's mug, and when, by
+-- the database clock: the claim's reservation and what became of it.
+SELECT (scope::uuid) AS customer_id, key, quantity, state, reserved_at, ended_at
+FROM stock_reservations
+WHERE sku = @sku::text AND scope IN (SELECT unnest(@customer_ids::uuid[])::text)
+ORDER BY reserved_at, scope;
+
+-- name: LabMugStock :one
+-- The lab's mug's stock row and what its reservations add up to.
+SELECT s.on_hand, s.received,
+       coalesce(sum(r.quantity) FILTER (WHERE r.state = 'reserved'), 0)::integer AS reserved,
+       coalesce(sum(r.quantity) FILTER (WHERE r.state = 'sold'), 0)::integer AS sold
+FROM stock s LEFT JOIN stock_reservations r ON r.sku = s.sku
+WHERE s.sku = @sku::text
+GROUP BY s.sku, s.on_hand, s.received;

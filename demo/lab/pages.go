@@ -191,11 +191,11 @@ func (h *Pages) labInspector(c echo.Context) (labviews.LabInspector, error) {
 // links its key to the key's traces on the admin listener.
 func (h *Pages) labInspection(c echo.Context, in Inspection) labviews.LabInspector {
 	scenario, running := "", false
-	if live, ok := h.lab.Live(); ok && live.CustomerID == in.CustomerID {
+	if live, ok := h.lab.Live(); ok && live.hasShopper(in.CustomerID) {
 		scenario, running = live.Scenario, true
 	}
 	for _, sc := range Scenarios {
-		if last, ok := h.lab.Last(sc.ID); ok && last.CustomerID == in.CustomerID {
+		if last, ok := h.lab.Last(sc.ID); ok && last.hasShopper(in.CustomerID) {
 			scenario = sc.ID
 		}
 	}

@@ -233,7 +233,8 @@ func TestLabPresenterModeWithoutScript(t *testing.T) {
 		{"3", "scenario-baseline", "/lab?present=1&card=2", "/lab?present=1&card=4"},
 		{"", "scenario-double-click", "/lab?present=1&card=1", "/lab?present=1&card=2"},
 		{"99", "scenario-double-click", "/lab?present=1&card=1", "/lab?present=1&card=2"},
-		{"15", "scenario-worker-crash", "/lab?present=1&card=14", "/lab?present=1&card=15"},
+		{"15", "scenario-worker-crash", "/lab?present=1&card=14", "/lab?present=1&card=16"},
+		{"16", "scenario-last-mug", "/lab?present=1&card=15", "/lab?present=1&card=16"},
 	} {
 		p := s.Get(t, "/lab?present=1&card="+tc.card)
 		current := p.Doc.Find(".lab-card[data-current]")

@@ -45,10 +45,11 @@ func labResult(run Run) labviews.LabResult {
 	for _, f := range run.Facts {
 		r.Facts = append(r.Facts, labviews.LabFact{Label: f.Label, Value: f.Value})
 	}
-	if run.CustomerID != [16]byte{} {
-		r.ShopperID = run.CustomerID.String()
-		r.Shopper = ShortID(r.ShopperID)
-		r.InspectURL = "/lab?" + url.Values{"customer": {run.CustomerID.String()}}.Encode() + "#inspector"
+	for _, id := range run.Shoppers {
+		r.Shoppers = append(r.Shoppers, labviews.LabShopper{
+			Short: ShortID(id.String()), ID: id.String(),
+			InspectURL: "/lab?" + url.Values{"customer": {id.String()}}.Encode() + "#inspector",
+		})
 	}
 	sent := countNoun(int64(len(run.Attempts)), "attempt")
 	if run.LaneNoun != "" {
@@ -221,7 +222,8 @@ func describe(a Attempt) (status, tone, outcome string) {
 		tone, outcome = "ok", "replayed"
 	case a.Status == http.StatusCreated:
 		tone, outcome = "ok", "created"
-	case a.Status == http.StatusConflict:
+	case a.Status == http.StatusConflict && a.Problem != problem.SoldOut.Slug:
+		// Told to wait; sold out is a refusal, not a wait.
 		tone = "wait"
 	case a.Status >= 500:
 		tone = "fail"

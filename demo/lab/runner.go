@@ -59,6 +59,8 @@ type Runner struct {
 type liveRun struct {
 	scenario string
 	customer uuid.UUID
+	// shoppers are all the run's shoppers, customer first.
+	shoppers []uuid.UUID
 	started  time.Time
 	rec      *recorder
 	laneNoun string
@@ -105,7 +107,14 @@ func (r *Runner) Run(ctx context.Context, id string) (Run, error) {
 	defer cancel()
 
 	run := Run{Scenario: sc.ID, Started: time.Now()}
-	s, err := r.start(ctx, sc)
+	var s *session
+	var err error
+	if sc.prepare != nil {
+		err = sc.prepare(ctx, r)
+	}
+	if err == nil {
+		s, err = r.start(ctx, sc)
+	}
 	if err != nil {
 		run.Error = runFailed
 		r.log.ErrorContext(ctx, "lab: start run", "scenario", sc.ID, "err", err)
@@ -114,7 +123,7 @@ func (r *Runner) Run(ctx context.Context, id string) (Run, error) {
 		r.mu.Unlock()
 		return run, nil
 	}
-	run.CustomerID = s.shopper.ID
+	run.CustomerID, run.Shoppers = s.shopper.ID, s.shopperIDs()
 
 	previous := r.faults.Behaviour()
 	err = r.faults.SetBehaviour(behaviour)
@@ -132,7 +141,7 @@ func (r *Runner) Run(ctx context.Context, id string) (Run, error) {
 	run.Notes = s.notes
 	run.Facts = s.facts
 	if err == nil {
-		run.Charges, run.Orders, err = r.count(ctx, s.shopper.ID)
+		run.Charges, run.Orders, err = r.count(ctx, run.Shoppers)
 	}
 	if err != nil {
 		run.Error = runFailed
@@ -151,14 +160,29 @@ func (r *Runner) Run(ctx context.Context, id string) (Run, error) {
 }
 
 // start registers the run's shopper, through the API or, for a scenario of
-// the pages, as a browser does, and publishes the run as live.
+// the pages, as a browser does (the last-mug run registers two through the
+// API), and publishes the run as live.
 func (r *Runner) start(ctx context.Context, sc Scenario) (*session, error) {
 	s := &session{r: r}
 	var err error
 	if sc.browser {
 		s.browser, s.shopper, err = r.newBrowserShopper(ctx)
+		s.shoppers = []shopper{s.shopper}
 	} else {
-		s.shopper, err = r.api.newShopper(ctx, "lab: "+sc.ID)
+		for i := range max(sc.shoppers, 1) {
+			name := "lab: " + sc.ID
+			if sc.shoppers > 1 {
+				name += fmt.Sprintf(" (shopper %d)", i+1)
+			}
+			var sh shopper
+			if sh, err = r.api.newShopper(ctx, name); err != nil {
+				break
+			}
+			s.shoppers = append(s.shoppers, sh)
+		}
+		if err == nil {
+			s.shopper = s.shoppers[0]
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -168,27 +192,33 @@ func (r *Runner) start(ctx context.Context, sc Scenario) (*session, error) {
 	sh := s.shopper
 	s.client = r.api.goClient(sh, s.rec)
 	r.mu.Lock()
-	r.live = &liveRun{scenario: sc.ID, customer: sh.ID, started: s.rec.began, rec: s.rec, laneNoun: sc.laneNoun}
+	r.live = &liveRun{scenario: sc.ID, customer: sh.ID, shoppers: s.shopperIDs(), started: s.rec.began, rec: s.rec, laneNoun: sc.laneNoun}
 	r.latest = sc.ID
 	r.mu.Unlock()
 	return s, nil
 }
 
-// count reads the shopper's charges from the fake and orders from the
-// database. The shop writes its customer's id in every PaymentIntent's
+// count reads the shoppers' charges from the fake and their orders from
+// the database. The shop writes its customer's id in every PaymentIntent's
 // metadata, which is how the fake finds them, as Stripe's search would.
-func (r *Runner) count(ctx context.Context, customer uuid.UUID) (charges, orders int64, err error) {
-	intents, err := r.faults.IntentsByMetadata(ctx, map[string]string{"customer_id": customer.String()})
-	if err != nil {
-		return 0, 0, fmt.Errorf("count charges: %w", err)
-	}
-	for _, in := range intents {
-		if in.Status == "succeeded" {
-			charges++
+func (r *Runner) count(ctx context.Context, customers []uuid.UUID) (charges, orders int64, err error) {
+	// One customer at a time, as the shop's hot tables are read
+	// (internal/distribution): a run has one or two.
+	for _, customer := range customers {
+		intents, err := r.faults.IntentsByMetadata(ctx, map[string]string{"customer_id": customer.String()})
+		if err != nil {
+			return 0, 0, fmt.Errorf("count charges: %w", err)
 		}
-	}
-	if orders, err = r.q.CountCustomerOrders(ctx, customer); err != nil {
-		return 0, 0, fmt.Errorf("count orders: %w", err)
+		for _, in := range intents {
+			if in.Status == "succeeded" {
+				charges++
+			}
+		}
+		n, err := r.q.CountCustomerOrders(ctx, customer)
+		if err != nil {
+			return 0, 0, fmt.Errorf("count orders: %w", err)
+		}
+		orders += n
 	}
 	return charges, orders, nil
 }
@@ -210,7 +240,7 @@ func (r *Runner) Live() (Run, bool) {
 		return Run{}, false
 	}
 	return Run{
-		Scenario: l.scenario, CustomerID: l.customer, Started: l.started,
+		Scenario: l.scenario, CustomerID: l.customer, Shoppers: l.shoppers, Started: l.started,
 		Duration: time.Since(l.started), Running: true, Attempts: l.rec.snapshot(),
 		Marks: l.rec.marksSnapshot(), LaneNoun: l.laneNoun,
 	}, true

@@ -38,9 +38,16 @@ type Scenario struct {
 	// minDelay is the shortest provider delay the scenario can be told
 	// with (see Limits.plan); zero: any.
 	minDelay time.Duration
+	// shoppers is how many API shoppers the run registers (session.
+	// shoppers); zero means one.
+	shoppers int
 	// laneNoun is what one lane of the run stands for (Run.LaneNoun).
 	laneNoun string
-	steps    func(ctx context.Context, s *session) error
+	// prepare, when set, readies the shop for the run before its shoppers
+	// are made and its time line starts: what it waits for is not part of
+	// the story.
+	prepare func(ctx context.Context, r *Runner) error
+	steps   func(ctx context.Context, s *session) error
 }
 
 // The request bodies: one espresso mug, and the same order tampered with.
@@ -347,6 +354,27 @@ var Scenarios = []Scenario{
 			"survived, the second run's INSERT … ON CONFLICT DO NOTHING would have added nothing. The balance is a sum over the ledger.",
 		WantCharges: 1, WantOrders: 1,
 		steps: workerCrashSteps,
+	},
+	{
+		ID: "last-mug", Title: "Two shoppers, one mug left",
+		Point: "Two shoppers order the last mug at once: one order; the other is told \"sold out\" before any charge.",
+		Setup: "One mug on hand · two shoppers order it at the same instant, each with a key of their own",
+		Explanation: "Stock is reserved by the claim: the statement that claims an order's key also takes its items off what is on " +
+			"hand, under the product's row lock. Two claims of the last mug take turns on that lock. The first finds one and " +
+			"reserves it; the second finds none left, a CHECK fails its statement as a whole, and so nothing of it is written: " +
+			"no key, no reservation, no PaymentIntent. That shopper is told 409 sold out at once, while the first is still being " +
+			"charged; the first's order turns the reservation into a sale. The mug is the lab's own (\"the lab's last one\"), not " +
+			"the shop's espresso mug: stock is global in the shop's database, which the lab shares with real shoppers, and making " +
+			"their mugs scarce for a run would refuse them, while giving stock back afterwards would undo a sale that happened. " +
+			"The catalog lists the lab's mug, sold out between runs; each run receives one, as a delivery does (on hand and " +
+			"received go up together, so on hand + reserved + sold = received still holds).",
+		WantCharges: 1, WantOrders: 1,
+		// The winner's charge is slow, so the refusal visibly comes first.
+		provider: Behaviour{Delay: 300 * time.Millisecond},
+		shoppers: 2,
+		laneNoun: "shopper",
+		prepare:  oneLabMugLeft,
+		steps:    lastMugSteps,
 	},
 }
 

@@ -20,7 +20,10 @@ import (
 type session struct {
 	r       *Runner
 	shopper shopper
-	rec     *recorder
+	// shoppers are all the run's shoppers, shopper first: one, but for a
+	// scenario with more (Scenario.shoppers).
+	shoppers []shopper
+	rec      *recorder
 	// client is the Go client of the shopper, for placeAsClient.
 	client *client.Client
 	// browser is the shopper's browser in a scenario whose shopper is a
@@ -140,6 +143,15 @@ func (s *session) concurrently(ctx context.Context, n int, attempt func() (label
 	}
 	close(start)
 	wg.Wait()
+}
+
+// shopperIDs are the customer ids of the run's shoppers.
+func (s *session) shopperIDs() []uuid.UUID {
+	ids := make([]uuid.UUID, len(s.shoppers))
+	for i, sh := range s.shoppers {
+		ids[i] = sh.ID
+	}
+	return ids
 }
 
 func (s *session) setProvider(b Behaviour) error {

@@ -51,12 +51,11 @@ type LabResult struct {
 	AsExpected bool
 	// Summary reads "10 attempts → 1 charge, 1 order".
 	Summary string
-	// Shopper is the short label of the run's shopper: the part of its id
-	// that differs from run to run. ShopperID is the whole id.
-	Shopper   string
-	ShopperID string
-	Duration  string
-	Attempts  []LabAttempt
+	// Shoppers are the run's shoppers (two in the last-mug run), each
+	// labelled and linked to the inspector.
+	Shoppers []LabShopper
+	Duration string
+	Attempts []LabAttempt
 	// Lanes group Attempts when the run tells two stories; otherwise one
 	// lane with no name holds them all.
 	Lanes []LabLane
@@ -68,7 +67,15 @@ type LabResult struct {
 	Legend []LabLegendItem
 	Notes  []string
 	Error  string
-	// InspectURL shows the run's shopper in the inspector.
+}
+
+// LabShopper is a run's shopper as its result names it.
+type LabShopper struct {
+	// Short is the part of its id that differs from run to run; ID is the
+	// whole id.
+	Short string
+	ID    string
+	// InspectURL shows the shopper in the inspector.
 	InspectURL string
 }
 
