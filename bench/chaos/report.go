@@ -34,7 +34,9 @@ type Report struct {
 	// History is the history checker's verdict over what the clients saw
 	// and both sides' final state (record.go, package history).
 	History history.Result `json:"history"`
-	Seconds float64        `json:"seconds"`
+	// Clocks are the skewed shops' clocks as read from outside (skew.go).
+	Clocks  []ClockReport `json:"clocks,omitempty"`
+	Seconds float64       `json:"seconds"`
 	// Dir holds the processes' logs; it is deleted after a run that passed
 	// unless it was given.
 	Dir string `json:"dir"`
