@@ -325,8 +325,8 @@ bin/web-skew:
 	@GOTOOLCHAIN=local $(SKEW_GOROOT)/bin/go build -o $@ ./cmd/web
 CLOCK_SKEWS := -clock-skew '-5m,+3m,+90s/+30s'
 .PHONY: chaos/skew/short
-chaos/skew/short: bin/web-skew bin/fakestripe bin/chaos ## chaos/short with the shops' clocks 5 min behind, 3 min ahead, and 90 s ahead gaining 30 s a minute
-	bin/chaos -web bin/web-skew $(CLOCK_SKEWS) -instances 3 -clients 16 -checkouts 250 -duration 30s -drain 8s -settle 30s -shared-keys 0.05 \
+chaos/skew/short: bin/web-skew bin/fakestripe bin/chaos ## chaos/short with the shops' clocks 5 min behind, 3 min ahead, and 90 s ahead gaining 30 s a minute; kept in .data/skew/short
+	rm -rf .data/skew/short && bin/chaos -dir .data/skew/short -web bin/web-skew $(CLOCK_SKEWS) -instances 3 -clients 16 -checkouts 250 -duration 30s -drain 8s -settle 30s -shared-keys 0.05 \
 		-kills 2 -stalls 2 -db-crashes 1 -db-stalls 1 -row-locks 1 -smtp-stalls 1 -smtp-stall 5s $(WEBHOOK_FAULTS)
 
 # The three short chaos runs at once: they mostly wait (on their drive's
