@@ -241,7 +241,7 @@ func (r *Report) Summary() string {
 			a.Asked, a.Completed, a.DoubleCompleted, a.Failed, a.Abandoned, a.Late, a.Slow) +
 		"\nchaos: answers: " + answersLine(c.Statuses, c.Problems) + "; 5xx in the shops' logs: " + logged +
 		fmt.Sprintf("\nchaos: longest span without a new order: %.1f s from %.1f s; answers meanwhile: %s",
-			o.Seconds, o.FromSeconds, answersLine(o.Statuses, o.Problems))
+			o.Seconds, o.FromSeconds, answersLine(o.Statuses, o.Problems)) + clocksLine(r.Clocks)
 }
 
 // webhooksLine says how the provider's webhooks were disturbed and what

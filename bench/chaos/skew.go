@@ -174,3 +174,16 @@ func (cl *cluster) endClocks(ctx context.Context, reports []ClockReport, since t
 		}
 	}
 }
+
+// clocksLine is the summary's line of the skewed clocks, none for a run
+// that skews none.
+func clocksLine(reports []ClockReport) string {
+	if len(reports) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(reports))
+	for _, r := range reports {
+		parts = append(parts, fmt.Sprintf("%s asked %s, read %+.0f s when ready and %+.0f s at the end", r.Shop, r.Asked, r.AtStart, r.AtEnd))
+	}
+	return "\nchaos: shops' clocks off the database's (their Date headers): " + strings.Join(parts, "; ")
+}
