@@ -317,7 +317,10 @@ chaos/mutations: ## each mutation of the shop (a guarantee removed by a build ta
 # runtime adds the skew the harness sets in each shop's environment
 # (bench/chaos/skewclock). The harness reads each shop's clock from its
 # Date header when it is ready and refuses the run unless it is off as
-# asked, and reads it again at the end.
+# asked, and reads it again at the end. Not part of test/chaos: River, the
+# outbox's queue, judges stuck jobs and schedules retries on the shop's
+# clock, so a run whose River leader is a fast shop fails on the outbox
+# (docs/analysis.md#skewed-clocks); which shop leads, no flag chooses.
 SKEW_GOROOT := .data/skewgo
 .PHONY: bin/web-skew
 bin/web-skew:
