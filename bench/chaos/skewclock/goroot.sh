@@ -18,8 +18,10 @@ fi
 rm -rf "$dir"
 mkdir -p "$(dirname "$dir")"
 cp -al "$src" "$dir"
-chmod -R u+w "$dir/src/runtime"
 rt=$dir/src/runtime
+# The copy's own directory, not its files: a chmod of a hard link would
+# change the module cache's file too.
+chmod u+w "$rt"
 # The kernel's time.now under another name, so that the Go time_now of
 # timeasm.go.skew can call it and add the skew.
 grep -q 'TEXT time·now<ABIInternal>(SB)' "$rt/time_linux_amd64.s" || {
