@@ -316,6 +316,29 @@ chaos/mutation/storedbody: bin/web-mutation-storedbody bin/fakestripe bin/chaos
 chaos/mutations: ## each mutation of the shop (a guarantee removed by a build tag) caught by the history checker, in short targeted runs (part of make test)
 	$(MAKE) -s -j3 --output-sync=target $(addprefix chaos/mutation/,$(MUTATIONS))
 
+# Skewed clocks (bench/chaos/skew.go, docs/analysis.md): each shop's wall
+# clock off the database's by minutes, one drifting, to test that every
+# lease is judged on the database's clock. libfaketime does not reach a Go
+# binary (its LD_PRELOAD wraps libc; Go reads the clock through the vDSO),
+# so bin/web-skew is the shop built with a copy of the toolchain whose
+# runtime adds the skew the harness sets in each shop's environment
+# (bench/chaos/skewclock). The harness reads each shop's clock from its
+# Date header when it is ready and refuses the run unless it is off as
+# asked, and reads it again at the end. Not part of test/chaos: River, the
+# outbox's queue, judges stuck jobs and schedules retries on the shop's
+# clock, so a run whose River leader is a fast shop fails on the outbox
+# (docs/analysis.md#skewed-clocks); which shop leads, no flag chooses.
+SKEW_GOROOT := .data/skewgo
+.PHONY: bin/web-skew
+bin/web-skew:
+	@bench/chaos/skewclock/goroot.sh $(SKEW_GOROOT)
+	@GOTOOLCHAIN=local $(SKEW_GOROOT)/bin/go build -o $@ ./cmd/web
+CLOCK_SKEWS := -clock-skew '-5m,+3m,+90s/+30s'
+.PHONY: chaos/skew/short
+chaos/skew/short: bin/web-skew bin/fakestripe bin/chaos ## chaos/short with the shops' clocks 5 min behind, 3 min ahead, and 90 s ahead gaining 30 s a minute; kept in .data/skew/short
+	rm -rf .data/skew/short && bin/chaos -dir .data/skew/short -web bin/web-skew $(CLOCK_SKEWS) -instances 3 -clients 16 -checkouts 250 -duration 30s -drain 8s -settle 30s -shared-keys 0.05 \
+		-kills 2 -stalls 2 -db-crashes 1 -db-stalls 1 -row-locks 1 -smtp-stalls 1 -smtp-stall 5s $(WEBHOOK_FAULTS)
+
 # The three short chaos runs at once: they mostly wait (on their drive's
 # schedule, on River's rescuer), and each judges rates against its own
 # run, so running side by side costs little time and no verdict. Each

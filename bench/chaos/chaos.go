@@ -120,6 +120,10 @@ type Config struct {
 	// client's twin, a second customer, sends again with the same key and
 	// body (twin.go); zero means none.
 	SharedKeys float64
+	// ClockSkews sets each shop's wall clock off and drifting (skew.go),
+	// shop i taking ClockSkews[i % len]; the web binary must be built
+	// with the skewed runtime (make bin/web-skew). None skews no clock.
+	ClockSkews []ClockSkew
 
 	// Dir is where processes' logs and the database go; empty makes one
 	// under /tmp, deleted after a run that passed.
@@ -249,6 +253,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer cl.stop()
 
 	rep := &Report{Config: reportConfig(cfg), Dir: dir, Violations: []Violation{}}
+	if rep.Clocks, err = cl.checkClocks(ctx, began, logf); err != nil {
+		return nil, err
+	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
 	products, err := cl.products(ctx)
 	if err != nil {
@@ -273,6 +280,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.SettleSeconds, rep.Unsettled = cl.settle(ctx, cfg.Settle)
 	logf("settled in %.1f s; waiting for the outbox's jobs", rep.SettleSeconds)
 	rep.Outbox.SettleSeconds, rep.Outbox.Left = cl.settleJobs(ctx, outboxSettle)
+	cl.endClocks(ctx, rep.Clocks, began, logf)
 	mails := cl.mail.Messages()
 	rep.Mail = mailTotals(mails)
 	logged, err := cl.readShopLogs()

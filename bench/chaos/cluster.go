@@ -191,7 +191,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	for i, addr := range addrs {
 		p := &process{
 			name: "web-" + strconv.Itoa(i), addr: addr, args: []string{cfg.Web},
-			env:     slices.Concat(shopEnv, []string{"ADDR=" + addr}),
+			env:     slices.Concat(shopEnv, []string{"ADDR=" + addr}, cfg.skewEnv(i)),
 			logPath: filepath.Join(dir, "web-"+strconv.Itoa(i)+".log"), ready: "/readyz",
 		}
 		cl.shops = append(cl.shops, p)

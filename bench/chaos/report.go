@@ -34,7 +34,9 @@ type Report struct {
 	// History is the history checker's verdict over what the clients saw
 	// and both sides' final state (record.go, package history).
 	History history.Result `json:"history"`
-	Seconds float64        `json:"seconds"`
+	// Clocks are the skewed shops' clocks as read from outside (skew.go).
+	Clocks  []ClockReport `json:"clocks,omitempty"`
+	Seconds float64       `json:"seconds"`
 	// Dir holds the processes' logs; it is deleted after a run that passed
 	// unless it was given.
 	Dir string `json:"dir"`
@@ -239,7 +241,7 @@ func (r *Report) Summary() string {
 			a.Asked, a.Completed, a.DoubleCompleted, a.Failed, a.Abandoned, a.Late, a.Slow) +
 		"\nchaos: answers: " + answersLine(c.Statuses, c.Problems) + "; 5xx in the shops' logs: " + logged +
 		fmt.Sprintf("\nchaos: longest span without a new order: %.1f s from %.1f s; answers meanwhile: %s",
-			o.Seconds, o.FromSeconds, answersLine(o.Statuses, o.Problems))
+			o.Seconds, o.FromSeconds, answersLine(o.Statuses, o.Problems)) + clocksLine(r.Clocks)
 }
 
 // webhooksLine says how the provider's webhooks were disturbed and what

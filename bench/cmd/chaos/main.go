@@ -73,7 +73,14 @@ func main() {
 	flag.DurationVar(&cfg.RequestTimeout, "request-timeout", 0, "how long a client waits for an answer (default 5s)")
 	flag.StringVar(&cfg.Dir, "dir", "", "folder for logs and the database (default: a temporary one, deleted after a pass)")
 	verbose := flag.Bool("v", false, "log each step to stderr")
+	clockSkew := flag.String("clock-skew", "", "each shop's wall clock off the machine's and the database's, OFFSET[/DRIFT per minute] per shop, comma separated (\"-5m,+3m,+90s/+30s\"; shops past the last take the list again); the web binary must be built with the skewed runtime (make bin/web-skew)")
 	flag.Parse()
+	skews, err := chaos.ParseClockSkews(*clockSkew)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		os.Exit(2)
+	}
+	cfg.ClockSkews = skews
 	if *checkFile != "" {
 		os.Exit(checkRecorded(*checkFile))
 	}
