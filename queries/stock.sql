@@ -1,8 +1,3 @@
--- name: StockOf :many
--- What is left of the products that keep stock among @skus (migration
--- 00180); a product without a row is made to order and never sold out.
-SELECT sku, on_hand, received FROM stock WHERE sku = ANY(@skus::text[]) ORDER BY sku;
-
 -- name: ListStock :many
 -- What is left of every product that keeps stock, for the catalog.
 SELECT sku, on_hand FROM stock ORDER BY sku;

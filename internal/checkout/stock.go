@@ -21,14 +21,19 @@ type ShortLine struct {
 }
 
 func (e *SoldOutError) Error() string {
+	if len(e.Short) == 0 {
+		return "sold out"
+	}
+	return "sold out: " + e.Reasons()
+}
+
+// Reasons says what is short of each product, in words for the shopper.
+func (e *SoldOutError) Reasons() string {
 	parts := make([]string, 0, len(e.Short))
 	for _, s := range e.Short {
 		parts = append(parts, s.Reason())
 	}
-	if len(parts) == 0 {
-		return "sold out"
-	}
-	return "sold out: " + strings.Join(parts, "; ")
+	return strings.Join(parts, "; ")
 }
 
 // Reason says what is short of one product in words for the shopper.
@@ -44,17 +49,9 @@ func (s ShortLine) Reason() string {
 // read are two moments: stock that came back in between leaves Short
 // empty, and the client is still told the order was not placed.
 func (e *Engine) soldOut(ctx context.Context, priced catalog.Priced) error {
-	skus := make([]string, 0, len(priced.Lines))
-	for _, l := range priced.Lines {
-		skus = append(skus, l.SKU)
-	}
-	rows, err := e.db.StockOf(ctx, skus)
+	left, err := e.catalog.Left(ctx)
 	if err != nil {
 		return fmt.Errorf("read stock after a sold-out claim: %w", err)
-	}
-	left := make(map[string]int, len(rows))
-	for _, r := range rows {
-		left[r.Sku] = int(r.OnHand)
 	}
 	out := &SoldOutError{}
 	for _, l := range priced.Lines {

@@ -90,9 +90,3 @@ type Product struct {
 	Currency    string
 	Description string
 }
-
-type Stock struct {
-	Sku      string
-	OnHand   int32
-	Received int32
-}

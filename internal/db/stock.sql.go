@@ -115,32 +115,6 @@ func (q *Queries) StockLevels(ctx context.Context) ([]StockLevelsRow, error) {
 	return items, nil
 }
 
-const stockOf = `-- name: StockOf :many
-SELECT sku, on_hand, received FROM stock WHERE sku = ANY($1::text[]) ORDER BY sku
-`
-
-// What is left of the products that keep stock among @skus (migration
-// 00180); a product without a row is made to order and never sold out.
-func (q *Queries) StockOf(ctx context.Context, skus []string) ([]Stock, error) {
-	rows, err := q.db.Query(ctx, stockOf, skus)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []Stock
-	for rows.Next() {
-		var i Stock
-		if err := rows.Scan(&i.Sku, &i.OnHand, &i.Received); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const stockReservationsOfKey = `-- name: StockReservationsOfKey :many
 SELECT sku, quantity, state FROM stock_reservations
 WHERE scope = ($1::uuid)::text AND key = $2::text ORDER BY sku

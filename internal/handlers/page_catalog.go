@@ -11,8 +11,9 @@ import (
 )
 
 // catalogPage is GET /: every product, with how many of each the cart
-// holds and, for one that keeps stock, how many are left. ?done=added with ?sku= is where the catalog's add button comes
-// back to (setCartQuantity): the product's card says it was added.
+// holds and, for one that keeps stock, how many are left. ?done=added
+// with ?sku= is where the catalog's add button comes back to
+// (setCartQuantity): the product's card says it was added.
 func (h *Handler) catalogPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	page := views.CatalogPage{CSRF: csrfToken(c)}

@@ -3,7 +3,6 @@ package web
 import (
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -96,13 +95,10 @@ func shopFailure(err error) *Failure {
 	case errors.Is(err, checkout.ErrCartChanged):
 		return Fail(problem.CartChanged, "the cart changed while the order was being placed")
 	case errors.As(err, &soldOut):
-		f := &Failure{Kind: problem.SoldOut, Detail: soldOut.Error()}
-		reasons := make([]string, 0, len(soldOut.Short))
+		f := &Failure{Kind: problem.SoldOut, Detail: soldOut.Error(), Reason: soldOut.Reasons()}
 		for _, s := range soldOut.Short {
 			f.Errors = append(f.Errors, problem.At("/items", s.Reason())...)
-			reasons = append(reasons, s.Reason())
 		}
-		f.Reason = strings.Join(reasons, "; ")
 		return f
 	case errors.As(err, &price):
 		return Fail(problem.PriceChanged, "the order does not cost the amount expected")
