@@ -157,7 +157,7 @@ type App struct {
 	Refunds *refund.Service
 	// refundKeys signs the admin listener's refund forms (admin_refund.go).
 	refundKeys *idem.Forms
-	Sweeper   *lifecycle.Sweeper
+	Sweeper    *lifecycle.Sweeper
 	// Reconciler refunds charges that no order holds.
 	Reconciler *lifecycle.Reconciler
 	// Keys is the idem kit's key store (the pickup form's keys).

@@ -14,8 +14,8 @@ import (
 	"exactlyonce/internal/handlers"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/pickup"
-	"exactlyonce/internal/refund"
 	"exactlyonce/internal/readiness"
+	"exactlyonce/internal/refund"
 	"exactlyonce/internal/stripehook"
 	"exactlyonce/internal/web"
 )
