@@ -134,4 +134,6 @@ func (p *Provider) Register(g *echo.Group) {
 	g.POST("/payment_intents/:id/confirm", p.confirmIntent)
 	g.POST("/payment_intents/:id/cancel", p.cancelIntent)
 	g.POST("/refunds", p.createRefund)
+	g.GET("/refunds", p.listRefunds)
+	g.GET("/refunds/:id", p.retrieveRefund)
 }
