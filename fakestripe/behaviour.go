@@ -321,8 +321,8 @@ func (b Behaviour) MarshalJSON() ([]byte, error) {
 	if b.Authentication != (AuthenticationFaults{}) {
 		w.Authentication = &authenticationFaultsJSON{AuthenticationFaults: b.Authentication, DelayMS: b.Authentication.Delay.Milliseconds()}
 	}
-	if b.Refunds != (RefundFaults{}) {
-		w.Refunds = &b.Refunds
+	if r := b.Refunds.normal(); r != (RefundFaults{}) {
+		w.Refunds = &r
 	}
 	return json.Marshal(w)
 }
