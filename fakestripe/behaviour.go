@@ -382,7 +382,8 @@ func (b *Behaviour) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// SetBehaviour changes how the following charging calls are treated.
+// SetBehaviour changes how the following charging calls and refunds are
+// treated.
 // Calls already received keep the behaviour they arrived under.
 func (p *Provider) SetBehaviour(b Behaviour) error {
 	if err := b.Validate(); err != nil {

@@ -8,7 +8,8 @@ import (
 )
 
 // Ledger is every PaymentIntent the fake holds in the database of pool,
-// oldest first, each with whether it was refunded: the provider's side of
+// oldest first, each with how much of it was refunded (AmountRefunded) and
+// whether all of it was (Refunded): the provider's side of
 // the books that the chaos harness holds against the shop's orders, read
 // from the provider's own database after the fake's process is gone.
 func Ledger(ctx context.Context, pool *pgxpool.Pool) ([]Intent, error) {
