@@ -29,6 +29,26 @@ func ledger(ctx context.Context, s store) ([]Intent, error) {
 	return out, nil
 }
 
+// RefundLedger is every refund the fake holds in the database of pool,
+// oldest first: each refund the shop recorded is one of these, with its
+// amount, which the chaos harness can hold against the shop's records.
+func RefundLedger(ctx context.Context, pool *pgxpool.Pool) ([]Refund, error) {
+	return refundLedger(ctx, postgresStore{pool})
+}
+
+// RefundLedger is every refund p holds, oldest first, in either store.
+func (p *Provider) RefundLedger(ctx context.Context) ([]Refund, error) {
+	return refundLedger(ctx, p.store)
+}
+
+func refundLedger(ctx context.Context, s store) ([]Refund, error) {
+	out, err := s.refunds(ctx, refundQuery{})
+	if err != nil {
+		return nil, fmt.Errorf("refund ledger: %w", err)
+	}
+	return out, nil
+}
+
 // IntentsByMetadata returns the intents whose metadata holds every pair of
 // match, oldest first: the lab asks what a customer's keys charged.
 func (p *Provider) IntentsByMetadata(ctx context.Context, match map[string]string) ([]Intent, error) {

@@ -173,8 +173,10 @@ func TestRacingPartialRefunds(t *testing.T) {
 	t.Parallel()
 	eachStore(t, func(t *testing.T, start func(...fakestripe.Option) *fake) {
 		f := start()
+		var raced []string
 		for round := range 5 {
 			in := f.charged(t, "1000")
+			raced = append(raced, in.ID)
 			// Two of 600: one only. Then eight of 150 on the 400 left: two.
 			for _, wave := range []struct{ n, amount, made int }{{2, 600, 1}, {8, 150, 2}} {
 				var (
@@ -213,6 +215,22 @@ func TestRacingPartialRefunds(t *testing.T) {
 			refunds, err := f.Refunds(context.Background(), in.ID)
 			if err != nil || len(refunds) != 3 {
 				t.Fatalf("round %d: got %d refunds, %v, want 3", round, len(refunds), err)
+			}
+		}
+		// The ledger of refunds, which the chaos harness reads, sums to
+		// what the intents say was refunded (the other tests' intents,
+		// in the same database, are still being refunded: not these).
+		all, err := f.RefundLedger(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sums := map[string]int64{}
+		for _, r := range all {
+			sums[r.PaymentIntentID] += r.Amount
+		}
+		for _, id := range raced {
+			if in := f.intent(t, id); sums[id] != 900 || in.AmountRefunded != 900 {
+				t.Errorf("ledger: %s has %d refunded, its refunds %d, want 900", id, in.AmountRefunded, sums[id])
 			}
 		}
 	})
