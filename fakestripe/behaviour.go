@@ -113,9 +113,9 @@ type Behaviour struct {
 	// so before it moves on by itself, when it is next read, confirmed or
 	// canceled; zero keeps it processing until MoveOn.
 	ProcessingFor time.Duration
-	// Refunds are the faults of the refunds (POST /v1/refunds), apart
-	// from the charging calls' so that a run that sets those refunds
-	// cleanly until it asks for refund faults too.
+	// Refunds are the faults of the refunds (POST /v1/refunds), set apart
+	// from the charging calls': a run that injects faults into charges
+	// still refunds cleanly until it asks for refund faults too.
 	Refunds RefundFaults
 }
 
