@@ -92,7 +92,7 @@ ORDER BY created_at, id;
 SELECT r.id, r.customer_id, r.order_id, r.kind, r.amount, r.ended_at, o.currency, o.amount AS order_amount,
        EXISTS (SELECT FROM sent_refund_mails m WHERE m.refund_id = r.id) AS sent
 FROM order_refunds r JOIN orders o ON o.customer_id = r.customer_id AND o.id = r.order_id
-WHERE r.id = @refund_id;
+WHERE r.customer_id = @customer_id AND r.id = @refund_id;
 
 -- name: RecordRefundMail :execrows
 INSERT INTO sent_refund_mails (refund_id, message_id, recipient, job_id, attempt)

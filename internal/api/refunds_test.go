@@ -35,6 +35,7 @@ func placeMug(t *testing.T, h *apptest.Harness, c apptest.Customer, quantity int
 // of the whole amount, and the stock it sold is back on hand.
 func TestCancelOrderOnce(t *testing.T) {
 	t.Parallel()
+	s := loadSpec(t)
 	h := apptest.New(t, apptest.WithoutWebhooks)
 	if _, err := h.DB.ReceiveStock(context.Background(), db.ReceiveStockParams{Sku: "mug-espresso", Quantity: 5}); err != nil {
 		t.Fatal(err)
@@ -44,10 +45,11 @@ func TestCancelOrderOnce(t *testing.T) {
 	if left := h.Count(t, `SELECT on_hand FROM stock WHERE sku = 'mug-espresso'`); left != 3 {
 		t.Fatalf("on hand after the order: %d, want 3", left)
 	}
-	cancel := func(key string) apptest.Response {
-		return h.Do(t, http.MethodPost, "/api/orders/"+order.String()+"/cancel", "", "Authorization", "Bearer "+c.Token, "Idempotency-Key", key)
+	cancel := func(want int, key string) apptest.Response {
+		t.Helper()
+		return s.do(t, h, want, http.MethodPost, "/api/orders/"+order.String()+"/cancel", "", "Authorization", "Bearer "+c.Token, "Idempotency-Key", key)
 	}
-	first := cancel(`"cancel-1"`)
+	first := cancel(http.StatusCreated, `"cancel-1"`)
 	if first.Status != http.StatusCreated || first.Header.Get("Idempotent-Replayed") != "" {
 		t.Fatalf("the cancel: got %d %s, want 201 not replayed", first.Status, first.Body)
 	}
@@ -57,18 +59,26 @@ func TestCancelOrderOnce(t *testing.T) {
 	}
 	first.JSON(t, &refunded)
 	for range 2 {
-		again := cancel(`"cancel-1"`)
+		again := cancel(http.StatusCreated, `"cancel-1"`)
 		if again.Status != http.StatusCreated || string(again.Body) != string(first.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
 			t.Fatalf("the cancel again: got %d %s (replayed %q), want the same 201 replayed", again.Status, again.Body, again.Header.Get("Idempotent-Replayed"))
 		}
 	}
-	apptest.WantProblem(t, cancel(`"cancel-2"`), problem.OrderCancelled)
+	apptest.WantProblem(t, cancel(http.StatusConflict, `"cancel-2"`), problem.OrderCancelled)
+	var listed []struct {
+		Kind, State string
+		Amount      int64
+	}
+	s.do(t, h, http.StatusOK, http.MethodGet, "/api/orders/"+order.String()+"/refunds", "", "Authorization", "Bearer "+c.Token).JSON(t, &listed)
+	if len(listed) != 1 || listed[0].Kind != "cancel" || listed[0].State != "refunded" {
+		t.Errorf("the order's refunds: %+v, want its one cancel, refunded", listed)
+	}
 
 	var got struct {
 		Status string `json:"status"`
 		Amount int64  `json:"amount"`
 	}
-	h.Do(t, http.MethodGet, "/api/orders/"+order.String(), "", "Authorization", "Bearer "+c.Token).JSON(t, &got)
+	s.do(t, h, http.StatusOK, http.MethodGet, "/api/orders/"+order.String(), "", "Authorization", "Bearer "+c.Token).JSON(t, &got)
 	if got.Status != "cancelled" || refunded.Amount != got.Amount || refunded.Kind != "cancel" || refunded.State != "refunded" {
 		t.Errorf("the order reads %+v and its cancel %+v: want cancelled, refunded in full", got, refunded)
 	}
@@ -81,7 +91,7 @@ func TestCancelOrderOnce(t *testing.T) {
 	if left := h.Count(t, `SELECT on_hand FROM stock WHERE sku = 'mug-espresso'`); left != 5 {
 		t.Errorf("on hand after the cancel: %d, want 5 (the 2 sold back)", left)
 	}
-	apptest.WantProblem(t, h.Do(t, http.MethodPost, "/api/orders/"+uuid.NewString()+"/cancel", "", "Authorization", "Bearer "+c.Token,
+	apptest.WantProblem(t, s.do(t, h, http.StatusNotFound, http.MethodPost, "/api/orders/"+uuid.NewString()+"/cancel", "", "Authorization", "Bearer "+c.Token,
 		"Idempotency-Key", `"cancel-3"`), problem.NotFound)
 	other := h.NewCustomer(t)
 	apptest.WantProblem(t, h.Do(t, http.MethodPost, "/api/orders/"+order.String()+"/cancel", "", "Authorization", "Bearer "+other.Token,

@@ -240,8 +240,13 @@ const refundForMail = `-- name: RefundForMail :one
 SELECT r.id, r.customer_id, r.order_id, r.kind, r.amount, r.ended_at, o.currency, o.amount AS order_amount,
        EXISTS (SELECT FROM sent_refund_mails m WHERE m.refund_id = r.id) AS sent
 FROM order_refunds r JOIN orders o ON o.customer_id = r.customer_id AND o.id = r.order_id
-WHERE r.id = $1
+WHERE r.customer_id = $1 AND r.id = $2
 `
+
+type RefundForMailParams struct {
+	CustomerID uuid.UUID
+	RefundID   uuid.UUID
+}
 
 type RefundForMailRow struct {
 	ID          uuid.UUID
@@ -256,8 +261,8 @@ type RefundForMailRow struct {
 }
 
 // A refund its mail tells of, with its order, and whether the mail is sent.
-func (q *Queries) RefundForMail(ctx context.Context, refundID uuid.UUID) (RefundForMailRow, error) {
-	row := q.db.QueryRow(ctx, refundForMail, refundID)
+func (q *Queries) RefundForMail(ctx context.Context, arg RefundForMailParams) (RefundForMailRow, error) {
+	row := q.db.QueryRow(ctx, refundForMail, arg.CustomerID, arg.RefundID)
 	var i RefundForMailRow
 	err := row.Scan(
 		&i.ID,

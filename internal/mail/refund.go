@@ -49,7 +49,7 @@ func RefundMessageID(domain string, refundID uuid.UUID) string {
 // Work sends the refund's mail unless it is recorded, then records it and
 // completes the job in one transaction.
 func (w *RefundWorker) Work(ctx context.Context, job *river.Job[outbox.RefundMailArgs]) error {
-	r, err := w.db.RefundForMail(ctx, job.Args.RefundID)
+	r, err := w.db.RefundForMail(ctx, db.RefundForMailParams{CustomerID: job.Args.CustomerID, RefundID: job.Args.RefundID})
 	if err != nil {
 		return fmt.Errorf("refund for mail: %w", err)
 	}
