@@ -59,6 +59,8 @@ type Config struct {
 	// CancelWindow is how long after it is placed a customer may cancel
 	// an order (refund.DefaultCancelWindow when zero).
 	CancelWindow time.Duration
+	// RefundHooks are the refunds' test signals (refund.Hooks).
+	RefundHooks refund.Hooks
 	// CompleterGrace is how long a key is left to its client's retries
 	// before the completer may settle it (see checkout.CompleterConfig).
 	CompleterGrace time.Duration
@@ -265,7 +267,8 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	keys := idem.NewStore(pool, idem.Options{Kind: pickup.KeyKind, Lease: cfg.LockTimeout,
 		Answers: rememberAnswers(cfg.RememberedAnswers), AnswersFor: rememberFor, Retention: cfg.KeyRetention})
 	ready := newReadiness(d, payments, cfg)
-	refunds := refund.New(d, payments, refund.Config{Lease: cfg.LockTimeout, CancelWindow: cfg.CancelWindow, Retention: cfg.KeyRetention},
+	refunds := refund.New(d, payments, refund.Config{Lease: cfg.LockTimeout, CancelWindow: cfg.CancelWindow, Retention: cfg.KeyRetention,
+		Hooks: cfg.RefundHooks},
 		map[string]refund.Answer{api.Channel: api.RefundAnswer, handlers.Channel: handlers.CancelAnswer, OperatorChannel: operatorRefundAnswer})
 	webhooks := stripehook.New(d, payments, cfg.StripeWebhookSecret, m, cfg.Log)
 	webhooks.Settle = completer.SettleKey

@@ -84,6 +84,10 @@ func (s *Service) run(ctx context.Context, l *idem.Lock, ask Ask, answer Answer)
 // it. stop ends the lease keeper.
 func (s *Service) carry(held, background context.Context, l *idem.Lock, res reserved, answer Answer, stop func()) (idem.Response, error) {
 	row := res.row
+	if h := s.cfg.Hooks.AfterReserve; h != nil {
+		h(held, Refund{ID: row.ID, CustomerID: row.CustomerID, OrderID: row.OrderID, Kind: row.Kind, Amount: row.Amount,
+			Currency: res.currency, State: row.State})
+	}
 	pr, err := s.payments.RefundAmount(held, payment.RefundRequest{
 		IdempotencyKey: ProviderKey(row.ID), IntentID: res.intentID, Amount: row.Amount,
 		Reason: providerReason(row.Kind), Metadata: map[string]string{
@@ -108,6 +112,9 @@ func (s *Service) carry(held, background context.Context, l *idem.Lock, res rese
 		Currency: res.currency, State: "refunded", ProviderRefundID: pr.ID}
 	if failure != "" {
 		refund.State, refund.ProviderRefundID, refund.Failure = "failed", "", failure
+	}
+	if h := s.cfg.Hooks.BeforeFinish; h != nil {
+		h(background, refund)
 	}
 	resp := answer(refund)
 	err = s.db.InJobTx(background, func(tx pgx.Tx, q *db.Queries) error {

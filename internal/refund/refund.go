@@ -105,6 +105,17 @@ type Config struct {
 	CancelWindow time.Duration
 	// Retention is how long finished keys are kept.
 	Retention time.Duration
+	// Hooks let tests force an interleaving of concurrent refunds.
+	Hooks Hooks
+}
+
+// Hooks are test signals; nil hooks are skipped.
+type Hooks struct {
+	// AfterReserve runs once the refund's row is reserved (or found, by an
+	// attempt that took the key over), before the provider is asked.
+	AfterReserve func(ctx context.Context, r Refund)
+	// BeforeFinish runs once the provider answered, before the finish.
+	BeforeFinish func(ctx context.Context, r Refund)
 }
 
 // Service runs refunds. It is safe for concurrent use.
