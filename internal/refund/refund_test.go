@@ -16,6 +16,7 @@ import (
 	"exactlyonce/idem"
 	"exactlyonce/internal/app"
 	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/payment"
 	"exactlyonce/internal/refund"
 )
 
@@ -224,5 +225,43 @@ func TestStuckRefundSettledByTheCompleter(t *testing.T) {
 	}
 	if n := h.Count(t, `SELECT count(*) FROM fakestripe.refunds`); n != 1 {
 		t.Errorf("refunds at the provider: %d, want 1", n)
+	}
+}
+
+// The charge of an order was refunded in full by another refund than the
+// shop's (the reconciler's lost-key refund, under its own key, or the
+// dashboard): an operator's refund of the order then meets the provider's
+// refusal, which is final: stored as the key's answer (replayed), the
+// amount no longer reserved, nothing more refunded at the provider.
+func TestRefundOfAChargeRefundedElsewhere(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t, apptest.WithoutWebhooks)
+	c, order, amount := placed(t, h, 1)
+	ctx := context.Background()
+	var intent string
+	if err := h.DB.Pool.QueryRow(ctx, `SELECT charge_id FROM orders WHERE id = $1`, order).Scan(&intent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.App.Payments.Refund(ctx, payment.RefundKey(intent), intent); err != nil {
+		t.Fatal(err)
+	}
+	o, err := operatorRefund(ctx, h, c, order, "op-1", 100)
+	if err != nil || o.Header["Location"] != "/orders/"+order.String()+"?refund=failed" {
+		t.Fatalf("the refund: %v %+v, want the provider's refusal as the stored answer", err, o)
+	}
+	again, err := operatorRefund(ctx, h, c, order, "op-1", 100)
+	if err != nil || !again.Replayed || again.Header["Location"] != o.Header["Location"] {
+		t.Errorf("the refund again: %v %+v, want the refusal replayed", err, again)
+	}
+	if got := refundedAtProvider(t, h); got != amount {
+		t.Errorf("refunded at the provider: %d, want the one full refund of %d", got, amount)
+	}
+	if n := h.Count(t, `SELECT count(*) FROM order_refunds WHERE state = 'failed' AND failure <> ''`); n != 1 {
+		t.Errorf("failed refunds recorded: %d, want 1", n)
+	}
+	// Nothing is reserved by a failed refund: an operator may still ask
+	// for the whole amount (and meets the same refusal, under a new key).
+	if _, err := operatorRefund(ctx, h, c, order, "op-2", amount); err != nil {
+		t.Errorf("a refund of the whole amount after the failed one: %v, want it asked (and refused by the provider)", err)
 	}
 }
