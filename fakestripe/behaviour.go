@@ -113,6 +113,43 @@ type Behaviour struct {
 	// so before it moves on by itself, when it is next read, confirmed or
 	// canceled; zero keeps it processing until MoveOn.
 	ProcessingFor time.Duration
+	// Refunds are the faults of the refunds (POST /v1/refunds), set apart
+	// from the charging calls': a run that injects faults into charges
+	// still refunds cleanly until it asks for refund faults too.
+	Refunds RefundFaults
+}
+
+// RefundFaults lose refunds' answers as the charging calls' faults lose
+// theirs: before_charge answers 500 before the refund is made,
+// after_charge makes it and answers 500, timeout hangs until the client
+// gives up (at most MaxHang) and makes it anyway. A lost answer is stored
+// under the key like any other, so the retry with the key is answered the
+// refund made (unless it meets a fault too). No other fault applies to a
+// refund, and no delay.
+type RefundFaults struct {
+	// Fail is injected into every refund, or into the next Times when
+	// Times is set; "" is none.
+	Fail  Fault `json:"fail,omitzero"`
+	Times int   `json:"times,omitzero"`
+	// Rates are the shares of refunds meeting each fault, while Fail is
+	// none: only BeforeCharge, AfterCharge and Timeout.
+	Rates Rates `json:"rates,omitzero"`
+}
+
+// validate reports whether r can be used.
+func (r RefundFaults) validate() error {
+	switch r.Fail.normal() {
+	case FaultNone, FaultBeforeCharge, FaultAfterCharge, FaultTimeout:
+	default:
+		return fmt.Errorf("refunds: fail must be none, before_charge, after_charge or timeout, not %s", r.Fail)
+	}
+	if r.Rates.Decline != 0 || r.Rates.RequiresAction != 0 || r.Rates.Processing != 0 {
+		return fmt.Errorf("refunds: only the rates before_charge, after_charge and timeout apply to refunds")
+	}
+	if r.Times < 0 {
+		return fmt.Errorf("refunds: times must be 0 (every refund) or more")
+	}
+	return r.Rates.validate()
 }
 
 // AuthenticationFaults make the bank's 3-D Secure page (authenticate.go)
@@ -243,6 +280,7 @@ type behaviourJSON struct {
 	// stays absent.
 	Webhooks       *webhookFaultsJSON        `json:"webhooks,omitempty"`
 	Authentication *authenticationFaultsJSON `json:"authentication,omitempty"`
+	Refunds        *RefundFaults             `json:"refunds,omitempty"`
 }
 
 // Validate reports whether the provider would accept b.
@@ -265,6 +303,9 @@ func (b Behaviour) Validate() error {
 	if b.Times < 0 {
 		return fmt.Errorf("times must be 0 (every call) or more")
 	}
+	if err := b.Refunds.validate(); err != nil {
+		return err
+	}
 	_, err := ParseFault(b.Fail.String())
 	return err
 }
@@ -279,6 +320,9 @@ func (b Behaviour) MarshalJSON() ([]byte, error) {
 	}
 	if b.Authentication != (AuthenticationFaults{}) {
 		w.Authentication = &authenticationFaultsJSON{AuthenticationFaults: b.Authentication, DelayMS: b.Authentication.Delay.Milliseconds()}
+	}
+	if r := b.Refunds.normal(); r != (RefundFaults{}) {
+		w.Refunds = &r
 	}
 	return json.Marshal(w)
 }
@@ -326,12 +370,20 @@ func (b *Behaviour) UnmarshalJSON(data []byte) error {
 		auth = w.Authentication.AuthenticationFaults
 		auth.Delay = time.Duration(w.Authentication.DelayMS) * time.Millisecond
 	}
+	var refunds RefundFaults
+	if w.Refunds != nil {
+		if err := w.Refunds.validate(); err != nil {
+			return fmt.Errorf("behaviour: %w", err)
+		}
+		refunds = w.Refunds.normal()
+	}
 	*b = Behaviour{Delay: time.Duration(w.DelayMS) * time.Millisecond, Fail: w.Fail.normal(), Times: w.Times, Rates: w.Rates,
-		ProcessingFor: time.Duration(w.ProcessingMS) * time.Millisecond, Webhooks: hooks, Authentication: auth}
+		ProcessingFor: time.Duration(w.ProcessingMS) * time.Millisecond, Webhooks: hooks, Authentication: auth, Refunds: refunds}
 	return nil
 }
 
-// SetBehaviour changes how the following charging calls are treated.
+// SetBehaviour changes how the following charging calls and refunds are
+// treated.
 // Calls already received keep the behaviour they arrived under.
 func (p *Provider) SetBehaviour(b Behaviour) error {
 	if err := b.Validate(); err != nil {
@@ -339,9 +391,18 @@ func (p *Provider) SetBehaviour(b Behaviour) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	b.Fail = b.Fail.normal()
+	b.Fail, b.Refunds = b.Fail.normal(), b.Refunds.normal()
 	p.behaviour = b
 	return nil
+}
+
+// normal spells no fault "", so that refunds without faults are the zero
+// value, which the JSON leaves out.
+func (r RefundFaults) normal() RefundFaults {
+	if r.Fail.normal() == FaultNone {
+		r.Fail = ""
+	}
+	return r
 }
 
 // callBehaviour is the behaviour one charging call meets, taken in one
@@ -358,6 +419,27 @@ func (p *Provider) callBehaviour() Behaviour {
 		}
 	}
 	return b
+}
+
+// refundFault is the fault one refund meets, drawn only when refund rates
+// are set (so that the draws of the charging calls stay the ones a fixed
+// sequence expects). A refund that meets a fault of a blip uses one up.
+func (p *Provider) refundFault() Fault {
+	p.mu.Lock()
+	r := p.behaviour.Refunds
+	if r.Times > 0 {
+		if p.behaviour.Refunds.Times--; p.behaviour.Refunds.Times == 0 {
+			p.behaviour.Refunds.Fail = ""
+		}
+	}
+	p.mu.Unlock()
+	if r.Fail.normal() != FaultNone {
+		return r.Fail.normal()
+	}
+	if r.Rates == (Rates{}) {
+		return FaultNone
+	}
+	return r.Rates.pick(p.draw())
 }
 
 // Behaviour returns the current behaviour.

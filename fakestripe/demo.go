@@ -62,7 +62,8 @@ func (p *Provider) getBehaviour(c echo.Context) error {
 	return c.JSON(http.StatusOK, p.Behaviour())
 }
 
-// putBehaviour sets the behaviour of the following charging calls.
+// putBehaviour sets the behaviour of the following charging calls and
+// refunds.
 // Setting it twice is setting it once, so it needs no idempotency key.
 func (p *Provider) putBehaviour(c echo.Context) error {
 	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxBehaviourBytes))

@@ -43,8 +43,18 @@ type Intent struct {
 	// fake: set by a confirm with return_url, for a card that asks for 3-D
 	// Secure.
 	ReturnURL, AuthenticateURL *string
-	// Refunded is whether its charge was refunded (read with the intent).
+	// AmountRefunded is how much of its charge the refunds gave back, in
+	// all (the charge's amount_refunded).
+	AmountRefunded int64
+	// Refunded is whether its charge was refunded in full, Stripe's
+	// meaning of the charge's refunded: AmountRefunded is Amount (read
+	// with the intent, never written).
 	Refunded bool
+}
+
+// refundedInFull sets Refunded from AmountRefunded, as both stores read it.
+func (in *Intent) refundedInFull() {
+	in.Refunded = in.AmountRefunded > 0 && in.AmountRefunded >= in.Amount
 }
 
 // JSON is the intent as Stripe's API shows it: every field the published

@@ -8,7 +8,8 @@ import (
 )
 
 // Ledger is every PaymentIntent the fake holds in the database of pool,
-// oldest first, each with whether it was refunded: the provider's side of
+// oldest first, each with how much of it was refunded (AmountRefunded) and
+// whether all of it was (Refunded): the provider's side of
 // the books that the chaos harness holds against the shop's orders, read
 // from the provider's own database after the fake's process is gone.
 func Ledger(ctx context.Context, pool *pgxpool.Pool) ([]Intent, error) {
@@ -24,6 +25,26 @@ func ledger(ctx context.Context, s store) ([]Intent, error) {
 	out, err := s.list(ctx, listQuery{})
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	return out, nil
+}
+
+// RefundLedger is every refund the fake holds in the database of pool,
+// oldest first: each refund the shop recorded is one of these, with its
+// amount, which the chaos harness can hold against the shop's records.
+func RefundLedger(ctx context.Context, pool *pgxpool.Pool) ([]Refund, error) {
+	return refundLedger(ctx, postgresStore{pool})
+}
+
+// RefundLedger is every refund p holds, oldest first, in either store.
+func (p *Provider) RefundLedger(ctx context.Context) ([]Refund, error) {
+	return refundLedger(ctx, p.store)
+}
+
+func refundLedger(ctx context.Context, s store) ([]Refund, error) {
+	out, err := s.refunds(ctx, refundQuery{})
+	if err != nil {
+		return nil, fmt.Errorf("refund ledger: %w", err)
 	}
 	return out, nil
 }

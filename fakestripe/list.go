@@ -22,14 +22,9 @@ func (p *Provider) listIntents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	limit, ok, err := ps.int("limit")
-	switch {
-	case err != nil:
+	limit, err := ps.limit()
+	if err != nil {
 		return err
-	case !ok:
-		limit = 10
-	case limit < 1 || limit > 100:
-		return invalidRequest("parameter_invalid_integer", "limit", "This value must be between 1 and 100.")
 	}
 	q := listQuery{newestFirst: true, limit: int(limit) + 1}
 	if t, ok, err := ps.int("created"); err != nil {
@@ -78,4 +73,87 @@ func (p *Provider) listIntents(c echo.Context) error {
 		data[i] = in.JSON()
 	}
 	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": data, "has_more": hasMore, "url": "/v1/payment_intents"})
+}
+
+// limit is a list's limit: 1 to 100, 10 when absent.
+func (p params) limit() (int64, error) {
+	limit, ok, err := p.int("limit")
+	switch {
+	case err != nil:
+		return 0, err
+	case !ok:
+		return 10, nil
+	case limit < 1 || limit > 100:
+		return 0, invalidRequest("parameter_invalid_integer", "limit", "This value must be between 1 and 100.")
+	}
+	return limit, nil
+}
+
+// listRefunds serves GET /v1/refunds as Stripe pages it: newest first, the
+// refunds of one payment_intent (or of its charge) or all of them, limit,
+// starting_after, ending_before and has_more.
+func (p *Provider) listRefunds(c echo.Context) error {
+	form, err := readForm(c)
+	if err != nil {
+		return err
+	}
+	ps, err := checkParams(form, "payment_intent", "charge", "limit", "starting_after", "ending_before", "expand[")
+	if err != nil {
+		return err
+	}
+	limit, err := ps.limit()
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	q := refundQuery{intentID: ps.str("payment_intent"), newestFirst: true, limit: int(limit) + 1}
+	if charge := ps.str("charge"); charge != "" {
+		err := p.store.inTx(ctx, func(tx storeTx) error {
+			id, err := tx.intentOfCharge(ctx, charge)
+			if err == nil && q.intentID != "" && q.intentID != id {
+				err = errNotFound // a charge of another intent: none are both
+			}
+			q.intentID = id
+			return err
+		})
+		if errors.Is(err, errNotFound) {
+			return missing("charge", "charge", charge)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	before := false
+	for _, param := range []string{"starting_after", "ending_before"} {
+		id := ps.str(param)
+		if id == "" {
+			continue
+		}
+		at, err := p.store.refund(ctx, id)
+		if errors.Is(err, errNotFound) {
+			return missing(param, "refund", id)
+		}
+		if err != nil {
+			return err
+		}
+		if param == "starting_after" {
+			q.seqBelow = at.Seq
+		} else {
+			q.seqAbove, q.newestFirst, before = at.Seq, false, true
+		}
+	}
+	page, err := p.store.refunds(ctx, q)
+	if err != nil {
+		return err
+	}
+	hasMore := len(page) > int(limit)
+	page = page[:min(len(page), int(limit))]
+	if before {
+		slices.Reverse(page) // a page is always newest first
+	}
+	data := make([]json.RawMessage, len(page))
+	for i, r := range page {
+		data[i] = r.JSON()
+	}
+	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": data, "has_more": hasMore, "url": "/v1/refunds"})
 }

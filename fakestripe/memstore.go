@@ -26,8 +26,11 @@ type memoryStore struct {
 	seq     int64
 	intents map[string]Intent
 	// order is the intents' ids by Seq.
-	order   []string
-	refunds map[string]Refund // by intent id: full refunds only, one each
+	order      []string
+	refundByID map[string]Refund
+	// refundOrder is the refunds' ids by Seq.
+	refundOrder []string
+	refundSeq   int64
 	// charges is the intent of each charge ever made, for a refund by
 	// charge (checked against the intent's latest charge).
 	charges map[string]string
@@ -44,7 +47,7 @@ type storedKey struct {
 }
 
 func newMemoryStore() *memoryStore {
-	return &memoryStore{intents: map[string]Intent{}, refunds: map[string]Refund{}, charges: map[string]string{},
+	return &memoryStore{intents: map[string]Intent{}, refundByID: map[string]Refund{}, charges: map[string]string{},
 		keys: map[string]storedKey{}, held: map[string]int{}}
 }
 
@@ -65,7 +68,7 @@ func (s *memoryStore) inTx(ctx context.Context, fn func(tx storeTx) error) error
 		}
 	}
 	for _, r := range tx.refunds {
-		s.refunds[r.PaymentIntentID] = r
+		s.refundByID[r.ID], s.refundOrder = r, append(s.refundOrder, r.ID)
 	}
 	maps.Copy(s.keys, tx.keys)
 	return nil
@@ -119,18 +122,17 @@ func (t *memoryTx) lockIntent(_ context.Context, id string) (Intent, error) {
 			return Intent{}, errNotFound
 		}
 	}
-	_, in.Refunded = t.s.refunds[id]
-	for _, r := range t.refunds {
-		in.Refunded = in.Refunded || r.PaymentIntentID == id
-	}
+	in.refundedInFull()
 	return in, nil
 }
 
 func (t *memoryTx) saveIntent(ctx context.Context, in Intent) error {
-	if _, err := t.lockIntent(ctx, in.ID); err != nil {
+	cur, err := t.lockIntent(ctx, in.ID)
+	if err != nil {
 		return fmt.Errorf("save intent: %w", err)
 	}
-	in.Refunded = false // read from the refunds, as the database reads it
+	// Written by refunds only, as the database's UPDATE leaves it.
+	in.AmountRefunded = cur.AmountRefunded
 	t.intents[in.ID] = in
 	return nil
 }
@@ -157,10 +159,17 @@ func (t *memoryTx) insertRefund(ctx context.Context, r *Refund) error {
 	if err != nil {
 		return fmt.Errorf("insert refund: %w", err)
 	}
-	if in.Refunded {
-		return fmt.Errorf("insert refund: %s is refunded already", r.PaymentIntentID)
+	// The database's CHECKs, as a last word.
+	if r.Amount < 1 || in.AmountRefunded+r.Amount > in.Amount {
+		return fmt.Errorf("insert refund: %d more refunded of %s, %d of %d refunded already", r.Amount, r.PaymentIntentID,
+			in.AmountRefunded, in.Amount)
 	}
-	r.Created = time.Now().Unix()
+	in.AmountRefunded += r.Amount
+	t.intents[in.ID] = in
+	// Taken at once, as a sequence is.
+	t.s.refundSeq++
+	r.Seq, r.Created = t.s.refundSeq, time.Now().Unix()
+	r.Metadata = maps.Clone(r.metadata())
 	t.refunds = append(t.refunds, *r)
 	return nil
 }
@@ -177,8 +186,38 @@ func (s *memoryStore) read(id string) (Intent, error) {
 	if !ok {
 		return Intent{}, errNotFound
 	}
-	_, in.Refunded = s.refunds[id]
+	in.refundedInFull()
 	return in, nil
+}
+
+func (s *memoryStore) refund(_ context.Context, id string) (Refund, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.refundByID[id]
+	if !ok {
+		return Refund{}, errNotFound
+	}
+	return r, nil
+}
+
+func (s *memoryStore) refunds(_ context.Context, q refundQuery) ([]Refund, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Refund
+	for i := range s.refundOrder {
+		if q.newestFirst {
+			i = len(s.refundOrder) - 1 - i
+		}
+		r := s.refundByID[s.refundOrder[i]]
+		if (q.intentID == "" || r.PaymentIntentID == q.intentID) &&
+			(q.seqBelow == 0 || r.Seq < q.seqBelow) && (q.seqAbove == 0 || r.Seq > q.seqAbove) {
+			out = append(out, r)
+			if len(out) == q.limit {
+				break
+			}
+		}
+	}
+	return out, nil
 }
 
 func (s *memoryStore) list(_ context.Context, q listQuery) ([]Intent, error) {

@@ -136,3 +136,36 @@ func TestMemoryConcurrentCalls(t *testing.T) {
 		t.Errorf("got %d succeeded, %v, want 4: one per key", n, err)
 	}
 }
+
+// The memory store refuses a refund past the intent's amount, as the
+// database's CHECK does, and a refused one leaves nothing behind.
+func TestMemoryRefundPastTheAmount(t *testing.T) {
+	s := newMemoryStore()
+	ctx := context.Background()
+	charge := "ch_1"
+	in := Intent{ID: "pi_1", Amount: 100, Currency: "eur", Status: StatusSucceeded, LatestCharge: &charge}
+	refund := func(id string, amount int64) error {
+		return s.inTx(ctx, func(tx storeTx) error {
+			return tx.insertRefund(ctx, &Refund{ID: id, PaymentIntentID: in.ID, Charge: charge, Amount: amount, Currency: "eur"})
+		})
+	}
+	if err := s.inTx(ctx, func(tx storeTx) error { return tx.insertIntent(ctx, &in) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := refund("re_1", 60); err != nil {
+		t.Fatal(err)
+	}
+	if err := refund("re_2", 41); err == nil {
+		t.Error("a refund past the amount: got no error")
+	}
+	if err := refund("re_3", 40); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.intent(ctx, in.ID)
+	if err != nil || got.AmountRefunded != 100 || !got.Refunded {
+		t.Errorf("got %d refunded (in full: %v), %v, want 100 in full", got.AmountRefunded, got.Refunded, err)
+	}
+	if rs, _ := s.refunds(ctx, refundQuery{intentID: in.ID}); len(rs) != 2 || rs[0].ID != "re_1" || rs[1].ID != "re_3" {
+		t.Errorf("refunds: got %+v, want re_1 and re_3", rs)
+	}
+}

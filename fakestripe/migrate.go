@@ -25,26 +25,35 @@ const MigrationsTable = "fakestripe_db_version"
 // takes a session-level advisory lock, so processes starting at once apply
 // each migration once.
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	sub, err := fs.Sub(migrationFiles, "migrations")
+	p, err := migrations(pool)
 	if err != nil {
-		return fmt.Errorf("fakestripe migrations: %w", err)
-	}
-	store, err := goosedb.NewStore(goosedb.DialectPostgres, MigrationsTable)
-	if err != nil {
-		return fmt.Errorf("fakestripe migrations: %w", err)
-	}
-	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(fakeStripeLockID))
-	if err != nil {
-		return fmt.Errorf("fakestripe migrations: %w", err)
-	}
-	p, err := goose.NewProvider("", stdlib.OpenDBFromPool(pool), sub, goose.WithStore(store), goose.WithSessionLocker(locker))
-	if err != nil {
-		return fmt.Errorf("fakestripe migrations: %w", err)
+		return err
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("fakestripe migrate: %w", err)
 	}
 	return nil
+}
+
+// migrations is goose's provider of the fake's migrations on pool.
+func migrations(pool *pgxpool.Pool) (*goose.Provider, error) {
+	sub, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("fakestripe migrations: %w", err)
+	}
+	store, err := goosedb.NewStore(goosedb.DialectPostgres, MigrationsTable)
+	if err != nil {
+		return nil, fmt.Errorf("fakestripe migrations: %w", err)
+	}
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(fakeStripeLockID))
+	if err != nil {
+		return nil, fmt.Errorf("fakestripe migrations: %w", err)
+	}
+	p, err := goose.NewProvider("", stdlib.OpenDBFromPool(pool), sub, goose.WithStore(store), goose.WithSessionLocker(locker))
+	if err != nil {
+		return nil, fmt.Errorf("fakestripe migrations: %w", err)
+	}
+	return p, nil
 }
 
 // fakeStripeLockID is the advisory lock goose holds while it migrates the

@@ -131,13 +131,76 @@ func (t postgresTx) intentOfCharge(ctx context.Context, charge string) (string, 
 	return id, err
 }
 
+// insertRefund adds r and adds its amount to the intent's amount_refunded,
+// whose CHECK refuses a refund past the charge should the caller have
+// decided on a stale amount.
 func (t postgresTx) insertRefund(ctx context.Context, r *Refund) error {
-	err := t.c.QueryRow(ctx, `INSERT INTO fakestripe.refunds (id, payment_intent_id, charge, amount, currency)
-		VALUES ($1, $2, $3, $4, $5) RETURNING created`, r.ID, r.PaymentIntentID, r.Charge, r.Amount, r.Currency).Scan(&r.Created)
+	err := t.c.QueryRow(ctx, `INSERT INTO fakestripe.refunds (id, payment_intent_id, charge, amount, currency, reason, metadata)
+		VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) RETURNING seq, created`,
+		r.ID, r.PaymentIntentID, r.Charge, r.Amount, r.Currency, r.Reason, string(mustJSON(r.metadata()))).Scan(&r.Seq, &r.Created)
 	if err != nil {
 		return fmt.Errorf("insert refund: %w", err)
 	}
+	if _, err := t.c.Exec(ctx, `UPDATE fakestripe.payment_intents SET amount_refunded = amount_refunded + $2 WHERE id = $1`,
+		r.PaymentIntentID, r.Amount); err != nil {
+		return fmt.Errorf("insert refund: %w", err)
+	}
 	return nil
+}
+
+func (s postgresStore) refund(ctx context.Context, id string) (Refund, error) {
+	return scanRefund(s.pool.QueryRow(ctx, `SELECT `+refundColumns+` FROM fakestripe.refunds r WHERE r.id = $1`, id))
+}
+
+func (s postgresStore) refunds(ctx context.Context, q refundQuery) ([]Refund, error) {
+	var (
+		where []string
+		args  []any
+	)
+	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
+	if q.intentID != "" {
+		where = append(where, "r.payment_intent_id = "+arg(q.intentID))
+	}
+	if q.seqBelow != 0 {
+		where = append(where, "r.seq < "+arg(q.seqBelow))
+	}
+	if q.seqAbove != 0 {
+		where = append(where, "r.seq > "+arg(q.seqAbove))
+	}
+	sql := `SELECT ` + refundColumns + ` FROM fakestripe.refunds r`
+	if len(where) > 0 {
+		sql += " WHERE " + strings.Join(where, " AND ")
+	}
+	sql += " ORDER BY r.seq"
+	if q.newestFirst {
+		sql += " DESC"
+	}
+	if q.limit > 0 {
+		sql += " LIMIT " + arg(q.limit)
+	}
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list refunds: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Refund, error) { return scanRefund(row) })
+	if err != nil {
+		return nil, fmt.Errorf("list refunds: %w", err)
+	}
+	return out, nil
+}
+
+const refundColumns = `r.id, r.seq, r.payment_intent_id, r.charge, r.amount, r.currency, r.reason, r.metadata, r.created`
+
+func scanRefund(row scanner) (Refund, error) {
+	var r Refund
+	var metadata []byte
+	if err := row.Scan(&r.ID, &r.Seq, &r.PaymentIntentID, &r.Charge, &r.Amount, &r.Currency, &r.Reason, &metadata, &r.Created); err != nil {
+		return Refund{}, err
+	}
+	if err := json.Unmarshal(metadata, &r.Metadata); err != nil {
+		return Refund{}, fmt.Errorf("refund metadata: %w", err)
+	}
+	return r, nil
 }
 
 func (s postgresStore) intent(ctx context.Context, id string) (Intent, error) {
@@ -218,7 +281,7 @@ func (s postgresStore) holdKey(ctx context.Context, key string) (func(), error) 
 
 const intentColumns = `i.id, i.seq, i.amount, i.currency, i.description, i.metadata, i.status, i.payment_method,
 	i.latest_charge, i.last_payment_error, i.canceled_at, i.cancellation_reason, i.created, i.processing_until,
-	i.return_url, i.authenticate_url, EXISTS (SELECT FROM fakestripe.refunds r WHERE r.payment_intent_id = i.id)`
+	i.return_url, i.authenticate_url, i.amount_refunded`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -227,10 +290,11 @@ func scanIntent(row scanner) (Intent, error) {
 	var metadata []byte
 	err := row.Scan(&in.ID, &in.Seq, &in.Amount, &in.Currency, &in.Description, &metadata, &in.Status, &in.PaymentMethod,
 		&in.LatestCharge, &in.LastPaymentError, &in.CanceledAt, &in.CancellationReason, &in.Created, &in.ProcessingUntil,
-		&in.ReturnURL, &in.AuthenticateURL, &in.Refunded)
+		&in.ReturnURL, &in.AuthenticateURL, &in.AmountRefunded)
 	if err != nil {
 		return Intent{}, err
 	}
+	in.refundedInFull()
 	if err := json.Unmarshal(metadata, &in.Metadata); err != nil {
 		return Intent{}, fmt.Errorf("metadata: %w", err)
 	}

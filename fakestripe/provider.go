@@ -7,7 +7,9 @@
 // answer with Idempotent-Replayed; the same key with other parameters is a
 // 400 idempotency_error; a key in use by a concurrent request is a 409 with
 // Stripe-Should-Retry), PaymentIntents (create, confirm, retrieve, cancel by
-// id, list with starting_after and has_more), refunds, the test payment
+// id, list with starting_after and has_more), refunds (partial or of what
+// is left, any number per intent, never more than it charged; retrieve and
+// list), the test payment
 // methods (pm_card_visa, pm_card_chargeDeclined, pm_card_authenticationRequired,
 // which leaves the intent requires_action, and the fake's own
 // pm_card_processing, which leaves it processing; cards.go) and signed webhooks
@@ -18,7 +20,8 @@
 //
 // Injected faults and delays (Behaviour) lose answers on purpose, which is
 // what the shop is built to survive. They apply to the calls that charge:
-// a confirm, or a create with confirm=true. A fault stands for an answer
+// a confirm, or a create with confirm=true; refunds meet faults of their
+// own, only when Behaviour.Refunds asks for them. A fault stands for an answer
 // lost on the way back (a proxy's 500, a timeout), not for Stripe's own
 // 500, which Stripe would replay to every retry of the key.
 package fakestripe
@@ -134,4 +137,6 @@ func (p *Provider) Register(g *echo.Group) {
 	g.POST("/payment_intents/:id/confirm", p.confirmIntent)
 	g.POST("/payment_intents/:id/cancel", p.cancelIntent)
 	g.POST("/refunds", p.createRefund)
+	g.GET("/refunds", p.listRefunds)
+	g.GET("/refunds/:id", p.retrieveRefund)
 }

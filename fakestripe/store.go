@@ -20,6 +20,10 @@ type store interface {
 	intent(ctx context.Context, id string) (Intent, error)
 	// list reads the intents q selects, in q's order.
 	list(ctx context.Context, q listQuery) ([]Intent, error)
+	// refund reads the refund id, or errNotFound.
+	refund(ctx context.Context, id string) (Refund, error)
+	// refunds reads the refunds q selects, in q's order.
+	refunds(ctx context.Context, q refundQuery) ([]Refund, error)
 	// succeeded counts the succeeded intents.
 	succeeded(ctx context.Context) (int64, error)
 	// holdKey makes key in use, as by a request still running, until
@@ -50,8 +54,23 @@ type storeTx interface {
 	// intentOfCharge is the id of the intent whose latest charge is
 	// charge, or errNotFound.
 	intentOfCharge(ctx context.Context, charge string) (string, error)
-	// insertRefund adds r, setting its Created.
+	// insertRefund adds r, setting its Seq and Created, and adds its
+	// amount to its intent's AmountRefunded, which the caller has locked
+	// (lockIntent) and checked; a refund past the intent's amount is an
+	// error.
 	insertRefund(ctx context.Context, r *Refund) error
+}
+
+// refundQuery selects refunds, as listQuery selects intents.
+type refundQuery struct {
+	// intentID, when set, is the intent whose refunds are read.
+	intentID string
+	// seqBelow and seqAbove, when not zero, bound Seq: the cursors of a
+	// list page.
+	seqBelow, seqAbove int64
+	newestFirst        bool
+	// limit is the most refunds read, zero for all.
+	limit int
 }
 
 // listQuery selects intents: every condition set holds.

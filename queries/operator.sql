@@ -46,7 +46,7 @@ WHERE ok.payment_intent_id = @intent_id;
 -- name: OperatorOrder :one
 -- One order with its customer, its key (gone once the sweeper deleted it)
 -- and what the key's row says of the payment.
-SELECT o.customer_id, o.id, o.idempotency_key, o.amount, o.currency, o.charge_id, o.items, o.created_at,
+SELECT o.customer_id, o.id, o.idempotency_key, o.amount, o.currency, o.charge_id, o.items, o.created_at, o.cancelled_at,
        c.name AS customer_name,
        k.status AS key_status, k.response_status, k.created_at AS key_created_at, k.finished_at AS key_finished_at,
        k.settle_attempts, k.parked_at,

@@ -1,5 +1,7 @@
 package views
 
+import "exactlyonce/idem"
+
 // AdminFind is the admin listener's /orders: the search an operator makes
 // from what a customer quotes, what it found, and the items waiting for
 // someone.
@@ -71,6 +73,25 @@ type AdminOrder struct {
 	Mails                                                                 []OrderMail
 	// Points is the loyalty award, "" before the job ran.
 	Points string
+	// OrderRefunds are the shop's refunds of the order (cancels and the
+	// operators'); Refund is the form that refunds more, and RefundOutcome
+	// how the refund just sent ended ("refunded", "failed", or "").
+	OrderRefunds  []AdminOrderRefund
+	Cancelled     string
+	Refund        *AdminRefundForm
+	RefundOutcome string
+}
+
+// AdminOrderRefund is one refund of the order, as the operator sees it.
+type AdminOrderRefund struct{ ID, Kind, Amount, State, Reason, ProviderRefund, Failure, At string }
+
+// AdminRefundForm refunds part of an order; its key is minted when the
+// page is rendered. NeedsToken says the listener has no ADMIN_TOKEN, and so
+// refunds nothing.
+type AdminRefundForm struct {
+	Action     string
+	Key        idem.FormKey
+	NeedsToken bool
 }
 
 // TrailEvent is one line of a key's audit trail.

@@ -3,6 +3,8 @@ package views
 import (
 	"net/url"
 	"time"
+
+	"exactlyonce/idem"
 )
 
 // Page is what the layout needs besides the page's own content.
@@ -181,6 +183,33 @@ type ReceiptPage struct {
 	PointsAwarded bool
 	OrderPoints   int64
 	Balance       int64
+	// Refunds are the order's refunds; CancelledAt is set once it is
+	// cancelled. Cancel is the cancel form, while the order may still be
+	// cancelled (nil otherwise); CancelOutcome is how a cancel sent from
+	// it ended ("refunded" or "failed"; "" when none was just sent).
+	Refunds       []RefundLine
+	CancelledAt   *time.Time
+	Cancel        *CancelForm
+	CancelOutcome string
+}
+
+// RefundLine is one refund of an order.
+type RefundLine struct {
+	Kind   string // "cancel" or "refund"
+	Amount Money
+	State  string // "pending", "refunded" or "failed"
+	At     time.Time
+}
+
+// CancelForm is an order's cancel button: its key, minted when the page is
+// rendered, makes a double click or a resubmit cancel once.
+type CancelForm struct {
+	CSRFToken string
+	Action    string
+	Key       idem.FormKey
+	// Refund is what the cancel gives back; Until is when the window ends.
+	Refund Money
+	Until  time.Time
 }
 
 // OrderSummary is one row of /orders.

@@ -23,6 +23,7 @@ import (
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/readiness"
+	"exactlyonce/internal/refund"
 	"exactlyonce/internal/web"
 )
 
@@ -38,6 +39,7 @@ type records interface {
 	ListKeyEvents(ctx context.Context, arg db.ListKeyEventsParams) ([]db.ListKeyEventsRow, error)
 	PointsBalance(ctx context.Context, customerID uuid.UUID) (int64, error)
 	OrderPoints(ctx context.Context, arg db.OrderPointsParams) (db.OrderPointsRow, error)
+	RefundsOfOrder(ctx context.Context, arg db.RefundsOfOrderParams) ([]db.OrderRefund, error)
 }
 
 // pickups is the pickup reservations' store; *pickup.Store is the
@@ -64,6 +66,7 @@ type Handler struct {
 	pickupKeys *idem.Store
 	pickups    pickups
 	ready      http.Handler
+	refunds    *refund.Service
 }
 
 // Deps are the dependencies New needs.
@@ -89,11 +92,13 @@ type Deps struct {
 	Pickups pickups
 	// Ready answers GET /readyz (internal/readiness).
 	Ready *readiness.Checker
+	// Refunds runs the customers' cancels (POST /api/orders/{id}/cancel).
+	Refunds *refund.Service
 }
 
 // New returns the API's handler.
 func New(d Deps) *Handler {
 	return &Handler{db: d.DB, tokens: newTokenCache(), catalog: d.Catalog, carts: d.Carts, checkout: d.Checkout,
 		demo: d.Demo, log: d.Log, lifecycle: d.Lifecycle, errors: d.Errors, limits: d.Limits,
-		pickupKeys: d.Keys, pickups: d.Pickups, ready: d.Ready}
+		pickupKeys: d.Keys, pickups: d.Pickups, ready: d.Ready, refunds: d.Refunds}
 }

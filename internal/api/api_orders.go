@@ -168,6 +168,8 @@ func writeResult(c echo.Context, res checkout.Result) error {
 type orderView struct {
 	checkout.Receipt
 	CreatedAt time.Time `json:"created_at"`
+	// CancelledAt is when the customer cancelled it (status "cancelled").
+	CancelledAt *time.Time `json:"cancelled_at,omitempty"`
 }
 
 func newOrderView(o db.Order) (orderView, error) {
@@ -175,7 +177,10 @@ func newOrderView(o db.Order) (orderView, error) {
 		Receipt: checkout.Receipt{
 			OrderID: o.ID, ChargeID: o.ChargeID, Amount: o.Amount, Currency: o.Currency, Status: "paid",
 		},
-		CreatedAt: o.CreatedAt,
+		CreatedAt: o.CreatedAt, CancelledAt: o.CancelledAt,
+	}
+	if o.CancelledAt != nil {
+		v.Status = "cancelled"
 	}
 	if err := json.Unmarshal(o.Items, &v.Items); err != nil {
 		return orderView{}, fmt.Errorf("decode order items: %w", err)

@@ -162,6 +162,16 @@ func TestOpenAPIDescribesEveryRouteAndError(t *testing.T) {
 		t.Errorf("replay: got Idempotent-Replayed %q, want true", r.Header.Get("Idempotent-Replayed"))
 	}
 	s.do(t, h, 422, "POST", "/api/orders", `{"items":[{"sku":"mug-espresso","quantity":2}]}`, withKey("k-1")...)
+	// The order's cancel, its replay, a second cancel under another key
+	// (409), a key reused for another order's cancel (422), and its
+	// refunds.
+	s.do(t, h, 201, "POST", "/api/orders/"+receipt.OrderID+"/cancel", "", withKey("c-1")...)
+	s.do(t, h, 201, "POST", "/api/orders/"+receipt.OrderID+"/cancel", "{}", withKey("c-1")...)
+	s.do(t, h, 409, "POST", "/api/orders/"+receipt.OrderID+"/cancel", "", withKey("c-2")...)
+	s.do(t, h, 400, "POST", "/api/orders/"+receipt.OrderID+"/cancel", `{"amount":1}`, withKey("c-3")...)
+	s.do(t, h, 404, "POST", "/api/orders/"+uuid.NewString()+"/cancel", "", withKey("c-4")...)
+	s.do(t, h, 200, "GET", "/api/orders/"+receipt.OrderID+"/refunds", "", auth...)
+	s.do(t, h, 404, "GET", "/api/orders/"+uuid.NewString()+"/refunds", "", auth...)
 	s.do(t, h, 400, "POST", "/api/orders", mugOrder, auth...)
 	s.do(t, h, 400, "POST", "/api/orders", mugOrder, withKey(strings.Repeat("k", 256))...)
 	s.do(t, h, 400, "POST", "/api/orders", `{"items":[]}`, withKey("k-2")...)

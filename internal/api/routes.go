@@ -25,6 +25,9 @@ func (h *Handler) Register(e *echo.Echo) {
 	api.Add(http.MethodPost, "/api/orders", h.placeOrder, h.requireCustomer, orders)
 	api.Add(http.MethodGet, "/api/orders", h.listOrders, h.requireCustomer)
 	api.Add(http.MethodGet, "/api/orders/:id", h.getOrder, h.requireCustomer)
+	cancels := h.limits.Writes(limitedCustomer, false, h.writeKey(h.refunds.Keys()))
+	api.Add(http.MethodPost, "/api/orders/:id/cancel", h.cancelOrder, h.requireCustomer, cancels)
+	api.Add(http.MethodGet, "/api/orders/:id/refunds", h.listRefunds, h.requireCustomer)
 
 	api.Add(http.MethodPut, "/api/carts/:id", h.putCart, h.requireCustomer, writes)
 	api.Add(http.MethodGet, "/api/carts/:id", h.getCart, h.requireCustomer)

@@ -38,6 +38,7 @@ func (a *App) Admin() http.Handler {
 	mux.HandleFunc("GET /payments", a.adminPayments)
 	mux.HandleFunc("GET /orders", a.adminFind)
 	mux.HandleFunc("GET /orders/{id}", a.adminOrder)
+	mux.HandleFunc("POST /orders/{id}/refunds", a.adminRefund)
 	mux.HandleFunc("GET /traces", a.adminTraces)
 	mux.HandleFunc("GET /traces/{id}", a.adminTrace)
 	return mux

@@ -256,6 +256,7 @@ func (a *App) adminOrder(w http.ResponseWriter, r *http.Request) {
 		a.adminError(w, r, "order", err)
 		return
 	}
+	page.Refund, page.RefundOutcome = a.adminRefundForm(id), r.URL.Query().Get("refund")
 	a.renderAdmin(w, r, views.AdminOrderPage(page))
 }
 
@@ -333,6 +334,18 @@ func (a *App) orderHistory(ctx context.Context, o db.OperatorOrderRow, p *views.
 	points, err := a.DB.OrderPoints(ctx, db.OrderPointsParams{CustomerID: o.CustomerID, OrderID: o.ID})
 	if err != nil {
 		return fmt.Errorf("order points: %w", err)
+	}
+	own, err := a.DB.RefundsOfOrder(ctx, db.RefundsOfOrderParams{CustomerID: o.CustomerID, OrderID: o.ID})
+	if err != nil {
+		return fmt.Errorf("refunds of order: %w", err)
+	}
+	for _, r := range own {
+		p.OrderRefunds = append(p.OrderRefunds, views.AdminOrderRefund{ID: r.ID.String(), Kind: r.Kind,
+			Amount: views.FormatMoney(r.Amount, o.Currency), State: r.State, Reason: r.Reason,
+			ProviderRefund: deref(r.ProviderRefundID), Failure: deref(r.Failure), At: r.CreatedAt.UTC().Format(time.DateTime)})
+	}
+	if o.CancelledAt != nil {
+		p.Cancelled = o.CancelledAt.UTC().Format(time.DateTime)
 	}
 	p.Points = "not awarded yet"
 	if points.Awarded {

@@ -20,14 +20,17 @@ import (
 	"github.com/riverqueue/river"
 
 	"exactlyonce/idem"
+	"exactlyonce/internal/api"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
 	"exactlyonce/internal/database"
+	"exactlyonce/internal/handlers"
 	"exactlyonce/internal/lifecycle"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/readiness"
+	"exactlyonce/internal/refund"
 	"exactlyonce/internal/stripehook"
 	"exactlyonce/internal/tracing"
 	"exactlyonce/internal/web"
@@ -53,6 +56,11 @@ type Config struct {
 	// KeyRetention is how long a key is kept after its creation (default
 	// 24 h); published at /api/idempotency-policy.
 	KeyRetention time.Duration
+	// CancelWindow is how long after it is placed a customer may cancel
+	// an order (refund.DefaultCancelWindow when zero).
+	CancelWindow time.Duration
+	// RefundHooks are the refunds' test signals (refund.Hooks).
+	RefundHooks refund.Hooks
 	// CompleterGrace is how long a key is left to its client's retries
 	// before the completer may settle it (see checkout.CompleterConfig).
 	CompleterGrace time.Duration
@@ -146,7 +154,12 @@ type App struct {
 	Payments  *payment.Client
 	Metrics   *metrics.Metrics
 	Completer *checkout.Completer
-	Sweeper   *lifecycle.Sweeper
+	// Refunds runs cancels and refunds; its keys have a completer and a
+	// sweeper of their own (StartWorkers).
+	Refunds *refund.Service
+	// refundKeys signs the admin listener's refund forms (admin_refund.go).
+	refundKeys *idem.Forms
+	Sweeper    *lifecycle.Sweeper
 	// Reconciler refunds charges that no order holds.
 	Reconciler *lifecycle.Reconciler
 	// Keys is the idem kit's key store (the pickup form's keys).
@@ -254,14 +267,17 @@ func New(pool *pgxpool.Pool, cfg Config) *App {
 	keys := idem.NewStore(pool, idem.Options{Kind: pickup.KeyKind, Lease: cfg.LockTimeout,
 		Answers: rememberAnswers(cfg.RememberedAnswers), AnswersFor: rememberFor, Retention: cfg.KeyRetention})
 	ready := newReadiness(d, payments, cfg)
+	refunds := refund.New(d, payments, refund.Config{Lease: cfg.LockTimeout, CancelWindow: cfg.CancelWindow, Retention: cfg.KeyRetention,
+		Hooks: cfg.RefundHooks},
+		map[string]refund.Answer{api.Channel: api.RefundAnswer, handlers.Channel: handlers.CancelAnswer, OperatorChannel: operatorRefundAnswer})
 	webhooks := stripehook.New(d, payments, cfg.StripeWebhookSecret, m, cfg.Log)
 	webhooks.Settle = completer.SettleKey
 	register(e, d, cfg, routes{engine: engine, completer: completer, catalog: cat, demo: demo, keys: keys, metrics: m,
-		ready: ready, webhooks: webhooks})
+		ready: ready, webhooks: webhooks, refunds: refunds})
 
 	a := &App{
 		Echo: e, DB: d, Checkout: engine, Payments: payments,
-		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, demo: demo, Demo: cfg.Demo, Keys: keys, Readiness: ready,
+		Metrics: m, Completer: completer, Sweeper: sweeper, Reconciler: reconciler, demo: demo, Demo: cfg.Demo, Keys: keys, Readiness: ready, Refunds: refunds, refundKeys: newRefundKeys(cfg),
 		Tracing: cfg.Tracing, cfg: cfg, deploymentErr: deploymentErr,
 	}
 	// The shop's listener serves strangers: each request starts a trace of

@@ -64,6 +64,8 @@ func newJobClient(pool *pgxpool.Pool, cfg JobsConfig, work bool) (*river.Client[
 		workers := river.NewWorkers()
 		river.AddWorker(workers, loyalty.NewWorker(d, cfg.LoyaltyHooks))
 		river.AddWorker(workers, mail.NewWorker(d, sender, cfg.Mail, cfg.MailHooks))
+		river.AddWorker(workers, loyalty.NewReversalWorker(d))
+		river.AddWorker(workers, mail.NewRefundWorker(d, sender, cfg.Mail))
 		oc.Workers = workers
 	}
 	return outbox.NewClient(pool, oc)

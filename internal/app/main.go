@@ -117,8 +117,8 @@ func Main(ctx context.Context, args []string, demo Demo) error {
 	a := New(pool, Config{
 		BaseURL: "http://" + ln.Addr().String(), LockTimeout: cfg.LockTimeout, ProviderTimeout: cfg.ProviderTimeout,
 		Demo: demo, Log: log, KeyRetention: cfg.KeyRetention, CompleterGrace: cfg.CompleterGrace,
-		AuthenticationWindow: cfg.AuthenticationWindow,
-		CompleterInterval:    cfg.CompleterInterval, SweepInterval: cfg.SweepInterval, SessionSecret: cfg.SessionSecret,
+		AuthenticationWindow: cfg.AuthenticationWindow, CancelWindow: cfg.CancelWindow,
+		CompleterInterval: cfg.CompleterInterval, SweepInterval: cfg.SweepInterval, SessionSecret: cfg.SessionSecret,
 		AllowedHosts:  cfg.AllowedHosts,
 		CustomerQuota: web.CustomerQuota{PerMinute: cfg.CustomersPerMinute, Burst: cfg.CustomerBurst},
 		WriteLimits: web.WriteLimits{

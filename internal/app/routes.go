@@ -15,6 +15,7 @@ import (
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/readiness"
+	"exactlyonce/internal/refund"
 	"exactlyonce/internal/stripehook"
 	"exactlyonce/internal/web"
 )
@@ -23,6 +24,7 @@ import (
 type routes struct {
 	engine    *checkout.Engine
 	completer *checkout.Completer
+	refunds   *refund.Service
 	catalog   *catalog.Catalog
 	// demo is what Config.Demo mounted; zero without one.
 	demo     Mounted
@@ -47,10 +49,10 @@ func register(e *echo.Echo, d *database.DB, cfg Config, r routes) {
 
 	carts, pickups := cart.New(d, r.catalog), pickup.NewStore(d)
 	pages := handlers.Deps{DB: d, Catalog: r.catalog, Carts: carts, Checkout: r.engine, Settle: r.completer.SettleKey, Log: cfg.Log,
-		Errors: errs, Limits: limits, Metrics: r.metrics, Keys: r.keys, Pickups: pickups}
+		Errors: errs, Limits: limits, Metrics: r.metrics, Keys: r.keys, Pickups: pickups, Refunds: r.refunds}
 	pages.Sessions, pages.FormKeys, pages.FormSecret, pages.FormTTL = browserSessions(cfg)
 	machines := api.Deps{DB: d, Catalog: r.catalog, Carts: carts, Checkout: r.engine, Log: cfg.Log,
-		Lifecycle: api.Lifecycle{Retention: cfg.KeyRetention}, Errors: errs, Limits: limits, Keys: r.keys, Pickups: pickups, Ready: r.ready}
+		Lifecycle: api.Lifecycle{Retention: cfg.KeyRetention}, Errors: errs, Limits: limits, Keys: r.keys, Pickups: pickups, Ready: r.ready, Refunds: r.refunds}
 	// The demo's pages, routes and middleware (Config.Demo), mounted among
 	// the shop's; the shop's handlers know nothing of them.
 	for _, mw := range r.demo.Middleware {

@@ -38,6 +38,14 @@ func (a *App) StartWorkers(ctx context.Context) *idem.Maintainer {
 			_, err := (&idem.Completer{Store: a.Keys, Settler: pickup.Settler}).Pass(ctx)
 			return err
 		}},
+		idem.Service{Name: "refund completer", Every: a.cfg.CompleterInterval, Run: func(ctx context.Context) error {
+			_, err := (&idem.Completer{Store: a.Refunds.Keys(), Settler: a.Refunds.Settler(), Grace: a.cfg.CompleterGrace}).Pass(ctx)
+			return err
+		}},
+		idem.Service{Name: "refund sweeper", Every: a.cfg.SweepInterval, Run: func(ctx context.Context) error {
+			_, err := (&idem.Sweeper{Store: a.Refunds.Keys(), Keep: a.cfg.KeyRetention}).Pass(ctx)
+			return err
+		}},
 		idem.Service{Name: "pickup sweeper", Every: a.cfg.SweepInterval, Run: func(ctx context.Context) error {
 			_, err := (&idem.Sweeper{Store: a.Keys, Keep: a.cfg.KeyRetention}).Pass(ctx)
 			return err

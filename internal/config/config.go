@@ -50,6 +50,9 @@ type Config struct {
 	// CompleterGrace is how long after its creation a key is left to its
 	// client's retries before the completer may settle it.
 	CompleterGrace time.Duration
+	// CancelWindow is how long after it is placed a customer may cancel an
+	// order (CANCEL_WINDOW, default 1h).
+	CancelWindow time.Duration
 	// SweepInterval spaces the sweeper's passes over expired keys.
 	SweepInterval time.Duration
 	// ReconcileInterval spaces the reconciler's passes over the provider's
@@ -206,6 +209,9 @@ func Load() (Config, error) {
 		return c, err
 	}
 	if c.CompleterGrace, err = duration("COMPLETER_GRACE", time.Minute); err != nil {
+		return c, err
+	}
+	if c.CancelWindow, err = duration("CANCEL_WINDOW", time.Hour); err != nil {
 		return c, err
 	}
 	if c.AuthenticationWindow, err = duration("AUTHENTICATION_WINDOW", 15*time.Minute); err != nil {

@@ -37,6 +37,17 @@ func (q *Queries) AwardPoints(ctx context.Context, arg AwardPointsParams) (int64
 	return result.RowsAffected(), nil
 }
 
+const lockOrderPoints = `-- name: LockOrderPoints :exec
+SELECT pg_advisory_xact_lock(hashtextextended('loyalty_reversals:' || ($1::uuid)::text, 0))
+`
+
+// Serialises the reversals of one order's refunds (two refunds' jobs may
+// run at once) for the rest of the transaction.
+func (q *Queries) LockOrderPoints(ctx context.Context, orderID uuid.UUID) error {
+	_, err := q.db.Exec(ctx, lockOrderPoints, orderID)
+	return err
+}
+
 const orderPoints = `-- name: OrderPoints :one
 SELECT EXISTS (SELECT FROM loyalty_ledger l WHERE l.customer_id = $1 AND l.order_id = $2) AS awarded,
        coalesce((SELECT l.points FROM loyalty_ledger l WHERE l.customer_id = $1 AND l.order_id = $2), 0)::bigint AS points
@@ -61,15 +72,47 @@ func (q *Queries) OrderPoints(ctx context.Context, arg OrderPointsParams) (Order
 }
 
 const pointsBalance = `-- name: PointsBalance :one
-SELECT coalesce(sum(points), 0)::bigint AS points
-FROM loyalty_ledger
-WHERE customer_id = $1
+SELECT (coalesce((SELECT sum(points) FROM loyalty_ledger l WHERE l.customer_id = $1), 0)
+      - coalesce((SELECT sum(points) FROM loyalty_reversals v WHERE v.customer_id = $1), 0))::bigint AS points
 `
 
-// A customer's balance is the sum over their ledger.
+// A customer's balance is the sum over their ledger less the sum of their
+// reversals (refunds take back points, migration 00200).
 func (q *Queries) PointsBalance(ctx context.Context, customerID uuid.UUID) (int64, error) {
 	row := q.db.QueryRow(ctx, pointsBalance, customerID)
 	var points int64
 	err := row.Scan(&points)
 	return points, err
+}
+
+const reversePoints = `-- name: ReversePoints :execrows
+INSERT INTO loyalty_reversals (refund_id, customer_id, order_id, points, job_id)
+SELECT r.id, r.customer_id, r.order_id,
+       greatest(0, (SELECT coalesce(sum(x.amount), 0) FROM order_refunds x
+                    WHERE x.customer_id = r.customer_id AND x.order_id = r.order_id AND x.state = 'refunded') / 100
+                   - (SELECT coalesce(sum(v.points), 0) FROM loyalty_reversals v
+                      WHERE v.customer_id = r.customer_id AND v.order_id = r.order_id)),
+       $1::bigint
+FROM order_refunds r
+WHERE r.id = $2 AND r.state = 'refunded'
+ON CONFLICT (refund_id) DO NOTHING
+`
+
+type ReversePointsParams struct {
+	JobID    int64
+	RefundID uuid.UUID
+}
+
+// A refund's reversal, once: what the order's refunds have refunded so far
+// takes back its points (refunded / 100, whole units, as the award is
+// amount / 100), less what earlier reversals of the order took back. So an
+// order's reversals add up to its refunded total / 100 whatever order the
+// jobs run in, and a full refund takes back exactly the award. A second
+// delivery of the job finds its row and inserts nothing.
+func (q *Queries) ReversePoints(ctx context.Context, arg ReversePointsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, reversePoints, arg.JobID, arg.RefundID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -81,6 +81,23 @@ type Order struct {
 	ChargeID       string
 	Items          json.RawMessage
 	CreatedAt      time.Time
+	CancelledAt    *time.Time
+}
+
+type OrderRefund struct {
+	Scope            string
+	Key              string
+	ID               uuid.UUID
+	CustomerID       uuid.UUID
+	OrderID          uuid.UUID
+	Kind             string
+	Amount           int64
+	Reason           string
+	State            string
+	ProviderRefundID *string
+	Failure          *string
+	CreatedAt        time.Time
+	EndedAt          *time.Time
 }
 
 type Product struct {

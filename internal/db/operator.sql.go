@@ -310,7 +310,7 @@ func (q *Queries) LatestRefunds(ctx context.Context, maxRows int32) ([]LatestRef
 }
 
 const operatorOrder = `-- name: OperatorOrder :one
-SELECT o.customer_id, o.id, o.idempotency_key, o.amount, o.currency, o.charge_id, o.items, o.created_at,
+SELECT o.customer_id, o.id, o.idempotency_key, o.amount, o.currency, o.charge_id, o.items, o.created_at, o.cancelled_at,
        c.name AS customer_name,
        k.status AS key_status, k.response_status, k.created_at AS key_created_at, k.finished_at AS key_finished_at,
        k.settle_attempts, k.parked_at,
@@ -336,6 +336,7 @@ type OperatorOrderRow struct {
 	ChargeID       string
 	Items          json.RawMessage
 	CreatedAt      time.Time
+	CancelledAt    *time.Time
 	CustomerName   string
 	KeyStatus      *string
 	ResponseStatus *int32
@@ -362,6 +363,7 @@ func (q *Queries) OperatorOrder(ctx context.Context, arg OperatorOrderParams) (O
 		&i.ChargeID,
 		&i.Items,
 		&i.CreatedAt,
+		&i.CancelledAt,
 		&i.CustomerName,
 		&i.KeyStatus,
 		&i.ResponseStatus,

@@ -110,7 +110,7 @@ func (q *Queries) FinishOrder(ctx context.Context, arg FinishOrderParams) (uuid.
 }
 
 const getOrder = `-- name: GetOrder :one
-SELECT customer_id, id, idempotency_key, amount, currency, charge_id, items, created_at
+SELECT customer_id, id, idempotency_key, amount, currency, charge_id, items, created_at, cancelled_at
 FROM orders
 WHERE customer_id = $1 AND id = $2
 `
@@ -132,12 +132,13 @@ func (q *Queries) GetOrder(ctx context.Context, arg GetOrderParams) (Order, erro
 		&i.ChargeID,
 		&i.Items,
 		&i.CreatedAt,
+		&i.CancelledAt,
 	)
 	return i, err
 }
 
 const listOrders = `-- name: ListOrders :many
-SELECT customer_id, id, idempotency_key, amount, currency, charge_id, items, created_at
+SELECT customer_id, id, idempotency_key, amount, currency, charge_id, items, created_at, cancelled_at
 FROM orders
 WHERE customer_id = $1
 ORDER BY id DESC
@@ -167,6 +168,7 @@ func (q *Queries) ListOrders(ctx context.Context, arg ListOrdersParams) ([]Order
 			&i.ChargeID,
 			&i.Items,
 			&i.CreatedAt,
+			&i.CancelledAt,
 		); err != nil {
 			return nil, err
 		}

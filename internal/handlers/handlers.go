@@ -26,6 +26,7 @@ import (
 	"exactlyonce/internal/formkey"
 	"exactlyonce/internal/metrics"
 	"exactlyonce/internal/pickup"
+	"exactlyonce/internal/refund"
 	"exactlyonce/internal/session"
 	"exactlyonce/internal/web"
 )
@@ -34,6 +35,7 @@ import (
 // orders and their points. The order flow's own reads and writes go through
 // the engine. *database.DB is the implementation.
 type records interface {
+	RefundsOfOrder(ctx context.Context, arg db.RefundsOfOrderParams) ([]db.OrderRefund, error)
 	EnsureShopper(ctx context.Context, id uuid.UUID) error
 	ShopperSignedOut(ctx context.Context, id uuid.UUID) (bool, error)
 	SignOutShopper(ctx context.Context, id uuid.UUID) error
@@ -68,6 +70,10 @@ type Handler struct {
 	pickupFlow *idemecho.Form
 	pickupKeys *idem.Store
 	pickups    pickups
+	// refunds and cancelKeys serve the order page's cancel form
+	// (page_cancel.go).
+	refunds    *refund.Service
+	cancelKeys *idem.Forms
 }
 
 // pickups is the pickup reservations' store; *pickup.Store is the
@@ -108,6 +114,9 @@ type Deps struct {
 	Pickups    pickups
 	FormSecret []byte
 	FormTTL    time.Duration
+	// Refunds runs the shoppers' cancels (page_cancel.go), whose form keys
+	// are signed with FormSecret too.
+	Refunds *refund.Service
 }
 
 // New returns the pages' handler.
@@ -115,5 +124,5 @@ func New(d Deps) *Handler {
 	return &Handler{db: d.DB, liveShoppers: newShopperCache(), catalog: d.Catalog, carts: d.Carts, checkout: d.Checkout,
 		settle: d.Settle, log: d.Log, sessions: d.Sessions, formKeys: d.FormKeys, demo: d.Demo,
 		errors: d.Errors, limits: d.Limits, metrics: d.Metrics, pickups: d.Pickups, pickupFlow: newPickupForm(d),
-		pickupKeys: d.Keys}
+		pickupKeys: d.Keys, refunds: d.Refunds, cancelKeys: idem.NewForms(d.FormSecret, d.FormTTL)}
 }

@@ -54,7 +54,12 @@ func (h *Handler) receiptPage(c echo.Context) error {
 	if err := h.readCartCount(c); err != nil {
 		return err
 	}
+	refunds, left, err := h.orderRefunds(c.Request().Context(), id, o)
+	if err != nil {
+		return err
+	}
 	return web.Render(c, http.StatusOK, views.Receipt(views.ReceiptPage{
+		Refunds: refunds, CancelledAt: o.CancelledAt, Cancel: h.cancelForm(c, id, o, left), CancelOutcome: c.QueryParam("cancel"),
 		PointsAwarded: points.Awarded, OrderPoints: points.Points, Balance: balance,
 		CartID:        cartID.String(),
 		OrderID:       o.ID.String(),

@@ -38,6 +38,8 @@ func (h *Handler) Register(e *echo.Echo) {
 	p.Add(http.MethodGet, "/checkout/return", h.checkoutReturn, writes...)
 	p.Add(http.MethodGet, "/orders", h.ordersPage, mw...)
 	p.Add(http.MethodGet, "/orders/:id", h.receiptPage, mw...)
+	cancels := append(slices.Clone(mw), h.limits.Writes(limitedShopper, false, h.cancelWriteKey))
+	p.Add(http.MethodPost, "/orders/:id/cancel", h.cancelOrder, cancels...)
 	p.Add(http.MethodPost, "/signout", h.signOut, mw...)
 	p.Add(http.MethodGet, "/pickup", h.pickupPage, mw...)
 	p.Add(http.MethodPost, "/pickup", h.reservePickup, pickups...)
@@ -89,6 +91,12 @@ func (h *Handler) checkoutWriteKey(c echo.Context) web.WriteKey {
 	return web.WriteKey{Store: h.checkout.Keys(), Scope: id.String(), Key: strings.TrimSpace(c.FormValue(formKeyField))}
 }
 
+func (h *Handler) cancelWriteKey(c echo.Context) web.WriteKey {
+	id, _ := shopper(c)
+	return web.WriteKey{Store: h.refunds.Keys(), Scope: id.String(), Key: idemhttp.FormKeyOf(c.Request()).Key}
+}
+
+// pickupWriteKey names the pickup form's key (see checkoutWriteKey).
 func (h *Handler) pickupWriteKey(c echo.Context) web.WriteKey {
 	return web.WriteKey{Store: h.pickupKeys, Scope: visitor(c), Key: idemhttp.FormKeyOf(c.Request()).Key}
 }

@@ -33,3 +33,32 @@ type MailArgs struct{ OrderPlaced }
 
 // Kind is River's name for the job, stored in river_job.kind.
 func (MailArgs) Kind() string { return MailKind }
+
+// OrderRefunded is the event of a refund that went through: its jobs'
+// arguments, which EnqueueRefundJobs writes (queries/refunds.sql).
+type OrderRefunded struct {
+	CustomerID uuid.UUID `json:"customer_id"`
+	OrderID    uuid.UUID `json:"order_id"`
+	RefundID   uuid.UUID `json:"refund_id"`
+}
+
+// The consumers of a refund: the loyalty ledger's reversal and the mail.
+const (
+	LoyaltyReversalKind = "loyalty_reversal"
+	RefundMailKind      = "refund_mail"
+)
+
+// OrderRefundedKinds are the kinds the finish of a refund inserts.
+var OrderRefundedKinds = []string{LoyaltyReversalKind, RefundMailKind}
+
+// LoyaltyReversalArgs is the loyalty reversal's job.
+type LoyaltyReversalArgs struct{ OrderRefunded }
+
+// Kind is River's name for the job, stored in river_job.kind.
+func (LoyaltyReversalArgs) Kind() string { return LoyaltyReversalKind }
+
+// RefundMailArgs is the refund mail's job.
+type RefundMailArgs struct{ OrderRefunded }
+
+// Kind is River's name for the job, stored in river_job.kind.
+func (RefundMailArgs) Kind() string { return RefundMailKind }

@@ -74,6 +74,11 @@ var advice = map[string]Advice{
 	CartChanged.Slug:          {RetryFixed, false, "GET the cart, check its lines, and order it again."},
 	CartVersionMismatch.Slug:  {RetryFixed, false, "GET the cart for its current version (its ETag), check it, and order it again with that If-Match."},
 	SoldOut.Slug:              {RetryFixed, false, "Tell the customer what is short (errors names each product and how many are left); order what is left, or the same order again once stock came in."},
+	OrderCancelled.Slug:       {RetryNot, false, "The order is cancelled and refunded in full; GET its refunds to show the customer."},
+	CancelWindowClosed.Slug:   {RetryNot, false, "The order can no longer be cancelled by its customer; an operator may still refund it."},
+	RefundExceeds.Slug:        {RetryFixed, false, "Ask for at most left (minor units), under the same key or a new one; nothing was stored."},
+	RefundRefused.Slug:        {RetryNot, false, "Final for this key: the provider refused the refund. Look at the order's charge at the provider before anything else."},
+	RefundPending.Slug:        {RetrySameKey, true, "Wait the seconds in Retry-After and retry with the same key: the refund resumes and is made at most once. A new key could refund twice."},
 }
 
 // Advice is what a client should do after a problem of this kind; false

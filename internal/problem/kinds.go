@@ -109,6 +109,26 @@ var (
 		About: "The order asks for more of a product than is left. Nothing was stored, reserved or charged, and no payment was started; errors names each product that is short and how many are left. Order what is left (a new Idempotency-Key, or the same one for the same request once stock came back).",
 		Page: Page{Heading: "Sold out",
 			Message: "Someone bought the last of something in your cart before you paid, so nothing was charged. Change your cart and pay again.", Next: ToCart}}
+	OrderCancelled = Kind{Slug: "order-cancelled", Title: "Order cancelled", Status: http.StatusConflict,
+		About: "The order is cancelled already (by another request, under another Idempotency-Key), and refunded in full: nothing more was refunded. GET the order's refunds to see the cancel.",
+		Page: Page{Heading: "Order already cancelled",
+			Message: "This order is cancelled already and its money is on its way back to you: nothing more was refunded.", Next: ToOrders}}
+	CancelWindowClosed = Kind{Slug: "cancel-window-closed", Title: "Too late to cancel", Status: http.StatusConflict,
+		About: "Orders can be cancelled only within a window after they are placed (the detail says how long). Nothing was stored or refunded.",
+		Page: Page{Heading: "Too late to cancel",
+			Message: "This order can no longer be cancelled, so nothing was refunded. Write to us if something is wrong with it.", Next: ToOrders}}
+	RefundExceeds = Kind{Slug: "refund-exceeds-charge", Title: "Refund exceeds what is left", Status: http.StatusConflict,
+		About: "The refund asks for more than is left to refund of the order (its amount less every refund made or under way), or nothing is left. Nothing was stored or refunded; left names what is left, in minor units.",
+		Page: Page{Heading: "Nothing left to refund",
+			Message: "This order has been refunded in full already, so nothing more was refunded.", Next: ToOrders}}
+	RefundRefused = Kind{Slug: "refund-refused", Title: "Refund refused", Status: http.StatusConflict,
+		About: "The payment provider refused the refund for good (the charge was refunded by other means, or disputed). This outcome is final for this Idempotency-Key and is replayed on retries; nothing was refunded by it.",
+		Page: Page{Heading: "The refund was refused",
+			Message: "The payment provider refused this refund, so nothing was refunded by it. Write to us and we will put it right.", Next: ToOrders}}
+	RefundPending = Kind{Slug: "refund-pending", Title: "Refund outcome unknown", Status: http.StatusServiceUnavailable,
+		About: "The payment provider did not confirm the refund in time; it may or may not have been made. Retry with the same Idempotency-Key after Retry-After seconds: the refund resumes and is made at most once. If no retry comes, the server completes it itself.",
+		Page: Page{Heading: "Your refund is on its way",
+			Message: "The payment provider has not confirmed your refund yet. Send the same form again in a few seconds: it can never refund twice.", Next: ToOrders}}
 	Unavailable = kitKind(idem.ErrUnavailable,
 		"The shop's database cannot be reached for a moment (it is restarting, or the network to it failed). Retry after Retry-After seconds, with the same Idempotency-Key for an order: if this attempt got as far as the payment, the retry resumes it without charging twice.",
 		Page{Heading: "Back in a moment",
@@ -142,4 +162,5 @@ var Kinds = []Kind{
 	KeyInUse, LockLost, KeyReused, UnsupportedMediaType, OutcomeUnknown, ProviderUnavailable, ProviderTimeout, Internal,
 	PaymentNotCompleted, ShuttingDown, Unavailable, MisdirectedRequest, TooManyRequests, RequestTimeout,
 	CartOrdered, CartChanged, CartVersionMismatch, SoldOut,
+	OrderCancelled, CancelWindowClosed, RefundExceeds, RefundRefused, RefundPending,
 }

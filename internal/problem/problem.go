@@ -38,6 +38,9 @@ type Problem struct {
 	// place, in the shape RFC 9457's own example gives (section 3): a client
 	// can put each message beside the field it is about.
 	Errors []FieldError `json:"errors,omitempty"`
+	// Left is what is left to refund of an order (refund-exceeds-charge),
+	// in minor units.
+	Left *int64 `json:"left,omitempty"`
 }
 
 // FieldError is one thing wrong with a request body: Pointer is a JSON
@@ -87,6 +90,7 @@ var (
 	ToCart     = Link{Href: "/cart", Label: "Back to your cart"}
 	ToCheckout = Link{Href: "/checkout", Label: "Start a new checkout"}
 	ToPickup   = Link{Href: "/pickup", Label: "Open the pickup form again"}
+	ToOrders   = Link{Href: "/orders", Label: "Back to your orders"}
 )
 
 // Type is the kind's type URI, relative to the server.

@@ -13,6 +13,7 @@ import (
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/problem"
+	"exactlyonce/internal/refund"
 )
 
 // Classify maps every error the handlers, the engine and the kit return
@@ -73,8 +74,21 @@ func shopFailure(err error) *Failure {
 		soldOut     *checkout.SoldOutError
 		invalidCart *catalog.InvalidCartError
 		badPickup   *pickup.InvalidError
+		exceeds     *refund.ExceedsError
+		window      *refund.WindowClosedError
+		pending     *refund.OutcomeUnknownError
 	)
 	switch {
+	case errors.Is(err, refund.ErrNotFound):
+		return Fail(problem.NotFound, "no such order")
+	case errors.Is(err, refund.ErrCancelled):
+		return Fail(problem.OrderCancelled, err.Error())
+	case errors.As(err, &window):
+		return Fail(problem.CancelWindowClosed, window.Error())
+	case errors.As(err, &exceeds):
+		return &Failure{Kind: problem.RefundExceeds, Detail: exceeds.Error(), Left: &exceeds.Left}
+	case errors.As(err, &pending):
+		return &Failure{Kind: problem.RefundPending, Detail: "the payment provider has not confirmed the refund yet", RetryAfter: pending.RetryAfter}
 	case errors.As(err, &badPickup):
 		return &Failure{Kind: problem.InvalidRequest, Detail: badPickup.Field + ": " + badPickup.Reason, Reason: badPickup.Reason,
 			Errors: problem.At("/"+badPickup.Field, badPickup.Reason)}

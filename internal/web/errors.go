@@ -28,6 +28,8 @@ type Failure struct {
 	RetryAfter time.Duration
 	// Errors places what is wrong in the request's body (API only).
 	Errors []problem.FieldError
+	// Left is what is left to refund of an order (API only).
+	Left *int64
 }
 
 func (f *Failure) Error() string { return f.Kind.Title + ": " + f.Detail }

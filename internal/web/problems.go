@@ -21,7 +21,7 @@ func WriteProblem(c echo.Context, f *Failure, err error) error {
 		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="api"`)
 	}
 	p := f.Kind.New(f.Detail)
-	p.Errors = f.Errors
+	p.Errors, p.Left = f.Errors, f.Left
 	p.Instance = tracing.Instance(c.Request().Context())
 	return c.Blob(p.Status, problem.ContentType, p.JSON())
 }
