@@ -130,12 +130,12 @@ type Config struct {
 	// or the provider's webhooks, each for up to Partition (default 10 s);
 	// LossyLinks slow, lose and reorder a shop's packets as Link says for
 	// up to LinkFor (default 10 s) (partition.go).
-	Net                 bool
-	Partitions          int
-	Partition           time.Duration
-	LossyLinks          int
-	LinkFor             time.Duration
-	Link                Link
+	Net        bool
+	Partitions int
+	Partition  time.Duration
+	LossyLinks int
+	LinkFor    time.Duration
+	Link       Link
 
 	// Dir is where processes' logs and the database go; empty makes one
 	// under /tmp, deleted after a run that passed.

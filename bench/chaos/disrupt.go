@@ -41,8 +41,8 @@ type Disruptions struct {
 	PartitionKinds map[string]int `json:"partition_kinds,omitempty"`
 	LossyLinks     int            `json:"lossy_links,omitempty"`
 	LinkMethod     string         `json:"link_method,omitempty"`
-	ProviderFaults string `json:"provider_faults"`
-	FaultWindows   int    `json:"fault_windows,omitempty"`
+	ProviderFaults string         `json:"provider_faults"`
+	FaultWindows   int            `json:"fault_windows,omitempty"`
 	// Errors are disruptions that could not be made, such as a restart
 	// that failed; the settle step restarts what is down.
 	Errors []string `json:"errors,omitempty"`

@@ -65,9 +65,9 @@ func (l *netLab) gateway() string { return l.subnet + ".1" }
 func (l *netLab) dbIP() string    { return l.subnet + ".3" }
 
 // spaceIP is the address of namespace i: 2 the provider, 10+i shop i.
-func (l *netLab) shopIP(i int) string  { return l.subnet + "." + strconv.Itoa(10+i) }
-func (l *netLab) providerIP() string   { return l.subnet + ".2" }
-func (l *netLab) bridge() string       { return l.prefix + "br" }
+func (l *netLab) shopIP(i int) string    { return l.subnet + "." + strconv.Itoa(10+i) }
+func (l *netLab) providerIP() string     { return l.subnet + ".2" }
+func (l *netLab) bridge() string         { return l.prefix + "br" }
 func (l *netLab) nsName(s string) string { return l.prefix + "-" + s }
 
 // labCommands are the commands that make the bridge.
