@@ -248,7 +248,12 @@ func (cl *cluster) healNet() {
 	for _, s := range append(cl.spaces, cl.providerSpace) {
 		s.mu.Lock()
 		for _, pref := range []int{prefFrom, prefTo} {
-			for cl.net.run("ip", "-n", s.name, "rule", "del", "pref", strconv.Itoa(pref)) == nil {
+			// A rule per preference at most (one cut at a time); a second
+			// delete finds none.
+			for range 2 {
+				if cl.net.run("ip", "-n", s.name, "rule", "del", "pref", strconv.Itoa(pref)) != nil {
+					break
+				}
 			}
 		}
 		cl.net.run(linkClear(s.name, "eth0")...) //nolint:errcheck // nothing to clear
