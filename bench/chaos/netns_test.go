@@ -191,7 +191,7 @@ func TestNetLab(t *testing.T) {
 			if err != nil {
 				return
 			}
-			c.Write([]byte("hi\n"))
+			c.Write([]byte("hi\n")) //nolint:errcheck // a client that got nothing fails reaches()
 			c.Close()
 		}
 	}()
@@ -228,7 +228,9 @@ func TestNetLab(t *testing.T) {
 	if l.run(build(shop.name, "eth0")[0]...) != nil {
 		build = k.laneCommands
 	} else {
-		l.run(linkClear(shop.name, "eth0")...)
+		if err := l.run(linkClear(shop.name, "eth0")...); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, cmd := range build(shop.name, "eth0") {
 		if err := l.run(cmd...); err != nil {
