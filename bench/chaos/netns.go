@@ -20,7 +20,8 @@ import (
 // shop's queries to PostgreSQL, its calls to the provider, the provider's
 // webhooks, in one direction or both, and slow and lose them on a lossy
 // link. PostgreSQL, HAProxy, the mail server and the harness stay in the
-// root namespace, reached on addresses of the bridge (forward.go).
+// root namespace, reached on addresses of the bridge (netns_forward.go:
+// a Unix socket would be reached through the file system, past the rules).
 //
 // Every name carries the run's prefix, cx<pid>, so that two runs never
 // collide and a later run can tell the leftovers of one that was killed
