@@ -11,6 +11,9 @@
 // the provider's faults. Then it lets the completer settle every key and
 // checks, in SQL, against what the clients were told and in the shops'
 // logs, that every invariant of exactly-once charging held (see check.go).
+// With Config.Net the shops and the provider run in network namespaces of
+// their own instead of on loopback, and partitions cut their packets
+// (netns.go, partition.go).
 //
 // Everything is bounded: the number of checkouts, the time clients drive,
 // the time allowed to settle; the run stops itself and its processes.
