@@ -210,6 +210,20 @@ chaos: bin/web bin/fakestripe bin/chaos ## chaos harness, long: 10,000 checkouts
 LONG_CHAOS := -instances 3 -clients 48 -checkouts 10000 -duration 8m -drain 1m -shared-keys 0.05 \
 	-kills 24 -stalls 16 -db-crashes 6 -db-stalls 4 -row-locks 8 -smtp-stalls 6 $(WEBHOOK_FAULTS)
 
+# Network partitions (bench/chaos/netns.go, partition.go, docs/analysis.md):
+# each shop and the provider in a network namespace of their own on a
+# bridge (root and iproute2; no fixed name or port: the run's pid names
+# them, and a run sweeps what a killed one left). Partitions cut a shop
+# from PostgreSQL (both ways, its queries lost, its answers lost) or from
+# the provider (both ways, its answers lost), or the provider's webhooks;
+# lossy links slow, lose and reorder a shop's packets (tc netem, or HTB
+# lanes with a random BPF classifier on a kernel without netem).
+NET_FAULTS := -net -partitions 4 -partition 6s -netem 2 -netem-for 6s
+.PHONY: chaos/net/short
+chaos/net/short: bin/web bin/fakestripe bin/chaos ## chaos/short's kills and stalls with 4 network partitions and 2 lossy links, in about a minute (root)
+	bin/chaos -web bin/web -instances 3 -clients 16 -checkouts 250 -duration 30s -drain 8s -settle 30s -shared-keys 0.05 \
+		-kills 1 -stalls 1 $(NET_FAULTS) $(WEBHOOK_FAULTS)
+
 # make jepsen is the long run kept as evidence (docs/analysis.md): chaos's
 # run with a seed it prints (SEED=n repeats its choices; the timing still
 # varies) and a folder it keeps, .data/jepsen/<seed>, holding every
@@ -222,9 +236,21 @@ ifeq ($(SEED),)
 SEED := $(shell od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 endif
 .PHONY: jepsen
-jepsen: bin/web bin/fakestripe bin/chaos ## the long chaos run kept as evidence: seed (SEED=n), every client operation's history checked (porcupine), kept in .data/jepsen/<seed>
+jepsen: bin/web-skew bin/fakestripe bin/chaos ## the long run kept as evidence, all faults at once (root): partitions, lossy links, skewed clocks, failovers, kills, stalls; seed (SEED=n), every client operation's history checked (porcupine), kept in .data/jepsen/<seed>
 	@echo "jepsen: seed $(SEED), kept in .data/jepsen/$(SEED)"
-	bin/chaos -v -web bin/web $(LONG_CHAOS) -seed $(SEED) -dir .data/jepsen/$(SEED)
+	bin/chaos -v -web bin/web-skew $(JEPSEN) -seed $(SEED) -dir .data/jepsen/$(SEED)
+
+# The long run's faults: chaos/ha's formation (synchronous standby,
+# failovers, switchovers, primary kills, standby stops) and its shop
+# faults, the shops' clocks minutes apart (bin/web-skew), the shops and
+# the provider in namespaces of their own with partitions and lossy links
+# every few seconds, webhooks twice, late and out of order, 5 % twins;
+# 13,000 checkouts over 18 minutes (12 a second: a 2-core machine shared
+# with other work kept 13 a second with 48 clients), some 23,000 client
+# operations; about 22 minutes in all.
+JEPSEN = -ha -net $(CLOCK_SKEWS) -instances 3 -clients 48 -checkouts 13000 -duration 18m -drain 1m -settle 1m -shared-keys 0.05 \
+	-failovers 3 -switchovers 2 -primary-kills 2 -standby-stops 2 -kills 24 -stalls 10 -row-locks 8 -smtp-stalls 4 \
+	-partitions 60 -partition 10s -netem 16 -netem-for 10s $(WEBHOOK_FAULTS)
 
 .PHONY: chaos/short
 chaos/short: bin/web bin/fakestripe bin/chaos ## chaos harness in under a minute (part of make test)

@@ -11,6 +11,9 @@
 // the provider's faults. Then it lets the completer settle every key and
 // checks, in SQL, against what the clients were told and in the shops'
 // logs, that every invariant of exactly-once charging held (see check.go).
+// With Config.Net the shops and the provider run in network namespaces of
+// their own instead of on loopback, and partitions cut their packets
+// (netns.go, partition.go).
 //
 // Everything is bounded: the number of checkouts, the time clients drive,
 // the time allowed to settle; the run stops itself and its processes.
@@ -124,6 +127,18 @@ type Config struct {
 	// shop i taking ClockSkews[i % len]; the web binary must be built
 	// with the skewed runtime (make bin/web-skew). None skews no clock.
 	ClockSkews []ClockSkew
+	// Net puts each shop and the provider in a network namespace of its
+	// own (netns.go; root and iproute2): needed by Partitions and
+	// LossyLinks. Partitions cut a shop from PostgreSQL or the provider,
+	// or the provider's webhooks, each for up to Partition (default 10 s);
+	// LossyLinks slow, lose and reorder a shop's packets as Link says for
+	// up to LinkFor (default 10 s) (partition.go).
+	Net        bool
+	Partitions int
+	Partition  time.Duration
+	LossyLinks int
+	LinkFor    time.Duration
+	Link       Link
 
 	// Dir is where processes' logs and the database go; empty makes one
 	// under /tmp, deleted after a run that passed.
@@ -158,6 +173,17 @@ func (c Config) withDefaults() Config {
 	set(&c.StandbyDown, 5*time.Second)
 	set(&c.ProcessingFor, 1500*time.Millisecond)
 	set(&c.AuthenticationWindow, 4*time.Second)
+	set(&c.Partition, 10*time.Second)
+	set(&c.LinkFor, 10*time.Second)
+	// A lossy link's defaults, each where unset.
+	set(&c.Link.Delay, 100*time.Millisecond)
+	set(&c.Link.Jitter, 50*time.Millisecond)
+	if c.Link.Loss == 0 {
+		c.Link.Loss = 0.05
+	}
+	if c.Link.Reorder == 0 {
+		c.Link.Reorder = 0.25
+	}
 	switch {
 	case c.Authentication == 0:
 		c.Authentication = 0.03
@@ -213,6 +239,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if !cfg.HA && (cfg.Async || cfg.Standbys > 0 || cfg.Failovers+cfg.Switchovers+cfg.PrimaryKills+cfg.StandbyStops > 0) {
 		return nil, errors.New("standbys, asynchronous or not, and failover disruptions need a formation (HA)")
+	}
+	if !cfg.Net && cfg.Partitions+cfg.LossyLinks > 0 {
+		return nil, errors.New("partitions and lossy links need the shops in network namespaces (Net, -net)")
+	}
+	if !(cfg.Link.Loss >= 0 && cfg.Link.Loss < 1 && cfg.Link.Reorder >= 0 && cfg.Link.Reorder <= 1) {
+		return nil, errors.New("a lossy link's loss and reordering are shares, from 0 to 1 (loss below 1)")
 	}
 	if cfg.Standbys > 2 {
 		return nil, errors.New("a formation has 1 or 2 standbys")

@@ -61,6 +61,15 @@ type cluster struct {
 	// the proxy they are sent through, which the SMTP stalls stall.
 	mail *mailcatcher.Server
 	smtp *smtpProxy
+	// net is the run's network with Config.Net (netns.go): a namespace
+	// per shop (spaces, in the order of shops) and the provider's; the
+	// forwarders that bring PostgreSQL and the mail server onto the
+	// bridge; front0, the address the provider's webhooks go to.
+	net           *netLab
+	spaces        []*netSpace
+	providerSpace *netSpace
+	forwarders    []*forwarder
+	front0        string
 }
 
 func startCluster(ctx context.Context, cfg Config, dir string, logf func(string, ...any)) (_ *cluster, err error) {
@@ -98,6 +107,12 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	if cl.smtp, err = listenSMTPProxy(cl.mail.Addr()); err != nil {
 		return nil, err
 	}
+	smtpAddr, shopURL := cl.smtp.Addr(), url
+	if cfg.Net {
+		if smtpAddr, shopURL, err = cl.startNet(url, logf); err != nil {
+			return nil, err
+		}
+	}
 
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
@@ -115,7 +130,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		"SHUTDOWN_TIMEOUT=2s",
 		// The outbox's jobs run in the shops; a job a kill -9 left running
 		// is delivered again once River's rescuer sees it (outboxSettle).
-		"SMTP_ADDR=" + cl.smtp.Addr(),
+		"SMTP_ADDR=" + smtpAddr,
 		"JOB_RESCUE_AFTER=" + jobRescueAfter.String(),
 		"LOG_FORMAT=json",
 		"LOG_LEVEL=warn",
@@ -138,13 +153,22 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		if addrs[i], err = freeAddr(); err != nil {
 			return nil, err
 		}
+		if cfg.Net {
+			addrs[i] = cl.net.shopIP(i) + ":" + strconv.Itoa(shopPort)
+		}
 	}
 	front := addrs[0]
 	if cfg.HA {
 		if front, err = freeAddr(); err != nil {
 			return nil, err
 		}
+		if cfg.Net {
+			if front, err = freeAddrOn(cl.net.gateway()); err != nil {
+				return nil, err
+			}
+		}
 	}
+	cl.front0 = front
 
 	// The fake Stripe on its own database: it applies its own migrations
 	// there before it serves. Never the memory store (FAKE_PROVIDER_STORE,
@@ -154,8 +178,11 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Net {
+		paddr = cl.net.providerIP() + ":" + strconv.Itoa(shopPort)
+	}
 	cl.provider = &process{
-		name: "provider", addr: paddr, args: []string{cfg.Fake},
+		name: "provider", addr: paddr, args: cl.inSpace(cl.providerSpace, cfg.Fake),
 		env: slices.Concat(env, []string{"PROVIDER_ADDR=" + paddr, "FAKE_PROVIDER_STORE=postgres", "DATABASE_URL=" + providerURL,
 			"STRIPE_WEBHOOK_URL=http://" + front + "/webhooks/stripe"}),
 		logPath: filepath.Join(dir, "provider.log"),
@@ -172,7 +199,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		return nil, fmt.Errorf("the provider's webhook faults: status %d, %v", status, err)
 	}
 
-	shopEnv := slices.Concat(env, []string{"DATABASE_URL=" + url, "STRIPE_API_BASE=http://" + paddr, "DEMO=0"})
+	shopEnv := slices.Concat(env, []string{"DATABASE_URL=" + shopURL, "STRIPE_API_BASE=http://" + paddr, "DEMO=0"})
 	if cfg.HA {
 		// The shops answer for HAProxy's address, which the clients, its
 		// health checks and the provider's webhooks name in their Host
@@ -190,7 +217,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	errs := make([]error, cfg.Instances)
 	for i, addr := range addrs {
 		p := &process{
-			name: "web-" + strconv.Itoa(i), addr: addr, args: []string{cfg.Web},
+			name: "web-" + strconv.Itoa(i), addr: addr, args: cl.inSpace(cl.shopSpace(i), cfg.Web),
 			env:     slices.Concat(shopEnv, []string{"ADDR=" + addr}, cfg.skewEnv(i)),
 			logPath: filepath.Join(dir, "web-"+strconv.Itoa(i)+".log"), ready: "/readyz",
 		}
@@ -334,6 +361,7 @@ func (cl *cluster) crashPostgres(ctx context.Context, down time.Duration) (time.
 // heal undoes every disruption: PostgreSQL up, every shop running and
 // resumed, the provider healthy.
 func (cl *cluster) heal(ctx context.Context) error {
+	cl.healNet()
 	if err := cl.healDatabase(ctx); err != nil {
 		return err
 	}
@@ -455,6 +483,12 @@ func (cl *cluster) stop() {
 	}
 	if cl.mail != nil {
 		cl.mail.Close()
+	}
+	for _, f := range cl.forwarders {
+		f.close()
+	}
+	if cl.net != nil {
+		cl.net.close()
 	}
 	if cl.removeDir {
 		os.RemoveAll(cl.dir)

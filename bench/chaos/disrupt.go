@@ -34,8 +34,15 @@ type Disruptions struct {
 	PrimaryChanges int `json:"primary_changes,omitempty"`
 	// ProviderFaults is "rates" (the provider draws a fault per call),
 	// "windows" (one fault at a time, for a moment), or "off".
-	ProviderFaults string `json:"provider_faults"`
-	FaultWindows   int    `json:"fault_windows,omitempty"`
+	// Partitions are the network partitions made (partition.go), by
+	// kind; LossyLinks the spans of a shop on a lossy link, made with
+	// LinkMethod (netem, or HTB lanes where the kernel has no netem).
+	Partitions     int            `json:"partitions,omitempty"`
+	PartitionKinds map[string]int `json:"partition_kinds,omitempty"`
+	LossyLinks     int            `json:"lossy_links,omitempty"`
+	LinkMethod     string         `json:"link_method,omitempty"`
+	ProviderFaults string         `json:"provider_faults"`
+	FaultWindows   int            `json:"fault_windows,omitempty"`
 	// Errors are disruptions that could not be made, such as a restart
 	// that failed; the settle step restarts what is down.
 	Errors []string `json:"errors,omitempty"`
@@ -219,7 +226,8 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 		}
 		t.span(windowShopStall, began)
 	}
-	cl.planLastingOnes(ctx, rng, after, &t, logf, shopStall)
+	lossy := func() { cl.lossyOnce(ctx, pick, release, rng, &t, logf) }
+	cl.planLastingOnes(ctx, rng, after, &t, logf, shopStall, lossy)
 
 	faults := "off"
 	if cl.cfg.ProviderFaults == "rates" || cl.cfg.ProviderFaults == "windows" {
@@ -238,7 +246,7 @@ func (cl *cluster) disrupt(ctx context.Context, r *rand.Rand, logf func(string, 
 // drain. SMTP stalls are placed clear of the disruptions that slow orders
 // by themselves where they fit (planLasting), so that what orders meet
 // there is the SMTP stall.
-func (cl *cluster) planLastingOnes(ctx context.Context, rng *lockedRand, after func(time.Duration, func()), t *tally, logf func(string, ...any), shopStall func()) {
+func (cl *cluster) planLastingOnes(ctx context.Context, rng *lockedRand, after func(time.Duration, func()), t *tally, logf func(string, ...any), shopStall, lossy func()) {
 	var spans []lastingSpan
 	var runs []func()
 	add := func(n int, hold time.Duration, role spanRole, do func()) {
@@ -252,6 +260,8 @@ func (cl *cluster) planLastingOnes(ctx context.Context, rng *lockedRand, after f
 	add(cl.cfg.DBCrashes, crashHold, roleDisturbs, func() { cl.crashPostgresOnce(ctx, rng, t, logf) })
 	add(cl.cfg.RowLocks, cl.cfg.RowLock, roleFree, func() { cl.lockKeysOnce(ctx, t, logf) })
 	add(cl.cfg.SMTPStalls, cl.cfg.SMTPStall, roleJudged, func() { cl.stallSMTPOnce(rng.intN(2) == 0, t, logf) })
+	add(cl.cfg.Partitions, cl.cfg.Partition, roleDisturbs, func() { cl.partitionOnce(ctx, rng, t, logf) })
+	add(cl.cfg.LossyLinks, cl.cfg.LinkFor, roleDisturbs, lossy)
 	cl.planFailovers(ctx, add, t, logf)
 	starts, apart := planLasting(rng, cl.cfg.Duration/10, cl.cfg.Duration*8/10, spans)
 	if !apart {

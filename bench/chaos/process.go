@@ -207,3 +207,14 @@ func (p *process) terminate(grace time.Duration) {
 		p.kill()
 	}
 }
+
+// freeAddrOn is freeAddr on another address of this machine (the bridge
+// of a run's network).
+func freeAddrOn(ip string) (string, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}

@@ -227,7 +227,7 @@ func (r *Report) Summary() string {
 		"%d kill -9, %d SIGSTOP, %d PostgreSQL crashes, %d PostgreSQL SIGSTOP, %d row locks (%d keys, %d started), %d SMTP stalls, provider faults %s; %s"+
 		"database: %d orders, %d succeeded charges, %d refunds (%d of lost keys); %d mails (%d sent again with the same Message-ID); keys settled in %.1f s, jobs %.1f s later (%d worked again, slowest %.1f s); %.0f s in all",
 		verdict, c.Checkouts, c.Placed, c.Declined, c.NotCompleted, c.NotCompletedWhileRetrying, c.NotHeard, c.Unresolved, c.Attempts, r.Config.Instances,
-		d.Kills, d.Stalls, d.DBCrashes, d.DBStalls, d.RowLocks, d.KeysLocked, d.StartedKeysLocked, d.SMTPStalls, d.ProviderFaults, failoversLine(d),
+		d.Kills, d.Stalls, d.DBCrashes, d.DBStalls, d.RowLocks, d.KeysLocked, d.StartedKeysLocked, d.SMTPStalls, d.ProviderFaults, failoversLine(d)+partitionsLine(d),
 		r.Database.Orders, r.Database.ChargesSucceeded, r.Database.Refunds, r.Database.LostKeyRefunds, r.Mail.Messages, r.Mail.Resent, r.SettleSeconds,
 		r.Outbox.SettleSeconds, r.Outbox.Retried, r.Outbox.SlowestSeconds, r.Seconds)
 	logged := "none"
@@ -263,6 +263,19 @@ func failoversLine(d Disruptions) string {
 	}
 	return fmt.Sprintf("%d failovers, %d switchovers, %d primary postmaster kills, %d standby stops (the primary changed %d times); ",
 		d.Failovers, d.Switchovers, d.PrimaryKills, d.StandbyStops, d.PrimaryChanges)
+}
+
+// partitionsLine says what a run with its own network (Config.Net) cut
+// and slowed, or nothing.
+func partitionsLine(d Disruptions) string {
+	if d.Partitions+d.LossyLinks == 0 {
+		return ""
+	}
+	kinds := make([]string, 0, len(d.PartitionKinds))
+	for _, k := range slices.Sorted(maps.Keys(d.PartitionKinds)) {
+		kinds = append(kinds, fmt.Sprintf("%d %s", d.PartitionKinds[k], k))
+	}
+	return fmt.Sprintf("%d partitions (%s), %d lossy links (%s); ", d.Partitions, strings.Join(kinds, ", "), d.LossyLinks, d.LinkMethod)
 }
 
 // MailTotals count the confirmations the shops sent. Resent are copies of

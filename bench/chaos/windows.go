@@ -86,7 +86,9 @@ func disturbancesOf(ws []window) []window {
 	var out []window
 	for _, w := range ws {
 		switch w.kind {
-		case windowDBCrash, windowDBStall, windowShopStall, windowFailover, windowSwitchover, windowPrimaryKill, windowStandbyStop:
+		case windowDBCrash, windowDBStall, windowShopStall, windowFailover, windowSwitchover, windowPrimaryKill, windowStandbyStop,
+			windowPartitionDB, windowPartitionDBOut, windowPartitionDBIn, windowPartitionProvider, windowPartitionProvIn,
+			windowPartitionWebhooks, windowLossyLink:
 			out = append(out, window{kind: w.kind, from: w.from, to: w.to.Add(disturbedTail)})
 		}
 	}
