@@ -23,7 +23,12 @@ free AS (
 ),
 written AS (
     UPDATE idem_keys AS k
-    SET asked_at = greatest(k.asked_at, now() - make_interval(secs => free.ago))
+    -- Never before the key's claim: an ask noted before this key existed
+    -- (held by a process cut off from the database while another's claim
+    -- created it) counts from the claim, which is an ask too. greatest()
+    -- ignores NULL, so without the coalesce a key's first ask could move
+    -- the grace to before the key began.
+    SET asked_at = greatest(coalesce(k.asked_at, k.created_at), now() - make_interval(secs => free.ago))
     FROM free
     WHERE k.scope = free.scope AND k.key = free.key
     RETURNING k.scope, k.key
@@ -49,7 +54,7 @@ type AskedRow struct {
 // Records that clients asked about started keys (told the key is in
 // progress, or that the database was away, or hung up while their claim
 // waited): each key's asked_at becomes now() less the ask's age in
-// seconds, unless it holds a later ask. The completer's grace counts from
+// seconds, unless it holds a later ask or the key was claimed later. The completer's grace counts from
 // it. A row locked at this moment (a finish under way, a stalled session,
 // an abandoned claim's session not yet gone) is skipped rather than waited
 // for, and returned: its ask is kept for the next flush, not dropped.
