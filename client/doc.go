@@ -5,7 +5,8 @@
 //
 // It retries what is safe to retry (network errors, 409, 429, 500, 502, 503, 504)
 // with exponential backoff and full jitter, waiting at least Retry-After;
-// it never retries a 400, 401, 404 or 422, which no retry can change. It
+// it never retries a 400, 401, 404 or 422, which no retry can change, nor a
+// 409 sold-out, which only stock coming in changes (a *Problem). It
 // stops retrying well before the server's published retention window ends
 // (after which the same key would start a new purchase) and then
 // reconciles: it asks the server what became of the key instead of

@@ -112,7 +112,7 @@ func (c *Client) PlaceOrder(ctx context.Context, op string, order OrderRequest) 
 			o.Key = e.Key
 			o.Replayed = r.header.Get("Idempotent-Replayed") == "true"
 			return o, nil
-		case err == nil && !retryable(r.status):
+		case err == nil && !retryableAnswer(r.status, r.body):
 			c.observe(ev)
 			return Order{}, problemOf(r)
 		}

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -22,6 +23,26 @@ func retryable(status int) bool {
 		return true
 	}
 	return false
+}
+
+// soldOut is the problem type of a 409 that no retry with the same key
+// changes by itself: too little stock was left, so nothing was claimed (the
+// retry is a fresh attempt, placed only if stock came in meanwhile).
+const soldOut = "/problems/sold-out"
+
+// retryableAnswer is retryable for an answer's status and body: a 409
+// sold-out is returned to the caller, who changes the order or tells the
+// customer, instead of being asked again until the retry budget is spent.
+func retryableAnswer(status int, body []byte) bool {
+	if status == http.StatusConflict {
+		var p struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(body, &p) == nil && p.Type == soldOut {
+			return false
+		}
+	}
+	return retryable(status)
 }
 
 // backoff is the wait before retry number attempt (0 for the first retry):

@@ -17,6 +17,7 @@ import (
 
 	"exactlyonce/client"
 	"exactlyonce/internal/apptest"
+	"exactlyonce/internal/db"
 )
 
 var mugs = client.OrderRequest{Items: []client.Item{{SKU: "mug-espresso", Quantity: 2}}}
@@ -194,6 +195,28 @@ func TestFinalAnswersAreNotRetried(t *testing.T) {
 				t.Errorf("got attempts %v, want exactly one", got)
 			}
 		})
+	}
+}
+
+// TestSoldOutIsNotRetried: a 409 sold-out is the server's final word on
+// this attempt (nothing was claimed; only stock coming in changes it), not
+// a request in progress: the client returns it at once instead of asking
+// again with the same key until its retry budget is spent.
+func TestSoldOutIsNotRetried(t *testing.T) {
+	h := apptest.New(t)
+	if _, err := h.DB.ReceiveStock(context.Background(), db.ReceiveStockParams{Sku: "mug-espresso", Quantity: 1}); err != nil {
+		t.Fatal(err)
+	}
+	cust := h.NewCustomer(t)
+	c, rec := newClient(t, h, cust.Token, t.TempDir())
+	c.MaxElapsed = 3 * time.Second
+	_, err := c.PlaceOrder(context.Background(), "op", mugs) // two mugs, one on hand
+	var p *client.Problem
+	if !errors.As(err, &p) || p.Status != http.StatusConflict || !strings.HasSuffix(p.Type, "/sold-out") {
+		t.Fatalf("got %v, want a 409 sold-out problem", err)
+	}
+	if got := rec.statuses(); len(got) != 1 {
+		t.Errorf("got attempts %v, want exactly one", got)
 	}
 }
 

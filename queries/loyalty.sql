@@ -31,12 +31,14 @@ SELECT pg_advisory_xact_lock(hashtextextended('loyalty_reversals:' || (@order_id
 -- amount / 100), less what earlier reversals of the order took back. So an
 -- order's reversals add up to its refunded total / 100 whatever order the
 -- jobs run in, and a full refund takes back exactly the award. A second
--- delivery of the job finds its row and inserts nothing.
+-- delivery of the job finds its row and inserts nothing. The sums are cast
+-- to bigint before dividing: sum(bigint) is numeric, whose division keeps
+-- the fraction, and the insert would round it to the nearest point.
 INSERT INTO loyalty_reversals (refund_id, customer_id, order_id, points, job_id)
 SELECT r.id, r.customer_id, r.order_id,
-       greatest(0, (SELECT coalesce(sum(x.amount), 0) FROM order_refunds x
+       greatest(0, (SELECT coalesce(sum(x.amount), 0)::bigint FROM order_refunds x
                     WHERE x.customer_id = r.customer_id AND x.order_id = r.order_id AND x.state = 'refunded') / 100
-                   - (SELECT coalesce(sum(v.points), 0) FROM loyalty_reversals v
+                   - (SELECT coalesce(sum(v.points), 0)::bigint FROM loyalty_reversals v
                       WHERE v.customer_id = r.customer_id AND v.order_id = r.order_id)),
        @job_id::bigint
 FROM order_refunds r

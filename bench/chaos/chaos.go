@@ -123,6 +123,14 @@ type Config struct {
 	// client's twin, a second customer, sends again with the same key and
 	// body (twin.go); zero means none.
 	SharedKeys float64
+	// Refunds is the share of placed orders (0 to 1) that their customer
+	// cancels, or an operator refunds in part on the admin listener, or
+	// both at once (refunds.go); LastItems, when not 0, is the stock of the
+	// contended product: received at the start and again every
+	// restockEvery, and put in a share of the carts, so that sold-outs
+	// happen and cancels give stock back. Zero is none of either.
+	Refunds   float64
+	LastItems int
 	// ClockSkews sets each shop's wall clock off and drifting (skew.go),
 	// shop i taking ClockSkews[i % len]; the web binary must be built
 	// with the skewed runtime (make bin/web-skew). None skews no clock.
@@ -249,9 +257,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Standbys > 2 {
 		return nil, errors.New("a formation has 1 or 2 standbys")
 	}
-	for _, share := range []float64{cfg.WebhookDuplicates, cfg.WebhookReorder, cfg.SharedKeys} {
+	for _, share := range []float64{cfg.WebhookDuplicates, cfg.WebhookReorder, cfg.SharedKeys, cfg.Refunds} {
 		if !(share >= 0 && share <= 1) {
-			return nil, errors.New("webhook duplicates and reordering, and shared keys, are shares, from 0 to 1")
+			return nil, errors.New("webhook duplicates and reordering, shared keys and refunds are shares, from 0 to 1")
 		}
 	}
 	if !(cfg.Authentication <= 1) {
@@ -322,6 +330,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Logged5xx = logged.statuses
 	if err := check(ctx, cfg, cl.db, cl.providerDB, mails, rep); err != nil {
 		return nil, fmt.Errorf("check: %w", err)
+	}
+	if err := checkRefunds(ctx, cl.db, cl.providerDB, mails, rep); err != nil {
+		return nil, fmt.Errorf("check the refunds: %w", err)
 	}
 	if err := checkHistory(ctx, cfg, dir, cl.db, cl.providerDB, rep); err != nil {
 		return nil, fmt.Errorf("check the history: %w", err)

@@ -28,8 +28,11 @@ SELECT customer_id, id, idempotency_key, charge_id, amount, currency FROM orders
 SELECT charge_id, amount FROM reconciled_refunds WHERE lost_operation ORDER BY charge_id;
 
 -- name: ChaosStartedKeys :one
--- Keys nobody has settled yet; a settled run has none.
-SELECT count(*) FROM idem_keys_v1 k JOIN order_keys USING (scope, key) WHERE k.status = 'started';
+-- Keys nobody has settled yet, orders' and refunds' (issue 40); a settled
+-- run has none.
+SELECT count(*) FROM idem_keys_v1 k
+WHERE k.status = 'started'
+  AND (k.kind = 'refund' OR EXISTS (SELECT FROM order_keys o WHERE o.scope = k.scope AND o.key = k.key));
 
 -- name: ChaosKeys :many
 -- Every key with what it stored, to compare with what the clients were told.
@@ -155,3 +158,63 @@ WHERE customer_id = @customer_id::uuid AND key = @key::text AND event = 'taken_o
 -- How many orders the shops have placed: the async failover waits for it
 -- to grow, so that writes are flowing when its tail is cut.
 SELECT count(*) FROM orders;
+
+-- The refunds' invariants (issue 40, bench/chaos/refund_check.go).
+
+-- name: ChaosOrderRefunds :many
+-- Every order with what its refunds did: what they refunded, what they
+-- hold (pending ones too), whether it is cancelled, its award and the
+-- points its reversals took back.
+SELECT o.customer_id, o.id, o.amount, o.charge_id, (o.cancelled_at IS NOT NULL)::boolean AS cancelled,
+       coalesce((SELECT sum(r.amount) FROM order_refunds r
+                 WHERE r.customer_id = o.customer_id AND r.order_id = o.id AND r.state = 'refunded'), 0)::bigint AS refunded,
+       coalesce((SELECT sum(r.amount) FROM order_refunds r
+                 WHERE r.customer_id = o.customer_id AND r.order_id = o.id AND r.state <> 'failed'), 0)::bigint AS held,
+       (SELECT count(*) FROM order_refunds r
+        WHERE r.customer_id = o.customer_id AND r.order_id = o.id AND r.kind = 'cancel' AND r.state = 'refunded') AS cancels,
+       coalesce((SELECT sum(l.points) FROM loyalty_ledger l WHERE l.customer_id = o.customer_id AND l.order_id = o.id), 0)::bigint AS awarded,
+       coalesce((SELECT sum(v.points) FROM loyalty_reversals v WHERE v.customer_id = o.customer_id AND v.order_id = o.id), 0)::bigint AS reversed
+FROM orders o
+ORDER BY o.customer_id, o.id;
+
+-- name: ChaosRefunds :many
+-- Every refund the shop recorded, with whether its reversal and its mail
+-- are recorded.
+SELECT r.scope, r.key, r.id, r.customer_id, r.order_id, r.kind, r.amount, r.state,
+       coalesce(r.provider_refund_id, '')::text AS provider_refund_id,
+       EXISTS (SELECT FROM loyalty_reversals v WHERE v.refund_id = r.id) AS reversed,
+       EXISTS (SELECT FROM sent_refund_mails m WHERE m.refund_id = r.id) AS mailed
+FROM order_refunds r
+ORDER BY r.created_at, r.id;
+
+-- name: ChaosStock :many
+-- Every product that keeps stock: what came in, what is on hand, and what
+-- its reservations hold in each state.
+SELECT s.sku, s.on_hand, s.received,
+       coalesce(sum(r.quantity) FILTER (WHERE r.state = 'reserved'), 0)::integer AS reserved,
+       coalesce(sum(r.quantity) FILTER (WHERE r.state = 'sold'), 0)::integer AS sold,
+       coalesce(sum(r.quantity) FILTER (WHERE r.state = 'returned'), 0)::integer AS returned,
+       coalesce(sum(r.quantity) FILTER (WHERE r.state = 'released'), 0)::integer AS released
+FROM stock s LEFT JOIN stock_reservations r ON r.sku = s.sku
+GROUP BY s.sku, s.on_hand, s.received
+ORDER BY s.sku;
+
+-- name: ChaosStockOfOrders :many
+-- Reservations whose state disagrees with their key's order: sold of a
+-- cancelled order, returned of one not cancelled, or either without an
+-- order. A settled run has none.
+SELECT r.scope, r.key, r.sku, r.quantity, r.state, coalesce(o.id::text, '')::text AS order_id,
+       (o.cancelled_at IS NOT NULL)::boolean AS cancelled
+FROM stock_reservations r
+LEFT JOIN orders o ON o.customer_id::text = r.scope AND o.idempotency_key = r.key
+WHERE (r.state = 'sold' AND (o.id IS NULL OR o.cancelled_at IS NOT NULL))
+   OR (r.state = 'returned' AND (o.id IS NULL OR o.cancelled_at IS NULL));
+
+-- name: ChaosRefundStoredAnswers :many
+-- Every refund key with the answer it replays, byte for byte (its
+-- Location, for the operator's 303): the history checker's last read of
+-- each (bench/chaos/history).
+SELECT k.scope, k.key, k.status, coalesce(k.response_status, 0)::integer AS response_status, k.response_body,
+       coalesce(k.response_headers ->> 'Location', '')::text AS location
+FROM idem_keys_v1 k
+WHERE k.kind = 'refund';

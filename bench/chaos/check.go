@@ -21,7 +21,7 @@ const (
 	violChargeTwoOrders      = "charge in two orders"
 	violChargeNoOrder        = "succeeded charge without an order or a refund"
 	violLostKeyCharge        = "charge of a lost key (a retry charged again; refunded)"
-	violRefundedOrder        = "order whose charge was refunded"
+	violRefundedOrder        = "order whose charge was refunded beyond the refunds the shop recorded"
 	violOrderNoCharge        = "order without a succeeded charge of its amount"
 	violSeen201Missing       = "201 seen by a client, not in the database"
 	violSeen402HasOrder      = "402 seen by a client, but the key made an order"
@@ -88,6 +88,9 @@ func check(ctx context.Context, cfg Config, conn, provider *database.DB, mails [
 	if err != nil {
 		return err
 	}
+	if b.recorded, err = recordedRefunds(ctx, q); err != nil {
+		return err
+	}
 	// A charge without an order that the reconciler refunded is no
 	// violation: the customer has the money back, as the audit trail says.
 	for _, r := range b.chargesWithoutOrder() {
@@ -114,7 +117,7 @@ func check(ctx context.Context, cfg Config, conn, provider *database.DB, mails [
 		// retry, under the same derived provider key, replayed that very
 		// intent and made the order. Without that record, nothing explains
 		// it.
-		if ex := fmt.Sprintf("order %s (key %s): charge %s refunded", r.ID, r.IdempotencyKey, r.ChargeID); lostRefund[r.ChargeID] {
+		if ex := fmt.Sprintf("order %s (key %s): charge %s refunded, %d recorded", r.ID, r.IdempotencyKey, r.ChargeID, b.recorded[r.ID]); lostRefund[r.ChargeID] {
 			rep.lostWrite(violRefundedOrder, ex+": refunded because no key row claimed it, then replayed by the retry")
 		} else {
 			add(violRefundedOrder, ex)

@@ -62,11 +62,16 @@ type Clients struct {
 	// a final 402 (the card was declined, or the completer closed the key
 	// with no charge); Unresolved were still open when the drive ended,
 	// and were left to the completer.
-	Placed       int `json:"placed"`
-	Reconciled   int `json:"reconciled"`
-	Declined     int `json:"declined"`
-	NotCompleted int `json:"not_completed"`
-	Unresolved   int `json:"unresolved"`
+	Placed     int `json:"placed"`
+	Reconciled int `json:"reconciled"`
+	// SoldOut were told 409 sold-out: the contended product's last items
+	// were taken (Config.LastItems); nothing was charged.
+	SoldOut int `json:"sold_out"`
+	// Refunds is what the refund clients did (refunds.go).
+	Refunds      RefundClients `json:"refunds"`
+	Declined     int           `json:"declined"`
+	NotCompleted int           `json:"not_completed"`
+	Unresolved   int           `json:"unresolved"`
 	// NotCompletedWhileRetrying counts the "payment not completed" 402s
 	// (the completer's verdict on a key it found abandoned) answered to a
 	// client that was still retrying that key, during the drive. The
@@ -182,8 +187,9 @@ func newClients() Clients {
 type outcome struct {
 	customer uuid.UUID
 	key      string
-	status   int // 201, 402, or 0 when unresolved
+	status   int // 201, 402, 409 sold-out, or 0 when unresolved
 	orderID  uuid.UUID
+	amount   int64 // a 201's
 	problem  string
 }
 
@@ -192,12 +198,17 @@ type driver struct {
 	cfg      Config
 	cl       *cluster
 	products []product
-	base     http.RoundTripper // the connections to every shop
-	next     atomic.Int64      // the next checkout to place
-	began    time.Time
-	stopNew  time.Time // no checkout starts after this
-	giveUp   time.Time // no checkout retries after this
-	logf     func(string, ...any)
+	// contended is the product whose last items clients contend for
+	// (Config.LastItems), apart from products; "" for none. pick picks the
+	// shop of a refund request (refunds.go), under mu.
+	contended string
+	pick      *rand.Rand
+	base      http.RoundTripper // the connections to every shop
+	next      atomic.Int64      // the next checkout to place
+	began     time.Time
+	stopNew   time.Time // no checkout starts after this
+	giveUp    time.Time // no checkout retries after this
+	logf      func(string, ...any)
 	// bank is the card holders' browser at the fake bank's page: it does
 	// not follow the page's way back to the shop (return_url names no
 	// server), the client asks the shop itself.
@@ -222,6 +233,7 @@ func drive(ctx context.Context, cl *cluster, cfg Config, products []product, rng
 		stopNew: now.Add(cfg.Duration + cfg.Drain/2), giveUp: now.Add(cfg.Duration + cfg.Drain),
 		res:  newClients(),
 		seen: map[string]outcome{},
+		pick: rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())),
 		bank: &http.Client{Timeout: cfg.RequestTimeout, Transport: transport,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 	}
@@ -233,6 +245,8 @@ func drive(ctx context.Context, cl *cluster, cfg Config, products []product, rng
 		logf("no folder for the clients' keys: %v", err)
 		return d.res
 	}
+	d.contended, d.products = pickContended(products, cfg)
+	d.stockUp(ctx)
 	var wg sync.WaitGroup
 	for i := range cfg.Clients {
 		seed1, seed2, seed3, seed4 := rng.Uint64(), rng.Uint64(), rng.Uint64(), rng.Uint64()
@@ -303,10 +317,15 @@ func (d *driver) client(ctx context.Context, n int, keyFile string, rng, netRng 
 			d.res.Declined++
 		case o.status == http.StatusPaymentRequired:
 			d.res.NotCompleted++
+		case o.status == http.StatusConflict:
+			d.res.SoldOut++
 		default:
 			d.res.Unresolved++
 		}
 		d.mu.Unlock()
+		if o.status == http.StatusCreated {
+			d.afterOrder(ctx, c, n, customer, o.orderID, o.amount, rng)
+		}
 	}
 }
 
@@ -381,7 +400,7 @@ func (d *driver) checkout(ctx context.Context, c, twin *client.Client, op string
 			d.violate(violUnexpectedStatus, fmt.Sprintf("key %s: 201 with order id %q", e.Key, placed.OrderID))
 			return o
 		}
-		o.status, o.orderID = http.StatusCreated, id
+		o.status, o.orderID, o.amount = http.StatusCreated, id, placed.Amount
 		if placed.Reconciled {
 			// Found through the key's trail, not in an answer the
 			// transport saw: hold it against the key's answers too.
@@ -393,6 +412,12 @@ func (d *driver) checkout(ctx context.Context, c, twin *client.Client, op string
 	case errors.As(err, &p) && p.Status == http.StatusPaymentRequired:
 		// A 402 found by reconciling has no type: counted not completed.
 		o.status, o.problem = p.Status, p.Type
+	case soldOut(err):
+		// Nothing was claimed: the key has no answer, and the client
+		// moves on.
+		o.status, o.problem = http.StatusConflict, "/problems/sold-out"
+		c.Keys.Forget(op) //nolint:errcheck // a key left in the file is harmless
+		return o
 	default:
 		// Unsettled, or an answer the transport has already reported
 		// (a 500, an unexpected status): left to the completer.
@@ -648,6 +673,9 @@ func (d *driver) cart(rng *rand.Rand) client.OrderRequest {
 	var req client.OrderRequest
 	for _, i := range rng.Perm(len(d.products))[:1+rng.IntN(min(3, len(d.products)))] {
 		req.Items = append(req.Items, client.Item{SKU: d.products[i].SKU, Quantity: 1 + rng.IntN(3)})
+	}
+	if item, ok := d.lastItem(rng); ok {
+		req.Items = append(req.Items, item)
 	}
 	switch u := rng.Float64(); {
 	case u < 0.03:

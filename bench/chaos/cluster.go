@@ -53,6 +53,14 @@ type cluster struct {
 	// spells them, carried by every behaviour the run sets (setBehaviour).
 	webhooks map[string]any
 	shops    []*process
+	// admins are the shops' admin listeners (ADMIN_ADDR), in the order of
+	// shops, and adminToken their operator credential (ADMIN_TOKEN): the
+	// operator clients' refunds go there (refunds.go).
+	admins     []string
+	adminToken string
+	// refundFaults are the provider's refund faults (Config.Refunds),
+	// carried by the drive's fault rates only (setBehaviour).
+	refundFaults map[string]any
 	// targets are the addresses the clients send to: HAProxy's, or every
 	// shop's, one picked per request as a load balancer would.
 	targets   []string
@@ -73,7 +81,7 @@ type cluster struct {
 }
 
 func startCluster(ctx context.Context, cfg Config, dir string, logf func(string, ...any)) (_ *cluster, err error) {
-	cl := &cluster{cfg: cfg, dir: dir, secret: "sk_chaos_" + rand.Text()}
+	cl := &cluster{cfg: cfg, dir: dir, secret: "sk_chaos_" + rand.Text(), adminToken: rand.Text() + rand.Text()}
 	defer func() {
 		if err != nil {
 			cl.stop()
@@ -132,6 +140,9 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 		// is delivered again once River's rescuer sees it (outboxSettle).
 		"SMTP_ADDR=" + smtpAddr,
 		"JOB_RESCUE_AFTER=" + jobRescueAfter.String(),
+		// The operator's credential: the operator clients refund orders
+		// on the admin listeners (refunds.go).
+		"ADMIN_TOKEN=" + cl.adminToken,
 		"LOG_FORMAT=json",
 		"LOG_LEVEL=warn",
 		// All the harness's clients send from loopback, far faster than a
@@ -149,12 +160,19 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	// retries, and the reconciler is the safety net for what never
 	// arrives).
 	addrs := make([]string, cfg.Instances)
+	cl.admins = make([]string, cfg.Instances)
 	for i := range addrs {
 		if addrs[i], err = freeAddr(); err != nil {
 			return nil, err
 		}
+		if cl.admins[i], err = freeAddr(); err != nil {
+			return nil, err
+		}
 		if cfg.Net {
+			// In its namespace a shop has the ports to itself; the
+			// harness reaches both listeners over the bridge.
 			addrs[i] = cl.net.shopIP(i) + ":" + strconv.Itoa(shopPort)
+			cl.admins[i] = cl.net.shopIP(i) + ":" + strconv.Itoa(shopPort+1)
 		}
 	}
 	front := addrs[0]
@@ -195,6 +213,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	logf("provider ready on %s, its webhooks to %s", paddr, front)
 	cl.webhooks = map[string]any{"duplicate": cfg.WebhookDuplicates, "reorder": cfg.WebhookReorder,
 		"delay_ms": cfg.WebhookDelay.Milliseconds()}
+	cl.refundFaults = refundFaults(cfg)
 	if status, err := cl.setBehaviour(ctx, `{"delay_ms":0,"fail":"none"}`); err != nil || status != http.StatusOK {
 		return nil, fmt.Errorf("the provider's webhook faults: status %d, %v", status, err)
 	}
@@ -218,7 +237,7 @@ func startCluster(ctx context.Context, cfg Config, dir string, logf func(string,
 	for i, addr := range addrs {
 		p := &process{
 			name: "web-" + strconv.Itoa(i), addr: addr, args: cl.inSpace(cl.shopSpace(i), cfg.Web),
-			env:     slices.Concat(shopEnv, []string{"ADDR=" + addr}, cfg.skewEnv(i)),
+			env:     slices.Concat(shopEnv, []string{"ADDR=" + addr, "ADMIN_ADDR=" + cl.admins[i]}, cfg.skewEnv(i)),
 			logPath: filepath.Join(dir, "web-"+strconv.Itoa(i)+".log"), ready: "/readyz",
 		}
 		cl.shops = append(cl.shops, p)
@@ -284,6 +303,9 @@ func (cl *cluster) setBehaviour(ctx context.Context, body string) (int, error) {
 		return 0, fmt.Errorf("behaviour %s: %w", body, err)
 	}
 	b["webhooks"] = cl.webhooks
+	if _, drive := b["rates"]; drive && cl.refundFaults != nil {
+		b["refunds"] = cl.refundFaults
+	}
 	if d := cl.cfg.ProviderDelay; d > 0 {
 		// The run's latency comes on top of a fault window's own delay.
 		ms, _ := b["delay_ms"].(float64)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"exactlyonce/bench/chaos/chaosdb"
 	"exactlyonce/fakestripe"
 	"exactlyonce/internal/database"
@@ -18,6 +20,9 @@ import (
 type books struct {
 	charges []fakestripe.Intent
 	orders  []chaosdb.ChaosOrderChargesRow
+	// recorded is what the shop recorded as refunded of each order
+	// (cancels, operators' refunds: issue 40), read by check only.
+	recorded map[uuid.UUID]int64
 }
 
 // readBooks reads both sides.
@@ -49,18 +54,22 @@ func (b books) chargesWithoutOrder() []fakestripe.Intent {
 	return out
 }
 
-// refundedOrders are the orders whose charge was refunded: the customer
-// would have the order for free.
+// refundedOrders are the orders whose charge the provider refunded more
+// (or less) of than the refunds the shop recorded of them: a refund
+// nobody asked for gives the customer the order for free, or part of it;
+// a cancel or an operator's refund is no violation, as long as the
+// provider gave back exactly that.
 func (b books) refundedOrders() []chaosdb.ChaosOrderChargesRow {
-	refunded := map[string]bool{}
+	refunded := map[string]int64{}
 	for _, c := range b.charges {
+		refunded[c.ID] = c.AmountRefunded
 		if c.Refunded {
-			refunded[c.ID] = true
+			refunded[c.ID] = max(c.AmountRefunded, c.Amount)
 		}
 	}
 	var out []chaosdb.ChaosOrderChargesRow
 	for _, o := range b.orders {
-		if refunded[o.ChargeID] {
+		if refunded[o.ChargeID] != b.recorded[o.ID] {
 			out = append(out, o)
 		}
 	}

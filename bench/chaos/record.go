@@ -50,7 +50,7 @@ func checkHistory(ctx context.Context, cfg Config, dir string, shop, provider *d
 	}
 	for _, in := range intents {
 		h.Intents = append(h.Intents, history.Intent{ID: in.ID, Customer: in.Metadata["customer_id"], Key: in.Metadata["idempotency_key"],
-			Status: in.Status, Amount: in.Amount, Refunded: in.Refunded, Created: in.Created})
+			Status: in.Status, Amount: in.Amount, Refunded: in.Refunded, AmountRefunded: in.AmountRefunded, Created: in.Created})
 	}
 	q := chaosdb.New(shop.Conn())
 	orders, err := q.ChaosOrderCharges(ctx)
@@ -77,11 +77,52 @@ func checkHistory(ctx context.Context, cfg Config, dir string, shop, provider *d
 		}
 		h.Keys = append(h.Keys, st)
 	}
+	if err := addRefunds(ctx, q, &h); err != nil {
+		return err
+	}
 	path := filepath.Join(dir, historyFile)
 	if err := h.Write(path); err != nil {
 		return err
 	}
 	rep.History = history.Check(h, dir)
 	rep.History.File = path
+	return nil
+}
+
+// addRefunds reads into h the refunds the shop recorded as made and every
+// refund key's stored answer (issue 40), to hold against the provider's
+// refunds and the refund clients' answers.
+func addRefunds(ctx context.Context, q *chaosdb.Queries, h *history.History) error {
+	refunds, err := q.ChaosRefunds(ctx)
+	if err != nil {
+		return fmt.Errorf("read the refunds: %w", err)
+	}
+	for _, r := range refunds {
+		if r.State == "refunded" {
+			h.Refunds = append(h.Refunds, history.Refund{ID: r.ID.String(), Customer: r.CustomerID.String(),
+				OrderID: r.OrderID.String(), Amount: r.Amount, ProviderRefundID: r.ProviderRefundID})
+		}
+	}
+	keys, err := q.ChaosRefundStoredAnswers(ctx)
+	if err != nil {
+		return fmt.Errorf("read the refund keys: %w", err)
+	}
+	for _, k := range keys {
+		st := history.Stored{Kind: history.KindRefund, Customer: k.Scope, Key: k.Key, Status: k.Status,
+			ResponseStatus: int(k.ResponseStatus), Location: k.Location}
+		if k.Status == "finished" {
+			// An answer without a body (the operator's 303) is recorded by
+			// the hash of none, as the clients' are.
+			st.BodyHash = history.Hash(k.ResponseBody)
+			if k.ResponseStatus == http.StatusCreated {
+				var out struct {
+					ID string `json:"id"`
+				}
+				json.Unmarshal(k.ResponseBody, &out) //nolint:errcheck // judged by the history: no id, no match
+				st.RefundID = out.ID
+			}
+		}
+		h.Keys = append(h.Keys, st)
+	}
 	return nil
 }

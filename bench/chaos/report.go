@@ -34,6 +34,10 @@ type Report struct {
 	// History is the history checker's verdict over what the clients saw
 	// and both sides' final state (record.go, package history).
 	History history.Result `json:"history"`
+
+	// Refunds is what the books hold of refunds and stock (refund_check.go).
+	Refunds RefundTotals `json:"refunds"`
+
 	// Clocks are the skewed shops' clocks as read from outside (skew.go).
 	Clocks  []ClockReport `json:"clocks,omitempty"`
 	Seconds float64       `json:"seconds"`
@@ -241,7 +245,7 @@ func (r *Report) Summary() string {
 			a.Asked, a.Completed, a.DoubleCompleted, a.Failed, a.Abandoned, a.Late, a.Slow) +
 		"\nchaos: answers: " + answersLine(c.Statuses, c.Problems) + "; 5xx in the shops' logs: " + logged +
 		fmt.Sprintf("\nchaos: longest span without a new order: %.1f s from %.1f s; answers meanwhile: %s",
-			o.Seconds, o.FromSeconds, answersLine(o.Statuses, o.Problems)) + clocksLine(r.Clocks)
+			o.Seconds, o.FromSeconds, answersLine(o.Statuses, o.Problems)) + refundsLine(c.Refunds, r.Refunds) + clocksLine(r.Clocks)
 }
 
 // webhooksLine says how the provider's webhooks were disturbed and what

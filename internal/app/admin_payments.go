@@ -2,8 +2,10 @@ package app
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
+	"exactlyonce/internal/web"
 	"exactlyonce/views"
 )
 
@@ -49,8 +51,16 @@ func (a *App) adminPayments(w http.ResponseWriter, r *http.Request) {
 }
 
 // adminError logs why an admin page could not be made and answers 500
-// without the cause, as the shop's pages do.
+// without the cause, as the shop's pages do; an outage (the database
+// away) is a 503 with a Retry-After, as it is on the shop's pages, for the
+// operator or script to come back.
 func (a *App) adminError(w http.ResponseWriter, r *http.Request, what string, err error) {
+	if f := web.Classify(err); f.Kind.Status == http.StatusServiceUnavailable && f.RetryAfter > 0 {
+		a.cfg.Log.WarnContext(r.Context(), "admin page: "+what, "path", r.URL.Path, "err", err)
+		w.Header().Set("Retry-After", strconv.Itoa(web.RetryAfterSeconds(f.RetryAfter)))
+		http.Error(w, f.Kind.Title+": "+f.Detail, f.Kind.Status)
+		return
+	}
 	a.cfg.Log.ErrorContext(r.Context(), "admin page: "+what, "path", r.URL.Path, "err", err)
 	http.Error(w, "internal error", http.StatusInternalServerError)
 }

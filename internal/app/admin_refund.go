@@ -108,6 +108,11 @@ func (a *App) adminRefund(w http.ResponseWriter, r *http.Request) {
 			a.adminError(w, r, "refund", err)
 			return
 		}
+		if f.RetryAfter > 0 {
+			// A refund whose outcome is unknown, a key in progress, an
+			// outage: when to send the form again, as the API says it.
+			w.Header().Set("Retry-After", strconv.Itoa(web.RetryAfterSeconds(f.RetryAfter)))
+		}
 		http.Error(w, f.Kind.Title+": "+f.Detail+". Nothing more was refunded by this request.", f.Kind.Status)
 		return
 	}

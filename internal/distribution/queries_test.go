@@ -48,6 +48,9 @@ var crossCustomer = map[string]string{
 	"ChaosOrdersWithoutPoints": "chaos harness check: scans every order for its ledger row",
 	"ChaosOrdersWithoutMail":   "chaos harness check: scans every order for its sent-mail record",
 	"ChaosLockNewestKeys":      "chaos harness disruption: row-locks the newest keys of any customer, as a stalled session would",
+	"ChaosOrderRefunds":        "chaos harness check: every order with its refunds, award and reversals (issue 40)",
+	"ChaosStockOfOrders":       "chaos harness check: every stock reservation against its key's order",
+	"ChaosRefundStoredAnswers": "chaos history checker: every refund key's stored answer, the last read of each",
 	// The operator's Find an order (the admin listener, never the shop's
 	// listener): a customer quotes a number, an intent or a name, not
 	// their id. Rare, and each bounded by an index or a LIMIT.

@@ -59,6 +59,15 @@ func (s *Service) run(ctx context.Context, l *idem.Lock, ask Ask, answer Answer)
 	defer stop()
 	background := context.WithoutCancel(ctx)
 	res, err := s.reserve(held, l, ask)
+	if cause := context.Cause(held); err != nil && (errors.Is(cause, idem.ErrLockLost) || errors.Is(cause, idem.ErrLeaseLapsing)) {
+		// The kit's fence stopped the reservation (its heartbeat found the
+		// key taken over, or could not renew the lease): nothing was
+		// reserved by this attempt, and another has the key or may soon.
+		// The lease is ended so that the retry takes it over at once.
+		stop()
+		_ = l.Expire(background)
+		return idem.Response{}, idem.ErrLockLost
+	}
 	switch {
 	case refusal(err):
 		// Nothing reserved, nothing asked of the provider: the key is
@@ -130,13 +139,24 @@ func (s *Service) carry(held, background context.Context, l *idem.Lock, res rese
 // FinishTx is fenced by the lock token, so a stale attempt's writes roll
 // back with its refused finish.
 func (s *Service) finish(ctx context.Context, tx pgx.Tx, q *db.Queries, l *idem.Lock, r Refund, resp idem.Response) error {
+	// A row no longer pending was ended by another attempt that took the
+	// key over while this one stalled: this one is superseded, as its
+	// fenced finish would say.
 	if r.State == "failed" {
-		if _, err := q.MarkRefundFailed(ctx, db.MarkRefundFailedParams{Scope: l.Scope, Key: l.Key, Failure: &r.Failure}); err != nil {
+		_, err := q.MarkRefundFailed(ctx, db.MarkRefundFailedParams{Scope: l.Scope, Key: l.Key, Failure: &r.Failure})
+		if errors.Is(err, database.ErrNotFound) {
+			return idem.ErrLockLost
+		}
+		if err != nil {
 			return fmt.Errorf("mark refund failed: %w", err)
 		}
 		return l.FinishTx(ctx, tx, resp)
 	}
-	if _, err := q.MarkRefunded(ctx, db.MarkRefundedParams{Scope: l.Scope, Key: l.Key, ProviderRefundID: &r.ProviderRefundID}); err != nil {
+	_, err := q.MarkRefunded(ctx, db.MarkRefundedParams{Scope: l.Scope, Key: l.Key, ProviderRefundID: &r.ProviderRefundID})
+	if errors.Is(err, database.ErrNotFound) {
+		return idem.ErrLockLost
+	}
+	if err != nil {
 		return fmt.Errorf("mark refunded: %w", err)
 	}
 	if r.Kind == KindCancel {

@@ -413,6 +413,69 @@ func (q *Queries) ChaosOrderCount(ctx context.Context) (int64, error) {
 	return count, err
 }
 
+const chaosOrderRefunds = `-- name: ChaosOrderRefunds :many
+
+SELECT o.customer_id, o.id, o.amount, o.charge_id, (o.cancelled_at IS NOT NULL)::boolean AS cancelled,
+       coalesce((SELECT sum(r.amount) FROM order_refunds r
+                 WHERE r.customer_id = o.customer_id AND r.order_id = o.id AND r.state = 'refunded'), 0)::bigint AS refunded,
+       coalesce((SELECT sum(r.amount) FROM order_refunds r
+                 WHERE r.customer_id = o.customer_id AND r.order_id = o.id AND r.state <> 'failed'), 0)::bigint AS held,
+       (SELECT count(*) FROM order_refunds r
+        WHERE r.customer_id = o.customer_id AND r.order_id = o.id AND r.kind = 'cancel' AND r.state = 'refunded') AS cancels,
+       coalesce((SELECT sum(l.points) FROM loyalty_ledger l WHERE l.customer_id = o.customer_id AND l.order_id = o.id), 0)::bigint AS awarded,
+       coalesce((SELECT sum(v.points) FROM loyalty_reversals v WHERE v.customer_id = o.customer_id AND v.order_id = o.id), 0)::bigint AS reversed
+FROM orders o
+ORDER BY o.customer_id, o.id
+`
+
+type ChaosOrderRefundsRow struct {
+	CustomerID uuid.UUID
+	ID         uuid.UUID
+	Amount     int64
+	ChargeID   string
+	Cancelled  bool
+	Refunded   int64
+	Held       int64
+	Cancels    int64
+	Awarded    int64
+	Reversed   int64
+}
+
+// The refunds' invariants (issue 40, bench/chaos/refund_check.go).
+// Every order with what its refunds did: what they refunded, what they
+// hold (pending ones too), whether it is cancelled, its award and the
+// points its reversals took back.
+func (q *Queries) ChaosOrderRefunds(ctx context.Context) ([]ChaosOrderRefundsRow, error) {
+	rows, err := q.db.Query(ctx, chaosOrderRefunds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChaosOrderRefundsRow
+	for rows.Next() {
+		var i ChaosOrderRefundsRow
+		if err := rows.Scan(
+			&i.CustomerID,
+			&i.ID,
+			&i.Amount,
+			&i.ChargeID,
+			&i.Cancelled,
+			&i.Refunded,
+			&i.Held,
+			&i.Cancels,
+			&i.Awarded,
+			&i.Reversed,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const chaosOrders = `-- name: ChaosOrders :many
 SELECT customer_id, idempotency_key, id FROM orders
 `
@@ -512,6 +575,109 @@ func (q *Queries) ChaosOrdersWithoutPoints(ctx context.Context) ([]ChaosOrdersWi
 	return items, nil
 }
 
+const chaosRefundStoredAnswers = `-- name: ChaosRefundStoredAnswers :many
+SELECT k.scope, k.key, k.status, coalesce(k.response_status, 0)::integer AS response_status, k.response_body,
+       coalesce(k.response_headers ->> 'Location', '')::text AS location
+FROM idem_keys_v1 k
+WHERE k.kind = 'refund'
+`
+
+type ChaosRefundStoredAnswersRow struct {
+	Scope          string
+	Key            string
+	Status         string
+	ResponseStatus int32
+	ResponseBody   []byte
+	Location       string
+}
+
+// Every refund key with the answer it replays, byte for byte (its
+// Location, for the operator's 303): the history checker's last read of
+// each (bench/chaos/history).
+func (q *Queries) ChaosRefundStoredAnswers(ctx context.Context) ([]ChaosRefundStoredAnswersRow, error) {
+	rows, err := q.db.Query(ctx, chaosRefundStoredAnswers)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChaosRefundStoredAnswersRow
+	for rows.Next() {
+		var i ChaosRefundStoredAnswersRow
+		if err := rows.Scan(
+			&i.Scope,
+			&i.Key,
+			&i.Status,
+			&i.ResponseStatus,
+			&i.ResponseBody,
+			&i.Location,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const chaosRefunds = `-- name: ChaosRefunds :many
+SELECT r.scope, r.key, r.id, r.customer_id, r.order_id, r.kind, r.amount, r.state,
+       coalesce(r.provider_refund_id, '')::text AS provider_refund_id,
+       EXISTS (SELECT FROM loyalty_reversals v WHERE v.refund_id = r.id) AS reversed,
+       EXISTS (SELECT FROM sent_refund_mails m WHERE m.refund_id = r.id) AS mailed
+FROM order_refunds r
+ORDER BY r.created_at, r.id
+`
+
+type ChaosRefundsRow struct {
+	Scope            string
+	Key              string
+	ID               uuid.UUID
+	CustomerID       uuid.UUID
+	OrderID          uuid.UUID
+	Kind             string
+	Amount           int64
+	State            string
+	ProviderRefundID string
+	Reversed         bool
+	Mailed           bool
+}
+
+// Every refund the shop recorded, with whether its reversal and its mail
+// are recorded.
+func (q *Queries) ChaosRefunds(ctx context.Context) ([]ChaosRefundsRow, error) {
+	rows, err := q.db.Query(ctx, chaosRefunds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChaosRefundsRow
+	for rows.Next() {
+		var i ChaosRefundsRow
+		if err := rows.Scan(
+			&i.Scope,
+			&i.Key,
+			&i.ID,
+			&i.CustomerID,
+			&i.OrderID,
+			&i.Kind,
+			&i.Amount,
+			&i.State,
+			&i.ProviderRefundID,
+			&i.Reversed,
+			&i.Mailed,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const chaosSlowestJob = `-- name: ChaosSlowestJob :one
 SELECT id, kind, attempt,
        extract(epoch FROM coalesce(finalized_at, now()) - created_at)::float8 AS seconds,
@@ -546,15 +712,119 @@ func (q *Queries) ChaosSlowestJob(ctx context.Context) (ChaosSlowestJobRow, erro
 }
 
 const chaosStartedKeys = `-- name: ChaosStartedKeys :one
-SELECT count(*) FROM idem_keys_v1 k JOIN order_keys USING (scope, key) WHERE k.status = 'started'
+SELECT count(*) FROM idem_keys_v1 k
+WHERE k.status = 'started'
+  AND (k.kind = 'refund' OR EXISTS (SELECT FROM order_keys o WHERE o.scope = k.scope AND o.key = k.key))
 `
 
-// Keys nobody has settled yet; a settled run has none.
+// Keys nobody has settled yet, orders' and refunds' (issue 40); a settled
+// run has none.
 func (q *Queries) ChaosStartedKeys(ctx context.Context) (int64, error) {
 	row := q.db.QueryRow(ctx, chaosStartedKeys)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const chaosStock = `-- name: ChaosStock :many
+SELECT s.sku, s.on_hand, s.received,
+       coalesce(sum(r.quantity) FILTER (WHERE r.state = 'reserved'), 0)::integer AS reserved,
+       coalesce(sum(r.quantity) FILTER (WHERE r.state = 'sold'), 0)::integer AS sold,
+       coalesce(sum(r.quantity) FILTER (WHERE r.state = 'returned'), 0)::integer AS returned,
+       coalesce(sum(r.quantity) FILTER (WHERE r.state = 'released'), 0)::integer AS released
+FROM stock s LEFT JOIN stock_reservations r ON r.sku = s.sku
+GROUP BY s.sku, s.on_hand, s.received
+ORDER BY s.sku
+`
+
+type ChaosStockRow struct {
+	Sku      string
+	OnHand   int32
+	Received int32
+	Reserved int32
+	Sold     int32
+	Returned int32
+	Released int32
+}
+
+// Every product that keeps stock: what came in, what is on hand, and what
+// its reservations hold in each state.
+func (q *Queries) ChaosStock(ctx context.Context) ([]ChaosStockRow, error) {
+	rows, err := q.db.Query(ctx, chaosStock)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChaosStockRow
+	for rows.Next() {
+		var i ChaosStockRow
+		if err := rows.Scan(
+			&i.Sku,
+			&i.OnHand,
+			&i.Received,
+			&i.Reserved,
+			&i.Sold,
+			&i.Returned,
+			&i.Released,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const chaosStockOfOrders = `-- name: ChaosStockOfOrders :many
+SELECT r.scope, r.key, r.sku, r.quantity, r.state, coalesce(o.id::text, '')::text AS order_id,
+       (o.cancelled_at IS NOT NULL)::boolean AS cancelled
+FROM stock_reservations r
+LEFT JOIN orders o ON o.customer_id::text = r.scope AND o.idempotency_key = r.key
+WHERE (r.state = 'sold' AND (o.id IS NULL OR o.cancelled_at IS NOT NULL))
+   OR (r.state = 'returned' AND (o.id IS NULL OR o.cancelled_at IS NULL))
+`
+
+type ChaosStockOfOrdersRow struct {
+	Scope     string
+	Key       string
+	Sku       string
+	Quantity  int32
+	State     string
+	OrderID   string
+	Cancelled bool
+}
+
+// Reservations whose state disagrees with their key's order: sold of a
+// cancelled order, returned of one not cancelled, or either without an
+// order. A settled run has none.
+func (q *Queries) ChaosStockOfOrders(ctx context.Context) ([]ChaosStockOfOrdersRow, error) {
+	rows, err := q.db.Query(ctx, chaosStockOfOrders)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ChaosStockOfOrdersRow
+	for rows.Next() {
+		var i ChaosStockOfOrdersRow
+		if err := rows.Scan(
+			&i.Scope,
+			&i.Key,
+			&i.Sku,
+			&i.Quantity,
+			&i.State,
+			&i.OrderID,
+			&i.Cancelled,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const chaosStoredAnswers = `-- name: ChaosStoredAnswers :many

@@ -23,7 +23,7 @@ const (
 	OpenAfterAnswered = "a key open again after its answer"
 	NotLinearizable   = "not linearizable"
 	// Found directly, over the final state of both sides.
-	RefundedSuccess  = "a success whose charge was refunded"
+	RefundedSuccess  = "a success whose charge was refunded beyond the refunds the shop recorded"
 	OrderNoCharge    = "an order with no succeeded charge of its amount"
 	ChargeNoOrder    = "a charge with no order and no refund"
 	KeyTwoOrders     = "a key with two orders"
@@ -93,7 +93,7 @@ func linearizable(h History, dir string, r *Result) []Anomaly {
 	keys := map[[2]string]bool{}
 	for _, op := range h.Ops {
 		last = max(last, op.Return)
-		if op.Status == http.StatusCreated {
+		if op.Status == http.StatusCreated && op.Kind == "" {
 			r.Successes++
 			if op.Replayed {
 				r.Replays++
@@ -269,13 +269,23 @@ func direct(h History) []Anomaly {
 			add(ChargeTwoOrders, os[0].Customer, os[0].Key, fmt.Sprintf("charge %s in %d orders: %s", charge, len(os), orderList(os)))
 		}
 	}
+	// What the shop recorded as refunded of each order (issue 40): a
+	// cancel, an operator's refund. The provider must have given back that
+	// much of the order's charge, no more: a refund beyond it is one the
+	// shop does not know of.
+	recorded := map[string]int64{}
+	for _, rf := range h.Refunds {
+		recorded[rf.Customer+"/"+rf.OrderID] += rf.Amount
+	}
+	unrecorded := func(o Order, in Intent) bool { return in.refunded() != recorded[o.Customer+"/"+o.ID] }
 	for _, o := range h.Orders {
 		in, ok := intents[o.ChargeID]
 		switch {
 		case !ok || in.Status != "succeeded" || in.Amount != o.Amount:
 			add(OrderNoCharge, o.Customer, o.Key, fmt.Sprintf("order %s of %d names charge %q: %s", o.ID, o.Amount, o.ChargeID, intentLine(in, ok)))
-		case in.Refunded:
-			add(RefundedSuccess, o.Customer, o.Key, fmt.Sprintf("order %s holds charge %s, refunded", o.ID, o.ChargeID))
+		case unrecorded(o, in):
+			add(RefundedSuccess, o.Customer, o.Key, fmt.Sprintf("order %s holds charge %s, %d of it refunded at the provider, %d by the refunds the shop recorded",
+				o.ID, o.ChargeID, in.refunded(), recorded[o.Customer+"/"+o.ID]))
 		}
 	}
 	for _, in := range h.Intents {
@@ -287,7 +297,7 @@ func direct(h History) []Anomaly {
 	// order is the key's, and still there; its charge was not given back.
 	reported := map[string]bool{}
 	for _, op := range h.Ops {
-		if op.Status != http.StatusCreated {
+		if op.Status != http.StatusCreated || op.Kind != "" {
 			continue
 		}
 		what := fmt.Sprintf("client %d, %.3fs→%.3fs: 201 order %s, charge %s", op.Client, float64(op.Call)/1e9, float64(op.Return)/1e9, op.OrderID, op.ChargeID)
@@ -301,7 +311,7 @@ func direct(h History) []Anomaly {
 		case !ok:
 			reported[id] = true
 			add(SuccessOrderGone, op.Customer, op.Key, fmt.Sprintf("order %s is not in the database; the key's orders: %s", op.OrderID, orderList(ordersOf[ck{op.Customer, op.Key}])), what)
-		case intents[op.ChargeID].Refunded && !reported[id+"/refund"]:
+		case unrecorded(o, intents[op.ChargeID]) && !reported[id+"/refund"]:
 			reported[id+"/refund"] = true
 			add(RefundedSuccess, op.Customer, op.Key, fmt.Sprintf("the client was told order %s, its charge %s was refunded", op.OrderID, op.ChargeID), what)
 		}

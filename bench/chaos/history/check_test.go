@@ -128,3 +128,75 @@ func TestHistoryRoundTrips(t *testing.T) {
 		t.Fatalf("got %+v after a round trip, want none", r.Anomalies)
 	}
 }
+
+// refundHistory is the clean history with issue 40's operations: the
+// customer cancels order o1 (a 503 refund-pending, then the 201 taken
+// over, replayed), a second cancel under another key is refused; an
+// operator refunds part of o3 (a 303, the same form sent again at once
+// answered in progress, then replayed), and a second operator's refund is
+// refused (more than is left). The provider gave back what the shop
+// recorded: all of o1's charge, part of o3's.
+func refundHistory() History {
+	h := cleanHistory()
+	cancel := Hash([]byte(`{"id":"r1","order_id":"o1"}`))
+	empty := Hash(nil)
+	loc := "/orders/o3?refund=refunded"
+	h.Ops = append(h.Ops,
+		Op{Client: 4, Kind: KindCancel, Customer: "c1", Key: "ck1", Call: 300, Return: 310, Status: 503, Problem: "/problems/refund-pending", BodyHash: "p"},
+		Op{Client: 4, Kind: KindCancel, Customer: "c1", Key: "ck1", Call: 320, Return: 330, Status: 201, BodyHash: cancel, RefundID: "r1"},
+		Op{Client: 4, Kind: KindCancel, Customer: "c1", Key: "ck1", Call: 340, Return: 350, Status: 201, BodyHash: cancel, RefundID: "r1", Replayed: true},
+		Op{Client: 4, Kind: KindCancel, Customer: "c1", Key: "ck2", Call: 360, Return: 370, Status: 409, Problem: "/problems/order-cancelled", BodyHash: "q"},
+		Op{Client: 5, Kind: KindRefund, Customer: "operator", Key: "f1", Call: 300, Return: 340, Status: 303, BodyHash: empty, Location: loc},
+		Op{Client: 6, Kind: KindRefund, Customer: "operator", Key: "f1", Call: 305, Return: 315, Status: 409, Problem: "/problems/request-in-progress", BodyHash: "t"},
+		Op{Client: 6, Kind: KindRefund, Customer: "operator", Key: "f1", Call: 400, Return: 410, Status: 303, BodyHash: empty, Location: loc, Replayed: true},
+		Op{Client: 7, Kind: KindRefund, Customer: "operator", Key: "f2", Call: 300, Return: 320, Status: 409, Problem: "/problems/refund-exceeds-charge", BodyHash: "u"},
+	)
+	h.Intents[0].Refunded, h.Intents[0].AmountRefunded = true, 500
+	h.Intents = append(h.Intents, Intent{ID: "pi_3", Customer: "c3", Key: "k3", Status: "succeeded", Amount: 900, AmountRefunded: 300})
+	h.Orders = append(h.Orders, Order{ID: "o3", Customer: "c3", Key: "k3", ChargeID: "pi_3", Amount: 900})
+	h.Refunds = []Refund{{ID: "r1", Customer: "c1", OrderID: "o1", Amount: 500, ProviderRefundID: "re_1"},
+		{ID: "r2", Customer: "c3", OrderID: "o3", Amount: 300, ProviderRefundID: "re_2"}}
+	h.Keys = append(h.Keys,
+		Stored{Kind: KindRefund, Customer: "c1", Key: "ck1", Status: "finished", ResponseStatus: 201, BodyHash: cancel, RefundID: "r1"},
+		Stored{Kind: KindRefund, Customer: "operator", Key: "f1", Status: "finished", ResponseStatus: 303, BodyHash: empty, Location: loc})
+	return h
+}
+
+func TestRefundHistoryHasNoAnomaly(t *testing.T) {
+	r := Check(refundHistory(), "")
+	if len(r.Anomalies) != 0 {
+		t.Fatalf("got anomalies %+v, want none", r.Anomalies)
+	}
+	if r.Keys != 6 || r.Successes != 2 {
+		t.Fatalf("got %d keys, %d successes, want 6 (2 orders, 4 refunds), 2 (the orders')", r.Keys, r.Successes)
+	}
+}
+
+// Each refund anomaly is made by one change to refundHistory.
+func TestEachRefundAnomalyIsFound(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(h *History)
+		kind   string
+	}{
+		{"a cancel's replay names another refund", func(h *History) {
+			h.Ops = append(h.Ops, Op{Client: 8, Kind: KindCancel, Customer: "c1", Key: "ck1", Call: 500, Return: 510, Status: 201,
+				BodyHash: Hash([]byte(`{"id":"r9"}`)), RefundID: "r9"})
+		}, TwoSuccesses},
+		{"an operator's form refused after it refunded", func(h *History) {
+			h.Ops = append(h.Ops, Op{Client: 8, Kind: KindRefund, Customer: "operator", Key: "f1", Call: 500, Return: 510, Status: 409,
+				Problem: "/problems/refund-exceeds-charge"})
+		}, OpenAfterAnswered},
+		{"a cancel's stored answer lost", func(h *History) { h.Keys = h.Keys[:len(h.Keys)-2] }, AcknowledgedLost},
+		{"a refund at the provider the shop did not record", func(h *History) { h.Intents[2].AmountRefunded = 600 }, RefundedSuccess},
+		{"a refund the shop recorded that the provider did not make", func(h *History) { h.Refunds = h.Refunds[:1] }, RefundedSuccess},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := refundHistory()
+			tc.change(&h)
+			if r := Check(h, ""); !r.Found(tc.kind) {
+				t.Fatalf("got anomalies %+v, want %q", r.Anomalies, tc.kind)
+			}
+		})
+	}
+}

@@ -23,11 +23,23 @@ import (
 	"time"
 )
 
+// The kinds of operation a history holds besides orders (Op.Kind ""): a
+// customer's cancel through the API, and an operator's refund through the
+// admin listener (issue 40). Each key is a register of its own, as an
+// order's is (model.go).
+const (
+	KindCancel = "cancel"
+	KindRefund = "refund"
+)
+
 // Op is one order request as its client saw it: sent at Call, its answer
 // read whole (or given up on) at Return, both in nanoseconds from the
 // start of the drive on the harness's one monotonic clock.
 type Op struct {
-	Client   int    `json:"client"`
+	Client int `json:"client"`
+	// Kind is "" for an order, KindCancel or KindRefund. An operator's
+	// refund key's Customer is "operator", its scope.
+	Kind     string `json:"kind,omitempty"`
 	Customer string `json:"customer"`
 	Key      string `json:"key"`
 	Call     int64  `json:"call"`
@@ -41,6 +53,10 @@ type Op struct {
 	BodyHash string `json:"body_hash,omitempty"`
 	OrderID  string `json:"order_id,omitempty"`
 	ChargeID string `json:"charge_id,omitempty"`
+	// RefundID is a cancel's 201 refund; Location an operator refund's
+	// 303, which names the order and how the refund ended.
+	RefundID string `json:"refund_id,omitempty"`
+	Location string `json:"location,omitempty"`
 	// Replayed is the answer's Idempotent-Replayed header.
 	Replayed bool   `json:"replayed,omitempty"`
 	Shop     string `json:"shop,omitempty"`
@@ -57,7 +73,30 @@ type Intent struct {
 	Status   string `json:"status"`
 	Amount   int64  `json:"amount"`
 	Refunded bool   `json:"refunded,omitempty"`
-	Created  int64  `json:"created"`
+	// AmountRefunded is what the provider's refunds of it gave back, in
+	// all: Amount when Refunded, less for partial refunds.
+	AmountRefunded int64 `json:"amount_refunded,omitempty"`
+	Created        int64 `json:"created"`
+}
+
+// refunded is what the provider gave back of in (a history written before
+// AmountRefunded has only Refunded).
+func (in Intent) refunded() int64 {
+	if in.Refunded {
+		return max(in.AmountRefunded, in.Amount)
+	}
+	return in.AmountRefunded
+}
+
+// Refund is one refund the shop recorded as made (order_refunds, state
+// refunded) at the end of the run: the shop's side of the provider's
+// AmountRefunded.
+type Refund struct {
+	ID               string `json:"id"`
+	Customer         string `json:"customer"`
+	OrderID          string `json:"order_id"`
+	Amount           int64  `json:"amount"`
+	ProviderRefundID string `json:"provider_refund_id"`
 }
 
 // Order is one order in the shop's database at the end of the run.
@@ -72,6 +111,9 @@ type Order struct {
 // Stored is one order key in the shop's database at the end of the run:
 // its status and, once finished, the answer it replays.
 type Stored struct {
+	// Kind is "" for an order key, KindRefund for a refund key (a cancel's
+	// or an operator's: their answers are read alike).
+	Kind     string `json:"kind,omitempty"`
 	Customer string `json:"customer"`
 	Key      string `json:"key"`
 	Status   string `json:"status"`
@@ -79,6 +121,9 @@ type Stored struct {
 	ResponseStatus int    `json:"response_status,omitempty"`
 	BodyHash       string `json:"body_hash,omitempty"`
 	OrderID        string `json:"order_id,omitempty"`
+	// RefundID and Location are a refund key's answer's (Op's).
+	RefundID string `json:"refund_id,omitempty"`
+	Location string `json:"location,omitempty"`
 }
 
 // History is one run's record.
@@ -88,6 +133,7 @@ type History struct {
 	Intents []Intent `json:"intents"`
 	Orders  []Order  `json:"orders"`
 	Keys    []Stored `json:"keys"`
+	Refunds []Refund `json:"refunds,omitempty"`
 }
 
 // Hash is the hash a body is recorded by: two answers differ by a byte

@@ -133,18 +133,67 @@ func partition(ops []porcupine.Operation) [][]porcupine.Operation {
 // nothing of the key's answer (no answer, a 503, a 502: the outcome is
 // unknown, and the client asks again).
 func operation(op Op) (porcupine.Operation, bool) {
-	var kind stepKind
-	switch {
-	case op.Status == http.StatusCreated || op.Status == http.StatusPaymentRequired:
-		kind = final
-	case op.Status == http.StatusAccepted,
-		op.Status == http.StatusConflict && op.Problem == "/problems/request-in-progress":
-		kind = pending
-	default:
+	kind, ok := orderStep(op)
+	if op.Kind != "" {
+		kind, ok = refundStep(op)
+	}
+	if !ok {
 		return porcupine.Operation{}, false
 	}
 	return porcupine.Operation{ClientId: op.Client, Input: input{kind: kind, op: op},
-		Call: op.Call, Output: signature(op.Status, op.OrderID, op.BodyHash), Return: op.Return}, true
+		Call: op.Call, Output: signature(op.Status, op.answerID(), op.BodyHash), Return: op.Return}, true
+}
+
+// orderStep is what an order's answer does to its key's register. A 409
+// sold-out claimed nothing: the key has no answer yet, as with a 409 in
+// progress or a 202.
+func orderStep(op Op) (stepKind, bool) {
+	switch {
+	case op.Status == http.StatusCreated || op.Status == http.StatusPaymentRequired:
+		return final, true
+	case op.Status == http.StatusAccepted,
+		op.Status == http.StatusConflict && (op.Problem == inProgress || op.Problem == "/problems/sold-out"):
+		return pending, true
+	}
+	return 0, false
+}
+
+// refundStep is what a cancel's or an operator refund's answer does to its
+// key's register (issue 40). Final: the refund made (a cancel's 201, the
+// operator's 303, which names how it ended) or refused by the provider for
+// good (409 refund-refused, stored). No answer yet: a request in progress,
+// a 503 refund-pending (the key is left started for the retry), and the
+// refusals that reserve nothing and give the key up (the order cancelled
+// already, its window closed, more asked than is left).
+func refundStep(op Op) (stepKind, bool) {
+	switch {
+	case op.Status == http.StatusCreated || op.Status == http.StatusSeeOther,
+		op.Status == http.StatusConflict && op.Problem == "/problems/refund-refused":
+		return final, true
+	case op.Status == http.StatusConflict && slices.Contains(refusals, op.Problem),
+		op.Status == http.StatusServiceUnavailable && op.Problem == "/problems/refund-pending":
+		return pending, true
+	}
+	return 0, false
+}
+
+// inProgress is the problem type of a key whose request is still running.
+const inProgress = "/problems/request-in-progress"
+
+// refusals are the refund answers that leave the key with no answer, a
+// request in progress among them.
+var refusals = []string{inProgress, "/problems/order-cancelled", "/problems/cancel-window-closed", "/problems/refund-exceeds-charge"}
+
+// answerID is what names an answer besides its status and body: an order's
+// id, a cancel's refund id, an operator refund's Location.
+func (op Op) answerID() string {
+	switch {
+	case op.Kind == "":
+		return op.OrderID
+	case op.RefundID != "":
+		return op.RefundID
+	}
+	return op.Location
 }
 
 // endOperation is the database's answer for a key, read after every op
@@ -152,7 +201,14 @@ func operation(op Op) (porcupine.Operation, bool) {
 func endOperation(customer, key string, st Stored, after int64, client int) porcupine.Operation {
 	sig := ""
 	if st.Status == "finished" {
-		sig = signature(st.ResponseStatus, st.OrderID, st.BodyHash)
+		id := st.OrderID
+		if st.Kind != "" {
+			id = st.RefundID
+			if id == "" {
+				id = st.Location
+			}
+		}
+		sig = signature(st.ResponseStatus, id, st.BodyHash)
 	}
 	return porcupine.Operation{ClientId: client,
 		Input: input{kind: end, op: Op{Customer: customer, Key: key, Client: client}},

@@ -66,6 +66,8 @@ func main() {
 	flag.DurationVar(&cfg.WebhookDelay, "webhook-delay", 0, "how long the provider waits before each webhook delivery")
 	flag.DurationVar(&cfg.ProviderDelay, "provider-delay", 0, "how long the provider waits before it handles each charging call, for the whole run (0: none)")
 	flag.Float64Var(&cfg.SharedKeys, "shared-keys", 0, "share of placed checkouts (0 to 1) a second customer sends again with the same key and body, which must make an order of its own")
+	flag.Float64Var(&cfg.Refunds, "refunds", 0, "share of placed orders (0 to 1) cancelled by their customer through the API, refunded in part by an operator on the admin listener, or both at once; the provider's refunds then fail at rates too")
+	flag.IntVar(&cfg.LastItems, "last-items", 0, "stock of one contended product, received at the start and again every few seconds and put in a share of the carts, so that orders meet sold-out (0: every product made to order)")
 	expectAnomaly := flag.String("expect-anomaly", "", "pass only if the history checker reports an anomaly whose kind contains this text (alternatives separated by |): a mutation's run")
 	checkFile := flag.String("check", "", "check a recorded history (a run's history.json) and exit: 0 with no anomaly, 1 with some")
 	flag.DurationVar(&cfg.LockTimeout, "lock-timeout", 0, "the shops' LOCK_TIMEOUT (default 3s)")
