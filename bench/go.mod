@@ -5,6 +5,7 @@ go 1.27.3
 require (
 	exactlyonce v0.0.0
 	exactlyonce/fakestripe v0.0.0
+	exactlyonce/idem v0.0.0
 	exactlyonce/localpg v0.0.0
 	exactlyonce/mailcatcher v0.0.0
 	github.com/PuerkitoBio/goquery v1.14.0
@@ -15,7 +16,6 @@ require (
 )
 
 require (
-	exactlyonce/idem v0.0.0 // indirect
 	exactlyonce/idem/idemecho v0.0.0 // indirect
 	github.com/a-h/templ v0.3.1118 // indirect
 	github.com/andybalholm/cascadia v1.3.5 // indirect
