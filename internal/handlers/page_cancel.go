@@ -55,7 +55,7 @@ func (h *Handler) cancelOrder(c echo.Context) error {
 	}
 	key := idemhttp.FormKeyOf(c.Request())
 	if err := h.cancelKeys.Verify(customer.String(), cancelVersion(orderID), key); err != nil {
-		return err
+		return &web.Failure{Kind: problem.CancelFormRefused, Detail: err.Error()}
 	}
 	o, err := h.refunds.Do(c.Request().Context(), idem.Request{Scope: customer.String(), Key: key.Key,
 		Fingerprint: idem.Fingerprint([]byte(Channel), []byte(refund.KindCancel), orderID[:])}, idem.DefaultWait,

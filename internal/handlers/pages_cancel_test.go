@@ -78,8 +78,10 @@ func TestCancelFormIsBoundToItsOrderAndShopper(t *testing.T) {
 			moved[k] = v
 		}
 	}
-	if p := s.post(t, secondAction, moved); p.status < 400 {
-		t.Errorf("the first order's key on the second's form: got %d, want a refusal", p.status)
+	p := s.post(t, secondAction, moved)
+	wantErrorPage(t, p, http.StatusBadRequest)
+	if next, _ := p.doc.Find(`[data-testid=error-action]`).Attr("href"); next != "/orders" {
+		t.Errorf("the refusal leads to %q, want back to the orders", next)
 	}
 	stranger := newShopper(t, h)
 	stranger.get(t, "/")

@@ -154,6 +154,13 @@ var (
 		"The form's key is missing, was minted for another visitor or form, or has expired. Nothing was stored.",
 		Page{Heading: "This form cannot be used",
 			Message: "This form is too old, was changed, or was made for another browser, so it was refused and nothing was reserved. Open the form again.", Next: ToPickup})
+	// CancelFormRefused is FormRefused for an order's cancel form: the same
+	// problem type, and a page that leads back to the orders, not to the
+	// pickup form.
+	CancelFormRefused = kitKind(idem.ErrFormKeyMissing,
+		"The cancel form's key is missing, was minted for another shopper or order, or has expired. Nothing was stored or refunded.",
+		Page{Heading: "This form cannot be used",
+			Message: "This cancel form is too old, was made for another order, or for another browser, so nothing was cancelled or refunded. Open the order's page again.", Next: ToOrders})
 )
 
 // Kinds lists every kind the API answers with, for the documentation route.
