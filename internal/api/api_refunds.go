@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"exactlyonce/idem"
+	"exactlyonce/idem/idemhttp"
 	"exactlyonce/internal/database"
 	"exactlyonce/internal/db"
 	"exactlyonce/internal/problem"
@@ -79,13 +80,8 @@ func (h *Handler) cancelOrder(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	for k, v := range o.Header {
-		c.Response().Header().Set(k, v)
-	}
-	if o.Replayed {
-		c.Response().Header().Set(idem.HeaderReplayed, "true")
-	}
-	return c.Blob(o.Status, o.Header[echo.HeaderContentType], o.Body)
+	idemhttp.Write(c.Response(), o)
+	return nil
 }
 
 // listRefunds is GET /api/orders/:id/refunds: the order's refunds, oldest
