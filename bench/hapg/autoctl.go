@@ -46,6 +46,28 @@ func (n *Node) autoctl(ctx context.Context, args ...string) error {
 	return nil
 }
 
+// set runs pg_autoctl set about n, and again when the monitor broke a
+// deadlock by failing it. The keepers' node_active calls lock their node's
+// row and then the formation; a set locks the formation and then the row
+// it changes; PostgreSQL ends such a cycle by failing one of the two
+// (40P01), which asks to be retried, and pg_autoctl set does not retry.
+func (n *Node) set(ctx context.Context, args ...string) error {
+	const attempts = 5
+	for attempt := 1; ; attempt++ {
+		err := n.autoctl(ctx, append([]string{"set"}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), "deadlock detected") || attempt == attempts {
+			return err
+		}
+		n.f.logf("%s: the monitor broke a deadlock by failing pg_autoctl set; setting again (attempt %d of %d)",
+			n.name, attempt+1, attempts)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (then: %w)", err, ctx.Err())
+		case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+		}
+	}
+}
+
 func (n *Node) command(ctx context.Context, args ...string) (*exec.Cmd, error) {
 	cmd, err := localpg.ServerCommand(ctx, "pg_autoctl", args...)
 	if err != nil {

@@ -153,7 +153,7 @@ func (f *Formation) applyQuorum(ctx context.Context) error {
 			return err
 		}
 		f.logf("setting replication-quorum of %s to %v", n.name, f.opts.Sync)
-		if err := n.autoctl(ctx, "set", "node", "replication-quorum", "--pgdata", n.pgdata(), fmt.Sprint(f.opts.Sync)); err != nil {
+		if err := n.set(ctx, "node", "replication-quorum", "--pgdata", n.pgdata(), fmt.Sprint(f.opts.Sync)); err != nil {
 			return err
 		}
 	}
@@ -182,7 +182,7 @@ func (f *Formation) applyNumberSync(ctx context.Context) error {
 		return nil
 	}
 	f.logf("setting number-sync-standbys of the formation to %d (was %d)", want, got)
-	if err := f.monitor.autoctl(ctx, "set", "formation", "number-sync-standbys", "--pgdata", f.monitor.pgdata(), fmt.Sprint(want)); err != nil {
+	if err := f.monitor.set(ctx, "formation", "number-sync-standbys", "--pgdata", f.monitor.pgdata(), fmt.Sprint(want)); err != nil {
 		return err
 	}
 	return f.WaitStable(ctx)
