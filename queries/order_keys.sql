@@ -110,10 +110,18 @@ VALUES ((@scope::text)::uuid, @key::text, 'taken_over',
 -- Stores a definite outcome that wrote no order (a declined card, a payment
 -- the completer found was never made) with the kit's fenced finish
 -- (idem_finish), and records the event ("finished", or "recovered" when the
--- completer finishes it). No row means the attempt lost the key.
-WITH finished AS MATERIALIZED (
+-- completer finishes it). No row means the attempt lost the key. The
+-- cart's row is locked before the key's, as FinishOrder locks them.
+WITH cart_first AS MATERIALIZED (
+    SELECT carts.id
+    FROM order_keys o JOIN carts ON carts.id = o.cart_id AND carts.customer_id = @customer_id::uuid
+    WHERE o.scope = (@customer_id::uuid)::text AND o.key = @key::text
+    FOR UPDATE OF carts
+),
+finished AS MATERIALIZED (
     SELECT idem_finish((@customer_id::uuid)::text, @key::text, @lock_token::uuid, @response_status::integer,
                        NULL::jsonb, @response_body::bytea) AS ok
+    FROM (SELECT count(*) FROM cart_first) AS cart_locked
 ),
 logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)

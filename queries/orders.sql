@@ -14,9 +14,23 @@
 -- TestEnqueuedJobsRun fails if they drift from what River's workers take.
 -- @job_metadata carries the finish's trace ({"traceparent": …}, or {}), which
 -- River's OpenTelemetry middleware reads to link each job's run to it.
-WITH finished AS MATERIALIZED (
+--
+-- The cart's row is locked before the key's, in the order ClaimOrderKey
+-- takes them. A second claim of the same key, whose UPDATE of the cart
+-- waited for the first claim and then re-checked only the cart's new row,
+-- holds the cart's row and waits for the key's; a finish holding the key's
+-- row and waiting for the cart's was a deadlock, which PostgreSQL ended by
+-- failing one side (TestFinishLocksTheCartBeforeTheKey).
+WITH cart_first AS MATERIALIZED (
+    SELECT carts.id
+    FROM order_keys o JOIN carts ON carts.id = o.cart_id AND carts.customer_id = @customer_id::uuid
+    WHERE o.scope = (@customer_id::uuid)::text AND o.key = @key::text
+    FOR UPDATE OF carts
+),
+finished AS MATERIALIZED (
     SELECT idem_finish((@customer_id::uuid)::text, @key::text, @lock_token::uuid, @response_status::integer,
                        NULL::jsonb, @response_body::bytea) AS ok
+    FROM (SELECT count(*) FROM cart_first) AS cart_locked
 ),
 inserted AS (
     INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)

@@ -231,9 +231,16 @@ func (q *Queries) ClaimTrace(ctx context.Context, arg ClaimTraceParams) (string,
 }
 
 const finishKey = `-- name: FinishKey :one
-WITH finished AS MATERIALIZED (
+WITH cart_first AS MATERIALIZED (
+    SELECT carts.id
+    FROM order_keys o JOIN carts ON carts.id = o.cart_id AND carts.customer_id = $1::uuid
+    WHERE o.scope = ($1::uuid)::text AND o.key = $2::text
+    FOR UPDATE OF carts
+),
+finished AS MATERIALIZED (
     SELECT idem_finish(($1::uuid)::text, $2::text, $3::uuid, $4::integer,
                        NULL::jsonb, $5::bytea) AS ok
+    FROM (SELECT count(*) FROM cart_first) AS cart_locked
 ),
 logged AS (
     INSERT INTO key_events (customer_id, key, event, detail)
@@ -277,7 +284,8 @@ type FinishKeyParams struct {
 // Stores a definite outcome that wrote no order (a declined card, a payment
 // the completer found was never made) with the kit's fenced finish
 // (idem_finish), and records the event ("finished", or "recovered" when the
-// completer finishes it). No row means the attempt lost the key.
+// completer finishes it). No row means the attempt lost the key. The
+// cart's row is locked before the key's, as FinishOrder locks them.
 // Nothing was charged: the cart is released from this key, so that the
 // next checkout of the same cart mints a new key instead of replaying the
 // decline. A form still holding this key replays it. The version goes up

@@ -13,9 +13,16 @@ import (
 )
 
 const finishOrder = `-- name: FinishOrder :one
-WITH finished AS MATERIALIZED (
+WITH cart_first AS MATERIALIZED (
+    SELECT carts.id
+    FROM order_keys o JOIN carts ON carts.id = o.cart_id AND carts.customer_id = $1::uuid
+    WHERE o.scope = ($1::uuid)::text AND o.key = $2::text
+    FOR UPDATE OF carts
+),
+finished AS MATERIALIZED (
     SELECT idem_finish(($1::uuid)::text, $2::text, $3::uuid, $4::integer,
                        NULL::jsonb, $5::bytea) AS ok
+    FROM (SELECT count(*) FROM cart_first) AS cart_locked
 ),
 inserted AS (
     INSERT INTO orders (customer_id, id, idempotency_key, amount, currency, charge_id, items)
@@ -82,6 +89,13 @@ type FinishOrderParams struct {
 // TestEnqueuedJobsRun fails if they drift from what River's workers take.
 // @job_metadata carries the finish's trace ({"traceparent": …}, or {}), which
 // River's OpenTelemetry middleware reads to link each job's run to it.
+//
+// The cart's row is locked before the key's, in the order ClaimOrderKey
+// takes them. A second claim of the same key, whose UPDATE of the cart
+// waited for the first claim and then re-checked only the cart's new row,
+// holds the cart's row and waits for the key's; a finish holding the key's
+// row and waiting for the cart's was a deadlock, which PostgreSQL ended by
+// failing one side (TestFinishLocksTheCartBeforeTheKey).
 // An order placed from a cart closes it, whoever finishes it (the request
 // or the completer): the shopper's next change opens a new, empty cart. Only
 // the version that was paid for: a cart changed in another tab while the
