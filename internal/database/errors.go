@@ -46,7 +46,7 @@ func translate(err error) error {
 	if errors.As(err, &pgErr) && pgErr.Code == "23514" && pgErr.ConstraintName == "stock_sold_out" { // check_violation
 		return errors.Join(ErrSoldOut, err)
 	}
-	if errors.As(err, &pgErr) && pgErr.Code == "40001" { // serialization_failure
+	if errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01") { // serialization_failure, deadlock_detected
 		return errors.Join(ErrSerialization, err)
 	}
 	if unavailable(err) {

@@ -24,6 +24,7 @@ func TestTranslate(t *testing.T) {
 		{"no rows", pgx.ErrNoRows, ErrNotFound},
 		{"unique violation", pg("23505"), ErrConflict},
 		{"serialization failure", pg("40001"), ErrSerialization},
+		{"deadlock detected", pg("40P01"), ErrSerialization},
 		{"admin shutdown", pg("57P01"), ErrUnavailable},
 		{"crash shutdown", pg("57P02"), ErrUnavailable},
 		{"cannot connect now", pg("57P03"), ErrUnavailable},
@@ -31,7 +32,6 @@ func TestTranslate(t *testing.T) {
 		{"too many connections", pg("53300"), ErrUnavailable},
 		// Translated by class (idem's passingSQLState): codes no test
 		// named before answered 500.
-		{"deadlock detected", pg("40P01"), ErrUnavailable},
 		{"statement completion unknown", pg("40003"), ErrUnavailable},
 		{"disk full", pg("53100"), ErrUnavailable},
 		{"out of memory", pg("53200"), ErrUnavailable},

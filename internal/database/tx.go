@@ -26,12 +26,15 @@ var txOptions = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 // Any error, or a panic, rolls the transaction back. It is the one place in
 // the code base that begins a transaction.
 //
-// A serialization failure (SQLSTATE 40001) rolls back and runs fn again, up
-// to txAttempts times in all. READ COMMITTED does not raise it for the
-// statements this code runs, so this is a guard, not a path taken today: a
-// later change to the isolation level, or a hot-standby conflict, must meet
-// a retry and then a 503, never a 500. fn must therefore touch nothing but
-// the database through q, and reset whatever it assigns outside itself.
+// A transaction rolled back in a conflict with another (ErrSerialization: a
+// serialization failure, 40001, or a deadlock, 40P01) runs fn again, up to
+// txAttempts times in all. READ COMMITTED does not raise 40001 for the
+// statements this code runs, so for it this is a guard (a later change to
+// the isolation level, or a hot-standby conflict, must meet a retry and
+// then a 503, never a 500); a deadlock is the other side's lock order
+// meeting ours, which the retry usually no longer meets. fn must therefore
+// touch nothing but the database through q, and reset whatever it assigns
+// outside itself.
 func (d *DB) InTx(ctx context.Context, fn func(q *db.Queries) error) error {
 	return d.InTxConn(ctx, func(conn db.DBTX) error { return fn(db.New(conn)) })
 }

@@ -14,9 +14,11 @@ import (
 // the server is back.
 var ErrUnavailable = errors.New("database unavailable")
 
-// ErrSerialization means PostgreSQL aborted a transaction to keep it
-// serializable (SQLSTATE 40001). InTx retries it; it only escapes InTx
-// when every attempt failed, and running the request again may succeed.
+// ErrSerialization means PostgreSQL rolled a transaction back in a conflict
+// with a concurrent one: a serialization failure (SQLSTATE 40001) or a
+// deadlock it broke by failing this side (40P01). InTx retries it; it only
+// escapes InTx when every attempt failed, or from a statement run on its
+// own, and running the request again may succeed.
 var ErrSerialization = errors.New("serialization failure")
 
 // unavailable reports whether err means the server did not answer rather

@@ -10,6 +10,7 @@ import (
 	"exactlyonce/internal/cart"
 	"exactlyonce/internal/catalog"
 	"exactlyonce/internal/checkout"
+	"exactlyonce/internal/database"
 	"exactlyonce/internal/payment"
 	"exactlyonce/internal/pickup"
 	"exactlyonce/internal/problem"
@@ -32,6 +33,11 @@ import (
 func Classify(err error) *Failure {
 	if f, ok := errors.AsType[*Failure](err); ok {
 		return f
+	}
+	if errors.Is(err, database.ErrSerialization) {
+		// Not an outage, and the client is not told it was one.
+		return &Failure{Kind: problem.Unavailable, RetryAfter: databaseRetryAfter,
+			Detail: "the database rolled this request back in a conflict with a concurrent one; retry shortly"}
 	}
 	if databaseUnavailable(err) {
 		return &Failure{Kind: problem.Unavailable, Detail: "the database cannot be reached; retry shortly", RetryAfter: databaseRetryAfter}

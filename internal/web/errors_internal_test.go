@@ -43,6 +43,27 @@ func TestDatabaseErrorsAreUnavailable(t *testing.T) {
 	}
 }
 
+// TestConflictIsNotCalledAnOutage: a transaction PostgreSQL rolled back in
+// a conflict with another (a deadlock, a serialization failure) is a 503 as
+// an outage is, but its detail says what happened: "cannot be reached"
+// sent an operator and a client looking for an outage that was not there.
+func TestConflictIsNotCalledAnOutage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("finish order: %w", database.Translate(&pgconn.PgError{Code: "40P01"})), "conflict"},
+		{fmt.Errorf("claim: %w", database.Translate(&pgconn.PgError{Code: "40001"})), "conflict"},
+		{fmt.Errorf("claim: %w", database.Translate(&pgconn.PgError{Code: "57P01"})), "cannot be reached"},
+		{fmt.Errorf("claim: %w", idem.ErrUnavailable), "cannot be reached"},
+	} {
+		if f := Classify(tc.err); !strings.Contains(f.Detail, tc.want) {
+			t.Errorf("%v: got detail %q, want it to say %q", tc.err, f.Detail, tc.want)
+		}
+	}
+}
+
 // TestInProgressIsOneError checks that the engine's busy key and the kit's
 // are one error: both are request-in-progress, the engine's with its own
 // wait, the kit's with a second.
