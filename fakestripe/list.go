@@ -1,6 +1,7 @@
 package fakestripe
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -22,11 +23,15 @@ func (p *Provider) listIntents(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	limit, err := ps.limit()
+	ctx := c.Request().Context()
+	pg, err := ps.page(ctx, "payment_intent", func(ctx context.Context, id string) (int64, error) {
+		in, err := p.Intent(ctx, id)
+		return in.Seq, err
+	})
 	if err != nil {
 		return err
 	}
-	q := listQuery{newestFirst: true, limit: int(limit) + 1}
+	q := listQuery{window: pg.window}
 	if t, ok, err := ps.int("created"); err != nil {
 		return err
 	} else if ok {
@@ -39,40 +44,66 @@ func (p *Provider) listIntents(c echo.Context) error {
 			q.created = append(q.created, createdBound{cmp, t})
 		}
 	}
-	before := false
-	ctx := c.Request().Context()
+	rows, err := p.store.list(ctx, q)
+	if err != nil {
+		return err
+	}
+	return writePage(c, pg, rows, "/v1/payment_intents")
+}
+
+// page is a list page asked for: the window to read (one row more than
+// asked, to tell whether there are more) and whether it pages backwards.
+type page struct {
+	window
+	size   int
+	before bool
+}
+
+// page reads a list's paging parameters as Stripe takes them, for intents
+// and refunds alike: limit (1 to 100, default 10), starting_after (the page
+// after an object: older ones) or ending_before (the page before it: newer
+// ones). seqOf finds the Seq of the object a cursor names, or errNotFound;
+// kind is that object's name in the error when there is none.
+func (ps params) page(ctx context.Context, kind string, seqOf func(context.Context, string) (int64, error)) (page, error) {
+	limit, err := ps.limit()
+	if err != nil {
+		return page{}, err
+	}
+	pg := page{window: window{newestFirst: true, limit: int(limit) + 1}, size: int(limit)}
 	for _, param := range []string{"starting_after", "ending_before"} {
 		id := ps.str(param)
 		if id == "" {
 			continue
 		}
-		at, err := p.Intent(ctx, id)
+		seq, err := seqOf(ctx, id)
 		if errors.Is(err, errNotFound) {
-			return missing(param, "payment_intent", id)
+			return page{}, missing(param, kind, id)
 		}
 		if err != nil {
-			return err
+			return page{}, err
 		}
 		if param == "starting_after" {
-			q.seqBelow = at.Seq
+			pg.seqBelow = seq
 		} else {
-			q.seqAbove, q.newestFirst, before = at.Seq, false, true
+			pg.seqAbove, pg.newestFirst, pg.before = seq, false, true
 		}
 	}
-	page, err := p.store.list(ctx, q)
-	if err != nil {
-		return err
+	return pg, nil
+}
+
+// writePage answers rows, read with pg's window, as Stripe's list object:
+// at most pg.size of them, newest first, has_more when there was one more.
+func writePage[T interface{ JSON() json.RawMessage }](c echo.Context, pg page, rows []T, url string) error {
+	hasMore := len(rows) > pg.size
+	rows = rows[:min(len(rows), pg.size)]
+	if pg.before {
+		slices.Reverse(rows) // a page is always newest first
 	}
-	hasMore := len(page) > int(limit)
-	page = page[:min(len(page), int(limit))]
-	if before {
-		slices.Reverse(page) // a page is always newest first
+	data := make([]json.RawMessage, len(rows))
+	for i, r := range rows {
+		data[i] = r.JSON()
 	}
-	data := make([]json.RawMessage, len(page))
-	for i, in := range page {
-		data[i] = in.JSON()
-	}
-	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": data, "has_more": hasMore, "url": "/v1/payment_intents"})
+	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": data, "has_more": hasMore, "url": url})
 }
 
 // limit is a list's limit: 1 to 100, 10 when absent.
@@ -101,12 +132,15 @@ func (p *Provider) listRefunds(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	limit, err := ps.limit()
+	ctx := c.Request().Context()
+	pg, err := ps.page(ctx, "refund", func(ctx context.Context, id string) (int64, error) {
+		r, err := p.store.refund(ctx, id)
+		return r.Seq, err
+	})
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	q := refundQuery{intentID: ps.str("payment_intent"), newestFirst: true, limit: int(limit) + 1}
+	q := refundQuery{intentID: ps.str("payment_intent"), window: pg.window}
 	if charge := ps.str("charge"); charge != "" {
 		err := p.store.inTx(ctx, func(tx storeTx) error {
 			id, err := tx.intentOfCharge(ctx, charge)
@@ -123,37 +157,9 @@ func (p *Provider) listRefunds(c echo.Context) error {
 			return err
 		}
 	}
-	before := false
-	for _, param := range []string{"starting_after", "ending_before"} {
-		id := ps.str(param)
-		if id == "" {
-			continue
-		}
-		at, err := p.store.refund(ctx, id)
-		if errors.Is(err, errNotFound) {
-			return missing(param, "refund", id)
-		}
-		if err != nil {
-			return err
-		}
-		if param == "starting_after" {
-			q.seqBelow = at.Seq
-		} else {
-			q.seqAbove, q.newestFirst, before = at.Seq, false, true
-		}
-	}
-	page, err := p.store.refunds(ctx, q)
+	rows, err := p.store.refunds(ctx, q)
 	if err != nil {
 		return err
 	}
-	hasMore := len(page) > int(limit)
-	page = page[:min(len(page), int(limit))]
-	if before {
-		slices.Reverse(page) // a page is always newest first
-	}
-	data := make([]json.RawMessage, len(page))
-	for i, r := range page {
-		data[i] = r.JSON()
-	}
-	return c.JSON(http.StatusOK, map[string]any{"object": "list", "data": data, "has_more": hasMore, "url": "/v1/refunds"})
+	return writePage(c, pg, rows, "/v1/refunds")
 }

@@ -209,8 +209,7 @@ func (s *memoryStore) refunds(_ context.Context, q refundQuery) ([]Refund, error
 			i = len(s.refundOrder) - 1 - i
 		}
 		r := s.refundByID[s.refundOrder[i]]
-		if (q.intentID == "" || r.PaymentIntentID == q.intentID) &&
-			(q.seqBelow == 0 || r.Seq < q.seqBelow) && (q.seqAbove == 0 || r.Seq > q.seqAbove) {
+		if (q.intentID == "" || r.PaymentIntentID == q.intentID) && q.holds(r.Seq) {
 			out = append(out, r)
 			if len(out) == q.limit {
 				break
@@ -254,7 +253,7 @@ func (q listQuery) selects(in Intent) bool {
 			return false
 		}
 	}
-	return (q.seqBelow == 0 || in.Seq < q.seqBelow) && (q.seqAbove == 0 || in.Seq > q.seqAbove)
+	return q.holds(in.Seq)
 }
 
 func (s *memoryStore) succeeded(context.Context) (int64, error) {

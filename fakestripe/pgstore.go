@@ -161,23 +161,12 @@ func (s postgresStore) refunds(ctx context.Context, q refundQuery) ([]Refund, er
 	if q.intentID != "" {
 		where = append(where, "r.payment_intent_id = "+arg(q.intentID))
 	}
-	if q.seqBelow != 0 {
-		where = append(where, "r.seq < "+arg(q.seqBelow))
-	}
-	if q.seqAbove != 0 {
-		where = append(where, "r.seq > "+arg(q.seqAbove))
-	}
+	where, tail := q.window.sql("r", where, arg)
 	sql := `SELECT ` + refundColumns + ` FROM fakestripe.refunds r`
 	if len(where) > 0 {
 		sql += " WHERE " + strings.Join(where, " AND ")
 	}
-	sql += " ORDER BY r.seq"
-	if q.newestFirst {
-		sql += " DESC"
-	}
-	if q.limit > 0 {
-		sql += " LIMIT " + arg(q.limit)
-	}
+	sql += tail
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list refunds: %w", err)
@@ -219,23 +208,12 @@ func (s postgresStore) list(ctx context.Context, q listQuery) ([]Intent, error) 
 	for _, b := range q.created {
 		where = append(where, "i.created "+b.op+" "+arg(b.t)) // op is one of createdBound's, never the caller's text
 	}
-	if q.seqBelow != 0 {
-		where = append(where, "i.seq < "+arg(q.seqBelow))
-	}
-	if q.seqAbove != 0 {
-		where = append(where, "i.seq > "+arg(q.seqAbove))
-	}
+	where, tail := q.window.sql("i", where, arg)
 	sql := `SELECT ` + intentColumns + ` FROM fakestripe.payment_intents i`
 	if len(where) > 0 {
 		sql += " WHERE " + strings.Join(where, " AND ")
 	}
-	sql += " ORDER BY i.seq"
-	if q.newestFirst {
-		sql += " DESC"
-	}
-	if q.limit > 0 {
-		sql += " LIMIT " + arg(q.limit)
-	}
+	sql += tail
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list intents: %w", err)

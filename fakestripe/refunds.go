@@ -2,6 +2,7 @@ package fakestripe
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -180,7 +181,7 @@ func (r Refund) metadata() map[string]string {
 }
 
 // JSON is the refund as Stripe's API shows it.
-func (r Refund) JSON() []byte {
+func (r Refund) JSON() json.RawMessage {
 	return mustJSON(map[string]any{
 		"id": r.ID, "object": "refund", "amount": r.Amount, "balance_transaction": nil, "charge": r.Charge,
 		"created": r.Created, "currency": r.Currency, "metadata": r.metadata(), "payment_intent": r.PaymentIntentID,

@@ -322,6 +322,15 @@ func TestRefundLookups(t *testing.T) {
 			fmt.Sprint(ids(next)) != fmt.Sprint([]any{first.body["id"]}) || next.body["has_more"] != false {
 			t.Errorf("pages: got %s then %s", page.raw, next.raw)
 		}
+		back := f.call(t, http.MethodGet, "/v1/refunds", "", url.Values{"payment_intent": {in.ID}, "limit": {"1"},
+			"ending_before": {first.body["id"].(string)}})
+		if fmt.Sprint(ids(back)) != fmt.Sprint([]any{second.body["id"]}) || back.body["has_more"] != false {
+			t.Errorf("the page before the first refund: got %s, want the second alone", back.raw)
+		}
+		if r := f.call(t, http.MethodGet, "/v1/refunds", "", url.Values{"ending_before": {"re_unknown"}}); r.status != http.StatusNotFound ||
+			r.errorField("code") != "resource_missing" || r.errorField("param") != "ending_before" {
+			t.Errorf("a cursor of no refund: got %d %s, want 404 resource_missing on ending_before", r.status, r.raw)
+		}
 	})
 }
 

@@ -65,12 +65,7 @@ type storeTx interface {
 type refundQuery struct {
 	// intentID, when set, is the intent whose refunds are read.
 	intentID string
-	// seqBelow and seqAbove, when not zero, bound Seq: the cursors of a
-	// list page.
-	seqBelow, seqAbove int64
-	newestFirst        bool
-	// limit is the most refunds read, zero for all.
-	limit int
+	window
 }
 
 // listQuery selects intents: every condition set holds.
@@ -79,13 +74,44 @@ type listQuery struct {
 	metadata map[string]string
 	// created bounds Created (Unix seconds).
 	created []createdBound
+	window
+}
+
+// window is the part of a query a list page sets, for intents and refunds
+// alike: which Seq it starts after, its order, its size. The zero window
+// is every row, oldest first.
+type window struct {
 	// seqBelow and seqAbove, when not zero, bound Seq: the cursors of a
 	// list page (starting_after, ending_before).
 	seqBelow, seqAbove int64
 	// newestFirst orders by Seq descending, else ascending.
 	newestFirst bool
-	// limit is the most intents read, zero for all.
+	// limit is the most rows read, zero for all.
 	limit int
+}
+
+// holds reports whether a row numbered seq is inside w's cursors.
+func (w window) holds(seq int64) bool {
+	return (w.seqBelow == 0 || seq < w.seqBelow) && (w.seqAbove == 0 || seq > w.seqAbove)
+}
+
+// sql adds w's cursors to where, its order and limit to the end of a query
+// over the table aliased as alias, through arg, which binds a value.
+func (w window) sql(alias string, where []string, arg func(any) string) (conditions []string, tail string) {
+	if w.seqBelow != 0 {
+		where = append(where, alias+".seq < "+arg(w.seqBelow))
+	}
+	if w.seqAbove != 0 {
+		where = append(where, alias+".seq > "+arg(w.seqAbove))
+	}
+	tail = " ORDER BY " + alias + ".seq"
+	if w.newestFirst {
+		tail += " DESC"
+	}
+	if w.limit > 0 {
+		tail += " LIMIT " + arg(w.limit)
+	}
+	return where, tail
 }
 
 // createdBound is one condition on Created: op is one of = >= > <= <.
