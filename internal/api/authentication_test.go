@@ -106,6 +106,63 @@ func TestOrderThatAsksForAuthentication(t *testing.T) {
 	h.WantStats(t, 1, 1)
 }
 
+// The completer cancels a key's intent once its card holder failed at the
+// bank (the webhook says so) or stayed away past the window; if its finish
+// is then lost (its lease lapsed in a stalled database: the long chaos run
+// of 7 December), the client's retry takes the key over and finds the
+// intent canceled. It must store what the completer would have: the
+// decline for a failed authentication, the abandoned authentication with
+// its intent otherwise; not "the request was interrupted", which neither
+// is, and which told a shopper who failed at the bank that the shop had
+// lost their request.
+func TestRetryAfterTheCompletersCancelSaysWhy(t *testing.T) {
+	t.Parallel()
+	s := loadSpec(t)
+	h := apptest.New(t, apptest.WithoutWebhooks)
+	c := h.NewCustomer(t)
+	const body = `{"items":[{"sku":"mug-espresso","quantity":1}],"card":"4000 0027 6000 3184","return_url":"https://client.example/paid"}`
+	post := func(want int, key string) apptest.Response {
+		t.Helper()
+		return s.do(t, h, want, http.MethodPost, "/api/orders", body, "Authorization", "Bearer "+c.Token, "Idempotency-Key", key)
+	}
+	asked := func(key string) (intent, bank string) {
+		t.Helper()
+		var a struct {
+			PaymentIntent string `json:"payment_intent"`
+			NextAction    struct {
+				RedirectToURL struct {
+					URL string `json:"url"`
+				} `json:"redirect_to_url"`
+			} `json:"next_action"`
+		}
+		if err := json.Unmarshal(post(http.StatusAccepted, key).Body, &a); err != nil {
+			t.Fatal(err)
+		}
+		return a.PaymentIntent, a.NextAction.RedirectToURL.URL
+	}
+
+	failed, bank := asked(`"failed"`)
+	noRedirects := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirects.PostForm(bank, url.Values{"outcome": {"fail"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	h.CancelAtProvider(t, failed)
+	if p := apptest.WantProblem(t, post(http.StatusPaymentRequired, `"failed"`), problem.PaymentDeclined); p.ChargeID != failed ||
+		!strings.Contains(p.Detail, "authentication") {
+		t.Errorf("failed at the bank, canceled by the completer: got %+v, want the decline of %s with the bank's words", p, failed)
+	}
+
+	abandoned, _ := asked(`"abandoned"`)
+	h.CancelAtProvider(t, abandoned)
+	if p := apptest.WantProblem(t, post(http.StatusPaymentRequired, `"abandoned"`), problem.PaymentNotCompleted); p.ChargeID != abandoned ||
+		!strings.Contains(p.Detail, "did not authenticate") {
+		t.Errorf("never back from the bank, canceled by the completer: got %+v, want not completed naming %s and why", p, abandoned)
+	}
+	h.WantStats(t, 0, 0)
+}
+
 // Past the authentication window, the same request no longer waits for the
 // card holder: its intent is canceled, and the answer is the stored 402
 // payment-not-completed that names the intent and says why; completing at

@@ -33,3 +33,16 @@ func (h *Harness) PaidElsewhere(tb testing.TB, md payment.Metadata) payment.Inte
 	}
 	return in
 }
+
+// CancelAtProvider cancels the intent id at the fake Stripe as the
+// completer's cancel does (reason abandoned), through a fake of its own on
+// the harness's state and sending no webhooks: the state a key is left in
+// when the completer canceled its intent and then lost its finish (its
+// lease lapsed in a stalled database, say) to the client's retry.
+func (h *Harness) CancelAtProvider(tb testing.TB, id string) {
+	tb.Helper()
+	c := stripetest.StartOn(tb, h.DB.Pool).Client(5 * time.Second)
+	if in, err := c.CancelIntent(context.Background(), id, "test-cancel_"+id); err != nil || in.Status != payment.StatusCanceled {
+		tb.Fatalf("cancel intent %s: got %+v, %v, want it canceled", id, in, err)
+	}
+}

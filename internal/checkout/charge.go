@@ -98,7 +98,10 @@ func (e *Engine) pay(ctx context.Context, a Attempt, c *claim, priced catalog.Pr
 //
 //   - declined (requires_payment_method with its error) is the decline.
 //
-//   - canceled is payment.ErrCanceled, as when the confirm is refused.
+//   - canceled is payment.ErrCanceled, as when the confirm is refused;
+//     unless the completer canceled it for a reason the answer must give,
+//     as the completer's own finish does: the decline it had, or an
+//     authentication awaited and abandoned.
 //
 //   - any other status (requires_action, above all) is canceled at the
 //     provider under the completer's cancel key, so that nothing can charge
@@ -119,6 +122,17 @@ func (e *Engine) settleConfirmed(ctx context.Context, a Attempt, c *claim, in pa
 		return in, nil
 	case in.Status == payment.StatusProcessing:
 		return payment.Intent{}, stillProcessing(a, in)
+	case in.Status == payment.StatusCanceled && in.Declined != "":
+		// Canceled by the completer after its confirm was declined (the
+		// card holder failed at the bank, and the webhook said so), the
+		// completer's finish then lost to this attempt: the decline, as
+		// the completer would have stored it (settle).
+		return payment.Intent{}, &payment.DeclinedError{IntentID: in.ID, Message: in.Declined, Code: in.DeclineCode}
+	case in.Status == payment.StatusCanceled && c.awaited:
+		// Canceled by the completer while the card holder was at the bank
+		// (past the window): the abandoned authentication, with its
+		// intent, as the completer would have stored it.
+		return payment.Intent{}, &notChargedError{IntentID: in.ID, Status: payment.StatusRequiresAction, awaited: true}
 	case in.Status == payment.StatusCanceled:
 		return payment.Intent{}, payment.ErrCanceled
 	case in.Declined != "" && in.Status == payment.StatusRequiresPaymentMethod:
