@@ -306,12 +306,30 @@ func keyTrail(ctx context.Context, q *chaosdb.Queries, began time.Time, customer
 // database's, and the client's send is timed with its own.
 const judgeSlack = 250 * time.Millisecond
 
+// heardAt returns when a shop heard the request t, or the zero time if
+// none did: one that was answered was heard when its shop could first hear
+// it (sent to a paused shop, once the shop ran again: the long chaos run
+// of 7 December counted a request sent to a shop paused until after the
+// completer's takeover as heard before it), and one never answered was
+// heard when it was sent if its shop could hear it until the client gave
+// up (it waited on the database or on a row lock).
+func (r *Clients) heardAt(t tried) time.Time {
+	switch {
+	case t.status != 0 && r.heardFrom != nil:
+		return r.heardFrom(t.shop, t.sent)
+	case t.status != 0, r.heard != nil && r.heard(t.shop, t.sent, t.answered):
+		return t.sent
+	}
+	return time.Time{}
+}
+
 // judgeRetried judges each key whose retrying client was told "payment
 // not completed" by the completer: it broke the completer's promise if a
 // shop heard the client less than a grace before the completer took the
-// key over. A request heard is one that was answered, or one sent to a
-// shop that was neither paused nor down until the client gave up on it
-// (it waited on the database, or on a row lock, and counts as an ask).
+// key over. A request heard is one that was answered (from when its shop
+// could hear it), or one sent to a shop that was neither paused nor down
+// until the client gave up on it (it waited on the database, or on a row
+// lock, and counts as an ask): heardAt.
 // One whose every request in that grace went to shops that could not
 // hear is counted (NotHeard), not failed on: no shop heard from it.
 func judgeRetried(ctx context.Context, cfg Config, q *chaosdb.Queries, rep *Report) error {
@@ -334,9 +352,8 @@ func judgeRetried(ctx context.Context, cfg Config, q *chaosdb.Queries, rep *Repo
 		at := time.Unix(0, int64(took*float64(time.Second)))
 		var heard time.Time
 		for _, t := range c.tries[key] {
-			if t.sent.Before(at) && t.sent.After(heard) &&
-				(t.status != 0 || (c.heard != nil && c.heard(t.shop, t.sent, t.answered))) {
-				heard = t.sent
+			if from := c.heardAt(t); !from.IsZero() && from.Before(at) && from.After(heard) {
+				heard = from
 			}
 		}
 		if took != 0 && (heard.IsZero() || at.Sub(heard) >= cfg.CompleterGrace-judgeSlack) {

@@ -135,6 +135,9 @@ type Clients struct {
 	// sent at from and given up on at to (process.heard); false for an
 	// address that is no shop of the run's (HAProxy's).
 	heard func(addr string, from, to time.Time) bool
+	// heardFrom says when the shop at an address could first hear a
+	// request sent at a moment (process.heardFrom).
+	heardFrom func(addr string, sent time.Time) time.Time
 	// hist is every order request's answer, for the history checker
 	// (record.go).
 	hist *history.Recorder
@@ -237,7 +240,7 @@ func drive(ctx context.Context, cl *cluster, cfg Config, products []product, rng
 		bank: &http.Client{Timeout: cfg.RequestTimeout, Transport: transport,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 	}
-	d.res.heard = cl.heard
+	d.res.heard, d.res.heardFrom = cl.heard, cl.heardFrom
 	d.res.began = now
 	d.res.hist = history.NewRecorder(now)
 	keys := filepath.Join(cl.dir, "keys")

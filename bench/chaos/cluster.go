@@ -276,6 +276,17 @@ func (cl *cluster) heard(addr string, from, to time.Time) bool {
 	return false
 }
 
+// heardFrom returns when the shop listening on addr could first hear a
+// request sent at sent (process.heardFrom); through HAProxy, sent.
+func (cl *cluster) heardFrom(addr string, sent time.Time) time.Time {
+	for _, p := range cl.shops {
+		if p.addr == addr {
+			return p.heardFrom(sent)
+		}
+	}
+	return sent
+}
+
 // startShopDatabase starts the shop's PostgreSQL, or its formation in a
 // failover run, and returns its URL.
 func (cl *cluster) startShopDatabase(ctx context.Context, logf func(string, ...any)) (string, error) {

@@ -56,6 +56,26 @@ func (p *process) hearing() {
 	}
 }
 
+// heardFrom returns when the process could first hear a request sent at
+// sent: then, or, when it was paused or down at that moment, the end of
+// that span (the zero time while it lasts). A paused shop's kernel accepts
+// the connection and the shop reads the request once it runs again: an
+// answer shows that the shop heard it, but not that it heard it when it
+// was sent.
+func (p *process) heardFrom(sent time.Time) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, w := range p.deaf {
+		if !w.from.After(sent) && w.to.After(sent) {
+			return w.to
+		}
+	}
+	if !p.deafSince.IsZero() && !p.deafSince.After(sent) {
+		return time.Time{}
+	}
+	return sent
+}
+
 // heard reports whether the process could hear, and keep, a request sent
 // at from and given up on at to: it was neither paused nor down at any
 // moment between the two.
