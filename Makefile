@@ -210,8 +210,9 @@ chaos: bin/web bin/fakestripe bin/chaos ## chaos harness, long: 10,000 checkouts
 # Cancels and refunds in the chaos runs on one server (issue 40): a fifth
 # of the placed orders cancelled, refunded in part by operators on the
 # admin listeners, or both at once, and one product's last items contended
-# (bench/chaos/refunds.go). Not in the failover runs: the asynchronous
-# counterexample's verdict knows only the orders' lost writes.
+# (bench/chaos/refunds.go). In the synchronous failover runs too (chaos/ha,
+# chaos/ha/3, jepsen and their short versions); not in the asynchronous
+# counterexample, whose verdict knows only the orders' lost writes.
 REFUNDS := -refunds 0.2 -last-items 4
 
 LONG_CHAOS := -instances 3 -clients 48 -checkouts 10000 -duration 8m -drain 1m -shared-keys 0.05 \
@@ -257,7 +258,7 @@ jepsen: bin/web-skew bin/fakestripe bin/chaos ## the long run kept as evidence, 
 # operations; about 22 minutes in all.
 JEPSEN = -ha -net $(CLOCK_SKEWS) -instances 3 -clients 48 -checkouts 13000 -duration 18m -drain 1m -settle 1m -shared-keys 0.05 \
 	-failovers 3 -switchovers 2 -primary-kills 2 -standby-stops 2 -kills 24 -stalls 10 -row-locks 8 -smtp-stalls 4 \
-	-partitions 60 -partition 10s -netem 16 -netem-for 10s $(WEBHOOK_FAULTS)
+	-partitions 60 -partition 10s -netem 16 -netem-for 10s $(WEBHOOK_FAULTS) $(REFUNDS)
 
 .PHONY: chaos/short
 chaos/short: bin/web bin/fakestripe bin/chaos ## chaos harness in under a minute (part of make test)
@@ -278,15 +279,15 @@ HA_CHAOS := -ha -instances 3 -clients 32 -checkouts 6000 -duration 4m -drain 30s
 	-failovers 4 -switchovers 2 -primary-kills 2 -standby-stops 2 -kills 8 -stalls 4 -row-locks 4 -smtp-stalls 2 $(WEBHOOK_FAULTS)
 
 .PHONY: chaos/ha
-chaos/ha: bin/web bin/fakestripe bin/chaos ## chaos harness on a failover formation through HAProxy, long: 4 failovers, 2 switchovers, primary and standby disruptions, 0 violations
-	bin/chaos -v -web bin/web $(HA_CHAOS)
+chaos/ha: bin/web bin/fakestripe bin/chaos ## chaos harness on a failover formation through HAProxy, long: 4 failovers, 2 switchovers, primary and standby disruptions, cancels and refunds, 0 violations
+	bin/chaos -v -web bin/web $(HA_CHAOS) $(REFUNDS)
 
 # chaos/ha/3 is chaos/ha on three data nodes (-standbys 2, number_sync_standbys
 # 1): a standby stopped, or one leaving for a switchover, leaves the other
 # confirming commits, so the primary never commits alone.
 .PHONY: chaos/ha/3
 chaos/ha/3: bin/web bin/fakestripe bin/chaos ## chaos/ha on three data nodes (two synchronous standbys), long
-	bin/chaos -v -web bin/web $(HA_CHAOS) -standbys 2
+	bin/chaos -v -web bin/web $(HA_CHAOS) -standbys 2 $(REFUNDS)
 
 .PHONY: chaos/ha/async
 chaos/ha/async: bin/web bin/fakestripe bin/chaos ## the counterexample, long: chaos/ha with an asynchronous standby; passes when it finds the acknowledged orders the failovers lost
@@ -300,7 +301,7 @@ chaos/ha/async: bin/web bin/fakestripe bin/chaos ## the counterexample, long: ch
 # meanwhile), and a 40 s drive left the switchover unmade.
 chaos/ha/short: bin/web bin/fakestripe bin/chaos ## chaos/ha in about two minutes (part of make test)
 	bin/chaos -web bin/web -ha -instances 2 -clients 16 -checkouts 500 -duration 90s -drain 8s -settle 30s \
-		-failovers 1 -switchovers 1 -kills 1 -stalls 1 $(WEBHOOK_FAULTS)
+		-failovers 1 -switchovers 1 -kills 1 -stalls 1 $(WEBHOOK_FAULTS) -refunds 0.1 -last-items 3
 
 .PHONY: chaos/ha/async/short
 chaos/ha/async/short: bin/web bin/fakestripe bin/chaos ## chaos/ha/async in about a minute (part of make test)
